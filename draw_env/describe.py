@@ -1,0 +1,110 @@
+"""Line descriptions in the format of the source documents, in English, Japanese and Italian.
+
+Example (``lang="en"``, after the opening ``[1|4]``)::
+
+    Tiles: [1|4]. Connections: none. Legal connection positions: [1|4] (high end, 4); [1|4] (low end, 1).
+
+Tiles are listed in placement order; connections in the order they were made, as
+``existing tile (side) – new tile (side)``; open positions sorted by tile id, the high end before
+the low end and side A before side B. A non-double's sides are its low and high end; a double
+joined to the line is joined by its side A and leaves side B open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from draw_env import tiles
+
+LANGUAGES = ("en", "ja", "it")
+
+# Sides, in the order open positions are listed for one tile.
+HIGH_END, LOW_END, SIDE_A, SIDE_B = range(4)
+
+_WORDS = {
+    "en": {
+        "tiles": "Tiles",
+        "connections": "Connections",
+        "positions": "Legal connection positions",
+        "none_tiles": "none",
+        "none_connections": "none",
+        "none_positions": "none",
+        "sides": ("high end", "low end", "linear side A", "linear side B"),
+    },
+    "ja": {
+        "tiles": "牌",
+        "connections": "接続",
+        "positions": "合法な接続位置",
+        "none_tiles": "なし",
+        "none_connections": "なし",
+        "none_positions": "なし",
+        "sides": ("大きい目の端", "小さい目の端", "直線側A", "直線側B"),
+    },
+    "it": {
+        "tiles": "Tessere",
+        "connections": "Collegamenti",
+        "positions": "Punti di collegamento disponibili",
+        "none_tiles": "nessuna",
+        "none_connections": "nessuno",
+        "none_positions": "nessuno",
+        "sides": (
+            "estremità di valore maggiore",
+            "estremità di valore minore",
+            "lato lineare A",
+            "lato lineare B",
+        ),
+    },
+}
+
+
+def check_language(lang: str) -> str:
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
+    return lang
+
+
+def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> str:
+    """Describe a line given its placements ``(tile, seat, end)`` in the order they were made.
+
+    Args:
+        placements: the line's placements; only ``tile`` and ``end`` (0 left, 1 right) are read.
+        lang: ``"en"``, ``"ja"`` or ``"it"``.
+    """
+    words = _WORDS[check_language(lang)]
+    sides = words["sides"]
+    names = tiles.NAMES
+    if not placements:
+        return (
+            f"{words['tiles']}: {words['none_tiles']}. "
+            f"{words['connections']}: {words['none_connections']}. "
+            f"{words['positions']}: {words['none_positions']}."
+        )
+    first = placements[0][0]
+    low, high = tiles.TILES[first]
+    # open_positions[end] = (tile, side, value) for the left and the right end.
+    if low == high:
+        open_positions = [(first, SIDE_A, low), (first, SIDE_B, high)]
+    else:
+        open_positions = [(first, LOW_END, low), (first, HIGH_END, high)]
+    connections = []
+    for tile, _seat, end, *_ in placements[1:]:
+        existing, existing_side, value = open_positions[end]
+        low, high = tiles.TILES[tile]
+        if low == high:
+            joined, left_open = SIDE_A, (SIDE_B, value)
+        elif low == value:
+            joined, left_open = LOW_END, (HIGH_END, high)
+        else:
+            joined, left_open = HIGH_END, (LOW_END, low)
+        connections.append(
+            f"{names[existing]} ({sides[existing_side]}) – {names[tile]} ({sides[joined]})"
+        )
+        open_positions[end] = (tile, *left_open)
+    listed = "; ".join(
+        f"{names[tile]} ({sides[side]}, {value})" for tile, side, value in sorted(open_positions)
+    )
+    return (
+        f"{words['tiles']}: {', '.join(names[p[0]] for p in placements)}. "
+        f"{words['connections']}: {'; '.join(connections) or words['none_connections']}. "
+        f"{words['positions']}: {listed}."
+    )

@@ -1,0 +1,499 @@
+"""
+# Draw dominoes
+
+| Creation           | `draw_env.env(num_players=2, episode="hand", reward="zero_sum")` |
+|--------------------|-------------------------------------------------------------------|
+| Actions            | Discrete(58)                                                      |
+| Parallel API       | No (`is_parallelizable` is False)                                 |
+| Agents             | `['player_0', ..., 'player_{n-1}']`, n = 2, 3 or 4                 |
+| Observation Shape  | `{"observation": (258,) float32, "action_mask": (58,) int8}`     |
+| Observation Values | [0, HIGH] per entry (`draw_env.observation.HIGH`)                 |
+
+Draw is the plain block-and-draw domino game with the double-six set: players join tiles to
+either end of one line, may draw from the boneyard while it holds three or more tiles, pass only
+when stuck at the last two, and score the pips left in the opponents' hands when they go out or
+hold the single lowest total when the hand blocks. The rules live in `draw_env/rules.py`.
+
+### Actions
+`2 * tile + end` places tile id `tile` (canonical order `0:[0|0] ... 27:[6|6]`) at `end`
+(0 left, 1 right); 56 draws; 57 passes. On an empty line only `2 * tile + 0` is legal.
+
+### Observations
+A dict with `observation` (the blocks of `draw_env.observation.BLOCKS`, relative seats: the
+observer first, then clockwise) and `action_mask` (1 for each legal action of the agent to act,
+all zeros for the others). Nothing in it depends on tiles the observer cannot see.
+
+### Rewards
+Rewards arrive when a hand ends, for every agent. `zero_sum`: the agent's hand points minus
+the mean of the other agents' hand points. `points`: the agent's own hand points. `win_loss`
+(matches only): +1 to the match winner, -1/(n-1) to each other agent, 0 to all on a drawn
+match. No scaling. Through `env()`, an illegal action ends the episode and gives the offender
+`ILLEGAL_PENALTY[reward]` (-168, -168, -1) and every other agent 0.
+
+### Infos
+Every agent's info holds the integers `hand_points`, `hand_pips`, `score` and `blocked` at every
+step (see the README).
+
+### Version History
+* v0: Initial release.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import BaseWrapper
+
+from draw_env import describe, tiles
+from draw_env.observation import HIGH, OBSERVATION_SIZE, ObservationTable
+from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState, IllegalActionError
+
+EPISODES = ("hand", "match")
+REWARDS = ("zero_sum", "points", "win_loss")
+RENDER_MODES = ("human", "ansi")
+#: What an illegal action through ``env()`` costs the offender: as bad as the worst outcome.
+ILLEGAL_PENALTY = {"zero_sum": -168.0, "points": -168.0, "win_loss": -1.0}
+_OPTION_KEYS = ("hands", "boneyard", "opener", "scores")
+_INFO_KEYS = ("hand_points", "hand_pips", "score", "blocked")
+
+
+def env(**kwargs: Any) -> GuardedEnv:
+    """The environment with PettingZoo's standard protections (see :class:`GuardedEnv`).
+
+    Takes the same arguments as :class:`raw_env`.
+    """
+    return GuardedEnv(raw_env(**kwargs))
+
+
+def _check_choice(name: str, value: object, allowed: tuple) -> None:
+    if isinstance(value, bool) or value not in allowed:
+        listed = ", ".join(repr(choice) for choice in allowed)
+        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
+
+
+class raw_env(AECEnv, EzPickle):
+    """The Draw dominoes AEC environment without protections: an illegal action raises.
+
+    Args:
+        num_players: 2, 3 or 4.
+        episode: ``"hand"`` (one hand) or ``"match"`` (hands until someone reaches the target).
+        reward: ``"zero_sum"``, ``"points"`` or, with ``episode="match"``, ``"win_loss"``.
+        render_mode: ``None``, ``"human"`` (prints) or ``"ansi"`` (returns the text).
+        lang: language of the line description: ``"en"``, ``"ja"`` or ``"it"``.
+    """
+
+    metadata = {
+        "name": "draw_dominoes_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        episode: str = "hand",
+        reward: str = "zero_sum",
+        render_mode: str | None = None,
+        lang: str = "en",
+    ) -> None:
+        EzPickle.__init__(self, num_players, episode, reward, render_mode, lang)
+        super().__init__()
+        _check_choice("num_players", num_players, (2, 3, 4))
+        _check_choice("episode", episode, EPISODES)
+        _check_choice("reward", reward, REWARDS)
+        if reward == "win_loss" and episode != "match":
+            raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
+        _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        _check_choice("lang", lang, describe.LANGUAGES)
+        self.game = DrawGame(num_players)
+        self.episode = episode
+        self.reward_scheme = reward
+        self.render_mode = render_mode
+        self.lang = lang
+        self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0.0, HIGH, (OBSERVATION_SIZE,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                }
+            )
+            for agent in self.possible_agents
+        }
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        self._table = ObservationTable(self.game, match=episode == "match")
+        self._rng: random.Random | None = None
+        self._state: DrawState | None = None
+        self._mask: bytes | None = None  # the acting agent's mask, computed on demand
+        self._rewards_pending = False  # rewards were handed out at the last step
+        self._infos_pending = False  # infos describe a hand that ended at the last step
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+
+    @property
+    def state_ref(self) -> DrawState:
+        """The rules state, hidden tiles included: for tests and tools, never for agents."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the state")
+        return self._state
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        """Deal a new episode from the seeded RNG, or the deal fixed by ``options``.
+
+        Options (all optional): ``hands`` and ``boneyard`` together fix the deal,
+        ``opener`` the seat that leads, and with ``episode="match"`` ``scores`` the starting
+        scores (each below the target). Unknown keys are ignored with a warning.
+        """
+        if seed is not None or self._rng is None:
+            self._rng = random.Random(seed)
+        self._state = self._deal(dict(options) if options else {})
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos = {agent: self._info(seat) for seat, agent in enumerate(self.agents)}
+        self.agent_selection = self.agents[self._state.current]
+        self._table.rebuild(self._state)
+        self._mask = None
+        self._rewards_pending = False
+        self._infos_pending = False
+
+    def _deal(self, options: dict[str, Any]) -> DrawState:
+        unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
+        if unknown:
+            warnings.warn(
+                f"reset options {', '.join(unknown)} are not known and were ignored; "
+                f"known options: {', '.join(_OPTION_KEYS)}",
+                stacklevel=3,
+            )
+        game = self.game
+        opener = options.get("opener")
+        if opener is not None and (
+            isinstance(opener, bool) or not isinstance(opener, (int, np.integer)) or not 0 <= opener < game.num_players
+        ):
+            raise ValueError(f"options['opener'] must be a seat in 0..{game.num_players - 1}, got {opener!r}")
+        opener = None if opener is None else int(opener)
+        scores = options.get("scores")
+        if scores is not None:
+            if self.episode != "match":
+                raise ValueError("options['scores'] needs episode='match'")
+            if (
+                not isinstance(scores, (list, tuple))
+                or len(scores) != game.num_players
+                or not all(
+                    isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 <= s < game.target
+                    for s in scores
+                )
+            ):
+                raise ValueError(
+                    f"options['scores'] must be {game.num_players} integers in 0..{game.target - 1} "
+                    f"(below the target), got {scores!r}"
+                )
+            scores = [int(s) for s in scores]
+        if ("hands" in options) != ("boneyard" in options):
+            raise ValueError("options['hands'] and options['boneyard'] fix a deal together: give both or neither")
+        if "hands" not in options:
+            return game.new_state(self._rng, opener=opener, scores=scores)
+        if opener is None:
+            opener = self._rng.randrange(game.num_players)
+        try:
+            return game.state_from_deal(options["hands"], options["boneyard"], opener, scores)
+        except ValueError as error:
+            raise ValueError(f"options['hands'] / options['boneyard']: {error}") from None
+
+    # ------------------------------------------------------------------ observing
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if self._state is None:
+            raise RuntimeError("call reset() before observe()")
+        seat = self._seat[agent]
+        if agent == self.agent_selection and not self.terminations[agent] and not self.truncations[agent]:
+            if self._mask is None:
+                mask = bytearray(NUM_ACTIONS)
+                for action in self._state.legal_actions():
+                    mask[action] = 1
+                self._mask = bytes(mask)
+            action_mask = np.frombuffer(bytearray(self._mask), np.int8)
+        else:
+            action_mask = np.zeros(NUM_ACTIONS, np.int8)
+        return {"observation": self._table.observe(seat), "action_mask": action_mask}
+
+    def _info(self, seat: int, hand_points: int = 0, blocked: int = 0) -> dict[str, int]:
+        state = self._state
+        return {
+            "hand_points": hand_points,
+            "hand_pips": state.hand_pips(seat),
+            "score": state.scores[seat],
+            "blocked": blocked,
+        }
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(self, action: int | np.integer | None) -> None:
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if type(action) is not int:
+            action = _as_action(action)
+        state = self._state
+        seat = state.current
+        drawn = state.boneyard[0] if action == DRAW and state.boneyard else -1
+        state.apply_action(action)  # raises IllegalActionError and changes nothing if illegal
+        self._mask = None
+        self._cumulative_rewards[agent] = 0.0
+        if self._rewards_pending:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._rewards_pending = False
+        if self._infos_pending:
+            self.infos = {other: self._info(s) for s, other in enumerate(self.agents)}
+            self._infos_pending = False
+        if state.result is None:
+            self._table.record(state, seat, action, drawn)
+            self.infos[agent] = {
+                "hand_points": 0,
+                "hand_pips": state.hand_pips(seat),
+                "score": state.scores[seat],
+                "blocked": 0,
+            }
+            self.agent_selection = self.agents[state.current]
+        else:
+            self._end_hand()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_hand(self) -> None:
+        state = self._state
+        result = state.result
+        players = self.game.num_players
+        blocked = int(result.kind == "blocked")
+        self.infos = {
+            agent: {
+                "hand_points": result.points[seat],
+                "hand_pips": result.pips[seat],
+                "score": state.scores[seat],
+                "blocked": blocked,
+            }
+            for seat, agent in enumerate(self.agents)
+        }
+        self._infos_pending = True
+        episode_over = self.episode == "hand" or state.is_match_over
+        if self.reward_scheme == "win_loss":
+            winner = state.match_winner
+            rewards = [0.0] * players
+            if episode_over and winner is not None:
+                rewards = [1.0 if seat == winner else -1.0 / (players - 1) for seat in range(players)]
+        elif self.reward_scheme == "points":
+            rewards = [float(points) for points in result.points]
+        else:
+            total = sum(result.points)
+            rewards = [points - (total - points) / (players - 1) for points in result.points]
+        self.rewards = {agent: rewards[seat] for seat, agent in enumerate(self.agents)}
+        self._rewards_pending = True
+        self._accumulate_rewards()
+        if episode_over:
+            self.terminations = dict.fromkeys(self.agents, True)
+            self._table.rebuild(state)
+        else:
+            state.next_hand(self._rng)
+            self._table.rebuild(state)
+            self.agent_selection = self.agents[state.current]
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        text = render_text(self._state, self.episode, self.lang)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def state(self) -> np.ndarray:
+        """The full-information table (every hand included), for centralised critics."""
+        if self._state is None:
+            raise RuntimeError("call reset() before state()")
+        return self._table.table.copy()
+
+    def close(self) -> None:
+        """Nothing to release: rendering is text only."""
+
+
+def _as_action(action: object) -> int:
+    """Accept Python and NumPy integers (also 0-d or one-element arrays) in ``0..57``."""
+    if isinstance(action, np.ndarray) and action.size == 1:
+        action = action.reshape(()).item()
+    if isinstance(action, np.integer):
+        action = int(action)
+    if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1} (Discrete(58)), got {action!r}")
+    return action
+
+
+def render_text(state: DrawState, episode: str = "hand", lang: str = "en") -> str:
+    """The ansi text: the line left to right, open ends, whose turn, counts, description."""
+    oriented: list[tuple[int, int]] = []  # the line's tiles as shown, left to right
+    for tile, _seat, end in state.line:
+        if not oriented:
+            oriented.append(tiles.TILES[tile])
+        elif end == 0:
+            value = oriented[0][0]
+            oriented.insert(0, (tiles.other_half(tile, value), value))
+        else:
+            value = oriented[-1][1]
+            oriented.append((value, tiles.other_half(tile, value)))
+    players = state.num_players
+    counts = ", ".join(f"player_{seat} {state.hand_count(seat)}" for seat in range(players))
+    result = state.result
+    if result is None:
+        turn = f"player_{state.current} to act"
+    elif result.winner is None:
+        turn = f"hand over ({result.kind}), nobody scores"
+    else:
+        turn = f"hand over ({result.kind}), player_{result.winner} scores {result.points[result.winner]}"
+    ends = "none" if state.ends is None else f"left {state.left}, right {state.right}"
+    lines = [
+        f"Line: {''.join(f'[{a}|{b}]' for a, b in oriented) or '(empty)'}",
+        f"Open ends: {ends}",
+        f"Turn: {turn}",
+        f"Tiles in hand: {counts}; boneyard {len(state.boneyard)}",
+    ]
+    if episode == "match":
+        scores = ", ".join(f"player_{seat} {score}" for seat, score in enumerate(state.scores))
+        lines.append(f"Scores: {scores} (target {state.game.target})")
+    lines.append(describe.describe_line(state.line, lang))
+    return "\n".join(lines)
+
+
+class GuardedEnv(BaseWrapper):
+    """PettingZoo's TerminateIllegal, AssertOutOfBounds and OrderEnforcing protections, fused.
+
+    * an action outside ``Discrete(58)`` raises ``ValueError``; nothing changes;
+    * an illegal action ends the episode with a warning: the offender gets
+      ``ILLEGAL_PENALTY[reward]``, the others 0, and the game state stays as it was;
+    * ``step``, ``observe``, ``render``, ``state`` and ``agent_iter`` before ``reset`` raise,
+      and stepping once every agent is done warns.
+
+    The hot attributes are properties rather than ``__getattr__`` look-ups: the three
+    separate wrappers cost more than the whole environment step.
+    """
+
+    def __init__(self, env: raw_env) -> None:
+        super().__init__(env)
+        self._penalty = ILLEGAL_PENALTY[env.reward_scheme]
+        self._has_reset = False
+
+    def _require_reset(self, what: str) -> None:
+        if not self._has_reset:
+            raise RuntimeError(f"call reset() before {what}")
+
+    @property
+    def agents(self) -> list[str]:
+        self._require_reset("reading agents")
+        return self.env.agents
+
+    @property
+    def agent_selection(self) -> str:
+        self._require_reset("reading agent_selection")
+        return self.env.agent_selection
+
+    @property
+    def rewards(self) -> dict[str, float]:
+        self._require_reset("reading rewards")
+        return self.env.rewards
+
+    @property
+    def terminations(self) -> dict[str, bool]:
+        self._require_reset("reading terminations")
+        return self.env.terminations
+
+    @property
+    def truncations(self) -> dict[str, bool]:
+        self._require_reset("reading truncations")
+        return self.env.truncations
+
+    @property
+    def infos(self) -> dict[str, dict[str, int]]:
+        self._require_reset("reading infos")
+        return self.env.infos
+
+    @property
+    def _cumulative_rewards(self) -> dict[str, float]:
+        return self.env._cumulative_rewards
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        self.env.reset(seed=seed, options=options)
+        self._has_reset = True
+
+    def last(self, observe: bool = True):
+        self._require_reset("last()")
+        return self.env.last(observe)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._require_reset("observe()")
+        return self.env.observe(agent)
+
+    def agent_iter(self, max_iter: int = 2**63):
+        self._require_reset("agent_iter()")
+        return super().agent_iter(max_iter)
+
+    def render(self) -> str | None:
+        self._require_reset("render()")
+        return self.env.render()
+
+    def state(self) -> np.ndarray:
+        self._require_reset("state()")
+        return self.env.state()
+
+    def step(self, action: int | np.integer | None) -> None:
+        self._require_reset("step()")
+        base = self.env
+        if not base.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        try:
+            base.step(action)
+        except IllegalActionError:
+            self._terminate_for_illegal_move()
+
+    def _terminate_for_illegal_move(self) -> None:
+        base = self.env
+        offender = base.agent_selection
+        EnvLogger.warn_on_illegal_move()
+        base._mask = None
+        base.rewards = {agent: 0.0 for agent in base.agents}
+        base.rewards[offender] = self._penalty
+        base._rewards_pending = True
+        base._cumulative_rewards[offender] = 0.0
+        base._accumulate_rewards()
+        base.terminations = dict.fromkeys(base.agents, True)
+
+    def __str__(self) -> str:
+        return str(self.env)

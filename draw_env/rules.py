@@ -1,0 +1,573 @@
+"""The rules of Draw dominoes (double-six, 2 to 4 players, each for themselves).
+
+This module is the rulebook; it imports nothing from gymnasium or pettingzoo. Read it top to
+bottom:
+
+* :class:`DrawGame` holds the parameters (players, hand size, match target).
+* :class:`DrawState` is one position: the hand in play and the match around it. It offers
+  ``legal_actions``, ``apply_action``, the hand's :class:`HandResult` and the match scores.
+* :class:`PlayerView` is what one player knows. ``PlayerView.sample_state`` deals the hidden
+  tiles in a way consistent with that knowledge, for search agents.
+
+Actions (the environment's ``Discrete(58)``): ``2 * tile + end`` places ``tile`` at ``end``
+(0 = left, 1 = right), :data:`DRAW` = 56, :data:`PASS` = 57.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from draw_env import tiles
+from draw_env.tiles import HOLDING, LOW, NUM_TILES, TileLike
+
+LEFT = 0
+RIGHT = 1
+DRAW = 56
+PASS = 57
+NUM_ACTIONS = 58
+
+#: The last two boneyard tiles are never drawn.
+PROTECTED_BONEYARD = 2
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+_NO_VALUE = -1
+
+
+def place_action(tile: int, end: int) -> int:
+    """The action id that places ``tile`` at ``end`` (:data:`LEFT` or :data:`RIGHT`)."""
+    return 2 * tile + end
+
+
+def action_name(action: int) -> str:
+    """A readable name such as ``"[1|4] left"``, ``"draw"`` or ``"pass"``."""
+    if action == DRAW:
+        return "draw"
+    if action == PASS:
+        return "pass"
+    return f"{tiles.NAMES[action >> 1]} {'left' if action & 1 == LEFT else 'right'}"
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in this position; the state is unchanged."""
+
+
+@dataclass(frozen=True)
+class DrawGame:
+    """The parameters of a game of Draw.
+
+    Args:
+        num_players: 2, 3 or 4 seats, each for themselves.
+    """
+
+    num_players: int = 2
+
+    def __post_init__(self) -> None:
+        if self.num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be one of 2, 3, 4, got {self.num_players!r}")
+
+    @property
+    def hand_size(self) -> int:
+        """Tiles dealt to each player: 7 with 2 or 3 players, 6 with 4."""
+        return 7 if self.num_players < 4 else 6
+
+    @property
+    def target(self) -> int:
+        """Match target: 100 points with 2 players, 61 with 3 or 4."""
+        return 100 if self.num_players == 2 else 61
+
+    def new_state(
+        self,
+        rng: random.Random,
+        opener: int | None = None,
+        scores: Sequence[int] | None = None,
+    ) -> DrawState:
+        """Shuffle and deal the first hand of a match.
+
+        Args:
+            rng: the source of the shuffle and of the opener lottery.
+            opener: the first hand's opener; ``None`` draws it by a fair lottery.
+            scores: starting match scores, one per seat (default all zero).
+        """
+        if opener is None:
+            opener = rng.randrange(self.num_players)
+        deck = list(range(NUM_TILES))
+        rng.shuffle(deck)
+        size = self.hand_size
+        hands = [deck[seat * size : (seat + 1) * size] for seat in range(self.num_players)]
+        boneyard = deck[self.num_players * size :]
+        return DrawState(self, hands, boneyard, opener, scores)
+
+    def state_from_deal(
+        self,
+        hands: Sequence[Sequence[TileLike]],
+        boneyard: Sequence[TileLike],
+        opener: int,
+        scores: Sequence[int] | None = None,
+    ) -> DrawState:
+        """A state with a fixed deal, for set-up positions (see :meth:`DrawState.__init__`)."""
+        return DrawState(self, hands, boneyard, opener, scores)
+
+
+@dataclass(frozen=True)
+class HandResult:
+    """How a hand ended.
+
+    Attributes:
+        kind: ``"domino"`` (a player went out) or ``"blocked"``.
+        winner: the seat that scored, or ``None`` for a block with a shared lowest total.
+        points: points scored in this hand, one entry per seat.
+        pips: pips each seat was left holding.
+    """
+
+    kind: str
+    winner: int | None
+    points: tuple[int, ...]
+    pips: tuple[int, ...]
+
+
+class DrawState:
+    """One position of a match: the hand in play, the scores, whose turn it is.
+
+    Hidden information lives here in full (every hand, the boneyard order); what a player may
+    see is :meth:`view`. Copy with :meth:`clone`; it is cheap (a few short lists).
+    """
+
+    __slots__ = (
+        "game",
+        "hands",
+        "boneyard",
+        "left",
+        "right",
+        "line",
+        "line_mask",
+        "current",
+        "passes_in_row",
+        "voids",
+        "scores",
+        "opener",
+        "hand_number",
+        "result",
+    )
+
+    def __init__(
+        self,
+        game: DrawGame,
+        hands: Sequence[Sequence[TileLike]],
+        boneyard: Sequence[TileLike],
+        opener: int,
+        scores: Sequence[int] | None = None,
+    ) -> None:
+        """Start a hand from a deal.
+
+        Args:
+            game: the parameters.
+            hands: one list of tiles per seat (ids, ``(a, b)`` pairs or ``"[a|b]"`` strings);
+                every hand holds at least one tile.
+            boneyard: the undealt tiles, ``boneyard[0]`` drawn first; at least two.
+            opener: the seat that leads.
+            scores: match scores before this hand, one per seat (default zeros).
+
+        Raises:
+            ValueError: if the deal does not hold each of the 28 tiles exactly once, or any
+                argument is out of range.
+        """
+        players = game.num_players
+        self.game = game
+        if not isinstance(hands, (list, tuple)) or len(hands) != players:
+            raise ValueError(f"hands must be a list of {players} lists of tiles, got {hands!r}")
+        hand_masks = []
+        seen = 0
+        for seat, hand in enumerate(hands):
+            if not isinstance(hand, (list, tuple)) or not hand:
+                raise ValueError(
+                    f"hands[{seat}] must be a non-empty list of tiles, got {hand!r}"
+                )
+            mask = 0
+            for tile in hand:
+                tile = tiles.tile_id(tile)
+                if (seen | mask) >> tile & 1:
+                    raise ValueError(f"tile {tiles.NAMES[tile]} is dealt more than once")
+                mask |= 1 << tile
+            seen |= mask
+            hand_masks.append(mask)
+        if not isinstance(boneyard, (list, tuple)):
+            raise ValueError(f"boneyard must be a list of tiles, got {boneyard!r}")
+        boneyard_ids = []
+        for tile in boneyard:
+            tile = tiles.tile_id(tile)
+            if seen >> tile & 1:
+                raise ValueError(f"tile {tiles.NAMES[tile]} is dealt more than once")
+            seen |= 1 << tile
+            boneyard_ids.append(tile)
+        if seen != tiles.ALL_TILES_MASK:
+            missing = ", ".join(tiles.NAMES[t] for t in tiles.tiles_in(tiles.ALL_TILES_MASK & ~seen))
+            raise ValueError(f"hands and boneyard must hold all 28 tiles; missing {missing}")
+        if len(boneyard_ids) < PROTECTED_BONEYARD:
+            raise ValueError(
+                f"boneyard must hold at least {PROTECTED_BONEYARD} tiles, got {len(boneyard_ids)}"
+            )
+        if isinstance(opener, bool) or not isinstance(opener, int) or not 0 <= opener < players:
+            raise ValueError(f"opener must be a seat in 0..{players - 1}, got {opener!r}")
+        if scores is None:
+            scores = [0] * players
+        elif (
+            not isinstance(scores, (list, tuple))
+            or len(scores) != players
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores)
+        ):
+            raise ValueError(
+                f"scores must be a list of {players} non-negative integers, got {scores!r}"
+            )
+        self.hands: list[int] = hand_masks
+        self.boneyard: list[int] = boneyard_ids
+        self.left = _NO_VALUE
+        self.right = _NO_VALUE
+        #: Placements in order: ``(tile, seat, end)``.
+        self.line: list[tuple[int, int, int]] = []
+        self.line_mask = 0
+        self.current = opener
+        self.passes_in_row = 0
+        #: Per seat, a 7-bit mask of the values that seat showed it lacks by passing.
+        self.voids: list[int] = [0] * players
+        self.scores: list[int] = list(scores)
+        self.opener = opener
+        self.hand_number = 0
+        self.result: HandResult | None = None
+
+    # ------------------------------------------------------------------ reading the position
+
+    @property
+    def num_players(self) -> int:
+        return self.game.num_players
+
+    @property
+    def ends(self) -> tuple[int, int] | None:
+        """The open values ``(left, right)``, or ``None`` while the line is empty."""
+        return None if self.left == _NO_VALUE else (self.left, self.right)
+
+    @property
+    def can_draw(self) -> bool:
+        """Drawing is allowed while the boneyard holds 3 or more tiles."""
+        return len(self.boneyard) > PROTECTED_BONEYARD
+
+    @property
+    def is_hand_over(self) -> bool:
+        return self.result is not None
+
+    def hand_tiles(self, seat: int) -> list[int]:
+        """The tile ids in ``seat``'s hand, ascending."""
+        return list(tiles.tiles_in(self.hands[seat]))
+
+    def hand_pips(self, seat: int) -> int:
+        return tiles.pips(self.hands[seat])
+
+    def hand_count(self, seat: int) -> int:
+        return self.hands[seat].bit_count()
+
+    def _fitting(self, hand: int) -> tuple[int, int]:
+        """The masks of tiles in ``hand`` that fit the left and the right end."""
+        if self.left == _NO_VALUE:
+            return hand, 0  # the opening tile is laid with action 2 * tile + LEFT
+        return hand & HOLDING[self.left], hand & HOLDING[self.right]
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the player to act, ascending; empty once the hand is over."""
+        if self.result is not None:
+            return []
+        fits_left, fits_right = self._fitting(self.hands[self.current])
+        actions = []
+        either = fits_left | fits_right
+        while either:
+            lowest = either & -either
+            tile = lowest.bit_length() - 1
+            if fits_left & lowest:
+                actions.append(2 * tile)
+            if fits_right & lowest:
+                actions.append(2 * tile + 1)
+            either ^= lowest
+        if len(self.boneyard) > PROTECTED_BONEYARD:
+            actions.append(DRAW)
+        elif not actions:
+            actions.append(PASS)
+        return actions
+
+    def is_legal(self, action: int) -> bool:
+        if self.result is not None or not 0 <= action < NUM_ACTIONS:
+            return False
+        hand = self.hands[self.current]
+        if action == DRAW:
+            return len(self.boneyard) > PROTECTED_BONEYARD
+        fits_left, fits_right = self._fitting(hand)
+        if action == PASS:
+            return len(self.boneyard) == PROTECTED_BONEYARD and not (fits_left | fits_right)
+        return bool((fits_right if action & 1 else fits_left) >> (action >> 1) & 1)
+
+    # ------------------------------------------------------------------ playing
+
+    def apply_action(self, action: int) -> None:
+        """Play ``action`` for the player to act.
+
+        Raises:
+            IllegalActionError: if the action is not legal here; the state is left unchanged.
+        """
+        if not self.is_legal(action):
+            raise IllegalActionError(self._illegal_message(action))
+        seat = self.current
+        if action == DRAW:
+            # The drawer keeps the turn and may draw again or place any playable tile.
+            self.hands[seat] |= 1 << self.boneyard.pop(0)
+            return
+        if action == PASS:
+            # A pass at the protected boneyard shows the passer holds neither open value,
+            # and, with drawing over, never will again this hand.
+            self.voids[seat] |= (1 << self.left) | (1 << self.right)
+            self.passes_in_row += 1
+            if self.passes_in_row == self.game.num_players:
+                self._score_block()
+            else:
+                self.current = (seat + 1) % self.game.num_players
+            return
+        self._place(seat, action >> 1, action & 1)
+
+    def _place(self, seat: int, tile: int, end: int) -> None:
+        low, high = tiles.TILES[tile]
+        if self.left == _NO_VALUE:
+            self.left, self.right = low, high
+        elif end == LEFT:
+            self.left = high if low == self.left else low
+        else:
+            self.right = high if low == self.right else low
+        self.hands[seat] &= ~(1 << tile)
+        self.line_mask |= 1 << tile
+        self.line.append((tile, seat, end))
+        self.passes_in_row = 0
+        if self.hands[seat]:
+            self.current = (seat + 1) % self.game.num_players
+        else:
+            self._score_domino(seat)
+
+    def _illegal_message(self, action: object) -> str:
+        if self.result is not None:
+            return "the hand is over: no action is legal"
+        legal = ", ".join(f"{a} ({action_name(a)})" for a in self.legal_actions())
+        described = action_name(action) if isinstance(action, int) and 0 <= action < NUM_ACTIONS else "out of range"
+        return (
+            f"action {action!r} ({described}) is not legal for seat {self.current}; "
+            f"legal actions: {legal}"
+        )
+
+    # ------------------------------------------------------------------ scoring
+
+    def _score_domino(self, winner: int) -> None:
+        """The player who went out scores every pip left in the opponents' hands."""
+        pips = tuple(tiles.pips(hand) for hand in self.hands)
+        points = [0] * self.game.num_players
+        points[winner] = sum(pips)
+        self._finish(HandResult("domino", winner, tuple(points), pips))
+
+    def _score_block(self) -> None:
+        """Only a single lowest total scores: the opponents' totals minus its own, once."""
+        pips = tuple(tiles.pips(hand) for hand in self.hands)
+        lowest = min(pips)
+        points = [0] * self.game.num_players
+        winner = None
+        if pips.count(lowest) == 1:
+            winner = pips.index(lowest)
+            points[winner] = sum(pips) - 2 * lowest
+        self._finish(HandResult("blocked", winner, tuple(points), pips))
+
+    def _finish(self, result: HandResult) -> None:
+        self.result = result
+        for seat, points in enumerate(result.points):
+            self.scores[seat] += points
+
+    # ------------------------------------------------------------------ the match
+
+    @property
+    def is_match_over(self) -> bool:
+        """The match ends once a fully scored hand leaves someone at or past the target."""
+        return self.result is not None and max(self.scores) >= self.game.target
+
+    @property
+    def match_winner(self) -> int | None:
+        """The seat that won the match, or ``None`` while it goes on or when it ended drawn."""
+        if not self.is_match_over:
+            return None
+        best = max(self.scores)
+        return self.scores.index(best) if self.scores.count(best) == 1 else None
+
+    def next_hand(self, rng: random.Random) -> None:
+        """Deal the next hand of the match; the opener moves one seat clockwise."""
+        if self.result is None or self.is_match_over:
+            raise ValueError("next_hand needs a finished hand in a match that goes on")
+        scores, hand_number = self.scores, self.hand_number
+        opener = (self.opener + 1) % self.game.num_players
+        fresh = self.game.new_state(rng, opener=opener, scores=scores)
+        for name in DrawState.__slots__:
+            setattr(self, name, getattr(fresh, name))
+        self.hand_number = hand_number + 1
+
+    # ------------------------------------------------------------------ copies and views
+
+    def clone(self) -> DrawState:
+        other = DrawState.__new__(DrawState)
+        other.game = self.game
+        other.hands = self.hands[:]
+        other.boneyard = self.boneyard[:]
+        other.left = self.left
+        other.right = self.right
+        other.line = self.line[:]
+        other.line_mask = self.line_mask
+        other.current = self.current
+        other.passes_in_row = self.passes_in_row
+        other.voids = self.voids[:]
+        other.scores = self.scores[:]
+        other.opener = self.opener
+        other.hand_number = self.hand_number
+        other.result = self.result
+        return other
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` knows of this position."""
+        return PlayerView(
+            game=self.game,
+            player=player,
+            hand=self.hands[player],
+            line=tuple(self.line),
+            line_mask=self.line_mask,
+            ends=self.ends,
+            hand_counts=tuple(hand.bit_count() for hand in self.hands),
+            boneyard_count=len(self.boneyard),
+            voids=tuple(self.voids),
+            current=self.current,
+            passes_in_row=self.passes_in_row,
+            scores=tuple(self.scores),
+            opener=self.opener,
+        )
+
+    def __repr__(self) -> str:
+        hands = " ".join(
+            f"{seat}:{''.join(tiles.NAMES[t] for t in self.hand_tiles(seat))}"
+            for seat in range(self.game.num_players)
+        )
+        return (
+            f"DrawState(ends={self.ends}, to_act={self.current}, hands={hands}, "
+            f"boneyard={len(self.boneyard)}, scores={self.scores}, result={self.result})"
+        )
+
+
+@dataclass(frozen=True)
+class PlayerView:
+    """Everything one player may know about a position (an information set).
+
+    Seats here are absolute. ``line`` holds ``(tile, seat, end)`` placements in order; ``end``
+    is -1 where the view was rebuilt from an observation, which does not record it.
+    """
+
+    game: DrawGame
+    player: int
+    hand: int
+    line: tuple[tuple[int, int, int], ...]
+    line_mask: int
+    ends: tuple[int, int] | None
+    hand_counts: tuple[int, ...]
+    boneyard_count: int
+    voids: tuple[int, ...]
+    current: int
+    passes_in_row: int
+    scores: tuple[int, ...]
+    opener: int
+
+    @property
+    def unseen(self) -> int:
+        """The mask of tiles this player cannot see: opponents' hands and the boneyard."""
+        return tiles.ALL_TILES_MASK & ~self.hand & ~self.line_mask
+
+    def allowed(self, seat: int) -> int:
+        """The unseen tiles ``seat`` may hold, given the values it showed it lacks."""
+        lacking = 0
+        for value in range(tiles.NUM_VALUES):
+            if self.voids[seat] >> value & 1:
+                lacking |= HOLDING[value]
+        return self.unseen & ~lacking
+
+    def sample_state(self, rng: random.Random) -> DrawState:
+        """A full state this player cannot tell apart from the real one.
+
+        Hidden tiles are dealt uniformly among the deals that respect every opponent's hand
+        size and shown voids (rejection sampling, with a constrained deal as fallback); the
+        boneyard gets the rest in random order.
+        """
+        opponents = [s for s in range(self.game.num_players) if s != self.player]
+        unseen = list(tiles.tiles_in(self.unseen))
+        hands = [0] * self.game.num_players
+        hands[self.player] = self.hand
+        allowed = {seat: self.allowed(seat) for seat in opponents}
+        dealt = None
+        for _ in range(32):
+            rng.shuffle(unseen)
+            position = 0
+            candidate = {}
+            for seat in opponents:
+                mask = tiles.mask_of(unseen[position : position + self.hand_counts[seat]])
+                if mask & ~allowed[seat]:
+                    break
+                candidate[seat] = mask
+                position += self.hand_counts[seat]
+            else:
+                dealt = candidate
+                break
+        if dealt is None:
+            dealt = self._constrained_deal(opponents, allowed, rng)
+        taken = 0
+        for seat, mask in dealt.items():
+            hands[seat] = mask
+            taken |= mask
+        boneyard = list(tiles.tiles_in(self.unseen & ~taken))
+        rng.shuffle(boneyard)
+        state = DrawState.__new__(DrawState)
+        state.game = self.game
+        state.hands = hands
+        state.boneyard = boneyard
+        state.left, state.right = self.ends if self.ends is not None else (_NO_VALUE, _NO_VALUE)
+        state.line = list(self.line)
+        state.line_mask = self.line_mask
+        state.current = self.current
+        state.passes_in_row = self.passes_in_row
+        state.voids = list(self.voids)
+        state.scores = list(self.scores)
+        state.opener = self.opener
+        state.hand_number = 0
+        state.result = None
+        return state
+
+    def _constrained_deal(
+        self, opponents: list[int], allowed: dict[int, int], rng: random.Random
+    ) -> dict[int, int]:
+        """Deal the most constrained opponents first, backtracking if a choice strands one."""
+        order = sorted(opponents, key=lambda seat: allowed[seat].bit_count())
+
+        def deal(index: int, free: int) -> dict[int, int] | None:
+            if index == len(order):
+                return {}
+            seat = order[index]
+            choices = list(tiles.tiles_in(allowed[seat] & free))
+            need = self.hand_counts[seat]
+            if len(choices) < need:
+                return None
+            for _ in range(16):
+                rng.shuffle(choices)
+                mask = tiles.mask_of(choices[:need])
+                rest = deal(index + 1, free & ~mask)
+                if rest is not None:
+                    rest[seat] = mask
+                    return rest
+            return None
+
+        result = deal(0, self.unseen)
+        if result is None:
+            raise ValueError("no deal of the hidden tiles is consistent with this view")
+        return result
