@@ -251,6 +251,8 @@ class raw_env(AECEnv, EzPickle):
     def step(self, action: int | np.integer | None) -> None:
         if self._state is None:
             raise RuntimeError("call reset() before step()")
+        if not self.agents:
+            raise RuntimeError("every agent is done: call reset() to start a new episode")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

@@ -140,6 +140,7 @@ class ObservationTable:
 
     def __init__(self, game: DrawGame, match: bool) -> None:
         self.num_players = game.num_players
+        self.match = match
         self.target = game.target if match else 0
         self.table = np.zeros(_TABLE_SIZE, np.float32)
         self.gathers = [_gather_index(self.num_players, p) for p in range(self.num_players)]
@@ -158,7 +159,8 @@ class ObservationTable:
             for value in range(NUM_VALUES):
                 table[_T_LACKS + seat * NUM_VALUES + value] = state.voids[seat] >> value & 1
             table[_T_IN_PLAY + seat] = 1
-            table[_T_SCORES + seat] = state.scores[seat]
+            if self.match:
+                table[_T_SCORES + seat] = state.scores[seat]
         for order, (tile, seat, _end) in enumerate(state.line, start=1):
             table[_T_LINE + tile] = 1
             table[_T_PLACED_BY + seat * NUM_TILES + tile] = 1
