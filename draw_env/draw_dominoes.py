@@ -74,7 +74,8 @@ def env(**kwargs: Any) -> GuardedEnv:
 
 
 def _check_choice(name: str, value: object, allowed: tuple) -> None:
-    if isinstance(value, bool) or value not in allowed:
+    # Types count too: 2.0 == 2 and True == 1, yet neither is a number of players.
+    if type(value) not in {type(choice) for choice in allowed} or value not in allowed:
         listed = ", ".join(repr(choice) for choice in allowed)
         raise ValueError(f"{name} must be one of {listed}, got {value!r}")
 
@@ -107,6 +108,8 @@ class raw_env(AECEnv, EzPickle):
     ) -> None:
         EzPickle.__init__(self, num_players, episode, reward, render_mode, lang)
         super().__init__()
+        if isinstance(num_players, np.integer):
+            num_players = int(num_players)
         _check_choice("num_players", num_players, (2, 3, 4))
         _check_choice("episode", episode, EPISODES)
         _check_choice("reward", reward, REWARDS)
@@ -164,6 +167,8 @@ class raw_env(AECEnv, EzPickle):
         """
         if seed is not None or self._rng is None:
             self._rng = random.Random(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict of reset options ({', '.join(_OPTION_KEYS)}), got {options!r}")
         self._state = self._deal(dict(options) if options else {})
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
@@ -257,8 +262,8 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is not int:
-            action = _as_action(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
+            action = _as_action(action)  # raises ValueError outside Discrete(58)
         state = self._state
         seat = state.current
         drawn = state.boneyard[0] if action == DRAW and state.boneyard else -1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 from draw_env import tiles
 from draw_env.tiles import HOLDING, LOW, NUM_TILES, TileLike
@@ -65,7 +66,9 @@ class DrawGame:
     num_players: int = 2
 
     def __post_init__(self) -> None:
-        if self.num_players not in (2, 3, 4):
+        # Integral, not merely equal: 2.0 == 2 would pass a membership test and break range().
+        players = self.num_players
+        if isinstance(players, bool) or not isinstance(players, Integral) or players not in (2, 3, 4):
             raise ValueError(f"num_players must be one of 2, 3, 4, got {self.num_players!r}")
 
     @property

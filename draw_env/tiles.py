@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from numbers import Integral
 from typing import Union
 
 NUM_VALUES = 7
@@ -70,13 +71,10 @@ def tile_id(tile: TileLike) -> int:
         if len(pair) != 2 or pair not in _ID_OF_PAIR:
             raise ValueError(f"tile pair must be (a, b) with a, b in 0..6, got {tile!r}")
         return _ID_OF_PAIR[pair]  # type: ignore[index]
-    try:
-        index = int(tile)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"tile must be an id 0..27, an (a, b) pair or '[a|b]', got {tile!r}"
-        ) from None
-    if index != tile or not 0 <= index < NUM_TILES:
+    if not isinstance(tile, Integral):
+        raise ValueError(f"tile must be an id 0..27, an (a, b) pair or '[a|b]', got {tile!r}")
+    index = int(tile)
+    if not 0 <= index < NUM_TILES:
         raise ValueError(f"tile id must be an integer in 0..27, got {tile!r}")
     return index
 
