@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install test train bench clean
+.PHONY: install integrations-env test train bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -14,12 +14,27 @@ $(PY):
 $(INSTALLED): pyproject.toml | $(PY)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install torch==2.13.0
-	$(PY) -m pip install -e ".[train,dev,bench]"
+	$(PY) -m pip install -e ".[train,dev,bench,integrations]"
 	touch $(INSTALLED)
 
 install: $(INSTALLED)
 
-test: $(INSTALLED)
+# RLlib lives in its own venv: ray[rllib] pins gymnasium 1.2.x, the main venv has 1.4.
+# The integration tests run the RLlib script through this venv's interpreter.
+RLLIB_VENV := .venv-rllib
+RLLIB_PY := $(RLLIB_VENV)/bin/python
+RLLIB_INSTALLED := $(RLLIB_VENV)/.installed
+
+$(RLLIB_INSTALLED): pyproject.toml
+	$(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_PY) -m pip install --upgrade pip
+	$(RLLIB_PY) -m pip install torch==2.13.0
+	$(RLLIB_PY) -m pip install -e ".[rllib]"
+	touch $(RLLIB_INSTALLED)
+
+integrations-env: $(RLLIB_INSTALLED)
+
+test: $(INSTALLED) $(RLLIB_INSTALLED)
 	$(PY) -m pytest -n 2 -q
 
 train: $(INSTALLED)
@@ -29,4 +44,4 @@ bench: $(INSTALLED)
 	$(PY) benchmarks/throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(RLLIB_VENV) .pytest_cache .hypothesis

@@ -5,6 +5,7 @@ the bare one. The rules are in :mod:`draw_env.rules`, observations in
 :mod:`draw_env.observation`, line descriptions in :mod:`draw_env.describe`.
 """
 
+from draw_env import registration  # noqa: F401  (registers the PettingZoo and Gymnasium ids)
 from draw_env.draw_dominoes import GuardedEnv, env, raw_env
 from draw_env.rules import DRAW, NUM_ACTIONS, PASS, DrawGame, DrawState, IllegalActionError, PlayerView
 

@@ -1,0 +1,79 @@
+"""RLlib: the checks of ``rllib_checks.py`` run in ``.venv-rllib``; the config loader runs here.
+
+RLlib pins gymnasium 1.2.x, so it lives in its own venv, which ``make test`` builds first
+(``make integrations-env``). Without that venv this test fails and says how to build it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RLLIB_PYTHON = ROOT / ".venv-rllib" / "bin" / "python"
+
+
+def test_rllib_checks_pass_in_the_rllib_venv() -> None:
+    assert RLLIB_PYTHON.exists(), f"{RLLIB_PYTHON} is missing: run `make integrations-env` (make test does)"
+    completed = subprocess.run(
+        [
+            str(RLLIB_PYTHON),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--noconftest",
+            str(ROOT / "tests" / "integrations" / "rllib_checks.py"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    sys.stdout.write(completed.stdout[-5000:])
+    assert completed.returncode == 0, completed.stdout[-5000:] + completed.stderr[-3000:]
+    assert (
+        " passed" in completed.stdout.splitlines()[-1] and "failed" not in completed.stdout.splitlines()[-1]
+    )
+
+
+@pytest.fixture(scope="module")
+def selfplay(script: Callable[[str], ModuleType]) -> ModuleType:
+    """The training script; its config loader needs only PyYAML, so it loads in the main venv."""
+    return script("train/rllib_selfplay.py")
+
+
+def test_shipped_config_loads_and_overrides_apply(selfplay: ModuleType) -> None:
+    config = selfplay.load_config(
+        ROOT / "configs" / "rllib_selfplay.yaml", {"iterations": 3, "output_dir": None}
+    )
+    assert config["iterations"] == 3
+    assert config["output_dir"] == "runs/rllib_selfplay"
+    assert set(config) == set(selfplay.DEFAULTS)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("iteratons: 3", "'iteratons' is not known"),
+        ("ppo: {learning_rate: 0.1}", "'ppo.learning_rate' is not known"),
+        ("ppo: {lr: fast}", "'ppo.lr' must be a number"),
+        ("env_runners: {num_env_runners: -1}", "num_env_runners"),
+        ("iterations: 0", "'iterations' must be at least 1"),
+        ("model: {vf_share_layers: 1}", "'model.vf_share_layers' must be a bool"),
+        ("- a list", "mapping at the top level"),
+    ],
+)
+def test_bad_config_is_an_error_naming_the_key(
+    selfplay: ModuleType, tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        selfplay.load_config(path)

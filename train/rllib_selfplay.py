@@ -1,0 +1,320 @@
+"""Multi-agent PPO self-play on Draw dominoes with RLlib, local or on an existing Ray cluster.
+
+The shared learner policy (masked PPO) takes some seats of every episode; the other seats are
+played by the learner itself or by frozen baselines from :mod:`agents`, sampled per episode
+(see ``configs/rllib_selfplay.yaml``). Env runners are Ray actors, so the same command scales
+from this machine (``--address`` left out: a local Ray instance) to a cluster
+(``--address HEAD:6379``, or ``auto`` on a cluster node): nothing else changes.
+
+At the end the learner is saved as an RLlib checkpoint and measured against the baselines with
+the project's own evaluation (``agents.evaluate.evaluate``, duplicate deals, Wilson intervals).
+
+Run it in ``.venv-rllib`` (``make integrations-env``: RLlib pins gymnasium 1.2.x)::
+
+    .venv-rllib/bin/python train/rllib_selfplay.py --config configs/rllib_selfplay.yaml --iterations 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Every key the config file may hold, with its default. Nested dicts are sections.
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "iterations": 20,
+    "env": {"num_players": 2, "episode": "hand", "reward": "zero_sum", "reward_scale": 0.02},
+    "learner_seats": 1,
+    "opponents": {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1},
+    "env_runners": {"num_env_runners": 1, "num_envs_per_env_runner": 4, "num_cpus_per_env_runner": 1},
+    "ppo": {
+        "lr": 3e-4,
+        "gamma": 1.0,
+        "lambda_": 0.95,
+        "train_batch_size_per_learner": 4000,
+        "minibatch_size": 256,
+        "num_epochs": 6,
+        "entropy_coeff": 0.01,
+        "vf_loss_coeff": 0.5,
+        "clip_param": 0.2,
+    },
+    "model": {"fcnet_hiddens": [256, 256], "fcnet_activation": "tanh", "vf_share_layers": False},
+    "evaluation": {"opponents": ["random", "heaviest", "variety"], "num_games": 200, "episode": "match"},
+    "output_dir": "runs/rllib_selfplay",
+}
+#: Sections whose keys are free (names of opponents and their weights).
+_FREE_SECTIONS = ("opponents",)
+
+
+def _merge(defaults: Mapping[str, Any], given: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``defaults`` updated by ``given``; an unknown key or a value of the wrong type raises."""
+    merged = copy.deepcopy(dict(defaults))
+    for key, value in given.items():
+        name = f"{where}{key}"
+        if key not in defaults:
+            raise ValueError(f"config key {name!r} is not known; known keys here: {', '.join(defaults)}")
+        default = defaults[key]
+        if isinstance(default, dict):
+            if not isinstance(value, Mapping):
+                raise ValueError(f"config key {name!r} must be a mapping, got {value!r}")
+            merged[key] = dict(value) if key in _FREE_SECTIONS else _merge(default, value, f"{name}.")
+        elif isinstance(default, bool) or isinstance(value, bool):
+            if not isinstance(value, bool) or not isinstance(default, bool):
+                raise ValueError(f"config key {name!r} must be a {type(default).__name__}, got {value!r}")
+            merged[key] = value
+        elif isinstance(default, float):
+            if not isinstance(value, (int, float)):
+                raise ValueError(f"config key {name!r} must be a number, got {value!r}")
+            merged[key] = float(value)
+        elif not isinstance(value, type(default)):
+            raise ValueError(f"config key {name!r} must be a {type(default).__name__}, got {value!r}")
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_config(path: str | Path | None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The config file at ``path`` (or the defaults), checked, with top-level ``overrides`` applied.
+
+    Raises:
+        ValueError: on an unknown key, a value of the wrong type, or a value out of range.
+    """
+    given: dict[str, Any] = {}
+    if path is not None:
+        given = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(given, dict):
+            raise ValueError(f"config file {str(path)!r} must hold a mapping at the top level")
+    config = _merge(DEFAULTS, {**given, **{k: v for k, v in (overrides or {}).items() if v is not None}}, "")
+    if config["iterations"] < 1:
+        raise ValueError(f"config key 'iterations' must be at least 1, got {config['iterations']}")
+    if config["env_runners"]["num_env_runners"] < 0:
+        raise ValueError("config key 'env_runners.num_env_runners' must be at least 0")
+    if config["evaluation"]["num_games"] < 0:
+        raise ValueError("config key 'evaluation.num_games' must be at least 0 (0 skips the evaluation)")
+    return config
+
+
+def build_algorithm_config(config: Mapping[str, Any]) -> Any:
+    """The RLlib ``PPOConfig`` for ``config`` (new API stack, multi-agent, masked)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from integrations.rllib import (
+        ACTION_SPACE,
+        LEARNER,
+        OBSERVATION_SPACE,
+        BaselineRLModule,
+        DrawMultiAgentEnv,
+        MaskedPPOModule,
+        SeatMapping,
+        opponent_policies,
+    )
+
+    env_config = dict(config["env"])
+    DrawMultiAgentEnv(env_config)  # fail here, in the driver, on a bad env config
+    opponent_ids, weights = opponent_policies(config["opponents"])
+    mapping = SeatMapping(env_config["num_players"], config["learner_seats"], opponent_ids, weights)
+    baselines = sorted(
+        {policy for policy, weight in zip(opponent_ids, weights) if policy != LEARNER and weight > 0}
+    )
+    specs = {
+        LEARNER: RLModuleSpec(
+            module_class=MaskedPPOModule,
+            observation_space=OBSERVATION_SPACE,
+            action_space=ACTION_SPACE,
+            model_config=DefaultModelConfig(**config["model"]),
+        )
+    }
+    for name in baselines:
+        specs[name] = RLModuleSpec(
+            module_class=BaselineRLModule,
+            observation_space=OBSERVATION_SPACE,
+            action_space=ACTION_SPACE,
+            model_config={
+                "agent": name,
+                "kwargs": {"seed": config["seed"]} if name.startswith("random") else {},
+            },
+        )
+    runners = config["env_runners"]
+    return (
+        PPOConfig()
+        .environment(DrawMultiAgentEnv, env_config=env_config)
+        .env_runners(
+            num_env_runners=runners["num_env_runners"],
+            num_envs_per_env_runner=runners["num_envs_per_env_runner"],
+            num_cpus_per_env_runner=runners["num_cpus_per_env_runner"],
+        )
+        .multi_agent(
+            policies={LEARNER, *baselines},
+            policy_mapping_fn=mapping,
+            policies_to_train=[LEARNER],
+        )
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(**config["ppo"])
+        .debugging(seed=config["seed"])
+    )
+
+
+@dataclass
+class IterationRecord:
+    """One training iteration: totals so far and the learner's mean episode return."""
+
+    iteration: int
+    env_steps: int
+    seconds: float
+    learner_return: float
+
+
+def _learner_return(result: Mapping[str, Any]) -> float:
+    from integrations.rllib import LEARNER
+
+    returns = result.get("env_runners", {}).get("module_episode_returns_mean", {})
+    return float(returns.get(LEARNER, float("nan")))
+
+
+def train(config: Mapping[str, Any], address: str | None) -> tuple[Path, list[IterationRecord]]:
+    """Train for ``config["iterations"]`` and save a checkpoint; returns its path and the curve."""
+    import ray
+    from tqdm.auto import tqdm
+
+    # address None: a new local instance ("local"), even if this machine runs a Ray cluster;
+    # else the cluster at address ("auto", "HOST:PORT", "ray://HOST:10001"). Nothing else differs.
+    ray.init(address=address or "local", include_dashboard=False, log_to_driver=False)
+    algorithm = build_algorithm_config(config).build_algo()
+    records: list[IterationRecord] = []
+    start = time.perf_counter()
+    try:
+        with tqdm(
+            range(1, config["iterations"] + 1), desc="RLlib PPO", unit="iter", dynamic_ncols=True
+        ) as bar:
+            for iteration in bar:
+                result = algorithm.train()
+                record = IterationRecord(
+                    iteration,
+                    int(result.get("num_env_steps_sampled_lifetime", 0)),
+                    time.perf_counter() - start,
+                    _learner_return(result),
+                )
+                records.append(record)
+                bar.set_postfix(steps=record.env_steps, learner_return=f"{record.learner_return:.3f}")
+        checkpoint = Path(config["output_dir"]).resolve() / "checkpoint"
+        algorithm.save_to_path(checkpoint)
+    finally:
+        algorithm.stop()
+        ray.shutdown()
+    return checkpoint, records
+
+
+def evaluate_checkpoint(checkpoint: Path, config: Mapping[str, Any]) -> list[Any]:
+    """The learner against each evaluation opponent in turn (the learner in one seat, the opponent
+    in every other), with :func:`agents.evaluate.evaluate`; returns one result per opponent."""
+    from agents.evaluate import evaluate
+    from integrations.rllib import register_agent
+
+    register_agent()
+    settings = config["evaluation"]
+    num_players = config["env"]["num_players"]
+    results = []
+    for opponent in settings["opponents"]:
+        players = [("rllib", {"path": str(checkpoint)})] + [opponent] * (num_players - 1)
+        results.append(
+            evaluate(
+                players,
+                num_games=settings["num_games"],
+                episode=settings["episode"],
+                duplicate=True,
+                seed=config["seed"],
+                workers=1,  # the "rllib" agent name exists in this process only
+            )
+        )
+    return results
+
+
+def plot_curve(records: Sequence[IterationRecord], path: Path) -> None:
+    """The learner's mean episode return against env steps sampled, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 3.5))
+    axes.plot([r.env_steps for r in records], [r.learner_return for r in records], marker="o")
+    axes.set_xlabel("env steps sampled")
+    axes.set_ylabel("learner return per episode (scaled)")
+    axes.set_title("RLlib PPO self-play on Draw dominoes")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="configs/rllib_selfplay.yaml", help="YAML config file")
+    parser.add_argument(
+        "--address",
+        default=None,
+        help="Ray cluster to join: HEAD_IP:6379, 'auto' on a cluster node, or ray://HEAD_IP:10001; "
+        "left out, a local Ray instance is started",
+    )
+    parser.add_argument(
+        "--iterations", type=int, default=None, help="training iterations (overrides the config)"
+    )
+    parser.add_argument("--num-env-runners", type=int, default=None, help="Ray env-runner actors (overrides)")
+    parser.add_argument("--eval-games", type=int, default=None, help="games per evaluation opponent; 0 skips")
+    parser.add_argument("--output-dir", default=None, help="where the checkpoint and results go (overrides)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = build_parser().parse_args(argv)
+    config = load_config(args.config, {"iterations": args.iterations, "output_dir": args.output_dir})
+    if args.num_env_runners is not None:
+        config["env_runners"]["num_env_runners"] = args.num_env_runners
+    if args.eval_games is not None:
+        config["evaluation"]["num_games"] = args.eval_games
+    config = load_config(None, config)  # check the overridden values too
+    output = Path(config["output_dir"])
+    output.mkdir(parents=True, exist_ok=True)
+
+    checkpoint, records = train(config, args.address)
+    minutes = records[-1].seconds / 60
+    summary: dict[str, Any] = {
+        "config": config,
+        "address": args.address,
+        "checkpoint": str(checkpoint),
+        "iterations": len(records),
+        "env_steps": records[-1].env_steps,
+        "train_minutes": minutes,
+        "iterations_per_minute": len(records) / minutes,
+        "env_steps_per_second": records[-1].env_steps / records[-1].seconds,
+        "curve": [vars(record) for record in records],
+        "evaluation": [],
+    }
+    plot_curve(records, output / "learning_curve.png")
+    print(
+        f"\nTrained {len(records)} iterations ({records[-1].env_steps} env steps) in {minutes:.2f} min: "
+        f"{summary['iterations_per_minute']:.2f} iterations/min, "
+        f"{summary['env_steps_per_second']:.0f} env steps/s"
+    )
+    print(f"Checkpoint: {checkpoint}\nLearning curve: {output / 'learning_curve.png'}")
+    if config["evaluation"]["num_games"] > 0:
+        for result in evaluate_checkpoint(checkpoint, config):
+            print(result.summary())
+            summary["evaluation"].append(result.to_dict())
+    (output / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
