@@ -15,13 +15,14 @@ Actions (the environment's ``Discrete(58)``): ``2 * tile + end`` places ``tile``
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral
 
 from draw_env import tiles
-from draw_env.tiles import HOLDING, LOW, NUM_TILES, TileLike
+from draw_env.tiles import HOLDING, NUM_TILES, TileLike
 
 LEFT = 0
 RIGHT = 1
@@ -564,6 +565,14 @@ class PlayerView:
             for _ in range(16):
                 rng.shuffle(choices)
                 mask = tiles.mask_of(choices[:need])
+                rest = deal(index + 1, free & ~mask)
+                if rest is not None:
+                    rest[seat] = mask
+                    return rest
+            # When the voids leave few deals, random picks can all strand a later seat: then try
+            # every combination, so that a deal is found whenever one exists.
+            for pick in itertools.combinations(choices, need):
+                mask = tiles.mask_of(pick)
                 rest = deal(index + 1, free & ~mask)
                 if rest is not None:
                     rest[seat] = mask

@@ -1,0 +1,146 @@
+"""The agent protocol and the helpers every agent uses to read its observation.
+
+An agent sees exactly what the environment gives the player it sits for: the observation dict
+``{"observation": float32 (258,), "action_mask": int8 (58,)}``. It never touches the
+environment or the rules state. The helpers here decode the public-contract blocks of the
+vector (hand, line, open ends, seats in play) into the bitmasks of :mod:`draw_env.tiles`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from draw_env.observation import OFFSETS, SEATS, observe_state
+from draw_env.rules import NUM_ACTIONS, DrawState
+from draw_env.tiles import NUM_TILES, NUM_VALUES
+
+#: Action ids below this place a tile (``2 * tile + end``); 56 draws, 57 passes.
+FIRST_NON_PLACEMENT = 2 * NUM_TILES
+
+Observation = dict[str, np.ndarray]
+
+_HAND = OFFSETS["hand"]
+_LEFT_END = OFFSETS["left_end"]
+_RIGHT_END = OFFSETS["right_end"]
+_IN_PLAY = OFFSETS["in_play"]
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What the evaluator and the training code expect of a player.
+
+    Attributes:
+        name: the registry name the agent was made under (``"random"``, ``"ismcts"``...).
+    """
+
+    name: str
+
+    def act(self, observation: Observation) -> int:
+        """A legal action id (0..57) for the acting player, chosen from ``observation`` only.
+
+        Args:
+            observation: ``{"observation": float32 (258,), "action_mask": int8 (58,)}`` exactly as
+                the environment returns it; the mask has at least one 1.
+        """
+        ...
+
+    def reset(self) -> None:
+        """Forget anything carried between decisions; called at the start of a hand or match."""
+        ...
+
+
+class BaseAgent:
+    """Shared plumbing: a name, a no-op :meth:`reset` and a readable ``repr``."""
+
+    name = "base"
+
+    def reset(self) -> None:
+        """Nothing to forget by default."""
+
+    def act(self, observation: Observation) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class SeededAgent(BaseAgent):
+    """An agent that draws random numbers from its own seeded :class:`random.Random`.
+
+    Args:
+        seed: ``None`` for fresh entropy; an int makes every decision reproducible.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        _check_seed(seed)
+        self.seed = None if seed is None else int(seed)
+        self.rng = random.Random(self.seed)
+
+
+class DeterministicAgent(BaseAgent):
+    """An agent whose decisions depend on the observation only.
+
+    Args:
+        seed: accepted and ignored, so that callers may pass a seed to every agent alike.
+    """
+
+    def __init__(self, seed: int | None = None) -> None:
+        _check_seed(seed)
+
+
+def _check_seed(seed: object) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ValueError(f"seed must be an int or None, got {seed!r}")
+
+
+def legal_actions(observation: Observation) -> list[int]:
+    """The legal action ids, ascending, read from the action mask.
+
+    Raises:
+        ValueError: if the mask is not 58 entries long or allows nothing (the agent is not to act).
+    """
+    mask = np.asarray(observation["action_mask"])
+    if mask.shape != (NUM_ACTIONS,):
+        raise ValueError(f"observation['action_mask'] must have shape ({NUM_ACTIONS},), got {mask.shape}")
+    actions = np.flatnonzero(mask).tolist()
+    if not actions:
+        raise ValueError("observation['action_mask'] is all zeros: this agent is not the one to act")
+    return actions
+
+
+def hand_mask(vector: np.ndarray) -> int:
+    """The observer's hand as a tile bitmask, from the observation vector (shape (258,))."""
+    bits = 0
+    for tile in np.flatnonzero(vector[_HAND : _HAND + NUM_TILES]).tolist():
+        bits |= 1 << tile
+    return bits
+
+
+def open_ends(vector: np.ndarray) -> tuple[int, int] | None:
+    """The open values ``(left, right)``, or ``None`` while the line is empty."""
+    left = np.flatnonzero(vector[_LEFT_END : _LEFT_END + NUM_VALUES])
+    if left.size == 0:
+        return None
+    right = np.flatnonzero(vector[_RIGHT_END : _RIGHT_END + NUM_VALUES])
+    return int(left[0]), int(right[0])
+
+
+def num_players(vector: np.ndarray) -> int:
+    """How many seats are in play (2, 3 or 4), from the ``in_play`` block."""
+    return int(round(float(vector[_IN_PLAY : _IN_PLAY + SEATS].sum())))
+
+
+def observe(state: DrawState, player: int, match: bool = False) -> Observation:
+    """The observation dict the environment would give ``player`` in ``state``.
+
+    For tests and analysis tools that hold a rules state: the vector comes from
+    :func:`draw_env.observation.observe_state`, and the mask is the legal actions when
+    ``player`` is to act, else all zeros.
+    """
+    mask = np.zeros(NUM_ACTIONS, np.int8)
+    if state.result is None and state.current == player:
+        mask[state.legal_actions()] = 1
+    return {"observation": observe_state(state, player, match), "action_mask": mask}

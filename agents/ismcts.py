@@ -1,0 +1,239 @@
+"""Information-set Monte Carlo tree search (single-observer ISMCTS) over the rules core.
+
+The search works on *determinizations*: full states dealt at random from what the player knows.
+For each one, every legal root action gets one simulation:
+
+1. **Determinize.** Rebuild the player's information set from its observation
+   (:func:`draw_env.observation.view_from_observation`) and deal the tiles it cannot see at
+   random, consistently with every opponent's hand size and the values each opponent showed it
+   lacks by passing (:meth:`draw_env.rules.PlayerView.sample_state`). The boneyard order is
+   random too.
+2. **Pair the root actions.** Each root action is played on its own copy of the same
+   determinization, and what follows draws the same random numbers. The luck of the deal, by
+   far the largest source of noise in a hand's outcome, is then shared by all root actions and
+   cancels out when they are compared: with three opponents this pairing is worth about as much
+   as tripling the simulations.
+3. **Select and expand below the root.** Walk one tree, shared by all determinizations, whose
+   nodes are the searching player's information sets: an edge is an action; the searcher's own
+   draws branch further on the tile drawn (the searcher sees it), opponents' draws do not (it
+   does not). At each node, only the actions legal in this determinization compete, by UCB1
+   with *availability* counts (Cowling, Powley and Whitehouse, 2012): a child's exploration
+   term uses how often it was legal, not how often its parent was visited. The first action of
+   a node not yet tried is added and the walk stops.
+4. **Roll out.** Finish the hand with a cheap policy for every seat: place the heaviest
+   playable tile, or with probability ``rollout_randomness`` a uniformly random playable one;
+   draw or pass only when no tile fits.
+5. **Back up.** Every seat's zero-sum hand points (its points minus the mean of the others'),
+   divided by :data:`REWARD_SCALE`, are added to the nodes along the path, each node keeping
+   the value of the seat that moved into it (so each opponent is modelled as playing for
+   itself, which is right for 2 to 4 players each for themselves).
+
+The agent plays the root action with the best mean value. In match mode it still maximises
+the hand's points: the score and target blocks are not used.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import numpy as np
+
+from draw_env.observation import view_from_observation
+from draw_env.rules import DRAW, DrawState, PlayerView
+from draw_env.tiles import PIPS
+
+from agents.base import Observation, SeededAgent, legal_actions, num_players
+
+#: Default number of simulations per decision: about 8-10 ms of CPU per decision on the
+#: development machine (see docs/agents.md for the measured figures).
+DEFAULT_SIMULATIONS = 200
+
+#: Zero-sum hand points are divided by this before UCB sees them: typical hands end within
+#: about +-40 points, so values stay mostly within [-1, 1].
+REWARD_SCALE = 40.0
+
+
+class _Node:
+    """One information set of the searcher in the tree (or, below a searcher's draw, the tile).
+
+    Attributes:
+        children: action id -> child; below a searcher's own draw node, tile drawn -> child.
+        visits: simulations that passed through this node.
+        total: sum of the backed-up rewards of the seat that moved into this node.
+        available: simulations in which this node's action was legal at its parent.
+    """
+
+    __slots__ = ("children", "visits", "total", "available")
+
+    def __init__(self) -> None:
+        self.children: dict[int, _Node] = {}
+        self.visits = 0
+        self.total = 0.0
+        self.available = 0
+
+
+class ISMCTSAgent(SeededAgent):
+    """Single-observer ISMCTS with paired root actions and heaviest-first rollouts.
+
+    Args:
+        simulations: determinized simulations per decision (>= 1). Default
+            :data:`DEFAULT_SIMULATIONS` when ``seconds`` is not given either.
+        seconds: a wall-clock budget per decision (> 0). With both budgets, the search stops
+            at whichever runs out first. A time budget makes play depend on machine speed, so
+            it is reproducible from the seed only when ``simulations`` binds first.
+        exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
+        rollout_randomness: probability that a rollout move is a uniformly random placement
+            instead of the heaviest one, in 0..1.
+        seed: seeds the determinizations and rollouts; ``None`` for fresh entropy.
+
+    Raises:
+        ValueError: if an argument is out of range; the message names it and the allowed values.
+    """
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        simulations: int | None = None,
+        seconds: float | None = None,
+        exploration: float = 1.0,
+        rollout_randomness: float = 0.25,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if simulations is None and seconds is None:
+            simulations = DEFAULT_SIMULATIONS
+        if simulations is not None and (
+            isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1
+        ):
+            raise ValueError(f"simulations must be an int >= 1 or None, got {simulations!r}")
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float, np.number))
+            or not 0 < seconds < math.inf
+        ):
+            raise ValueError(f"seconds must be a finite number > 0 or None, got {seconds!r}")
+        if (
+            isinstance(exploration, bool)
+            or not isinstance(exploration, (int, float, np.number))
+            or not 0 <= exploration < math.inf
+        ):
+            raise ValueError(f"exploration must be a finite number >= 0, got {exploration!r}")
+        if (
+            isinstance(rollout_randomness, bool)
+            or not isinstance(rollout_randomness, (int, float, np.number))
+            or not 0 <= rollout_randomness <= 1
+        ):
+            raise ValueError(f"rollout_randomness must be a number in 0..1, got {rollout_randomness!r}")
+        self.simulations = None if simulations is None else int(simulations)
+        self.seconds = None if seconds is None else float(seconds)
+        self.exploration = float(exploration)
+        self.rollout_randomness = float(rollout_randomness)
+
+    def act(self, observation: Observation) -> int:
+        actions = legal_actions(observation)
+        if len(actions) == 1:
+            return actions[0]
+        vector = observation["observation"]
+        children = self.search(view_from_observation(vector, num_players(vector))).children
+        # Every root action was tried equally often: compare means; ties go to the lowest id.
+        return max(actions, key=lambda action: (children[action].total / children[action].visits, -action))
+
+    def search(self, view: PlayerView) -> _Node:
+        """Run the simulations from ``view`` (observer = seat 0) and return the root node.
+
+        The budget is spent in whole determinizations (one simulation per root action each),
+        so ``simulations`` is rounded up to a multiple of the number of legal actions, and
+        at least one determinization is always searched.
+        """
+        rng = self.rng
+        root = _Node()
+        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        done = 0
+        while done == 0 or (
+            (self.simulations is None or done < self.simulations)
+            and (deadline is None or time.perf_counter() < deadline)
+        ):
+            world = view.sample_state(rng)
+            shared_seed = rng.getrandbits(64)
+            # The root actions are the searcher's own legal moves: the same in every world.
+            for action in world.legal_actions():
+                self._simulate(root, world.clone(), action, random.Random(shared_seed))
+                done += 1
+        return root
+
+    def _simulate(self, root: _Node, state: DrawState, root_action: int, rng: random.Random) -> None:
+        """One pass on the determinization ``state``, starting with ``root_action``.
+
+        Select, expand, roll out and back up, drawing every random number from ``rng``.
+        """
+        exploration = self.exploration
+        node = root
+        action = root_action
+        path: list[tuple[_Node, int]] = []  # (node, seat that moved into it)
+        while True:
+            mover = state.current
+            child = node.children.get(action)
+            expanded = child is None
+            if expanded:
+                child = node.children[action] = _Node()
+                child.available = 1
+            path.append((child, mover))
+            node = child
+            if action == DRAW and mover == 0:
+                # The searcher sees what it draws: its later choices hang below that tile.
+                drawn = state.boneyard[0]
+                outcome = node.children.get(drawn)
+                if outcome is None:
+                    outcome = node.children[drawn] = _Node()
+                node = outcome
+            state.apply_action(action)
+            if expanded or state.result is not None:
+                break
+            # Select: an untried legal action if there is one, else the best UCB1 score.
+            children = node.children
+            untried = []
+            best_score = -math.inf
+            for legal in state.legal_actions():
+                candidate = children.get(legal)
+                if candidate is None:
+                    untried.append(legal)
+                    continue
+                candidate.available += 1
+                score = candidate.total / candidate.visits + exploration * math.sqrt(
+                    math.log(candidate.available) / candidate.visits
+                )
+                if score > best_score:
+                    best_score, action = score, legal
+            if untried:
+                action = untried[0] if len(untried) == 1 else rng.choice(untried)
+        rewards = self._rollout(state, rng)
+        for visited, seat in path:
+            visited.visits += 1
+            visited.total += rewards[seat]
+
+    def _rollout(self, state: DrawState, rng: random.Random) -> list[float]:
+        """Finish the hand with the rollout policy; each seat's scaled zero-sum hand points."""
+        randomness = self.rollout_randomness
+        while state.result is None:
+            legal = state.legal_actions()
+            if legal[0] >= DRAW:  # nothing fits: draw, or pass once drawing is over
+                state.apply_action(legal[0])
+                continue
+            if legal[-1] == DRAW:  # rollouts never draw by choice
+                legal.pop()
+            if len(legal) > 1 and rng.random() < randomness:
+                state.apply_action(rng.choice(legal))
+                continue
+            best = legal[0]
+            best_pips = PIPS[best >> 1]
+            for action in legal:
+                if PIPS[action >> 1] > best_pips:
+                    best, best_pips = action, PIPS[action >> 1]
+            state.apply_action(best)
+        points = state.result.points
+        others = len(points) - 1
+        total = sum(points)
+        return [(p - (total - p) / others) / REWARD_SCALE for p in points]
