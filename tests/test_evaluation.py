@@ -1,0 +1,415 @@
+"""Tests of the evaluator (agents.evaluate), the league and sweep (agents.league) and draw-eval.
+
+Cheap agents only (baselines, and ISMCTS at a handful of simulations), so the file runs in a few
+seconds; the one multi-process test spawns two workers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+
+import pytest
+
+from agents.evaluate import (
+    GameRecord,
+    _shared_first,
+    deal_options,
+    evaluate,
+    main,
+    parse_agent_spec,
+    seatings_for,
+    seed_sequence_int,
+    wilson_interval,
+)
+from agents.league import league, parse_sweep, plot_league, sweep
+from draw_env import tiles
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------------------- statistics
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [
+        (50, 100, 0.4038, 0.5962),
+        # Newcombe (1998), "Two-sided confidence intervals for the single proportion", Table I,
+        # method 3 (Wilson score interval without continuity correction).
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0000, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
+def test_wilson_interval_matches_published_values(
+    successes: int, trials: int, low: float, high: float
+) -> None:
+    got_low, got_high = wilson_interval(successes, trials)
+    assert got_low == pytest.approx(low, abs=5e-5)
+    assert got_high == pytest.approx(high, abs=5e-5)
+
+
+def test_wilson_interval_is_symmetric_and_takes_half_wins() -> None:
+    low, high = wilson_interval(3, 10)
+    mirror_low, mirror_high = wilson_interval(7, 10)
+    assert (low, high) == pytest.approx((1 - mirror_high, 1 - mirror_low))
+    half_low, half_high = wilson_interval(5.5, 10)
+    assert wilson_interval(5, 10)[0] < half_low < wilson_interval(6, 10)[0]
+    assert wilson_interval(5, 10)[1] < half_high < wilson_interval(6, 10)[1]
+
+
+def test_wilson_interval_holds_the_proportion_exactly_at_the_edges() -> None:
+    # Charts draw rate - low as an error bar: rounding must never make it negative.
+    for trials in range(1, 400):
+        assert wilson_interval(0, trials)[0] == 0.0
+        assert wilson_interval(trials, trials)[1] == 1.0
+        for successes in (1, trials // 3, trials - 1):
+            low, high = wilson_interval(successes, trials)
+            assert low <= successes / trials <= high
+
+
+@pytest.mark.parametrize(("successes", "trials"), [(1, 0), (-1, 10), (11, 10)])
+def test_wilson_interval_rejects_impossible_counts(successes: float, trials: int) -> None:
+    with pytest.raises(ValueError, match="trials|successes"):
+        wilson_interval(successes, trials)
+
+
+def test_shared_first_splits_a_tied_lead() -> None:
+    assert _shared_first([104, 60]) == (1.0, 0.0)
+    assert _shared_first([70, 70, 12]) == (0.5, 0.5, 0.0)
+    assert _shared_first([0, 0, 0, 0]) == (0.25, 0.25, 0.25, 0.25)
+
+
+# ---------------------------------------------------------------------------- agent specs
+
+
+def test_parse_agent_spec_reads_keywords() -> None:
+    assert parse_agent_spec("variety") == ("variety", {})
+    assert parse_agent_spec("ismcts:simulations=200,seed=1,exploration=0.5") == (
+        "ismcts",
+        {"simulations": 200, "seed": 1, "exploration": 0.5},
+    )
+    assert parse_agent_spec("ppo:path=policies/x.zip,deterministic=false") == (
+        "ppo",
+        {"path": "policies/x.zip", "deterministic": False},
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("chess", "agent must be one of"), ("ismcts:200", "key=value")]
+)
+def test_parse_agent_spec_rejects_bad_text(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_agent_spec(text)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"players": ["random"]}, "players"),
+        ({"players": "random"}, "players"),
+        ({"players": ["random", "variety"], "num_games": 0}, "num_games"),
+        ({"players": ["random", "variety"], "episode": "set"}, "episode"),
+        ({"players": ["random", "variety"], "workers": 0}, "workers"),
+        ({"players": ["random", "variety"], "seatings": "shuffled"}, "seatings"),
+        ({"players": [("ismcts", {"simulations": 0}), "variety"]}, "simulations"),
+        ({"players": [("random", {"speed": 3}), "variety"]}, "speed"),
+    ],
+)
+def test_evaluate_rejects_bad_arguments(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        evaluate(**{"num_games": 2, "progress": False, **kwargs})
+
+
+# ---------------------------------------------------------------------------- duplicate format
+
+
+def _by_deal(records: list[GameRecord]) -> dict[int, list[GameRecord]]:
+    groups: dict[int, list[GameRecord]] = defaultdict(list)
+    for record in records:
+        groups[record.deal].append(record)
+    return groups
+
+
+@pytest.mark.parametrize(("players", "seatings"), [(2, "rotations"), (3, "rotations"), (4, "permutations")])
+def test_duplicate_replays_deal_the_same_tiles_to_the_same_seats(players: int, seatings: str) -> None:
+    specs = ["random_forced", "heaviest", "variety", "random_forced"][:players]
+    replays = len(seatings_for(players, seatings))
+    result = evaluate(
+        specs, num_games=3 * replays, episode="match", seed=11, progress=False, seatings=seatings
+    )
+    groups = _by_deal(result.games)
+    assert len(groups) == 3 and all(len(group) == replays for group in groups.values())
+    later_hands_compared = 0
+    for deal, group in groups.items():
+        # Every participant sits in every seat the same number of times over the replays.
+        for seat in range(players):
+            counts = [sum(record.seating[seat] == p for record in group) for p in range(players)]
+            assert len(set(counts)) == 1
+        # The first hand is the deal fixed through the reset options...
+        options = deal_options(players, seed_sequence_int(11, deal, 0))
+        opener, boneyard, *hands = group[0].deals_seen[0]
+        assert (opener, list(boneyard), [list(tiles.tiles_in(hand)) for hand in hands]) == (
+            options["opener"],
+            options["boneyard"],
+            options["hands"],
+        )
+        # ...and every hand that all replays reach is the same deal, seat by seat, in all of them.
+        common = min(len(record.deals_seen) for record in group)
+        for hand in range(common):
+            assert len({record.deals_seen[hand] for record in group}) == 1
+        later_hands_compared += common - 1
+        # Hands of a match are fresh deals, not repeats of the first one.
+        assert len(set(group[0].deals_seen)) == len(group[0].deals_seen)
+    assert later_hands_compared > 0  # matches lasted several hands, so the env RNG was exercised
+    first_deals = {group[0].deals_seen[0] for group in groups.values()}
+    assert len(first_deals) == 3
+
+
+def test_independent_deals_rotate_the_seats() -> None:
+    result = evaluate(
+        ["random_forced", "heaviest", "variety"],
+        num_games=6,
+        episode="hand",
+        duplicate=False,
+        seed=2,
+        progress=False,
+    )
+    assert [record.seating for record in result.games] == seatings_for(3, "rotations") * 2
+    assert len({record.deals_seen[0] for record in result.games}) == 6
+
+
+def test_num_games_is_rounded_up_to_whole_deals() -> None:
+    result = evaluate(
+        ["random_forced", "heaviest", "variety"], num_games=7, episode="hand", seed=0, progress=False
+    )
+    assert (result.num_games, result.num_deals) == (9, 3)
+
+
+# ---------------------------------------------------------------------------- results
+
+
+def _without_timing(data: dict) -> dict:
+    data = json.loads(json.dumps(data))
+    del data["seconds"]
+    for participant in data["participants"]:
+        del participant["decisions_per_second"]
+    for game in data.get("games", []):
+        del game["think_seconds"]
+    return data
+
+
+def test_same_seed_same_results_on_any_number_of_workers() -> None:
+    specs = ["random", ("ismcts", {"simulations": 4}), "random_forced"]
+    one = evaluate(specs, num_games=6, episode="match", seed=5, workers=1, progress=False)
+    two = evaluate(specs, num_games=6, episode="match", seed=5, workers=2, progress=False)
+    other = evaluate(specs, num_games=6, episode="match", seed=6, workers=1, progress=False)
+    assert _without_timing(one.to_dict(include_games=True)) == _without_timing(
+        two.to_dict(include_games=True)
+    )
+    assert [g.deals_seen for g in one.games] == [g.deals_seen for g in two.games]
+    assert [g.deals_seen for g in one.games] != [g.deals_seen for g in other.games]
+
+
+def test_statistics_add_up() -> None:
+    result = evaluate(
+        ["random_forced", "heaviest", "variety", "variety"],
+        num_games=40,
+        episode="hand",
+        seed=1,
+        progress=False,
+    )
+    stats = result.participants
+    assert [p.label for p in stats] == ["random_forced", "heaviest", "variety#1", "variety#2"]
+    assert sum(p.win_rate for p in stats) == pytest.approx(1.0)
+    assert sum(p.zero_sum_per_hand for p in stats) == pytest.approx(0.0, abs=1e-9)
+    for record in result.games:
+        assert sum(record.win_credit) == pytest.approx(1.0)
+        assert record.hands == 1 and record.scores == record.points
+    hands = result.num_games
+    blocked = sum(r.blocked_hands for r in result.games)
+    for p, participant in enumerate(stats):
+        assert participant.hands == hands
+        assert participant.points_per_hand == pytest.approx(sum(r.points[p] for r in result.games) / hands)
+        assert participant.block_rate == pytest.approx(blocked / hands)
+        assert participant.win_low <= participant.win_rate <= participant.win_high
+        assert participant.wins + participant.draws <= participant.games
+        # A hand has at least the placements that empty one hand of six tiles.
+        assert participant.actions_per_hand >= 6
+
+
+def test_match_winner_reached_the_target() -> None:
+    result = evaluate(["random_forced", "heaviest"], num_games=10, episode="match", seed=4, progress=False)
+    for record in result.games:
+        best = max(record.scores)
+        assert best >= 100 and record.hands >= 1
+        assert record.win_credit == _shared_first(list(record.scores))
+
+
+def test_heaviest_beats_random() -> None:
+    """A gap so large (random draws at will) that 40 duplicate matches settle it."""
+    result = evaluate(["random", "heaviest"], num_games=40, episode="match", seed=0, progress=False)
+    random_stats, heaviest_stats = result.participants
+    assert heaviest_stats.win_low > 0.5 > random_stats.win_high
+
+
+def test_summary_and_json() -> None:
+    result = evaluate(["random_forced", "variety"], num_games=4, episode="hand", seed=0, progress=False)
+    text = result.summary()
+    assert "random_forced" in text and "variety" in text and "95% interval" in text
+    data = json.loads(result.to_json())
+    assert data["num_games"] == 4 and "games" not in data
+    assert {"win_rate", "win_low", "win_high", "points_per_hand", "block_rate", "actions_per_hand"} <= set(
+        data["participants"][0]
+    )
+
+
+# ---------------------------------------------------------------------------- league and sweep
+
+
+def test_two_player_league(tmp_path) -> None:
+    result = league(["random", "heaviest", "variety"], 2, 10, episode="match", seed=0, progress=False)
+    plot_league(result, tmp_path / "league.png")
+    assert (tmp_path / "league.png").read_bytes()[:8] == PNG_MAGIC
+    assert len(result.tables) == 3
+    assert result.ratings[-1].label == "random"
+    assert [r.ordinal for r in result.ratings] == sorted((r.ordinal for r in result.ratings), reverse=True)
+    matrix = result.win_matrix()
+    for i in range(3):
+        assert math.isnan(matrix[i, i])
+        for j in range(3):
+            if i != j:
+                assert matrix[i, j] + matrix[j, i] == pytest.approx(1.0)
+    assert all(r.games == 20 for r in result.ratings)
+    data = json.loads(result.to_json())
+    assert data["games_per_table"] == 10 and len(data["ratings"]) == 3
+
+
+def test_three_player_league_tables_are_all_combinations() -> None:
+    result = league(
+        ["random_forced", "heaviest", "variety", "random"], 3, 3, episode="hand", seed=0, progress=False
+    )
+    assert sorted(table.labels for table in result.tables) == sorted(
+        [
+            ("random_forced", "heaviest", "variety"),
+            ("random_forced", "heaviest", "random"),
+            ("random_forced", "variety", "random"),
+            ("heaviest", "variety", "random"),
+        ]
+    )
+    assert all(r.games == 9 for r in result.ratings)
+    with pytest.raises(ValueError, match="win_matrix"):
+        result.win_matrix()
+
+
+@pytest.mark.parametrize(
+    ("specs", "players", "message"),
+    [
+        (["random", "random"], 2, "distinct"),
+        (["random", "heaviest"], 3, "at least"),
+        (["random", "heaviest"], 5, "num_players"),
+        ([("ismcts", {"simulations": 0}), "heaviest"], 2, "simulations"),
+    ],
+)
+def test_league_rejects_bad_arguments(specs: list[str], players: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        league(specs, players, 2, progress=False)
+
+
+def test_sweep_over_ismcts_budget() -> None:
+    result = sweep("ismcts", ["variety"], "simulations", [2, 8], 4, episode="hand", seed=0, progress=False)
+    assert [p.agent for p in result.points] == ["ismcts", "ismcts"]
+    assert [p.kwargs["simulations"] for p in result.points] == [2, 8]
+    assert all(p.games == 4 and p.decisions_per_second > 0 for p in result.points)
+    assert "simulations" in result.summary()
+    assert parse_sweep("simulations=25, 50,100") == ("simulations", [25, 50, 100])
+    with pytest.raises(ValueError, match="key=v1"):
+        parse_sweep("simulations")
+
+
+# ---------------------------------------------------------------------------- command line
+
+
+def test_cli_run_writes_json_and_png(tmp_path, capsys) -> None:
+    out_json, out_png = tmp_path / "out.json", tmp_path / "out.png"
+    code = main(
+        [
+            "random_forced",
+            "heaviest",
+            "--games",
+            "6",
+            "--episode",
+            "hand",
+            "--quiet",
+            "--json",
+            str(out_json),
+            "--png",
+            str(out_png),
+        ]
+    )
+    assert code == 0
+    assert "random_forced" in capsys.readouterr().out
+    assert json.loads(out_json.read_text())["num_games"] == 6
+    assert out_png.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_cli_league_and_sweep(tmp_path, capsys) -> None:
+    main(
+        [
+            "--league",
+            "random",
+            "heaviest",
+            "variety",
+            "--players",
+            "3",
+            "--games",
+            "3",
+            "--episode",
+            "hand",
+            "--quiet",
+            "--png",
+            str(tmp_path / "l.png"),
+        ]
+    )
+    assert "League: 3 players" in capsys.readouterr().out
+    assert (tmp_path / "l.png").read_bytes()[:8] == PNG_MAGIC
+    main(
+        [
+            "ismcts",
+            "variety",
+            "--sweep",
+            "simulations=2,4",
+            "--games",
+            "2",
+            "--episode",
+            "hand",
+            "--quiet",
+            "--png",
+            str(tmp_path / "s.png"),
+        ]
+    )
+    assert "simulations" in capsys.readouterr().out
+    assert (tmp_path / "s.png").read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["random"], "2 to 4"),
+        (["random", "heaviest", "--players", "3"], "--players is 3"),
+        (["--league", "random", "heaviest", "variety"], "--league needs --players"),
+        (["chess", "heaviest"], "agent must be one of"),
+        (["ismcts:simulations=0", "heaviest"], "simulations"),
+        (["random", "heaviest", "--games", "0"], "num_games"),
+        (["random", "heaviest", "--episode", "set"], "invalid choice"),
+        (["random", "heaviest", "--sweep", "simulations"], "key=v1"),
+    ],
+)
+def test_cli_rejects_bad_arguments(argv: list[str], message: str, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
