@@ -1,0 +1,364 @@
+"""A single-agent Gymnasium view of the Draw AEC environment, for MaskablePPO and friends.
+
+One seat is the learner; every other seat is played by an opponent policy inside :meth:`step`,
+until it is the learner's turn again or the episode ends. The learner therefore receives its own
+end-of-hand reward whatever happened, losses included: a hand the learner loses gives it a
+negative reward under ``"zero_sum"``, even when an opponent made the last move.
+
+* The learner's seat is drawn uniformly per episode (from the env's seeded ``np_random``), so it
+  opens, follows and sits everywhere at the table.
+* Opponents are policies ``obs_dict -> action`` (callables, or objects with ``.act`` and an
+  optional ``.reset``) that see exactly what the AEC environment shows them. Each opponent seat
+  draws one policy per episode from a weighted list; by default they play uniformly at random
+  among legal actions.
+* :meth:`action_masks` gives MaskablePPO the legal actions as a ``bool`` array of 58.
+
+Observations (``features``):
+
+* ``"scaled"``: the AEC observation vector divided by :data:`draw_env.observation.HIGH`, so every
+  entry lies in [0, 1] (258 entries).
+* ``"extended"`` (default): the scaled vector, then the action mask (58 entries), then per pip
+  value 0..6 the share of that value's 7 tiles held, on the line and still unseen (21 entries),
+  then for each open end the share of the hand that fits it (2 entries) and the hand's pips over
+  the largest possible hand total (1 entry). Nothing is added that the observer could not
+  compute itself: these are summaries of the same vector, which spare a small network from
+  learning the counting.
+
+This module imports only numpy, gymnasium, pettingzoo and draw_env.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from draw_env import tiles
+from draw_env.draw_dominoes import ILLEGAL_PENALTY, raw_env
+from draw_env.observation import HIGH, OBSERVATION_SIZE, OFFSETS
+from draw_env.rules import NUM_ACTIONS, IllegalActionError
+from draw_env.tiles import NUM_TILES, NUM_VALUES
+
+FEATURES = ("scaled", "extended")
+#: Default reward scale: one hand's zero-sum reward is at most 168 points in size, usually tens.
+DEFAULT_REWARD_SCALE = 0.02
+
+_VALUE_OF_TILE = np.zeros((NUM_TILES, NUM_VALUES), np.float32)  # 1 where the tile shows the value
+for _tile, (_low, _high) in enumerate(tiles.TILES):
+    _VALUE_OF_TILE[_tile, _low] = 1
+    _VALUE_OF_TILE[_tile, _high] = 1
+_PIPS_OF_TILE = np.array([low + high for low, high in tiles.TILES], np.float32)
+#: The largest hand total that can occur: every tile but the 2 protected ones held by one seat.
+_MAX_HAND_PIPS = float(np.sort(_PIPS_OF_TILE)[2:].sum())
+_EXTRA_FEATURES = NUM_ACTIONS + 3 * NUM_VALUES + 2 + 1
+_INV_HIGH = (1.0 / HIGH).astype(np.float32)
+
+
+def feature_size(features: str = "extended") -> int:
+    """Length of the observation vector built by :func:`encode_observation` for ``features``."""
+    _check_choice("features", features, FEATURES)
+    return OBSERVATION_SIZE + (_EXTRA_FEATURES if features == "extended" else 0)
+
+
+def encode_observation(observation: Mapping[str, np.ndarray], features: str = "extended") -> np.ndarray:
+    """The learner's input vector from an AEC observation dict.
+
+    Args:
+        observation: ``{"observation": (258,) float32, "action_mask": (58,) int8}``.
+        features: ``"scaled"`` or ``"extended"`` (see the module docstring).
+
+    Returns:
+        A ``float32`` vector of shape ``(feature_size(features),)`` with entries in [0, 1].
+    """
+    scaled = np.asarray(observation["observation"], np.float32) * _INV_HIGH
+    if features == "scaled":
+        return scaled
+    mask = np.asarray(observation["action_mask"], np.float32)
+    hand = scaled[OFFSETS["hand"] : OFFSETS["hand"] + NUM_TILES]
+    line = scaled[OFFSETS["line"] : OFFSETS["line"] + NUM_TILES]
+    held_per_value = hand @ _VALUE_OF_TILE
+    line_per_value = line @ _VALUE_OF_TILE
+    unseen_per_value = NUM_VALUES - held_per_value - line_per_value
+    left = scaled[OFFSETS["left_end"] : OFFSETS["left_end"] + NUM_VALUES]
+    right = scaled[OFFSETS["right_end"] : OFFSETS["right_end"] + NUM_VALUES]
+    held = max(float(hand.sum()), 1.0)
+    fit_left = float(held_per_value @ left) / held
+    fit_right = float(held_per_value @ right) / held
+    pips = float(hand @ _PIPS_OF_TILE) / _MAX_HAND_PIPS
+    return np.concatenate(
+        [
+            scaled,
+            mask,
+            held_per_value / NUM_VALUES,
+            line_per_value / NUM_VALUES,
+            unseen_per_value / NUM_VALUES,
+            np.array([fit_left, fit_right, pips], np.float32),
+        ]
+    ).astype(np.float32, copy=False)
+
+
+class ActingPolicy(Protocol):
+    """An agent object: picks a legal action from an AEC observation dict."""
+
+    def act(self, observation: dict[str, np.ndarray]) -> int: ...
+
+
+Policy = Callable[[dict[str, np.ndarray]], int] | ActingPolicy
+
+
+def _check_choice(name: str, value: object, allowed: tuple) -> None:
+    if isinstance(value, bool) or value not in allowed:
+        listed = ", ".join(repr(choice) for choice in allowed)
+        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
+
+
+class DrawSingleAgentEnv(gymnasium.Env):
+    """Draw dominoes for one learner against opponent policies that act inside :meth:`step`.
+
+    Args:
+        num_players: 2, 3 or 4.
+        opponents: ``None`` (uniformly random legal moves), one policy, or a sequence of
+            policies from which each opponent seat draws one per episode. A policy is a callable
+            ``obs_dict -> action`` or an object with ``act(obs_dict)`` (and optionally
+            ``reset()``, called when it is drawn for an episode).
+        opponent_weights: relative sampling weights, one per policy in ``opponents``
+            (default uniform).
+        episode: ``"hand"`` or ``"match"``, as in :func:`draw_env.env`.
+        reward: ``"zero_sum"``, ``"points"`` or (matches) ``"win_loss"``, as in :func:`draw_env.env`.
+        reward_scale: every reward is multiplied by this (default 0.02: 50 points give 1.0).
+        features: ``"scaled"`` or ``"extended"`` (see the module docstring).
+        skip_forced: play the learner's forced moves (a single legal action: a forced draw or
+            pass, a lone fitting tile) for it, so that every learner step is a real choice.
+        seed: seeds the first :meth:`reset` that is given no seed.
+        render_mode: ``None`` or ``"ansi"`` (the AEC environment's text).
+
+    An illegal learner action (MaskablePPO never makes one; ``check_env`` does) ends the episode
+    with ``ILLEGAL_PENALTY[reward] * reward_scale`` and ``info["illegal_action"] = 1``.
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        opponents: Policy | Sequence[Policy] | None = None,
+        opponent_weights: Sequence[float] | None = None,
+        episode: str = "hand",
+        reward: str = "zero_sum",
+        reward_scale: float = DEFAULT_REWARD_SCALE,
+        features: str = "extended",
+        skip_forced: bool = False,
+        seed: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        _check_choice("features", features, FEATURES)
+        _check_choice("render_mode", render_mode, (None, "ansi"))
+        if not isinstance(skip_forced, bool):
+            raise ValueError(f"skip_forced must be True or False, got {skip_forced!r}")
+        if (
+            isinstance(reward_scale, bool)
+            or not isinstance(reward_scale, (int, float))
+            or not reward_scale > 0
+        ):
+            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        self._aec = raw_env(num_players=num_players, episode=episode, reward=reward, render_mode=render_mode)
+        self.num_players = num_players
+        self.episode = episode
+        self.reward_scheme = reward
+        self.reward_scale = float(reward_scale)
+        self.features = features
+        self.skip_forced = bool(skip_forced)
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0.0, 1.0, (feature_size(features),), np.float32)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self._initial_seed = seed
+        self._aec_seeded = False
+        self._opponents: list[Policy] = []
+        self._weights = np.zeros(0)
+        self.set_opponents(opponents, opponent_weights)
+        self._seat_policies: dict[str, Policy | None] = {}
+        self.learner = ""
+        self._observation: dict[str, np.ndarray] | None = None
+
+    # ------------------------------------------------------------------ opponents
+
+    def set_opponents(
+        self,
+        opponents: Policy | Sequence[Policy] | None,
+        weights: Sequence[float] | None = None,
+    ) -> None:
+        """Replace the opponent policies (takes effect at the next :meth:`reset`).
+
+        Args:
+            opponents: as in the constructor.
+            weights: one non-negative weight per policy, not all zero (default uniform).
+        """
+        if opponents is None:
+            policies: list[Policy] = []
+        elif callable(opponents) or hasattr(opponents, "act"):
+            policies = [opponents]
+        else:
+            policies = list(opponents)
+            for index, policy in enumerate(policies):
+                if not (callable(policy) or hasattr(policy, "act")):
+                    raise ValueError(
+                        f"opponents[{index}] must be a callable obs_dict -> action or an object with .act, "
+                        f"got {policy!r}"
+                    )
+        if weights is None:
+            weights_array = np.ones(len(policies))
+        else:
+            weights_array = np.asarray(weights, dtype=np.float64)
+            if (
+                weights_array.shape != (len(policies),)
+                or (weights_array < 0).any()
+                or (policies and weights_array.sum() <= 0)
+            ):
+                raise ValueError(
+                    f"opponent_weights must be {len(policies)} non-negative numbers, not all zero, got {weights!r}"
+                )
+        self._opponents = policies
+        self._weights = weights_array / weights_array.sum() if policies else weights_array
+
+    def _random_legal(self, observation: dict[str, np.ndarray]) -> int:
+        return int(self.np_random.choice(np.flatnonzero(observation["action_mask"])))
+
+    def _opponent_action(self, agent: str, observation: dict[str, np.ndarray]) -> int:
+        policy = self._seat_policies[agent]
+        if policy is None:
+            return self._random_legal(observation)
+        if hasattr(policy, "act"):
+            return int(policy.act(observation))
+        return int(policy(observation))
+
+    # ------------------------------------------------------------------ gymnasium API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode: draw the learner's seat and the opponents, deal, play up to the learner.
+
+        ``options`` go to the AEC environment's ``reset`` (a fixed deal, an opener, scores),
+        except ``options["learner_seat"]``, which fixes the learner's seat.
+        """
+        if seed is None and self._initial_seed is not None:
+            seed, self._initial_seed = self._initial_seed, None
+        super().reset(seed=seed)
+        aec_options = dict(options or {})
+        learner_seat = aec_options.pop("learner_seat", None)
+        if learner_seat is None:
+            learner_seat = int(self.np_random.integers(self.num_players))
+        elif (
+            isinstance(learner_seat, bool)
+            or not isinstance(learner_seat, (int, np.integer))
+            or not (0 <= learner_seat < self.num_players)
+        ):
+            raise ValueError(
+                f"options['learner_seat'] must be a seat in 0..{self.num_players - 1}, got {learner_seat!r}"
+            )
+        # The AEC env keeps its own deal RNG between resets; reseed it from ours when we were
+        # seeded, and on the first reset, so that one seed fixes every deal.
+        aec_seed = None
+        if seed is not None or not self._aec_seeded:
+            aec_seed = int(self.np_random.integers(2**31))
+            self._aec_seeded = True
+        self._aec.reset(seed=aec_seed, options=aec_options or None)
+        self.learner = self._aec.possible_agents[int(learner_seat)]
+        self._seat_policies = {}
+        for agent in self._aec.possible_agents:
+            if agent == self.learner:
+                continue
+            policy = None
+            if self._opponents:
+                policy = self._opponents[int(self.np_random.choice(len(self._opponents), p=self._weights))]
+                if hasattr(policy, "reset"):
+                    policy.reset()
+            self._seat_policies[agent] = policy
+        _, terminated = self._play_opponents()
+        if terminated:  # only a set-up deal can end before every seat has acted
+            raise ValueError("options give a deal that ends before the learner's first turn")
+        return self._learner_observation(), {"learner_seat": int(learner_seat)}
+
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponents until the learner's turn or the end.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: ``reward`` is everything the
+            learner earned since its last step, scaled; ``info`` is the learner's AEC info
+            (``hand_points``, ``hand_pips``, ``score``, ``blocked``) plus ``learner_seat``.
+        """
+        aec = self._aec
+        if self._observation is None or aec.terminations[self.learner]:
+            raise RuntimeError("call reset() before step() (the episode is over)")
+        try:
+            aec.step(int(action))
+        except IllegalActionError:
+            self._observation = None
+            info = {**aec.infos[self.learner], "learner_seat": self._learner_seat(), "illegal_action": 1}
+            penalty = ILLEGAL_PENALTY[self.reward_scheme] * self.reward_scale
+            return np.zeros(self.observation_space.shape, np.float32), penalty, True, False, info
+        reward = aec.rewards[self.learner]
+        more_reward, terminated = self._play_opponents()
+        reward += more_reward
+        observation = self._learner_observation()
+        info = {**aec.infos[self.learner], "learner_seat": self._learner_seat(), "illegal_action": 0}
+        return observation, reward * self.reward_scale, terminated, False, info
+
+    def _learner_seat(self) -> int:
+        return self._aec.possible_agents.index(self.learner)
+
+    def _play_opponents(self) -> tuple[float, bool]:
+        """Let opponents act until the learner has a choice to make or the episode is over.
+
+        Returns:
+            The learner's unscaled reward collected meanwhile, and whether the episode ended.
+        """
+        aec = self._aec
+        reward = 0.0
+        while not aec.terminations[self.learner]:
+            agent = aec.agent_selection
+            if agent != self.learner:
+                aec.step(self._opponent_action(agent, aec.observe(agent)))
+            elif self.skip_forced and len(legal := aec.state_ref.legal_actions()) == 1:
+                aec.step(legal[0])
+            else:
+                break
+            reward += aec.rewards[self.learner]
+        return reward, aec.terminations[self.learner]
+
+    def _learner_observation(self) -> np.ndarray:
+        self._observation = self._aec.observe(self.learner)
+        return encode_observation(self._observation, self.features)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions, shape ``(58,)`` ``bool``.
+
+        Once the episode is over no action is legal; the mask is then all ``True`` so that a
+        masked distribution built from it stays defined (vectorised envs reset before using it).
+        """
+        if self._observation is None:
+            return np.ones(NUM_ACTIONS, bool)
+        mask = self._observation["action_mask"].astype(bool)
+        return mask if mask.any() else np.ones(NUM_ACTIONS, bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
+            return None
+        return self._aec.render()
+
+    def close(self) -> None:
+        self._aec.close()
+
+
+__all__ = [
+    "DEFAULT_REWARD_SCALE",
+    "FEATURES",
+    "DrawSingleAgentEnv",
+    "encode_observation",
+    "feature_size",
+]

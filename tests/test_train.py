@@ -1,0 +1,171 @@
+"""Training: config validation, a smoke run with resume, the NumPy actor, the shipped policy."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.ppo import DEFAULT_POLICY, NumpyPolicy
+from draw_env import env as make_aec_env
+from draw_env.single_agent import encode_observation
+from train.config import TrainConfig, config_from_dict, load_config
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+# A tiny run: two rollouts of 2 x 256 steps, a snapshot, a checkpoint and an evaluation on the way.
+SMOKE = [
+    "total_timesteps=1024",
+    "n_envs=2",
+    "vec_env=dummy",
+    "snapshot_every=512",
+    "checkpoint_every=512",
+    "tensorboard=false",
+    "progress_bar=false",
+    "ppo.n_steps=256",
+    "ppo.batch_size=128",
+    "ppo.n_epochs=1",
+    "ppo.net_arch=[32]",
+    "eval.every=1024",
+    "eval.matches=4",
+    "eval.opponents=[heaviest]",
+    "final_eval.matches=4",
+    "final_eval.opponents=[variety]",
+]
+
+
+@pytest.mark.parametrize("name", ["selfplay_2p", "selfplay_3p", "selfplay_4p", "quick"])
+def test_shipped_configs_load(name: str) -> None:
+    config = load_config(CONFIGS / f"{name}.yaml")
+    assert isinstance(config, TrainConfig)
+
+
+def test_overrides_reach_nested_keys_and_parse_yaml_values() -> None:
+    config = load_config(
+        CONFIGS / "quick.yaml", ["ppo.learning_rate=1e-4", "eval.opponents=[variety]", "seed=3"]
+    )
+    assert config.ppo.learning_rate == pytest.approx(1e-4)
+    assert config.eval.opponents == ["variety"]
+    assert config.seed == 3
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        ({"learning_rate": 1e-4}, "'learning_rate'"),
+        ({"ppo": {"lr": 1e-4}}, "'ppo.lr'"),
+        ({"num_players": 5}, "'num_players'"),
+        ({"ppo": {"learning_rate": -1}}, "'ppo.learning_rate'"),
+        ({"ppo": {"net_arch": []}}, "'ppo.net_arch'"),
+        ({"ppo": {"batch_size": 10_000, "n_steps": 64}, "n_envs": 2}, "'ppo.batch_size'"),
+        ({"opponents": {"alphazero": 1.0}}, "'opponents'"),
+        ({"opponents": {"self": 0.0}}, "'opponents'"),
+        ({"eval": {"opponents": ["self"]}}, "'eval.opponents'"),
+        ({"vec_env": "subproc", "n_envs": 8}, "'n_envs'"),
+        ({"reward": "win_loss", "episode": "hand"}, "'reward'"),
+        ({"tensorboard": "yes"}, "'tensorboard'"),
+    ],
+)
+def test_bad_config_is_a_clear_error_naming_the_key(data: dict, named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        config_from_dict(data)
+
+
+def test_malformed_override_is_rejected() -> None:
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        load_config(None, ["ppo.learning_rate"])
+
+
+def _final_parameters(output_dir: Path) -> dict[str, np.ndarray]:
+    policy = NumpyPolicy.from_checkpoint(output_dir / "final.zip")
+    return {"w0": policy.layers[0][0], "action": policy.action_weight}
+
+
+def test_smoke_training_run_resumes_and_repeats_with_its_seed(tmp_path: Path) -> None:
+    from train.selfplay import train
+
+    first = tmp_path / "first"
+    summary = train(load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={first}"]))
+    assert summary["timesteps"] == 1024
+    assert [row["opponent"] for row in summary["final_eval"]] == ["variety"]
+    assert (first / "learning_curve.png").stat().st_size > 0
+    assert json.loads((first / "summary.json").read_text())["timesteps"] == 1024
+    with open(first / "final.pool.pkl", "rb") as handle:
+        assert len(pickle.load(handle)) == 2  # snapshots frozen after the rollouts ending at 512 and 1024
+    eval_csv = (first / "eval.csv").read_text().splitlines()
+    assert eval_csv[0].startswith("timesteps,") and len(eval_csv) == 2
+
+    second = tmp_path / "second"
+    train(load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={second}"]))
+    for name, array in _final_parameters(first).items():
+        np.testing.assert_array_equal(array, _final_parameters(second)[name], err_msg=name)
+
+    resumed = tmp_path / "resumed"
+    checkpoint = first / "checkpoints" / "step_512.zip"
+    summary = train(
+        load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={resumed}", "total_timesteps=1536"]),
+        checkpoint,
+    )
+    assert summary["timesteps"] == 1536
+
+
+def test_numpy_actor_matches_the_torch_policy(tmp_path: Path) -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from train.selfplay import build_model, build_vec_env
+
+    config = load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={tmp_path}", "ppo.net_arch=[16,16]"])
+    venv = build_vec_env(config)
+    model: MaskablePPO = build_model(config, venv, None)
+    actor = NumpyPolicy.from_sb3(model.policy)
+    aec = make_aec_env(num_players=2)
+    aec.reset(seed=0)
+
+    for agent in aec.agent_iter(60):
+        observation, _, terminated, truncated, _ = aec.last()
+        if terminated or truncated:
+            break
+        inputs = encode_observation(observation, config.features)
+        with torch.no_grad():
+            distribution = model.policy.get_distribution(torch.as_tensor(inputs[None]))
+            expected = distribution.distribution.logits.numpy()[0]
+        logits = actor.logits(inputs)
+        # torch's Categorical keeps normalised logits (log-probabilities): compare those.
+        np.testing.assert_allclose(logits - np.log(np.exp(logits).sum()), expected, rtol=1e-4, atol=1e-4)
+        masked_best, _ = model.predict(
+            inputs, deterministic=True, action_masks=observation["action_mask"].astype(bool)
+        )
+        assert actor.choose(observation, deterministic=True, rng=np.random.default_rng()) == int(masked_best)
+        aec.step(int(masked_best))
+    venv.close()
+
+
+def test_shipped_policy_loads_and_plays_only_legal_moves() -> None:
+    assert DEFAULT_POLICY.is_file() and DEFAULT_POLICY.stat().st_size < 5_000_000
+    agent = agents.make("ppo")
+    sampler = agents.make("ppo", deterministic=False, seed=1)
+    aec = make_aec_env(num_players=2, episode="match")
+    aec.reset(seed=1)
+    moves = 0
+    for seat_agent in aec.agent_iter():
+        observation, _, terminated, truncated, _ = aec.last()
+        if terminated or truncated:
+            break
+        player = agent if seat_agent == "player_0" else sampler
+        action = player.act(observation)
+        assert observation["action_mask"][action] == 1
+        aec.step(action)
+        moves += 1
+    assert moves > 20
+    assert all(aec.terminations.values())
+    assert all(reward > -168 for reward in aec.rewards.values())  # nobody was stopped by an illegal move
+
+
+def test_ppo_agent_rejects_a_missing_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="path"):
+        agents.make("ppo", path=tmp_path / "missing.zip")
