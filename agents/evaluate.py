@@ -176,6 +176,15 @@ def seed_sequence_int(*entropy: int) -> int:
 # ---------------------------------------------------------------------------- results
 
 
+def write_json(data: dict[str, Any], path: str | Path | None = None) -> str:
+    """``data`` as indented JSON text, also written to ``path`` (parents created) if given."""
+    text = json.dumps(data, indent=2)
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text + "\n")
+    return text
+
+
 @dataclass(frozen=True)
 class GameRecord:
     """One game (a match or a hand) as played.
@@ -271,11 +280,7 @@ class EvaluationResult:
 
     def to_json(self, path: str | Path | None = None, include_games: bool = False) -> str:
         """The results as JSON text, also written to ``path`` if given."""
-        text = json.dumps(self.to_dict(include_games), indent=2)
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text + "\n")
-        return text
+        return write_json(self.to_dict(include_games), path)
 
     def summary(self) -> str:
         """A readable table, one row per participant."""

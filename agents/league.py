@@ -14,7 +14,6 @@ with ``summary()``, ``to_json()`` and a PNG chart (:func:`plot_league`, :func:`p
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -38,6 +37,7 @@ from agents.evaluate import (
     plan_tasks,
     run_tasks,
     spec_label,
+    write_json,
     summarise,
     wilson_interval,
 )
@@ -168,11 +168,7 @@ class LeagueResult:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """The results as JSON text, also written to ``path`` if given."""
-        text = json.dumps(self.to_dict(), indent=2)
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text + "\n")
-        return text
+        return write_json(self.to_dict(), path)
 
     def summary(self) -> str:
         """The ratings table, then one line per table."""
@@ -322,11 +318,7 @@ class SweepResult:
 
     def to_json(self, path: str | Path | None = None) -> str:
         """The results as JSON text, also written to ``path`` if given."""
-        text = json.dumps(self.to_dict(), indent=2)
-        if path is not None:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(text + "\n")
-        return text
+        return write_json(self.to_dict(), path)
 
     def summary(self) -> str:
         games = GAME_NOUNS[self.episode]

@@ -5,6 +5,8 @@ Subjects, each playing uniformly random legal actions:
 * ``env()``: ``draw_env.env()`` through ``agent_iter`` / ``last()`` / ``step()`` (an observation and a
   mask every step, PettingZoo's protections on);
 * ``raw_env``: the same without the protections;
+* ``raw_env`` + PettingZoo's generic ``TerminateIllegal``, ``AssertOutOfBounds`` and
+  ``OrderEnforcing`` wrappers: the protections ``env()`` gives, the usual way;
 * ``core``: the rules core alone (``DrawState.legal_actions`` / ``apply_action``), no observations;
 * ``connect_four_v3``: PettingZoo's classic game, the same loop as ``env()``;
 * ``python_block_dominoes``: OpenSpiel's Python block dominoes, with and without an observation tensor
@@ -103,6 +105,13 @@ def run_open_spiel(observe: bool) -> Runner:
     return run
 
 
+def raw_env_with_pettingzoo_wrappers(num_players: int) -> object:
+    from pettingzoo.utils import wrappers
+
+    env = wrappers.TerminateIllegalWrapper(draw_env.raw_env(num_players=num_players), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
 def connect_four() -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -124,6 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
     subjects: dict[str, Runner] = {
         "draw_env env()": run_aec(lambda: draw_env.env(num_players=players)),
         "draw_env raw_env": run_aec(lambda: draw_env.raw_env(num_players=players)),
+        "raw_env + PettingZoo wrappers": run_aec(lambda: raw_env_with_pettingzoo_wrappers(players)),
         "draw_env core (no observation)": run_core(players),
         "connect_four_v3 env()": run_aec(connect_four),
         "python_block_dominoes (no observation)": run_open_spiel(observe=False),
@@ -157,6 +167,7 @@ def main(argv: list[str] | None = None) -> dict:
             None,
         ),
         "env() / raw_env (cost of the protections)": (ratio("draw_env env()", "draw_env raw_env"), None),
+        "env() / raw_env + PettingZoo wrappers": (ratio("draw_env env()", "raw_env + PettingZoo wrappers"), None),
     }
     print(f"Random legal play, {players}-player draw_env; medians of {args.rounds} interleaved rounds of {args.seconds:g} s")
     print(f"{'subject':<42} {'decisions/s':>12}")

@@ -9,7 +9,10 @@ import pytest
 
 from draw_env.observation import BLOCKS, OFFSETS
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The integration snippets are these files, run by tests/integrations (RLlib in its own venv).
+QUICKSTARTS = {path.stem: path.read_text(encoding="utf-8") for path in (ROOT / "examples" / "quickstart").glob("*.py")}
 
 
 def test_observation_table_lists_every_block_at_its_offset() -> None:
@@ -22,9 +25,13 @@ def test_observation_table_lists_every_block_at_its_offset() -> None:
 
 
 def _python_examples() -> list[str]:
-    """Every ```python block of the README that is a whole program (it has an import)."""
+    """Every ```python block of the README that is a whole program, but the integration snippets."""
     blocks = re.findall(r"```python\n(.*?)```", README, re.DOTALL)
-    return [block for block in blocks if block.lstrip().startswith(("import", "from"))]
+    return [
+        block
+        for block in blocks
+        if block.lstrip().startswith(("import", "from")) and block not in QUICKSTARTS.values()
+    ]
 
 
 @pytest.mark.parametrize("example", _python_examples(), ids=lambda text: text.splitlines()[0][:40])
@@ -36,3 +43,8 @@ def test_readme_example_runs(example: str, capsys: pytest.CaptureFixture[str]) -
 def test_quick_start_names_the_two_commands() -> None:
     quick_start = README.split("## Quick start", 1)[1].split("##", 1)[0]
     assert "make test" in quick_start and "make train" in quick_start
+
+
+@pytest.mark.parametrize("name", sorted(QUICKSTARTS))
+def test_readme_shows_each_integration_snippet_verbatim(name: str) -> None:
+    assert f"```python\n{QUICKSTARTS[name]}```" in README
