@@ -75,7 +75,7 @@ class SeededAgent(BaseAgent):
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        _check_seed(seed)
+        check_seed(seed)
         self.seed = None if seed is None else int(seed)
         self.rng = random.Random(self.seed)
 
@@ -88,10 +88,10 @@ class DeterministicAgent(BaseAgent):
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        _check_seed(seed)
+        check_seed(seed)
 
 
-def _check_seed(seed: object) -> None:
+def check_seed(seed: object) -> None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
         raise ValueError(f"seed must be an int or None, got {seed!r}")
 

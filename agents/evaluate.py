@@ -95,7 +95,7 @@ def wilson_interval(successes: float, trials: int, z: float = Z_95) -> tuple[flo
 # ---------------------------------------------------------------------------- agent specs
 
 
-def _parse_value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     """A command-line keyword value: int, float, ``true``/``false``/``none``, else the string."""
     for convert in (int, float):
         try:
@@ -125,7 +125,7 @@ def parse_agent_spec(text: str) -> tuple[str, dict[str, Any]]:
         key, equals, value = item.partition("=")
         if not equals or not key.strip():
             raise ValueError(f"agent keyword arguments are written key=value, got {item!r} in {text!r}")
-        kwargs[key.strip()] = _parse_value(value.strip())
+        kwargs[key.strip()] = parse_value(value.strip())
     return name, kwargs
 
 
@@ -513,7 +513,7 @@ def run_tasks(tasks: Sequence[_DealTask], workers: int, progress: bool, descript
     return records
 
 
-def _check_int(name: str, value: object, minimum: int) -> int:
+def check_int(name: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
@@ -608,13 +608,13 @@ def evaluate(
     if isinstance(players, (str, bytes)) or not isinstance(players, Sequence) or not 2 <= len(players) <= 4:
         raise ValueError(f"players must be a sequence of 2 to 4 agent specs, got {players!r}")
     specs = [normalise_spec(spec) for spec in players]
-    num_games = _check_int("num_games", num_games, 1)
+    num_games = check_int("num_games", num_games, 1)
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {', '.join(map(repr, EPISODES))}, got {episode!r}")
     if not isinstance(duplicate, bool):
         raise ValueError(f"duplicate must be True or False, got {duplicate!r}")
-    seed = _check_int("seed", seed, 0)
-    workers = _check_int("workers", workers, 1)
+    seed = check_int("seed", seed, 0)
+    workers = check_int("workers", workers, 1)
     if seatings not in SEATINGS:
         raise ValueError(f"seatings must be one of {', '.join(map(repr, SEATINGS))}, got {seatings!r}")
     # Build each agent once here so that a bad keyword fails now, not inside a worker.

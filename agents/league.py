@@ -31,8 +31,8 @@ from agents.evaluate import (
     AgentSpec,
     GameRecord,
     ParticipantStats,
-    _check_int,
-    _parse_value,
+    check_int,
+    parse_value,
     normalise_spec,
     plan_tasks,
     run_tasks,
@@ -231,9 +231,9 @@ def league(
         raise ValueError(f"agent_specs must be distinct, got {labels}")
     if len(specs) < num_players:
         raise ValueError(f"agent_specs needs at least num_players={num_players} agents, got {len(specs)}")
-    games_per_pairing = _check_int("games_per_pairing", games_per_pairing, 1)
-    seed = _check_int("seed", seed, 0)
-    workers = _check_int("workers", workers, 1)
+    games_per_pairing = check_int("games_per_pairing", games_per_pairing, 1)
+    seed = check_int("seed", seed, 0)
+    workers = check_int("workers", workers, 1)
     _check_common(episode, duplicate, seatings)
     for name, kwargs in specs:
         agents.make(name, **kwargs)  # a bad keyword or value fails before any game
@@ -292,7 +292,7 @@ def league(
 def parse_sweep(text: str) -> tuple[str, list[Any]]:
     """Parse ``"key=v1,v2,..."`` (e.g. ``"simulations=25,50,100"``)."""
     key, equals, values = text.partition("=")
-    parsed = [_parse_value(value.strip()) for value in values.split(",") if value.strip()]
+    parsed = [parse_value(value.strip()) for value in values.split(",") if value.strip()]
     if not equals or not key.strip() or not parsed:
         raise ValueError(f"--sweep must look like key=v1,v2,... (e.g. simulations=25,50,100), got {text!r}")
     return key.strip(), parsed
@@ -364,9 +364,9 @@ def sweep(
         raise ValueError(
             f"sweep needs a keyword name and at least one value, got key={key!r}, values={values!r}"
         )
-    num_games = _check_int("num_games", num_games, 1)
-    seed = _check_int("seed", seed, 0)
-    workers = _check_int("workers", workers, 1)
+    num_games = check_int("num_games", num_games, 1)
+    seed = check_int("seed", seed, 0)
+    workers = check_int("workers", workers, 1)
     _check_common(episode, duplicate, seatings)
 
     tables = []

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, Observation, _check_seed, legal_actions
+from agents.base import BaseAgent, Observation, check_seed, legal_actions
 from draw_env.single_agent import FEATURES, encode_observation, feature_size
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -145,7 +145,7 @@ class PPOAgent(BaseAgent):
     def __init__(
         self, path: str | Path | None = None, deterministic: bool = True, seed: int | None = None
     ) -> None:
-        _check_seed(seed)
+        check_seed(seed)
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
         checkpoint = DEFAULT_POLICY if path is None else Path(path)

@@ -73,7 +73,8 @@ def env(**kwargs: Any) -> GuardedEnv:
     return GuardedEnv(raw_env(**kwargs))
 
 
-def _check_choice(name: str, value: object, allowed: tuple) -> None:
+def check_choice(name: str, value: object, allowed: tuple) -> None:
+    """Raise ``ValueError`` naming ``name`` and the allowed values unless ``value`` is one of them."""
     # Types count too: 2.0 == 2 and True == 1, yet neither is a number of players.
     if type(value) not in {type(choice) for choice in allowed} or value not in allowed:
         listed = ", ".join(repr(choice) for choice in allowed)
@@ -110,13 +111,13 @@ class raw_env(AECEnv, EzPickle):
         super().__init__()
         if isinstance(num_players, np.integer):
             num_players = int(num_players)
-        _check_choice("num_players", num_players, (2, 3, 4))
-        _check_choice("episode", episode, EPISODES)
-        _check_choice("reward", reward, REWARDS)
+        check_choice("num_players", num_players, (2, 3, 4))
+        check_choice("episode", episode, EPISODES)
+        check_choice("reward", reward, REWARDS)
         if reward == "win_loss" and episode != "match":
             raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
-        _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
-        _check_choice("lang", lang, describe.LANGUAGES)
+        check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        check_choice("lang", lang, describe.LANGUAGES)
         self.game = DrawGame(num_players)
         self.episode = episode
         self.reward_scheme = reward

@@ -37,7 +37,7 @@ import numpy as np
 from gymnasium import spaces
 
 from draw_env import tiles
-from draw_env.draw_dominoes import ILLEGAL_PENALTY, raw_env
+from draw_env.draw_dominoes import ILLEGAL_PENALTY, check_choice, raw_env
 from draw_env.observation import HIGH, OBSERVATION_SIZE, OFFSETS
 from draw_env.rules import NUM_ACTIONS, IllegalActionError
 from draw_env.tiles import NUM_TILES, NUM_VALUES
@@ -59,7 +59,7 @@ _INV_HIGH = (1.0 / HIGH).astype(np.float32)
 
 def feature_size(features: str = "extended") -> int:
     """Length of the observation vector built by :func:`encode_observation` for ``features``."""
-    _check_choice("features", features, FEATURES)
+    check_choice("features", features, FEATURES)
     return OBSERVATION_SIZE + (_EXTRA_FEATURES if features == "extended" else 0)
 
 
@@ -109,12 +109,6 @@ class ActingPolicy(Protocol):
 Policy = Callable[[dict[str, np.ndarray]], int] | ActingPolicy
 
 
-def _check_choice(name: str, value: object, allowed: tuple) -> None:
-    if isinstance(value, bool) or value not in allowed:
-        listed = ", ".join(repr(choice) for choice in allowed)
-        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
-
-
 class DrawSingleAgentEnv(gymnasium.Env):
     """Draw dominoes for one learner against opponent policies that act inside :meth:`step`.
 
@@ -155,8 +149,8 @@ class DrawSingleAgentEnv(gymnasium.Env):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        _check_choice("features", features, FEATURES)
-        _check_choice("render_mode", render_mode, (None, "ansi"))
+        check_choice("features", features, FEATURES)
+        check_choice("render_mode", render_mode, (None, "ansi"))
         if not isinstance(skip_forced, bool):
             raise ValueError(f"skip_forced must be True or False, got {skip_forced!r}")
         if (
