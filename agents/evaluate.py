@@ -185,6 +185,17 @@ def write_json(data: dict[str, Any], path: str | Path | None = None) -> str:
     return text
 
 
+class JsonResult:
+    """JSON export for the result dataclasses of the evaluation."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """The results as JSON text, also written to ``path`` if given."""
+        return write_json(self.to_dict(), path)
+
+
 @dataclass(frozen=True)
 class GameRecord:
     """One game (a match or a hand) as played.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,14 @@ from agents.evaluate import (
     SEATINGS,
     AgentSpec,
     GameRecord,
+    JsonResult,
     ParticipantStats,
     check_int,
-    parse_value,
     normalise_spec,
+    parse_value,
     plan_tasks,
     run_tasks,
     spec_label,
-    write_json,
     summarise,
     wilson_interval,
 )
@@ -137,7 +137,7 @@ class Table:
 
 
 @dataclass
-class LeagueResult:
+class LeagueResult(JsonResult):
     """What :func:`league` measured; ``ratings`` are sorted best first."""
 
     num_players: int
@@ -162,13 +162,6 @@ class LeagueResult:
             matrix[index[first.label], index[second.label]] = first.win_rate
             matrix[index[second.label], index[first.label]] = second.win_rate
         return matrix
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        """The results as JSON text, also written to ``path`` if given."""
-        return write_json(self.to_dict(), path)
 
     def summary(self) -> str:
         """The ratings table, then one line per table."""
@@ -299,7 +292,7 @@ def parse_sweep(text: str) -> tuple[str, list[Any]]:
 
 
 @dataclass
-class SweepResult:
+class SweepResult(JsonResult):
     """One row per value of ``key``: the swept agent's results against ``opponents``."""
 
     agent: str
@@ -312,13 +305,6 @@ class SweepResult:
     values: list[Any]
     points: list[ParticipantStats]
     seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def to_json(self, path: str | Path | None = None) -> str:
-        """The results as JSON text, also written to ``path`` if given."""
-        return write_json(self.to_dict(), path)
 
     def summary(self) -> str:
         games = GAME_NOUNS[self.episode]
