@@ -9,12 +9,13 @@ chosen hands left over.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from draw_env import tiles
-from draw_env.rules import DrawState, place_action
+from draw_env.rules import DrawGame, DrawState, place_action
 from draw_env.tiles import NUM_TILES, TileLike
 
 SEEDS_DIR = Path(__file__).parent / "data" / "seeds"
@@ -141,3 +142,21 @@ def play(state: DrawState, actions: Sequence[int]) -> DrawState:
     for action in actions:
         state.apply_action(action)
     return state
+
+
+def random_positions(num_players: int, hands: int, seed: int, min_legal: int = 1) -> list[DrawState]:
+    """Copies of the decision points of ``hands`` hands of uniformly random play.
+
+    Only positions with at least ``min_legal`` legal actions are kept (2: real decisions).
+    """
+    rng = random.Random(seed)
+    game = DrawGame(num_players)
+    positions = []
+    for _ in range(hands):
+        state = game.new_state(rng)
+        while state.result is None:
+            legal = state.legal_actions()
+            if len(legal) >= min_legal:
+                positions.append(state.clone())
+            state.apply_action(rng.choice(legal))
+    return positions

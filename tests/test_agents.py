@@ -22,23 +22,11 @@ from agents.base import Agent, hand_mask, num_players, observe, open_ends
 from agents.baselines import variety_key
 from draw_env.rules import DRAW, PASS, DrawGame, DrawState
 from draw_env.tiles import PIPS
+from tests.positions import random_positions
 
 #: The agents this file checks; ``ppo`` needs a trained policy and is tested with it.
 RULE_BASED = ("random", "random_forced", "heaviest", "variety")
 DETERMINISTIC = ("heaviest", "variety")
-
-
-def random_positions(num_players: int, hands: int, seed: int) -> list[DrawState]:
-    """Every decision point (a copy of the state) of ``hands`` hands of uniformly random play."""
-    rng = random.Random(seed)
-    game = DrawGame(num_players)
-    positions = []
-    for _ in range(hands):
-        state = game.new_state(rng)
-        while state.result is None:
-            positions.append(state.clone())
-            state.apply_action(rng.choice(state.legal_actions()))
-    return positions
 
 
 @pytest.fixture(scope="module")

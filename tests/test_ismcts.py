@@ -13,6 +13,8 @@ from agents.base import num_players, observe
 from agents.ismcts import ISMCTSAgent
 from draw_env.observation import view_from_observation
 from draw_env.rules import DrawGame, DrawState, PlayerView
+from tests.positions import random_positions
+
 
 def position(hands: list[list[str]], boneyard: list[str], opener: int, history: list[int]) -> DrawState:
     """The 2-player state reached from a fixed deal by the actions ``history``."""
@@ -65,21 +67,6 @@ def block_position() -> DrawState:
     )
 
 
-def decision_states(num_players: int, hands: int, seed: int) -> list[DrawState]:
-    """Decision points with at least two legal actions, from random play."""
-    rng = random.Random(seed)
-    game = DrawGame(num_players)
-    states = []
-    for _ in range(hands):
-        state = game.new_state(rng)
-        while state.result is None:
-            legal = state.legal_actions()
-            if len(legal) > 1:
-                states.append(state.clone())
-            state.apply_action(rng.choice(legal))
-    return states
-
-
 def test_ismcts_keeps_a_tile_that_fits_where_greed_strands_it() -> None:
     state = strand_position()
     assert state.current == 1 and len(state.boneyard) == 2
@@ -106,7 +93,7 @@ def test_ismcts_prefers_a_sure_domino_to_a_smaller_sure_block() -> None:
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_ismcts_plays_legal_actions(num_players: int) -> None:
     agent = agents.make("ismcts", simulations=3, seed=num_players)
-    states = decision_states(num_players, hands=25, seed=num_players)[:400]
+    states = random_positions(num_players, hands=25, seed=num_players, min_legal=2)[:400]
     for state in states:
         action = agent.act(observe(state, state.current))
         assert type(action) is int and state.is_legal(action), (state, action)
@@ -115,7 +102,7 @@ def test_ismcts_plays_legal_actions(num_players: int) -> None:
 
 def test_same_seed_same_decisions_and_hidden_tiles_do_not_matter() -> None:
     rng = random.Random(9)
-    states = decision_states(3, hands=6, seed=2)[::4]
+    states = random_positions(3, hands=6, seed=2, min_legal=2)[::4]
     for index, state in enumerate(states):
         player = state.current
         other = state.view(player).sample_state(rng)
@@ -129,7 +116,7 @@ def test_same_seed_same_decisions_and_hidden_tiles_do_not_matter() -> None:
 
 
 def test_the_seed_drives_the_search_and_root_actions_share_each_deal() -> None:
-    state = decision_states(2, hands=1, seed=4)[0]
+    state = random_positions(2, hands=1, seed=4, min_legal=2)[0]
     observation = observe(state, state.current)
     roots = []
     for seed in (1, 1, 2):
@@ -162,7 +149,7 @@ def test_a_single_legal_action_is_returned_without_search() -> None:
 
 
 def test_a_time_budget_bounds_the_decision() -> None:
-    state = decision_states(4, hands=1, seed=1)[0]
+    state = random_positions(4, hands=1, seed=1, min_legal=2)[0]
     agent = agents.make("ismcts", seconds=0.05, seed=0)
     started = time.perf_counter()
     action = agent.act(observe(state, state.current))
