@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install integrations-env test train bench clean
+.PHONY: install integrations-env test train distill bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ test: $(INSTALLED) $(RLLIB_INSTALLED)
 
 train: $(INSTALLED)
 	$(VENV)/bin/draw-train --config configs/selfplay_2p.yaml
+
+# The shipped 2-player policy: ismcts distilled into a network (about an hour on 2 cores).
+distill: $(INSTALLED)
+	$(VENV)/bin/draw-distill --config configs/distill_2p.yaml
 
 bench: $(INSTALLED)
 	$(PY) benchmarks/throughput.py

@@ -164,7 +164,8 @@ def _participant_labels(specs: Sequence[tuple[str, dict[str, Any]]]) -> list[str
 
 
 @functools.cache
-def _takes_seed(name: str) -> bool:
+def takes_seed(name: str) -> bool:
+    """Whether the agent registered as ``name`` accepts a ``seed`` argument."""
     return "seed" in inspect.signature(agents.agent_class(name)).parameters
 
 
@@ -358,7 +359,7 @@ def _build_agent(
     name: str, kwargs: tuple[tuple[str, Any], ...], seed: int, deal: int, replay: int, participant: int
 ) -> agents.Agent:
     """A fresh agent seeded from the game's coordinates, or a cached unseeded one."""
-    if not _takes_seed(name):
+    if not takes_seed(name):
         key = (name, kwargs)
         if key not in _unseeded_agents:
             _unseeded_agents[key] = agents.make(name, **dict(kwargs))

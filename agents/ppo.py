@@ -1,8 +1,10 @@
 """The trained MaskablePPO policy as an agent, and a NumPy copy of its actor for fast play.
 
-``agents.make("ppo")`` loads the shipped 2-player policy (``agents/policies/ppo_2p.zip``);
-``agents.make("ppo", path="runs/x/final.zip")`` loads any checkpoint saved by ``draw-train``
-(the 3- and 4-player policies ship as ``agents/policies/ppo_3p.zip`` and ``ppo_4p.zip``).
+``agents.make("ppo")`` loads the shipped 2-player policy (``agents/policies/ppo_2p.zip``: the
+``ismcts`` search distilled into a network by ``draw-distill``);
+``agents.make("ppo", path="runs/x/final.zip")`` loads any checkpoint saved by ``draw-train`` or
+``draw-distill`` (also shipped: the self-play 2-player policy ``ppo_2p_selfplay.zip``, and the
+3- and 4-player self-play policies ``ppo_3p.zip`` and ``ppo_4p.zip``).
 The input features (``"scaled"`` or ``"extended"``, see :mod:`draw_env.single_agent`) are read
 off the checkpoint's observation space, so any checkpoint plays without extra settings.
 
@@ -26,7 +28,7 @@ from agents.base import BaseAgent, Observation, check_seed, legal_actions
 from draw_env.single_agent import FEATURES, encode_observation, feature_size
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
-#: The shipped default 2-player policy.
+#: The shipped default 2-player policy (distilled from ``ismcts``; see ``ppo_2p.json``).
 DEFAULT_POLICY = POLICY_DIR / "ppo_2p.zip"
 
 _ACTIVATIONS = {

@@ -37,22 +37,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def results_table(summary: dict[str, Any]) -> str:
-    """The final evaluation as a text table (one row per baseline)."""
-    from rich.console import Console
-    from rich.table import Table
-
+    """The final evaluation of a ``draw-train`` summary as a text table (one row per baseline)."""
     config = summary["config"]
-    table = Table(
+    return evaluation_table(
+        summary["final_eval"],
+        config["num_players"],
         title=(
             f"{config['num_players']}-player policy after {summary['timesteps']:,} steps "
             f"({summary['train_seconds'] / 60:.1f} min): match win rate, duplicate format"
-        )
+        ),
     )
+
+
+def evaluation_table(rows: Sequence[dict[str, Any]], num_players: int, title: str) -> str:
+    """Evaluation rows (``train.selfplay.EvalRow`` as dicts) as a text table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
     for column in ("opponent", "matches", "win rate", "95% Wilson interval", "points/hand"):
         table.add_column(column, justify="left" if column == "opponent" else "right")
-    for row in summary["final_eval"]:
+    for row in rows:
         table.add_row(
-            f"{row['opponent']}" + (f" x{config['num_players'] - 1}" if config["num_players"] > 2 else ""),
+            f"{row['opponent']}" + (f" x{num_players - 1}" if num_players > 2 else ""),
             str(row["matches"]),
             f"{row['win_rate']:.1%}",
             f"[{row['win_low']:.1%}, {row['win_high']:.1%}]",

@@ -22,6 +22,8 @@ SNAPSHOTS = "snapshots"
 BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
 OPPONENT_NAMES = (SELF, SNAPSHOTS, *BASELINES)
 EVAL_BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
+#: The partner name that seats the teacher itself in a distillation's ``partners``.
+TEACHER = "teacher"
 
 
 @dataclass
@@ -86,6 +88,45 @@ class TrainConfig:
     final_eval: EvalSettings = field(
         default_factory=lambda: EvalSettings(
             every=0, matches=500, opponents=["heaviest", "variety", "random"]
+        )
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class DistillConfig:
+    """Everything one ``draw-distill`` run needs; see ``docs/training.md`` for each key."""
+
+    num_players: int = 2
+    seed: int = 0
+    teacher_simulations: int = 200
+    partners: dict[str, float] = field(
+        default_factory=lambda: {TEACHER: 0.6, "variety": 0.2, "heaviest": 0.2}
+    )
+    matches: int = 2000
+    shard_matches: int = 25
+    workers: int = 2
+    init: str | None = None
+    net_arch: list[int] = field(default_factory=lambda: [512, 512])
+    features: str = "extended"
+    temperature: float = 0.1
+    epochs: int = 8
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    validation_share: float = 0.05
+    output_dir: str = "runs/distill_2p"
+    progress_bar: bool = True
+    final_eval: EvalSettings = field(
+        default_factory=lambda: EvalSettings(
+            every=0, matches=500, opponents=["heaviest", "variety", "ismcts"], workers=2
+        )
+    )
+    curve: list[int] = field(default_factory=list)
+    eval: EvalSettings = field(
+        default_factory=lambda: EvalSettings(
+            every=0, matches=200, opponents=["heaviest", "variety", "ismcts"], workers=2
         )
     )
 
@@ -214,6 +255,71 @@ def validate(config: TrainConfig) -> None:
     _validate_eval("final_eval", config.final_eval)
 
 
+def validate_distill(config: DistillConfig) -> None:
+    """Check every value of a distillation config; raise ``ValueError`` naming the first bad key."""
+    from agents.evaluate import parse_agent_spec
+
+    _choice("num_players", config.num_players, (2, 3, 4))
+    _positive_int("seed", config.seed, 0)
+    _positive_int("teacher_simulations", config.teacher_simulations)
+    expected = f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety' or 'ppo:path=x.zip') to weights"
+    if not isinstance(config.partners, dict) or not config.partners:
+        raise _fail("partners", expected, config.partners)
+    for spec, weight in config.partners.items():
+        if spec != TEACHER:
+            try:
+                name, kwargs = parse_agent_spec(str(spec))
+            except ValueError as error:
+                raise _fail("partners", f"{expected} ({error})", spec) from None
+            if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
+                raise _fail("partners", f"{expected}, a ppo partner naming an existing checkpoint", spec)
+        _number_in(f"partners.{spec}", weight, 0.0, 1e6)
+    if sum(config.partners.values()) <= 0:
+        raise _fail("partners", "weights that are not all zero", config.partners)
+    _positive_int("matches", config.matches)
+    _positive_int("shard_matches", config.shard_matches)
+    _positive_int("workers", config.workers)
+    if config.workers > 2:
+        raise _fail("workers", "1 or 2 (the project runs on 2 cores)", config.workers)
+    if config.init is not None and (not isinstance(config.init, str) or not Path(config.init).is_file()):
+        raise _fail(
+            "init", "null (a fresh network) or the path of an existing MaskablePPO checkpoint", config.init
+        )
+    if (
+        not isinstance(config.net_arch, list)
+        or not config.net_arch
+        or not all(_is_int(width) and width >= 1 for width in config.net_arch)
+    ):
+        raise _fail(
+            "net_arch", "a non-empty list of positive layer widths, such as [512, 512]", config.net_arch
+        )
+    _choice("features", config.features, ("scaled", "extended"))
+    _number_in("temperature", config.temperature, 0.0, 100.0, low_open=True)
+    _positive_int("epochs", config.epochs)
+    _positive_int("batch_size", config.batch_size, 2)
+    _number_in("learning_rate", config.learning_rate, 0.0, 1.0, low_open=True)
+    _number_in("validation_share", config.validation_share, 0.0, 0.5)
+    if not isinstance(config.output_dir, str) or not config.output_dir:
+        raise _fail("output_dir", "a non-empty path", config.output_dir)
+    _boolean("progress_bar", config.progress_bar)
+    _validate_eval("final_eval", config.final_eval)
+    if (
+        not isinstance(config.curve, list)
+        or not all(
+            _is_int(matches) and 1 <= matches < config.matches and matches % config.shard_matches == 0
+            for matches in config.curve
+        )
+        or config.curve != sorted(set(config.curve))
+    ):
+        raise _fail(
+            "curve",
+            f"[] or an increasing list of match counts below matches ({config.matches}), "
+            f"each a multiple of shard_matches ({config.shard_matches})",
+            config.curve,
+        )
+    _validate_eval("eval", config.eval)
+
+
 def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     if not isinstance(data, Mapping):
         raise _fail(prefix.rstrip(".") or "config", "a mapping of keys to values", data)
@@ -267,6 +373,18 @@ def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> Train
         ValueError: on an unknown key, a bad value or a malformed override (the message names it).
         FileNotFoundError: if ``path`` does not exist.
     """
+    return config_from_dict(_read(path, overrides))
+
+
+def load_distill_config(path: str | Path | None, overrides: Sequence[str] = ()) -> DistillConfig:
+    """:func:`load_config` for a ``draw-distill`` config (:class:`DistillConfig`)."""
+    config = _build(DistillConfig, _read(path, overrides), "")
+    validate_distill(config)
+    return config
+
+
+def _read(path: str | Path | None, overrides: Sequence[str]) -> dict[str, Any]:
+    """A config file's data (``None``: empty) with the ``KEY=VALUE`` overrides applied."""
     data: dict[str, Any] = {}
     if path is not None:
         with open(path, encoding="utf-8") as handle:
@@ -278,4 +396,4 @@ def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> Train
     for text in overrides:
         path_parts, value = _parse_override(text)
         _apply_override(data, path_parts, value)
-    return config_from_dict(data)
+    return data

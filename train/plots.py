@@ -21,18 +21,30 @@ class CurvePoint(Protocol):
     win_high: float
 
 
-def plot_learning_curve(rows: Sequence[CurvePoint], path: str | Path, title: str, num_players: int) -> None:
+#: The default panels: against environment steps, and against training minutes.
+TRAINING_AXES = (
+    ("timesteps", "environment steps (learner decisions)"),
+    ("train_seconds", "training minutes (2 shared CPU cores)"),
+)
+
+
+def plot_learning_curve(
+    rows: Sequence[CurvePoint],
+    path: str | Path,
+    title: str,
+    num_players: int,
+    x_axes: Sequence[tuple[str, str]] = TRAINING_AXES,
+) -> None:
     """Write a PNG with the match win rate (and its Wilson 95% band) per baseline.
 
-    The left panel plots against environment steps, the right one against training minutes on
-    the clock (evaluation time excluded). A dotted line marks the fair share, 1 / num_players.
+    One panel per ``(attribute, label)`` of ``x_axes``: by default against environment steps,
+    and against training minutes on the clock (``train_seconds``, shown in minutes; evaluation
+    time excluded). A dotted line marks the fair share, 1 / num_players.
     """
     opponents = list(dict.fromkeys(row.opponent for row in rows))
-    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for axis, x_name, label in (
-        (axes[0], "timesteps", "environment steps (learner decisions)"),
-        (axes[1], "train_seconds", "training minutes (2 shared CPU cores)"),
-    ):
+    figure, axes = plt.subplots(1, len(x_axes), figsize=(5.5 * len(x_axes), 4.2), sharey=True, squeeze=False)
+    axes = axes[0]
+    for axis, (x_name, label) in zip(axes, x_axes):
         for opponent in opponents:
             points = [row for row in rows if row.opponent == opponent]
             scale = 60.0 if x_name == "train_seconds" else 1.0
