@@ -3,8 +3,8 @@
 ``agents.make("ppo")`` loads the shipped 2-player policy (``agents/policies/ppo_2p.zip``: the
 ``ismcts`` search distilled into a network by ``draw-distill``);
 ``agents.make("ppo", path="runs/x/final.zip")`` loads any checkpoint saved by ``draw-train`` or
-``draw-distill`` (also shipped: the self-play 2-player policy ``ppo_2p_selfplay.zip``, and the
-3- and 4-player self-play policies ``ppo_3p.zip`` and ``ppo_4p.zip``).
+``draw-distill`` (also shipped: the distilled 3- and 4-player policies ``ppo_3p.zip`` and
+``ppo_4p.zip``, and the self-play policies they replaced, ``ppo_{2,3,4}p_selfplay.zip``).
 The input features (``"scaled"`` or ``"extended"``, see :mod:`draw_env.single_agent`) are read
 off the checkpoint's observation space, so any checkpoint plays without extra settings.
 

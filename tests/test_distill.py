@@ -45,8 +45,10 @@ def small_config(tmp_path: Path, *overrides: str) -> DistillConfig:
     return load_distill_config(None, [*SMALL, f"output_dir={tmp_path}", *overrides])
 
 
-def test_shipped_distill_config_loads() -> None:
-    config = load_distill_config(CONFIGS / "distill_2p.yaml")
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_shipped_distill_configs_load(num_players: int) -> None:
+    config = load_distill_config(CONFIGS / f"distill_{num_players}p.yaml")
+    assert config.num_players == num_players
     assert config.teacher_simulations == ISMCTSAgent().simulations  # the default budget, as evaluated
 
 
