@@ -170,6 +170,11 @@ def _boolean(key: str, value: object) -> None:
         raise _fail(key, "true or false", value)
 
 
+def _layer_widths(key: str, value: object) -> None:
+    if not isinstance(value, list) or not value or not all(_is_int(width) and width >= 1 for width in value):
+        raise _fail(key, "a non-empty list of positive layer widths, such as [256, 256]", value)
+
+
 def _validate_ppo(settings: PPOSettings, n_envs: int) -> None:
     _number_in("ppo.learning_rate", settings.learning_rate, 0.0, 1.0, low_open=True)
     _choice("ppo.lr_schedule", settings.lr_schedule, ("constant", "linear"))
@@ -188,14 +193,7 @@ def _validate_ppo(settings: PPOSettings, n_envs: int) -> None:
     _number_in("ppo.ent_coef", settings.ent_coef, 0.0, 1.0)
     _number_in("ppo.vf_coef", settings.vf_coef, 0.0, 10.0)
     _number_in("ppo.max_grad_norm", settings.max_grad_norm, 0.0, 100.0, low_open=True)
-    if (
-        not isinstance(settings.net_arch, list)
-        or not settings.net_arch
-        or not all(_is_int(width) and width >= 1 for width in settings.net_arch)
-    ):
-        raise _fail(
-            "ppo.net_arch", "a non-empty list of positive layer widths, such as [256, 256]", settings.net_arch
-        )
+    _layer_widths("ppo.net_arch", settings.net_arch)
     _choice("ppo.activation", settings.activation, ("relu", "tanh"))
 
 
@@ -285,14 +283,7 @@ def validate_distill(config: DistillConfig) -> None:
         raise _fail(
             "init", "null (a fresh network) or the path of an existing MaskablePPO checkpoint", config.init
         )
-    if (
-        not isinstance(config.net_arch, list)
-        or not config.net_arch
-        or not all(_is_int(width) and width >= 1 for width in config.net_arch)
-    ):
-        raise _fail(
-            "net_arch", "a non-empty list of positive layer widths, such as [512, 512]", config.net_arch
-        )
+    _layer_widths("net_arch", config.net_arch)
     _choice("features", config.features, ("scaled", "extended"))
     _number_in("temperature", config.temperature, 0.0, 100.0, low_open=True)
     _positive_int("epochs", config.epochs)
