@@ -137,9 +137,16 @@ class ISMCTSAgent(SeededAgent):
         if len(actions) == 1:
             return actions[0]
         vector = observation["observation"]
-        children = self.search(view_from_observation(vector, num_players(vector))).children
+        values = self.action_values(view_from_observation(vector, num_players(vector)))
         # Every root action was tried equally often: compare means; ties go to the lowest id.
-        return max(actions, key=lambda action: (children[action].total / children[action].visits, -action))
+        return max(actions, key=lambda action: (values[action], -action))
+
+    def action_values(self, view: PlayerView) -> dict[int, float]:
+        """Search from ``view`` and return each legal root action's mean backed-up value.
+
+        Values are the searcher's zero-sum hand points divided by :data:`REWARD_SCALE`.
+        """
+        return {action: child.total / child.visits for action, child in self.search(view).children.items()}
 
     def search(self, view: PlayerView) -> _Node:
         """Run the simulations from ``view`` (observer = seat 0) and return the root node.

@@ -60,13 +60,8 @@ def main() -> None:
     judged = []
     for index, (vector, mask) in enumerate(zip(observations, masks)):
         judge = ISMCTSAgent(simulations=args.reference, seed=args.seed * 1_000_003 + index)
-        root = judge.search(view_from_observation(vector.astype(np.float32), config.num_players))
-        judged.append(
-            {
-                action: root.children[action].total / root.children[action].visits * REWARD_SCALE
-                for action in root.children
-            }
-        )
+        values = judge.action_values(view_from_observation(vector.astype(np.float32), config.num_players))
+        judged.append({action: value * REWARD_SCALE for action, value in values.items()})
 
     choosers = {"ismcts, 200 simulations (the teacher)": None}
     choosers.update({label: PPOAgent(path=path) for label, path in POLICIES.items()})

@@ -9,12 +9,14 @@ key or a bad value raises ``ValueError`` naming the key and what it accepts.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from draw_env.single_agent import FEATURES
 
 #: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
 SELF = "self"
@@ -170,6 +172,28 @@ def _boolean(key: str, value: object) -> None:
         raise _fail(key, "true or false", value)
 
 
+def _workers(key: str, value: object) -> None:
+    _positive_int(key, value)
+    if value > 2:
+        raise _fail(key, "1 or 2 (the project runs on 2 cores)", value)
+
+
+def _output_dir(key: str, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise _fail(key, "a non-empty path", value)
+
+
+def _weights(key: str, mapping: object, expected: str, check_name: Callable[[str], None]) -> None:
+    """A non-empty mapping of names (each passed to ``check_name``) to weights, not all zero."""
+    if not isinstance(mapping, dict) or not mapping:
+        raise _fail(key, expected, mapping)
+    for name, weight in mapping.items():
+        check_name(name)
+        _number_in(f"{key}.{name}", weight, 0.0, 1e6)
+    if sum(mapping.values()) <= 0:
+        raise _fail(key, "weights that are not all zero", mapping)
+
+
 def _layer_widths(key: str, value: object) -> None:
     if not isinstance(value, list) or not value or not all(_is_int(width) and width >= 1 for width in value):
         raise _fail(key, "a non-empty list of positive layer widths, such as [256, 256]", value)
@@ -205,9 +229,7 @@ def _validate_eval(section: str, settings: EvalSettings) -> None:
     for name in settings.opponents:
         _choice(f"{section}.opponents", name, EVAL_BASELINES)
     _boolean(f"{section}.duplicate", settings.duplicate)
-    _positive_int(f"{section}.workers", settings.workers)
-    if settings.workers > 2:
-        raise _fail(f"{section}.workers", "1 or 2 (the project runs on 2 cores)", settings.workers)
+    _workers(f"{section}.workers", settings.workers)
 
 
 def validate(config: TrainConfig) -> None:
@@ -228,24 +250,18 @@ def validate(config: TrainConfig) -> None:
             config.reward,
         )
     _number_in("reward_scale", config.reward_scale, 0.0, 100.0, low_open=True)
-    _choice("features", config.features, ("scaled", "extended"))
+    _choice("features", config.features, FEATURES)
     _boolean("skip_forced", config.skip_forced)
-    if not isinstance(config.opponents, dict) or not config.opponents:
-        raise _fail(
-            "opponents",
-            f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
-            config.opponents,
-        )
-    for name, weight in config.opponents.items():
-        _choice("opponents", name, OPPONENT_NAMES)
-        _number_in(f"opponents.{name}", weight, 0.0, 1e6)
-    if sum(config.opponents.values()) <= 0:
-        raise _fail("opponents", "weights that are not all zero", config.opponents)
+    _weights(
+        "opponents",
+        config.opponents,
+        f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
+        lambda name: _choice("opponents", name, OPPONENT_NAMES),
+    )
     _positive_int("snapshot_every", config.snapshot_every)
     _positive_int("snapshot_pool", config.snapshot_pool)
     _positive_int("checkpoint_every", config.checkpoint_every)
-    if not isinstance(config.output_dir, str) or not config.output_dir:
-        raise _fail("output_dir", "a non-empty path", config.output_dir)
+    _output_dir("output_dir", config.output_dir)
     _boolean("tensorboard", config.tensorboard)
     _boolean("progress_bar", config.progress_bar)
     _validate_ppo(config.ppo, config.n_envs if _is_int(config.n_envs) else 1)
@@ -261,37 +277,33 @@ def validate_distill(config: DistillConfig) -> None:
     _positive_int("seed", config.seed, 0)
     _positive_int("teacher_simulations", config.teacher_simulations)
     expected = f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety' or 'ppo:path=x.zip') to weights"
-    if not isinstance(config.partners, dict) or not config.partners:
-        raise _fail("partners", expected, config.partners)
-    for spec, weight in config.partners.items():
-        if spec != TEACHER:
-            try:
-                name, kwargs = parse_agent_spec(str(spec))
-            except ValueError as error:
-                raise _fail("partners", f"{expected} ({error})", spec) from None
-            if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
-                raise _fail("partners", f"{expected}, a ppo partner naming an existing checkpoint", spec)
-        _number_in(f"partners.{spec}", weight, 0.0, 1e6)
-    if sum(config.partners.values()) <= 0:
-        raise _fail("partners", "weights that are not all zero", config.partners)
+
+    def check_partner(spec: str) -> None:
+        if spec == TEACHER:
+            return
+        try:
+            name, kwargs = parse_agent_spec(str(spec))
+        except ValueError as error:
+            raise _fail("partners", f"{expected} ({error})", spec) from None
+        if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
+            raise _fail("partners", f"{expected}, a ppo partner naming an existing checkpoint", spec)
+
+    _weights("partners", config.partners, expected, check_partner)
     _positive_int("matches", config.matches)
     _positive_int("shard_matches", config.shard_matches)
-    _positive_int("workers", config.workers)
-    if config.workers > 2:
-        raise _fail("workers", "1 or 2 (the project runs on 2 cores)", config.workers)
+    _workers("workers", config.workers)
     if config.init is not None and (not isinstance(config.init, str) or not Path(config.init).is_file()):
         raise _fail(
             "init", "null (a fresh network) or the path of an existing MaskablePPO checkpoint", config.init
         )
     _layer_widths("net_arch", config.net_arch)
-    _choice("features", config.features, ("scaled", "extended"))
+    _choice("features", config.features, FEATURES)
     _number_in("temperature", config.temperature, 0.0, 100.0, low_open=True)
     _positive_int("epochs", config.epochs)
     _positive_int("batch_size", config.batch_size, 2)
     _number_in("learning_rate", config.learning_rate, 0.0, 1.0, low_open=True)
     _number_in("validation_share", config.validation_share, 0.0, 0.5)
-    if not isinstance(config.output_dir, str) or not config.output_dir:
-        raise _fail("output_dir", "a non-empty path", config.output_dir)
+    _output_dir("output_dir", config.output_dir)
     _boolean("progress_bar", config.progress_bar)
     _validate_eval("final_eval", config.final_eval)
     if (

@@ -85,12 +85,30 @@ class Decisions:
         os.replace(partial, path)
 
     @classmethod
-    def load(cls, paths: Sequence[Path]) -> Decisions:
-        parts = [np.load(path) for path in paths]
-        seconds = [float(part["seconds"]) if "seconds" in part else None for part in parts]
+    def concatenate(cls, parts: Sequence[Decisions]) -> Decisions:
+        """The rows of ``parts`` in order; the seconds add up (unknown if any part's are)."""
+        seconds = [part.seconds for part in parts]
         return cls(
-            *(np.concatenate([part[key] for part in parts]) for key in ("observations", "masks", "values")),
+            *(
+                np.concatenate([getattr(part, key) for part in parts])
+                for key in ("observations", "masks", "values")
+            ),
             seconds=None if None in seconds else sum(seconds),
+        )
+
+    @classmethod
+    def load(cls, paths: Sequence[Path]) -> Decisions:
+        shards = [np.load(path) for path in paths]
+        return cls.concatenate(
+            [
+                cls(
+                    shard["observations"],
+                    shard["masks"],
+                    shard["values"],
+                    float(shard["seconds"]) if "seconds" in shard else None,
+                )
+                for shard in shards
+            ]
         )
 
 
@@ -111,22 +129,23 @@ def play_match(config: DistillConfig, match: int) -> Decisions:
 
     Everything random comes from seeds derived from ``(config.seed, match)``.
     """
+    started = time.perf_counter()
     rng = random.Random(seed_sequence_int(config.seed, match))
     num_players = config.num_players
     teacher = ISMCTSAgent(simulations=config.teacher_simulations, seed=rng.getrandbits(63))
     teacher_seat = rng.randrange(num_players)
     partner_spec = _partner_spec(config, rng)
-    partners = {
-        seat: _make_partner(partner_spec, config, rng.getrandbits(63))
-        for seat in range(num_players)
-        if seat != teacher_seat
-    }
     env = raw_env(num_players=num_players, episode="match", reward="points")
+    teacher_name = env.possible_agents[teacher_seat]
+    partners = {
+        name: _make_partner(partner_spec, config, rng.getrandbits(63))
+        for name in env.possible_agents
+        if name != teacher_name
+    }
     env.reset(seed=rng.getrandbits(63))
     observations, masks, values = [], [], []
     while not all(env.terminations.values()):
         agent_name = env.agent_selection
-        seat = int(agent_name.rsplit("_", 1)[1])
         observation = env.observe(agent_name)
         mask = observation["action_mask"].astype(bool)
         legal = np.flatnonzero(mask)
@@ -134,38 +153,33 @@ def play_match(config: DistillConfig, match: int) -> Decisions:
             env.step(int(legal[0]))
             continue
         vector = observation["observation"]
-        root = teacher.search(view_from_observation(vector, num_players))
         action_values = np.full(NUM_ACTIONS, np.nan, np.float32)
-        for action in legal:
-            child = root.children[int(action)]
-            action_values[action] = child.total / child.visits
+        for action, value in teacher.action_values(view_from_observation(vector, num_players)).items():
+            action_values[action] = value
         observations.append(vector.astype(np.int16))
         masks.append(mask)
         values.append(action_values)
-        if seat == teacher_seat:
+        if agent_name == teacher_name:
             # The teacher's own choice, as ISMCTSAgent.act makes it: best mean, ties to the lowest id.
             action = int(legal[np.argmax(action_values[legal])])
         else:
-            action = partners[seat].act(observation)
+            action = partners[agent_name].act(observation)
         env.step(action)
     return Decisions(
         np.array(observations, np.int16).reshape(-1, OBSERVATION_SIZE),
         np.array(masks, bool).reshape(-1, NUM_ACTIONS),
         np.array(values, np.float32).reshape(-1, NUM_ACTIONS),
+        seconds=time.perf_counter() - started,
     )
 
 
 def _collect_shard(task: tuple[DistillConfig, int, str]) -> int:
     """Play one shard's matches and write them; the number of decisions recorded."""
     config, shard, path = task
-    started = time.perf_counter()
     first = shard * config.shard_matches
     last = min(first + config.shard_matches, config.matches)
     played = [play_match(config, match) for match in range(first, last)]
-    decisions = Decisions(
-        *(np.concatenate([getattr(d, key) for d in played]) for key in ("observations", "masks", "values")),
-        seconds=time.perf_counter() - started,
-    )
+    decisions = Decisions.concatenate(played)
     decisions.save(Path(path))
     return len(decisions)
 
@@ -324,9 +338,9 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitRepor
         policy.eval()
         with torch.no_grad():
             chosen = log_probabilities(validation).argmax(dim=1)
-            best = values[validation].masked_fill(~masks[validation], -torch.inf).max(dim=1).values
+            legal_values = values[validation].masked_fill(~masks[validation], -torch.inf)
+            best, teacher_best = legal_values.max(dim=1)
             regret = (best - values[validation].gather(1, chosen[:, None])[:, 0]) * REWARD_SCALE
-            teacher_best = values[validation].masked_fill(~masks[validation], -torch.inf).argmax(dim=1)
             report = FitReport(
                 epoch=epoch,
                 train_loss=total / max(batches, 1),
