@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent, Observation, check_seed, legal_actions
-from draw_env.single_agent import FEATURES, encode_observation, feature_size
+from draw_env.features import FEATURES, encode_observation, feature_size
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 #: The shipped default 2-player policy (distilled from ``ismcts``; see ``ppo_2p.json``).
@@ -102,7 +102,7 @@ class NumpyPolicy:
         matching = [name for name in FEATURES if feature_size(name) == size]
         if not matching:
             raise ValueError(
-                f"observation size {size} matches no feature set of draw_env.single_agent ({FEATURES})"
+                f"observation size {size} matches no feature set of draw_env.features ({FEATURES})"
             )
         action_weight, action_bias = _linear_arrays(policy.action_net)
         return cls(layers, activation or "Tanh", action_weight, action_bias, matching[0])

@@ -13,91 +13,27 @@ negative reward under ``"zero_sum"``, even when an opponent made the last move.
   among legal actions.
 * :meth:`action_masks` gives MaskablePPO the legal actions as a ``bool`` array of 58.
 
-Observations (``features``):
-
-* ``"scaled"``: the AEC observation vector divided by :data:`draw_env.observation.HIGH`, so every
-  entry lies in [0, 1] (258 entries).
-* ``"extended"`` (default): the scaled vector, then the action mask (58 entries), then per pip
-  value 0..6 the share of that value's 7 tiles held, on the line and still unseen (21 entries),
-  then for each open end the share of the hand that fits it (2 entries) and the hand's pips over
-  the largest possible hand total (1 entry). Nothing is added that the observer could not
-  compute itself: these are summaries of the same vector, which spare a small network from
-  learning the counting.
+Observations (``features``) are the encodings of :mod:`draw_env.features`: ``"scaled"`` (258
+entries) or ``"extended"`` (default, 340 entries).
 
 This module imports only numpy, gymnasium, pettingzoo and draw_env.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from draw_env import tiles
 from draw_env.draw_dominoes import ILLEGAL_PENALTY, check_choice, raw_env
-from draw_env.observation import HIGH, OBSERVATION_SIZE, OFFSETS
+from draw_env.features import FEATURES, encode_observation, feature_size
 from draw_env.rules import NUM_ACTIONS, IllegalActionError
-from draw_env.tiles import NUM_TILES, NUM_VALUES
 
-FEATURES = ("scaled", "extended")
 #: Default reward scale: one hand's zero-sum reward is at most 168 points in size, usually tens.
 DEFAULT_REWARD_SCALE = 0.02
-
-_VALUE_OF_TILE = np.zeros((NUM_TILES, NUM_VALUES), np.float32)  # 1 where the tile shows the value
-for _tile, (_low, _high) in enumerate(tiles.TILES):
-    _VALUE_OF_TILE[_tile, _low] = 1
-    _VALUE_OF_TILE[_tile, _high] = 1
-_PIPS_OF_TILE = np.array([low + high for low, high in tiles.TILES], np.float32)
-#: The largest hand total that can occur: every tile but the 2 protected ones held by one seat.
-_MAX_HAND_PIPS = float(np.sort(_PIPS_OF_TILE)[2:].sum())
-_EXTRA_FEATURES = NUM_ACTIONS + 3 * NUM_VALUES + 2 + 1
-_INV_HIGH = (1.0 / HIGH).astype(np.float32)
-
-
-def feature_size(features: str = "extended") -> int:
-    """Length of the observation vector built by :func:`encode_observation` for ``features``."""
-    check_choice("features", features, FEATURES)
-    return OBSERVATION_SIZE + (_EXTRA_FEATURES if features == "extended" else 0)
-
-
-def encode_observation(observation: Mapping[str, np.ndarray], features: str = "extended") -> np.ndarray:
-    """The learner's input vector from an AEC observation dict.
-
-    Args:
-        observation: ``{"observation": (258,) float32, "action_mask": (58,) int8}``.
-        features: ``"scaled"`` or ``"extended"`` (see the module docstring).
-
-    Returns:
-        A ``float32`` vector of shape ``(feature_size(features),)`` with entries in [0, 1].
-    """
-    scaled = np.asarray(observation["observation"], np.float32) * _INV_HIGH
-    if features == "scaled":
-        return scaled
-    mask = np.asarray(observation["action_mask"], np.float32)
-    hand = scaled[OFFSETS["hand"] : OFFSETS["hand"] + NUM_TILES]
-    line = scaled[OFFSETS["line"] : OFFSETS["line"] + NUM_TILES]
-    held_per_value = hand @ _VALUE_OF_TILE
-    line_per_value = line @ _VALUE_OF_TILE
-    unseen_per_value = NUM_VALUES - held_per_value - line_per_value
-    left = scaled[OFFSETS["left_end"] : OFFSETS["left_end"] + NUM_VALUES]
-    right = scaled[OFFSETS["right_end"] : OFFSETS["right_end"] + NUM_VALUES]
-    held = max(float(hand.sum()), 1.0)
-    fit_left = float(held_per_value @ left) / held
-    fit_right = float(held_per_value @ right) / held
-    pips = float(hand @ _PIPS_OF_TILE) / _MAX_HAND_PIPS
-    return np.concatenate(
-        [
-            scaled,
-            mask,
-            held_per_value / NUM_VALUES,
-            line_per_value / NUM_VALUES,
-            unseen_per_value / NUM_VALUES,
-            np.array([fit_left, fit_right, pips], np.float32),
-        ]
-    ).astype(np.float32, copy=False)
 
 
 class ActingPolicy(Protocol):

@@ -12,7 +12,7 @@ import pytest
 import agents
 from agents.ppo import DEFAULT_POLICY, NumpyPolicy
 from draw_env import env as make_aec_env
-from draw_env.single_agent import encode_observation
+from draw_env.features import encode_observation
 from train.config import TrainConfig, config_from_dict, load_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from draw_env.single_agent import FEATURES
+from draw_env.features import FEATURES
 
 #: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
 SELF = "self"

@@ -49,7 +49,7 @@ from agents.ismcts import ISMCTSAgent
 from draw_env.draw_dominoes import raw_env
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
 from draw_env.rules import NUM_ACTIONS
-from draw_env.single_agent import encode_observation
+from draw_env.features import encode_batch
 from train.cli import evaluation_table
 from train.config import TEACHER, DistillConfig, load_distill_config
 from train.plots import plot_learning_curve
@@ -223,16 +223,6 @@ def collect(config: DistillConfig) -> Decisions:
     return Decisions.load(paths)
 
 
-def encode_features(observations: np.ndarray, masks: np.ndarray, features: str) -> np.ndarray:
-    """The student's input vectors ``(N, feature_size)`` for recorded observations and masks."""
-    return np.stack(
-        [
-            encode_observation({"observation": vector, "action_mask": mask}, features)
-            for vector, mask in zip(observations.astype(np.float32), masks)
-        ]
-    )
-
-
 @dataclass
 class FitReport:
     """How well the student follows the teacher on the held-out decisions.
@@ -297,7 +287,7 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitRepor
     model = build_student(config)
     policy = model.policy
     features = NumpyPolicy.from_sb3(policy).features
-    inputs = torch.from_numpy(encode_features(decisions.observations, decisions.masks, features))
+    inputs = torch.from_numpy(encode_batch(decisions.observations, decisions.masks, features))
     masks = torch.from_numpy(decisions.masks)
     values = torch.from_numpy(np.nan_to_num(decisions.values, nan=0.0))
     # Targets: softmax of the teacher's values over the legal actions.
