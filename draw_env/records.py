@@ -1,0 +1,484 @@
+"""Game records (SPEC section 8): write, read, validate and replay a played game as JSON.
+
+A record is a plain dict (JSON object)::
+
+    {"format": "draw-dominoes-record", "version": 1,
+     "num_players": 2, "episode": "match", "reward": "zero_sum",
+     "players": ["ppo", "ismcts"],
+     "hands": [{"hands": [[0, 7, ...], [1, 2, ...]], "boneyard": [3, 4, ...], "opener": 0,
+                "actions": [[0, 54], [1, 53], [0, 56], ...],
+                "points": [0, 23], "pips": [23, 0], "kind": "domino", "winner": 1}],
+     "scores": [100, 42], "finished": true, "winner": 0}
+
+The contract fields are SPEC section 8's: each hand's deal (``hands``, ``boneyard`` with
+``boneyard[0]`` drawn first, ``opener``), its ``actions`` as ``[seat, action]`` pairs (draws and
+passes included), its ``points`` and ``pips`` per seat; the final ``scores`` (start scores plus
+every hand's points); ``start_scores`` when a match began from set scores. This module adds:
+
+* per hand, ``kind`` (``"domino"`` or ``"blocked"``) and ``winner`` (the seat that scored, or null);
+* ``finished``: the episode (hand or match) reached its end. An unfinished record (a game still
+  being played, or one ended by an illegal action) has no ``points``/``pips`` in its last hand;
+* ``winner``: the match winner (or, with ``episode="hand"``, the seat that scored), null for a
+  draw or an unfinished game;
+* ``illegal_action``: ``[seat, action]`` when an illegal action through ``env()`` ended the game;
+* ``seed``: the ``reset`` seed, when one was given (informational: the deals are in the record).
+
+:class:`RecordingWrapper` records any game played through ``draw_env.env()`` or ``raw_env()``;
+:func:`replay_record` plays a record back through ``draw_env.env()`` and checks every hand's
+points and the scores; :func:`positions` yields the rules state after every action (for viewers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Integral
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pettingzoo.utils import BaseWrapper
+
+from draw_env import draw_dominoes
+from draw_env.checks import is_integer
+from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name
+from draw_env.tiles import NUM_TILES
+
+FORMAT = "draw-dominoes-record"
+VERSION = 1
+
+_EPISODES = ("hand", "match")
+_REWARDS = ("zero_sum", "points", "win_loss")
+_KINDS = ("domino", "blocked")
+
+
+# ---------------------------------------------------------------------------- recording
+
+
+class RecordingWrapper(BaseWrapper):
+    """Records every hand of the episode played through the wrapped environment.
+
+    Args:
+        env: an environment made by ``draw_env.env()`` or ``draw_env.raw_env()`` (possibly wrapped).
+        players: what sits in each seat (free text, e.g. agent names); default the agent names.
+
+    ``record`` is the SPEC section 8 dict of the episode being played or just finished (a fresh
+    copy each time, safe to keep). Each ``reset`` starts a new record.
+
+    Example::
+
+        env = RecordingWrapper(draw_env.env(episode="match"), players=["me", "heaviest"])
+        env.reset(seed=3)
+        for agent in env.agent_iter():
+            ...
+        write_record(env.record, "game.json")
+    """
+
+    def __init__(self, env: Any, players: Sequence[str] | None = None) -> None:
+        super().__init__(env)
+        base = getattr(env, "unwrapped", None)
+        if not isinstance(base, draw_dominoes.raw_env):
+            raise ValueError(f"env must be made by draw_env.env() or draw_env.raw_env(), got {env!r}")  # noqa: TRY004
+        count = base.game.num_players
+        if players is None:
+            players = list(base.possible_agents)
+        elif (
+            isinstance(players, (str, bytes))
+            or not isinstance(players, Sequence)
+            or len(players) != count
+            or not all(isinstance(name, str) for name in players)
+        ):
+            raise ValueError(f"players must be {count} strings (one per seat), got {players!r}")
+        self.players = list(players)
+        self._record: dict[str, Any] | None = None
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The record of the current (or just finished) episode, as a new dict."""
+        if self._record is None:
+            raise RuntimeError("call reset() before reading the record")
+        return json.loads(json.dumps(self._record))
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+        self.env.reset(seed=seed, options=options)
+        base = self.env.unwrapped
+        state = base.state_ref
+        record: dict[str, Any] = {
+            "format": FORMAT,
+            "version": VERSION,
+            "num_players": base.game.num_players,
+            "episode": base.episode,
+            "reward": base.reward_scheme,
+            "players": list(self.players),
+            "hands": [_deal_of(state)],
+            "scores": list(state.scores),
+            "finished": False,
+            "winner": None,
+        }
+        if options is not None and options.get("scores") is not None:
+            record["start_scores"] = list(state.scores)
+        if seed is not None:
+            record["seed"] = int(seed)
+        self._record = record
+
+    def step(self, action: Any) -> None:
+        base = self.env.unwrapped
+        record = self._record
+        agent = base.agent_selection if record is not None and base.agents else None
+        if record is None or agent is None or base.terminations[agent] or base.truncations[agent]:
+            self.env.step(action)  # before reset, after the end, or a dead agent's step: nothing to record
+            return
+        state = base.state_ref
+        seat = state.current
+        legal = is_integer(action) and state.is_legal(int(action))
+        # The rules, applied to a copy, say how the hand ends: in a match that goes on, the env
+        # deals the next hand within the same step.
+        probe = state.clone()
+        if legal:
+            probe.apply_action(int(action))
+        self.env.step(action)  # raw_env raises on an illegal action: then nothing is recorded
+        if not legal:
+            # Through env(), an illegal action ends the episode and changes nothing else.
+            if all(base.terminations.values()):
+                record["illegal_action"] = [seat, int(action)]
+                record["finished"] = True
+            return
+        hand = record["hands"][-1]
+        hand["actions"].append([seat, int(action)])
+        result = probe.result
+        if result is None:
+            return
+        hand["points"] = list(result.points)
+        hand["pips"] = list(result.pips)
+        hand["kind"] = result.kind
+        hand["winner"] = result.winner
+        record["scores"] = list(probe.scores)
+        if base.episode == "match" and not probe.is_match_over:
+            record["hands"].append(_deal_of(base.state_ref))
+            return
+        record["finished"] = True
+        record["winner"] = result.winner if base.episode == "hand" else probe.match_winner
+
+
+def _deal_of(state: DrawState) -> dict[str, Any]:
+    """A hand entry holding the deal of the hand ``state`` has just started."""
+    return {
+        "hands": [state.hand_tiles(seat) for seat in range(state.num_players)],
+        "boneyard": list(state.boneyard),
+        "opener": state.opener,
+        "actions": [],
+    }
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def _fail(field: str, problem: str) -> NoReturn:
+    raise ValueError(f"record field {field} {problem}")
+
+
+def _check_int_field(field: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    if not isinstance(value, Integral) or isinstance(value, bool):
+        _fail(field, f"must be an integer, got {value!r}")
+    number = int(value)
+    if number < minimum or (maximum is not None and number > maximum):
+        bounds = f"in {minimum}..{maximum}" if maximum is not None else f">= {minimum}"
+        _fail(field, f"must be an integer {bounds}, got {value!r}")
+    return number
+
+
+def _check_int_list(field: str, value: object, length: int, minimum: int = 0) -> list[int]:
+    if not isinstance(value, list) or len(value) != length:
+        _fail(field, f"must be a list of {length} integers, got {value!r}")
+    return [_check_int_field(f"{field}[{i}]", item, minimum) for i, item in enumerate(value)]
+
+
+def validate_record(record: object) -> None:
+    """Check that ``record`` has the SPEC section 8 fields, with values of the right kinds.
+
+    Checks the structure and what can be checked without playing: every deal holds each tile
+    once, actions are ``[seat, action]`` pairs in range, ``scores`` are the start scores plus
+    every hand's points. :func:`replay_record` checks the rest by playing.
+
+    Raises:
+        ValueError: naming the field and what is wrong with it.
+    """
+    if not isinstance(record, Mapping):
+        raise ValueError(f"record must be a JSON object (dict), got {type(record).__name__}")  # noqa: TRY004
+    for key in ("format", "version", "num_players", "episode", "reward", "players", "hands", "scores"):
+        if key not in record:
+            _fail(key, "is missing")
+    if record["format"] != FORMAT:
+        _fail("format", f"must be {FORMAT!r}, got {record['format']!r}")
+    if not is_integer(record["version"]) or record["version"] != VERSION:
+        _fail("version", f"must be {VERSION} (the only version this code reads), got {record['version']!r}")
+    players = record["num_players"]
+    if not is_integer(players) or players not in (2, 3, 4):
+        _fail("num_players", f"must be one of 2, 3, 4, got {players!r}")
+    if record["episode"] not in _EPISODES:
+        _fail("episode", f"must be one of {', '.join(map(repr, _EPISODES))}, got {record['episode']!r}")
+    if record["reward"] not in _REWARDS:
+        _fail("reward", f"must be one of {', '.join(map(repr, _REWARDS))}, got {record['reward']!r}")
+    if record["reward"] == "win_loss" and record["episode"] != "match":
+        _fail("reward", "'win_loss' needs episode 'match'")
+    names = record["players"]
+    if not isinstance(names, list) or len(names) != players or not all(isinstance(n, str) for n in names):
+        _fail("players", f"must be a list of {players} strings, got {names!r}")
+    finished = record.get("finished", True)
+    if not isinstance(finished, bool):
+        _fail("finished", f"must be true or false, got {finished!r}")
+    game = DrawGame(int(players))
+    start = [0] * players
+    if "start_scores" in record:
+        if record["episode"] != "match":
+            _fail("start_scores", "needs episode 'match'")
+        start = _check_int_list("start_scores", record["start_scores"], players)
+        if max(start) >= game.target:
+            _fail("start_scores", f"must each be below the target {game.target}, got {start}")
+    hands = record["hands"]
+    if not isinstance(hands, list) or not hands:
+        _fail("hands", f"must be a non-empty list of hands, got {hands!r}")
+    if record["episode"] == "hand" and len(hands) != 1:
+        _fail("hands", f"must hold exactly one hand with episode 'hand', got {len(hands)}")
+    incomplete = not finished or "illegal_action" in record
+    totals = list(start)
+    for k, hand in enumerate(hands):
+        # Only the last hand of an unfinished game (or one ended by an illegal action) has no result.
+        result_optional = incomplete and k == len(hands) - 1
+        for seat, points in enumerate(_validate_hand(f"hands[{k}]", hand, players, result_optional)):
+            totals[seat] += points
+    scores = _check_int_list("scores", record["scores"], players)
+    if scores != totals:
+        _fail("scores", f"must be the start scores plus every hand's points, {totals}, got {scores}")
+    if "illegal_action" in record:
+        pair = record["illegal_action"]
+        if not isinstance(pair, list) or len(pair) != 2:
+            _fail("illegal_action", f"must be a [seat, action] pair, got {pair!r}")
+        _check_int_field("illegal_action[0]", pair[0], 0, players - 1)
+        _check_int_field("illegal_action[1]", pair[1], 0, NUM_ACTIONS - 1)
+    winner = record.get("winner")
+    if winner is not None:
+        _check_int_field("winner", winner, 0, players - 1)
+
+
+def _validate_hand(field: str, hand: object, players: int, result_optional: bool) -> list[int]:
+    """Check one hand entry; return its points (zeros when it has no result)."""
+    if not isinstance(hand, Mapping):
+        _fail(field, f"must be an object, got {hand!r}")
+    for key in ("hands", "boneyard", "opener", "actions"):
+        if key not in hand:
+            _fail(f"{field}.{key}", "is missing")
+    deal = hand["hands"]
+    if not isinstance(deal, list) or len(deal) != players:
+        _fail(f"{field}.hands", f"must be a list of {players} lists of tile ids, got {deal!r}")
+    seen: set[int] = set()
+    for seat, tiles_held in enumerate(deal):
+        if not isinstance(tiles_held, list) or not tiles_held:
+            _fail(f"{field}.hands[{seat}]", f"must be a non-empty list of tile ids, got {tiles_held!r}")
+        for tile in tiles_held:
+            tile = _check_int_field(f"{field}.hands[{seat}]", tile, 0, NUM_TILES - 1)
+            if tile in seen:
+                _fail(f"{field}.hands[{seat}]", f"deals tile {tile} twice")
+            seen.add(tile)
+    boneyard = hand["boneyard"]
+    if not isinstance(boneyard, list) or len(boneyard) < 2:
+        _fail(f"{field}.boneyard", f"must be a list of at least 2 tile ids, got {boneyard!r}")
+    for tile in boneyard:
+        tile = _check_int_field(f"{field}.boneyard", tile, 0, NUM_TILES - 1)
+        if tile in seen:
+            _fail(f"{field}.boneyard", f"deals tile {tile} twice")
+        seen.add(tile)
+    if len(seen) != NUM_TILES:
+        missing = sorted(set(range(NUM_TILES)) - seen)
+        _fail(f"{field}.hands/boneyard", f"must hold all 28 tiles; missing {missing}")
+    _check_int_field(f"{field}.opener", hand["opener"], 0, players - 1)
+    actions = hand["actions"]
+    if not isinstance(actions, list):
+        _fail(f"{field}.actions", f"must be a list of [seat, action] pairs, got {actions!r}")
+    for step, pair in enumerate(actions):
+        if not isinstance(pair, list) or len(pair) != 2:
+            _fail(f"{field}.actions[{step}]", f"must be a [seat, action] pair, got {pair!r}")
+        _check_int_field(f"{field}.actions[{step}][0] (seat)", pair[0], 0, players - 1)
+        _check_int_field(f"{field}.actions[{step}][1] (action)", pair[1], 0, NUM_ACTIONS - 1)
+    has_result = "points" in hand or "pips" in hand
+    if not has_result:
+        if not result_optional:
+            _fail(f"{field}.points", "is missing (only the last hand of an unfinished game may lack a result)")
+        return [0] * players
+    for key in ("points", "pips"):
+        if key not in hand:
+            _fail(f"{field}.{key}", "is missing")
+    points = _check_int_list(f"{field}.points", hand["points"], players)
+    _check_int_list(f"{field}.pips", hand["pips"], players)
+    if "kind" in hand and hand["kind"] not in _KINDS:
+        _fail(f"{field}.kind", f"must be one of {', '.join(map(repr, _KINDS))}, got {hand['kind']!r}")
+    return points
+
+
+# ---------------------------------------------------------------------------- files
+
+
+def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Validate ``record`` and write it as JSON to ``path`` atomically (temp file, then rename).
+
+    Returns:
+        The path written. Parent directories are created.
+    """
+    validate_record(record)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, ensure_ascii=False, separators=(",", ":"))
+            handle.write("\n")
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a record written by :func:`write_record` (plain JSON: nothing runs).
+
+    Raises:
+        ValueError: if the file is not JSON or not a valid record (the message names the file).
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{os.fspath(path)} is not a JSON record: {error}") from None
+    try:
+        validate_record(record)
+    except ValueError as error:
+        raise ValueError(f"{os.fspath(path)}: {error}") from None
+    return record
+
+
+# ---------------------------------------------------------------------------- replaying
+
+
+def replay_record(record: Mapping[str, Any]) -> list[int]:
+    """Play every hand of ``record`` through ``draw_env.env()`` and check it against the record.
+
+    Each hand is dealt as recorded (reset options ``hands``, ``boneyard``, ``opener`` and, in a
+    match, the scores so far), its actions are stepped in order, and the hand must end exactly
+    at its last action with the recorded points and pips; a match must go on after every hand
+    but the last and end after the last one when the record is finished; each later hand's
+    opener is one seat clockwise from the previous one's.
+
+    Returns:
+        The final scores.
+
+    Raises:
+        ValueError: on any mismatch, naming the hand and the step.
+    """
+    validate_record(record)
+    players = int(record["num_players"])
+    episode = record["episode"]
+    env = draw_dominoes.env(num_players=players, episode=episode, reward=record["reward"])
+    scores = list(record.get("start_scores", [0] * players))
+    hands = record["hands"]
+    finished = record.get("finished", True)
+    illegal = record.get("illegal_action")
+    for k, hand in enumerate(hands):
+        last = k == len(hands) - 1
+        if k > 0 and hand["opener"] != (hands[k - 1]["opener"] + 1) % players:
+            raise ValueError(
+                f"hand {k}: opener {hand['opener']} is not one seat clockwise from hand {k - 1}'s "
+                f"opener {hands[k - 1]['opener']}"
+            )
+        options: dict[str, Any] = {"hands": hand["hands"], "boneyard": hand["boneyard"], "opener": hand["opener"]}
+        if episode == "match":
+            options["scores"] = scores
+        env.reset(options=options)
+        base = env.unwrapped
+        actions = hand["actions"]
+        state = base.state_ref
+        for step, (seat, action) in enumerate(actions):
+            where = f"hand {k}, step {step}"
+            state = base.state_ref
+            if state.result is not None or state.hand_number != 0:
+                raise ValueError(f"{where}: the hand already ended, yet the record goes on with {action_name(action)}")
+            if seat != state.current:
+                raise ValueError(f"{where}: the record says seat {seat} acts, but it is seat {state.current}'s turn")
+            if not state.is_legal(action):
+                raise ValueError(
+                    f"{where}: action {action} ({action_name(action)}) by seat {seat} is not legal; legal: "
+                    + ", ".join(f"{a} ({action_name(a)})" for a in state.legal_actions())
+                )
+            env.step(action)
+        state = base.state_ref
+        ended = state.result is not None or state.hand_number != 0
+        if "points" not in hand:
+            if ended:
+                raise ValueError(f"hand {k}: the hand ended at step {len(actions) - 1} but the record has no result")
+            if illegal is not None:
+                seat, action = illegal
+                if seat != state.current or state.is_legal(action):
+                    raise ValueError(
+                        f"hand {k}, step {len(actions)}: the recorded illegal action {action} by seat {seat} "
+                        f"is not an illegal action of the seat to act ({state.current})"
+                    )
+            return scores
+        if not ended:
+            raise ValueError(f"hand {k}: the hand has not ended after its {len(actions)} recorded actions")
+        infos = [base.infos[agent] for agent in base.possible_agents]
+        points = [int(info["hand_points"]) for info in infos]
+        pips = [int(info["hand_pips"]) for info in infos]
+        if points != list(hand["points"]):
+            raise ValueError(f"hand {k}: the record's points {hand['points']} differ from the replay's {points}")
+        if pips != list(hand["pips"]):
+            raise ValueError(f"hand {k}: the record's pips {hand['pips']} differ from the replay's {pips}")
+        scores = [int(info["score"]) for info in infos]
+        over = all(base.terminations.values())
+        if episode == "match" and not last and over:
+            raise ValueError(f"hand {k}: the match ended here (scores {scores}) but the record goes on")
+        if last and finished and illegal is None and not over:
+            raise ValueError(f"hand {k}: the record is finished but the match goes on (scores {scores})")
+    if list(record["scores"]) != scores:
+        raise ValueError(f"scores: the record's {record['scores']} differ from the replay's {scores}")
+    return scores
+
+
+@dataclass(frozen=True)
+class Position:
+    """One moment of a recorded game, for viewers.
+
+    Attributes:
+        hand: index of the hand in the record.
+        step: actions of that hand played so far (0 = just dealt).
+        state: the rules state after those actions (a private copy).
+        last: the ``(seat, action)`` just played, or ``None`` at a deal.
+    """
+
+    hand: int
+    step: int
+    state: DrawState
+    last: tuple[int, int] | None
+
+
+def positions(record: Mapping[str, Any]) -> Iterator[Position]:
+    """Every position of a (validated) record: each hand's deal, then the state after each action.
+
+    Uses the rules core directly (no environment), so it is cheap enough for viewers.
+
+    Raises:
+        ValueError: if an action is not legal where the record plays it.
+    """
+    validate_record(record)
+    game = DrawGame(int(record["num_players"]))
+    scores = list(record.get("start_scores", [0] * game.num_players))
+    for k, hand in enumerate(record["hands"]):
+        state = game.state_from_deal(hand["hands"], hand["boneyard"], hand["opener"], scores)
+        yield Position(k, 0, state.clone(), None)
+        for step, (seat, action) in enumerate(hand["actions"]):
+            if seat != state.current or not state.is_legal(action):
+                raise ValueError(f"hand {k}, step {step}: action {action} ({action_name(action)}) by seat {seat} is not legal")
+            state.apply_action(action)
+            yield Position(k, step + 1, state.clone(), (seat, action))
+        scores = list(state.scores)

@@ -1,0 +1,231 @@
+"""Game records (SPEC section 8): recording through env(), validation, files, exact replays."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import draw_env
+from draw_env.records import (
+    FORMAT,
+    VERSION,
+    RecordingWrapper,
+    positions,
+    read_record,
+    replay_record,
+    validate_record,
+    write_record,
+)
+from draw_env.rules import DRAW, PASS
+
+
+def play(env: RecordingWrapper, seed: int, options: dict | None = None) -> dict:
+    """Play one episode with seeded random legal moves and return its record."""
+    env.reset(seed=seed, options=options)
+    rng = random.Random(seed)
+    for agent in env.agent_iter():
+        observation, _reward, terminated, truncated, _info = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    return env.record
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_match_records_replay_exactly(num_players: int, tmp_path: Path) -> None:
+    env = RecordingWrapper(draw_env.env(num_players=num_players, episode="match"))
+    for seed in range(3):
+        record = play(env, seed)
+        assert record["format"] == FORMAT and record["version"] == VERSION and record["finished"]
+        assert record["num_players"] == num_players and record["episode"] == "match"
+        assert record["players"] == [f"player_{seat}" for seat in range(num_players)]
+        # Every action of the episode is in the record, draws included.
+        assert sum(len(hand["actions"]) for hand in record["hands"]) > 0
+        assert max(record["scores"]) >= draw_env.DrawGame(num_players).target
+        totals = np.sum([hand["points"] for hand in record["hands"]], axis=0).tolist()
+        assert record["scores"] == totals
+        for hand in record["hands"]:
+            assert sorted([t for held in hand["hands"] for t in held] + hand["boneyard"]) == list(range(28))
+        assert replay_record(record) == record["scores"]
+        path = write_record(record, tmp_path / f"{num_players}p" / f"game_{seed}.json")
+        assert read_record(path) == record
+        assert replay_record(read_record(path)) == record["scores"]
+
+
+def test_the_record_holds_the_deals_the_env_dealt() -> None:
+    env = RecordingWrapper(draw_env.env(num_players=3, episode="match"), players=["me", "heaviest", "ismcts"])
+    env.reset(seed=11)
+    state = env.unwrapped.state_ref
+    first = env.record["hands"][0]
+    assert first["hands"] == [state.hand_tiles(seat) for seat in range(3)]
+    assert first["boneyard"] == state.boneyard and first["opener"] == state.opener
+    record = play(env, 11)
+    assert record["players"] == ["me", "heaviest", "ismcts"]
+    for key in ("hands", "boneyard", "opener"):
+        assert record["hands"][0][key] == first[key]
+    # Draws and passes appear as actions, and openers rotate one seat per hand.
+    actions = [action for hand in record["hands"] for _seat, action in hand["actions"]]
+    assert DRAW in actions
+    openers = [hand["opener"] for hand in record["hands"]]
+    assert all(b == (a + 1) % 3 for a, b in itertools.pairwise(openers))
+    # The last position of each hand is the hand's result.
+    ends = {}
+    for position in positions(record):
+        ends[position.hand] = position.state
+    for k, hand in enumerate(record["hands"]):
+        assert list(ends[k].result.points) == hand["points"] and list(ends[k].result.pips) == hand["pips"]
+
+
+def test_hand_records_and_blocked_hands() -> None:
+    env = RecordingWrapper(draw_env.env(num_players=4, reward="points"))
+    kinds = set()
+    for seed in range(40):
+        record = play(env, seed)
+        [hand] = record["hands"]
+        assert record["scores"] == hand["points"]
+        assert record["winner"] == hand["winner"]
+        kinds.add(hand["kind"])
+        assert replay_record(record) == hand["points"]
+    assert kinds == {"domino", "blocked"}
+
+
+def test_start_scores_are_recorded_and_replayed() -> None:
+    env = RecordingWrapper(draw_env.env(num_players=2, episode="match", reward="win_loss"))
+    record = play(env, 5, options={"scores": [90, 95]})
+    assert record["start_scores"] == [90, 95]
+    points = np.sum([hand["points"] for hand in record["hands"]], axis=0)
+    assert record["scores"] == (np.array([90, 95]) + points).tolist()
+    assert replay_record(record) == record["scores"]
+    without = copy.deepcopy(record)
+    del without["start_scores"]
+    with pytest.raises(ValueError, match="scores"):
+        validate_record(without)
+
+
+def test_an_unfinished_game_and_an_illegal_action() -> None:
+    env = RecordingWrapper(draw_env.env(num_players=2))
+    env.reset(seed=3)
+    observation = env.observe(env.agent_selection)
+    legal = int(np.flatnonzero(observation["action_mask"])[0])
+    env.step(legal)
+    record = env.record
+    assert not record["finished"] and len(record["hands"][0]["actions"]) == 1 and "points" not in record["hands"][0]
+    validate_record(record)
+    replay_record(record)
+    illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
+    env.step(illegal)  # env() ends the episode with a logged warning
+    record = env.record
+    assert record["illegal_action"] == [env.unwrapped.state_ref.current, illegal] and record["finished"]
+    assert len(record["hands"][0]["actions"]) == 1
+    replay_record(record)
+    # Through raw_env an illegal action raises and is not recorded.
+    raw = RecordingWrapper(draw_env.raw_env(num_players=2))
+    raw.reset(seed=3)
+    with pytest.raises(draw_env.IllegalActionError):
+        raw.step(PASS)  # never legal with a full boneyard
+    assert raw.record["hands"][0]["actions"] == [] and "illegal_action" not in raw.record
+
+
+def finished_match() -> dict:
+    return play(RecordingWrapper(draw_env.env(num_players=3, episode="match")), 2)
+
+
+def test_replay_names_the_hand_and_step_of_a_mismatch() -> None:
+    record = finished_match()
+    assert len(record["hands"]) >= 2
+    wrong_points = copy.deepcopy(record)
+    wrong_points["hands"][1]["points"] = list(reversed(wrong_points["hands"][1]["points"]))
+    wrong_points["scores"] = np.sum([h["points"] for h in wrong_points["hands"]], axis=0).tolist()
+    if wrong_points["hands"][1]["points"] != record["hands"][1]["points"]:
+        with pytest.raises(ValueError, match="hand 1: the record's points"):
+            replay_record(wrong_points)
+    wrong_pips = copy.deepcopy(record)
+    wrong_pips["hands"][0]["pips"][0] += 1
+    with pytest.raises(ValueError, match="hand 0: the record's pips"):
+        replay_record(wrong_pips)
+    wrong_seat = copy.deepcopy(record)
+    seat, _action = wrong_seat["hands"][1]["actions"][3]
+    wrong_seat["hands"][1]["actions"][3][0] = (seat + 1) % 3
+    with pytest.raises(ValueError, match="hand 1, step 3: the record says seat"):
+        replay_record(wrong_seat)
+    wrong_action = copy.deepcopy(record)
+    actions = wrong_action["hands"][1]["actions"]
+    step = next(i for i, (_s, a) in enumerate(actions) if a < DRAW and i > 0)
+    actions[step][1] = PASS  # never legal with a playable tile
+    with pytest.raises(ValueError, match=f"hand 1, step {step}: action 57 \\(pass\\)"):
+        replay_record(wrong_action)
+    short = copy.deepcopy(record)
+    short["hands"][0]["actions"].pop()
+    with pytest.raises(ValueError, match="hand 0: the hand has not ended"):
+        replay_record(short)
+    cut = copy.deepcopy(record)
+    cut["hands"].pop()
+    cut["scores"] = np.sum([h["points"] for h in cut["hands"]], axis=0).tolist()
+    with pytest.raises(ValueError, match="the record is finished but the match goes on"):
+        replay_record(cut)
+    swapped = copy.deepcopy(record)
+    swapped["hands"][1]["opener"] = (swapped["hands"][1]["opener"] + 1) % 3
+    with pytest.raises(ValueError, match="hand 1: opener"):
+        replay_record(swapped)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda r: r.pop("hands"), "hands is missing"),
+        (lambda r: r.update(format="chess"), "format must be"),
+        (lambda r: r.update(version=2), "version must be 1"),
+        (lambda r: r.update(num_players=5), "num_players must be one of"),
+        (lambda r: r.update(episode="game"), "episode must be one of"),
+        (lambda r: r.update(players=["a"]), "players must be a list of 3 strings"),
+        (lambda r: r["hands"][0]["hands"][0].append(r["hands"][0]["hands"][1][0]), r"hands\[0\].hands\[1\] deals tile"),
+        (lambda r: r["hands"][0]["boneyard"].pop(), r"hands\[0\].hands/boneyard must hold all 28 tiles"),
+        (lambda r: r["hands"][0].update(opener=3), r"hands\[0\].opener must be an integer in 0..2"),
+        (lambda r: r["hands"][0]["actions"].append([0, 58]), r"hands\[0\].actions\[\d+\]\[1\] \(action\)"),
+        (lambda r: r["hands"][0]["actions"].append([0]), r"hands\[0\].actions\[\d+\] must be a \[seat, action\] pair"),
+        (lambda r: r["hands"][0].pop("points"), r"hands\[0\].points is missing"),
+        (lambda r: r["hands"][0].update(pips=[1, True, 2]), r"hands\[0\].pips\[1\] must be an integer"),
+        (lambda r: r["scores"].__setitem__(0, r["scores"][0] + 1), "scores must be the start scores plus"),
+        (lambda r: r.update(start_scores=[0, 0, 70]), "start_scores must each be below the target 61"),
+    ],
+)
+def test_validation_names_the_field(change, field: str) -> None:
+    record = finished_match()
+    validate_record(record)
+    change(record)
+    with pytest.raises(ValueError, match=field):
+        validate_record(record)
+
+
+def test_files_are_written_atomically_and_read_safely(tmp_path: Path) -> None:
+    record = finished_match()
+    path = tmp_path / "game.json"
+    write_record(record, path)
+    before = path.read_bytes()
+    broken = copy.deepcopy(record)
+    broken["scores"] = [0, 0, 0]
+    with pytest.raises(ValueError, match="scores"):
+        write_record(broken, path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["game.json"]
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="bad.json is not a JSON record"):
+        read_record(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text(json.dumps({**record, "format": "x"}))
+    with pytest.raises(ValueError, match="other.json: record field format"):
+        read_record(tmp_path / "other.json")
+
+
+def test_wrapper_arguments() -> None:
+    with pytest.raises(ValueError, match="players must be 2 strings"):
+        RecordingWrapper(draw_env.env(), players=["only one"])
+    with pytest.raises(ValueError, match="env must be made by draw_env"):
+        RecordingWrapper(object())  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="reset"):
+        RecordingWrapper(draw_env.env()).record  # noqa: B018
