@@ -25,10 +25,20 @@ RLLIB_VENV := .venv-rllib
 RLLIB_PY := $(RLLIB_VENV)/bin/python
 RLLIB_INSTALLED := $(RLLIB_VENV)/.installed
 
-$(RLLIB_INSTALLED): pyproject.toml
+# It shares .venv's torch (about 750 MB) instead of installing a second copy: torch's own
+# directories are linked into a folder that a .pth file puts on the path, so pip sees torch as
+# installed and adds only torch's small dependencies.
+RLLIB_SHARED := $(RLLIB_VENV)/shared-torch
+
+$(RLLIB_INSTALLED): pyproject.toml $(INSTALLED)
 	$(PYTHON) -m venv $(RLLIB_VENV)
 	$(RLLIB_PY) -m pip install --upgrade pip
-	$(RLLIB_PY) -m pip install torch==2.13.0
+	mkdir -p $(RLLIB_SHARED)
+	site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	for path in $$site/torch $$site/functorch $$site/torchgen $$site/torch-*.dist-info; do \
+		ln -sfn "$$path" $(RLLIB_SHARED)/; \
+	done
+	echo "$(CURDIR)/$(RLLIB_SHARED)" > "$$($(RLLIB_PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/shared_torch.pth"
 	$(RLLIB_PY) -m pip install -e ".[rllib]"
 	touch $(RLLIB_INSTALLED)
 

@@ -10,4 +10,6 @@ single = gymnasium.make("DrawDominoes-v0", num_players=2)  # one learner vs rand
 observation, info = single.reset(seed=0)
 legal = single.get_wrapper_attr("action_masks")()  # bool (58,), for MaskablePPO
 observation, reward, terminated, truncated, info = single.step(int(np.flatnonzero(legal)[0]))
+# The learner sees the "extended" encoding of draw_env.features: 340 floats in [0, 1]
+# (the 258-entry observation scaled, the mask, and 24 counts a player could compute).
 print(aec.agent_selection, "to act;", "learner observation", observation.shape, "reward", reward)
