@@ -280,6 +280,6 @@ class RLlibAgent:
 
 
 def register_agent() -> None:
-    """Make ``"rllib"`` an agent name of :mod:`agents` in this process (for ``agents.evaluate``)."""
+    """Make ``"rllib"`` an agent name of :mod:`agents` in this process (for ``agents.evaluation``)."""
     if "rllib" not in agents.available():
         agents.register("rllib", f"{__name__}:RLlibAgent")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.evaluate import seed_sequence_int
+from agents.specs import seed_sequence_int
 from agents.ismcts import ISMCTSAgent
 from agents.ppo import NumpyPolicy
 from draw_env import env as make_aec_env

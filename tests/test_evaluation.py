@@ -1,4 +1,5 @@
-"""Tests of the evaluator (agents.evaluate), the league and sweep (agents.league) and draw-eval.
+"""Tests of the evaluation (agents.evaluation and its parts), the league and sweep (agents.league)
+and draw-eval (agents.cli).
 
 Cheap agents only (baselines, and ISMCTS at a handful of simulations), so the file runs in a few
 seconds; the one multi-process test spawns two workers.
@@ -12,18 +13,14 @@ from collections import defaultdict
 
 import pytest
 
-from agents.evaluate import (
-    GameRecord,
-    _shared_first,
-    deal_options,
-    evaluate,
-    main,
-    parse_agent_spec,
-    seatings_for,
-    seed_sequence_int,
-    wilson_interval,
-)
-from agents.league import league, parse_sweep, plot_league, sweep
+from agents.charts import plot_league
+from agents.cli import main
+from agents.evaluation import deal_options, evaluate
+from agents.league import league, parse_sweep, sweep
+from agents.options import seatings_for
+from agents.results import GameOutcome
+from agents.specs import parse_agent_spec, seed_sequence_int
+from agents.stats import shared_first, wilson_interval
 from draw_env import tiles
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -77,10 +74,10 @@ def test_wilson_interval_rejects_impossible_counts(successes: float, trials: int
         wilson_interval(successes, trials)
 
 
-def test_shared_first_splits_a_tied_lead() -> None:
-    assert _shared_first([104, 60]) == (1.0, 0.0)
-    assert _shared_first([70, 70, 12]) == (0.5, 0.5, 0.0)
-    assert _shared_first([0, 0, 0, 0]) == (0.25, 0.25, 0.25, 0.25)
+def testshared_first_splits_a_tied_lead() -> None:
+    assert shared_first([104, 60]) == (1.0, 0.0)
+    assert shared_first([70, 70, 12]) == (0.5, 0.5, 0.0)
+    assert shared_first([0, 0, 0, 0]) == (0.25, 0.25, 0.25, 0.25)
 
 
 # ---------------------------------------------------------------------------- agent specs
@@ -127,8 +124,8 @@ def test_evaluate_rejects_bad_arguments(kwargs: dict, message: str) -> None:
 # ---------------------------------------------------------------------------- duplicate format
 
 
-def _by_deal(records: list[GameRecord]) -> dict[int, list[GameRecord]]:
-    groups: dict[int, list[GameRecord]] = defaultdict(list)
+def _by_deal(records: list[GameOutcome]) -> dict[int, list[GameOutcome]]:
+    groups: dict[int, list[GameOutcome]] = defaultdict(list)
     for record in records:
         groups[record.deal].append(record)
     return groups
@@ -246,7 +243,7 @@ def test_match_winner_reached_the_target() -> None:
     for record in result.games:
         best = max(record.scores)
         assert best >= 100 and record.hands >= 1
-        assert record.win_credit == _shared_first(list(record.scores))
+        assert record.win_credit == shared_first(list(record.scores))
 
 
 def test_heaviest_beats_random() -> None:

@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 
 import agents
-from agents.evaluate import parse_agent_spec, seed_sequence_int, takes_seed
 from agents.ismcts import ISMCTSAgent
+from agents.specs import parse_agent_spec, seed_sequence_int, takes_seed
 from draw_env.draw_dominoes import raw_env
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
 from draw_env.rules import NUM_ACTIONS

@@ -7,7 +7,7 @@ from this machine (``--address`` left out: a local Ray instance) to a cluster
 (``--address HEAD:6379``, or ``auto`` on a cluster node): nothing else changes.
 
 At the end the learner is saved as an RLlib checkpoint and measured against the baselines with
-the project's own evaluation (``agents.evaluate.evaluate``, duplicate deals, Wilson intervals).
+the project's own evaluation (``agents.evaluation.evaluate``, duplicate deals, Wilson intervals).
 
 Run it in ``.venv-rllib`` (``make integrations-env``: RLlib pins gymnasium 1.2.x)::
 
@@ -217,8 +217,8 @@ def train(config: Mapping[str, Any], address: str | None) -> tuple[Path, list[It
 
 def evaluate_checkpoint(checkpoint: Path, config: Mapping[str, Any]) -> list[Any]:
     """The learner against each evaluation opponent in turn (the learner in one seat, the opponent
-    in every other), with :func:`agents.evaluate.evaluate`; returns one result per opponent."""
-    from agents.evaluate import evaluate
+    in every other), with :func:`agents.evaluation.evaluate`; returns one result per opponent."""
+    from agents.evaluation import evaluate
     from integrations.rllib import register_agent
 
     register_agent()

@@ -8,7 +8,7 @@
   and freezes a snapshot every ``snapshot_every`` steps (the ``snapshots`` opponents);
 * saves a checkpoint every ``checkpoint_every`` steps (model zip + snapshot pool + run state),
   from which ``--resume`` continues;
-* evaluates the learner against baselines every ``eval.every`` steps with ``agents.evaluate``
+* evaluates the learner against baselines every ``eval.every`` steps with ``agents.evaluation``
   (match win rate with its Wilson 95% interval), logging to TensorBoard and ``eval.csv``.
 
 At the end it saves ``final.zip``, evaluates it (``final_eval``), writes ``summary.json`` and the
@@ -34,8 +34,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-from agents.evaluate import EvaluationResult, evaluate
+from agents.evaluation import evaluate
 from agents.ppo import NumpyPolicy
+from agents.results import EvaluationResult
 from train.config import EvalSettings, TrainConfig
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
@@ -58,7 +59,7 @@ class EvalRow:
 def evaluate_checkpoint(
     checkpoint: str | Path, settings: EvalSettings, num_players: int, seed: int, progress: bool = False
 ) -> list[tuple[str, EvaluationResult]]:
-    """Evaluate a checkpoint against each baseline of ``settings`` with ``agents.evaluate``.
+    """Evaluate a checkpoint against each baseline of ``settings`` with ``agents.evaluation``.
 
     With 2 players the table is the learner against one baseline; with 3 or 4, the learner
     against ``num_players - 1`` copies of the baseline.
@@ -83,7 +84,7 @@ def evaluate_checkpoint(
 
 
 def learner_row(result: EvaluationResult, baseline: str, timesteps: int, train_seconds: float) -> EvalRow:
-    """The learner's (participant 0's) line of an ``agents.evaluate`` result."""
+    """The learner's (participant 0's) line of an ``agents.evaluation`` result."""
     learner = result.participants[0]
     return EvalRow(
         timesteps=timesteps,

@@ -1,0 +1,165 @@
+"""``draw-eval``: evaluations, leagues and budget sweeps from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import agents
+from agents.charts import plot_evaluation, plot_league, plot_sweep
+from agents.evaluation import evaluate
+from agents.league import league, parse_sweep, sweep
+from agents.options import SEATINGS, RunOptions
+from agents.results import GAME_NOUNS, check_writable
+from agents.specs import parse_agent_spec
+from draw_env.draw_dominoes import EPISODES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="draw-eval",
+        description=(
+            "Evaluate Draw dominoes agents in duplicate format: each deal is replayed with the seats "
+            "permuted, and every participant gets a win rate with a Wilson 95% interval."
+        ),
+        epilog=(
+            "Agents: " + ", ".join(agents.available()) + ". Keyword arguments follow a colon, e.g. "
+            "ismcts:simulations=200,seed=1 or ppo:path=agents/policies/ppo_2p.npz (plain ppo plays "
+            "the shipped policy for the table's player count).\n"
+            "Examples:\n"
+            "  draw-eval heaviest variety --games 1000 --workers 2 --json results/hv.json --png results/hv.png\n"
+            "  draw-eval --league random random_forced heaviest variety ismcts --players 3 --games 60\n"
+            "  draw-eval ismcts variety --sweep simulations=25,50,100,200 --games 200\n"
+            "  draw-eval heaviest variety --games 10 --records records/"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("agents", nargs="+", metavar="AGENT", help="agent specs: name or name:key=value,...")
+    parser.add_argument(
+        "--players",
+        type=int,
+        choices=(2, 3, 4),
+        help="players per table (default: the number of agents; required with --league)",
+    )
+    parser.add_argument(
+        "--games",
+        type=int,
+        default=1000,
+        help=(
+            "games in total, or per table with --league and --sweep (default 1000); rounded up to whole "
+            "deals, since each deal is played under every seating (2 with 2 players, n rotations or n! "
+            "permutations with n = 3-4)"
+        ),
+    )
+    parser.add_argument("--episode", choices=EPISODES, default="match", help="a game is a match or a hand")
+    parser.add_argument(
+        "--no-duplicate", dest="duplicate", action="store_false", help="independent deals instead of replays"
+    )
+    parser.add_argument(
+        "--seatings", choices=SEATINGS, default="rotations", help="replays per deal with 3-4 players"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seeds the deals and the seeded agents")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--json", type=Path, help="write the results as JSON here (checked before playing)")
+    parser.add_argument("--png", type=Path, help="write a chart here (checked before playing)")
+    parser.add_argument(
+        "--records",
+        type=Path,
+        metavar="DIR",
+        help=(
+            "write one game record (JSON, docs/records.md) per game: DIR/<table>/deal-D_seating-S.json, "
+            "where <table> names the player count and the agents (e.g. 2p_heaviest_vs_variety) and S "
+            "lists the agent index (in the table's order) sitting in each seat"
+        ),
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--league",
+        action="store_true",
+        help="round robin of every table of --players agents, openskill ratings",
+    )
+    mode.add_argument(
+        "--sweep",
+        metavar="KEY=V1,V2,...",
+        help="evaluate the first agent against the others once per value of one keyword (a budget curve)",
+    )
+    return parser
+
+
+def _rounding_note(options: RunOptions) -> str | None:
+    """Why a run plays more games per table than ``--games`` asked, if it does."""
+    if options.games_per_table == options.num_games:
+        return None
+    return (
+        f"--games {options.num_games} is rounded up to {options.games_per_table} "
+        f"{GAME_NOUNS[options.episode]} per table: {options.num_deals} deals, each played under all "
+        f"{options.replays_per_deal} seatings ({options.seatings}), so that every agent plays every "
+        "seat's cards equally often."
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``draw-eval`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        specs = [parse_agent_spec(text) for text in args.agents]
+        if args.league:
+            if args.players is None:
+                raise ValueError("--league needs --players (2, 3 or 4)")
+            num_players = args.players
+        else:
+            if args.players is not None and args.players != len(specs):
+                raise ValueError(
+                    f"--players is {args.players} but {len(specs)} agents were given; "
+                    "give one agent per seat (the same name twice is allowed) or use --league"
+                )
+            num_players = len(specs)
+        common: dict[str, Any] = {
+            "episode": args.episode,
+            "duplicate": args.duplicate,
+            "seed": args.seed,
+            "workers": args.workers,
+            "progress": not args.quiet,
+            "seatings": args.seatings,
+            "records": args.records,
+        }
+        if 2 <= num_players <= 4:  # else evaluate() names the problem
+            note = _rounding_note(RunOptions(num_players, args.games, **common))
+            if note:
+                print(f"Note: {note}")
+        for name in ("json", "png"):
+            if getattr(args, name) is not None:
+                check_writable(f"--{name}", getattr(args, name))
+        if args.records is not None:
+            check_writable("--records", args.records, directory=True)
+        plot: Callable[[Any, Path], None]
+        if args.league:
+            outcome: Any = league(specs, num_players, args.games, **common)
+            plot = plot_league
+        elif args.sweep:
+            key, values = parse_sweep(args.sweep)
+            outcome = sweep(specs[0], specs[1:], key, values, args.games, **common)
+            plot = plot_sweep
+        else:
+            outcome = evaluate(specs, args.games, **common)
+            plot = plot_evaluation
+    except ValueError as error:
+        parser.error(str(error))
+    print(outcome.summary())
+    if args.json:
+        outcome.to_json(args.json)
+        print(f"JSON written to {args.json}")
+    if args.png:
+        plot(outcome, args.png)
+        print(f"Chart written to {args.png}")
+    if args.records:
+        print(f"Game records written under {args.records}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

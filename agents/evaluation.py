@@ -1,0 +1,401 @@
+"""Honest evaluation of Draw agents: duplicate deals, rotated seats, Wilson intervals.
+
+``evaluate(players, num_games, ...)`` plays games (whole matches or single hands) between 2 to 4
+participants and reports, per participant, the win rate with its Wilson 95% interval, points per
+hand, block rate and hand length. Round-robin leagues and budget sweeps (:mod:`agents.league`)
+play their tables through the same core, :func:`play_tables`; ``draw-eval`` (:mod:`agents.cli`)
+is the command line around both.
+
+How luck is cut (the *duplicate* format):
+
+* A *deal* fixes the first hand (tiles of each seat, boneyard order, opener) and the seed of the
+  environment RNG that deals every later hand of a match. Each deal is replayed under several
+  *seatings* (which participant sits in which seat); the cards stay with the seats, the
+  participants move. With 2 players the seatings are both orders; with 3 or 4 players they are
+  the cyclic rotations (``seatings="rotations"``, the default: n replays, every participant plays
+  every seat of every deal once) or all n! orders (``seatings="permutations"``, also balancing
+  who sits after whom). ``num_games`` counts every replay and is rounded up to a whole number of
+  deals.
+* Without ``duplicate`` every game has its own deal and the seating still rotates with the game
+  index, so no participant keeps the first seat.
+
+Counting: a game's winner is the participant with the highest final score (match) or the hand's
+scorer (hand). A shared first place (a drawn match, or a blocked hand whose lowest total is
+shared) gives each of the k tied participants 1/k of a win and counts as a *draw* for them. The
+win rate is (wins + draw credit) / games, and its Wilson interval treats that credit as the
+success count. Hand length is the number of actions (placements, draws and passes of all
+players) in a hand. Zero-sum points are the environment's ``zero_sum`` reward.
+
+Results do not depend on the number of worker processes: every deal and every seeded agent is
+seeded from ``seed``, the deal index and the seating, and results are gathered in deal order.
+Only the timing fields (``decisions_per_second``, ``think_seconds``, ``seconds``) vary between
+runs. Decisions per second count only real decisions (two or more legal actions), per second of
+the CPU time the agent spent in them (one process, one thread: the agent's own cost, whatever the
+load of the machine).
+
+Backends: a *backend* plays a list of :class:`DealTask` and returns their outcomes in order.
+:func:`backend_for` picks one per table; today every table plays step by step through the
+PettingZoo environment (:func:`play_step_by_step`, on a process pool). A batched backend for
+tables whose agents support it plugs in there.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.options import RunOptions, seatings_for
+from agents.results import EvaluationResult, GameOutcome, check_writable, summarise
+from agents.specs import (
+    AgentSpec,
+    Spec,
+    build_agent,
+    check_buildable,
+    normalise_specs,
+    participant_labels,
+    seed_sequence_int,
+)
+from agents.stats import shared_first
+from draw_env.draw_dominoes import raw_env
+from draw_env.records import RecordingWrapper, write_record
+from draw_env.rules import DrawGame
+
+#: A spec frozen into hashable, picklable form: ``(name, sorted kwargs items)``.
+FrozenSpec = tuple[str, tuple[tuple[str, Any], ...]]
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """One table of a run: its participants' specs and their (unique) labels."""
+
+    specs: tuple[Spec, ...]
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DealTask:
+    """Every replay of one deal at one table: all a backend needs (picklable, for workers).
+
+    Attributes:
+        specs: per participant, its frozen spec.
+        labels: per participant, its label (the ``players`` of its game records).
+        episode: ``"hand"`` or ``"match"``.
+        seed: the run's seed; with ``deal`` it seeds the cards and the seeded agents.
+        deal: index of the deal within its table.
+        seatings: the seatings to play, in order; ``seating[seat]`` is a participant index.
+        records: the directory this table's game records go to, or ``None``.
+    """
+
+    specs: tuple[FrozenSpec, ...]
+    labels: tuple[str, ...]
+    episode: str
+    seed: int
+    deal: int
+    seatings: tuple[tuple[int, ...], ...]
+    records: str | None
+
+
+#: Plays ``tasks`` and returns every game, task after task, each task's seatings in order;
+#: calls the progress callback with the number of games just finished.
+Backend = Callable[[Sequence[DealTask], RunOptions, Callable[[int], None]], list[GameOutcome]]
+
+
+# ---------------------------------------------------------------------------- one game
+
+
+def deal_options(num_players: int, deal_seed: int) -> dict[str, Any]:
+    """The reset options that fix the first hand of a deal: hands by seat, boneyard, opener."""
+    state = DrawGame(num_players).new_state(random.Random(deal_seed))
+    return {
+        "hands": [state.hand_tiles(seat) for seat in range(num_players)],
+        "boneyard": list(state.boneyard),
+        "opener": state.opener,
+    }
+
+
+def record_name(deal: int, seating: Sequence[int]) -> str:
+    """The file name of a game record: its deal and seating (participant index per seat)."""
+    return f"deal-{deal:05d}_seating-{'-'.join(map(str, seating))}.json"
+
+
+def play_game(
+    specs: Sequence[FrozenSpec],
+    episode: str,
+    seating: Sequence[int],
+    deal_seed: int,
+    later_hands_seed: int,
+    agent_seed: tuple[int, int, int],
+    players: Sequence[str] | None = None,
+) -> tuple[GameOutcome, dict[str, Any] | None]:
+    """Play one game of the deal ``deal_seed`` with ``seating[seat]`` = participant index.
+
+    Args:
+        specs: frozen ``(name, kwargs)`` per participant.
+        episode: ``"hand"`` or ``"match"``.
+        seating: participant index per seat.
+        deal_seed: seeds the first hand (see :func:`deal_options`).
+        later_hands_seed: seeds the environment RNG that deals a match's later hands.
+        agent_seed: ``(seed, deal, replay)``, from which seeded agents get their seeds.
+        players: per participant, its label; given, the game is recorded (SPEC section 8).
+
+    Returns:
+        The outcome, and the game record if ``players`` was given (else ``None``).
+    """
+    num_players = len(specs)
+    seed, deal, replay = agent_seed
+    agents_by_participant = [
+        build_agent(name, dict(kwargs), seed, deal, replay, participant)
+        for participant, (name, kwargs) in enumerate(specs)
+    ]
+    base = raw_env(num_players=num_players, episode=episode, reward="zero_sum")
+    recorder = None if players is None else RecordingWrapper(base, [players[p] for p in seating])
+    env = base if recorder is None else recorder
+    env.reset(seed=later_hands_seed, options=deal_options(num_players, deal_seed))
+    for player in agents_by_participant:
+        player.reset()
+    state = base.state_ref
+    participant_of = {f"player_{seat}": participant for seat, participant in enumerate(seating)}
+    agent_of = {participant: f"player_{seat}" for seat, participant in enumerate(seating)}
+
+    def dealt() -> tuple[Any, ...]:
+        fresh = base.state_ref
+        return (fresh.opener, tuple(fresh.boneyard), *fresh.hands)
+
+    points = [0] * num_players
+    zero_sum = [0.0] * num_players
+    decisions = [0] * num_players
+    think = [0.0] * num_players
+    deals_seen = [dealt()]
+    hands = blocked = actions = 0
+    last_hand_points = [0] * num_players
+    while True:
+        agent_name = base.agent_selection
+        participant = participant_of[agent_name]
+        observation = base.observe(agent_name)
+        # CPU time, not wall time: on a shared machine the agent's own cost is what is comparable.
+        started = time.process_time()
+        action = agents_by_participant[participant].act(observation)
+        if observation["action_mask"].sum() > 1:
+            think[participant] += time.process_time() - started
+            decisions[participant] += 1
+        hand_number = state.hand_number
+        env.step(action)
+        actions += 1
+        state = base.state_ref
+        over = all(base.terminations.values())
+        if over or state.hand_number != hand_number:
+            # The infos and rewards of this step describe the hand that just ended (SPEC section 4).
+            hands += 1
+            infos = base.infos
+            blocked += infos["player_0"]["blocked"]
+            last_hand_points = [infos[agent_of[p]]["hand_points"] for p in range(num_players)]
+            for p in range(num_players):
+                points[p] += last_hand_points[p]
+                zero_sum[p] += base.rewards[agent_of[p]]
+            if over:
+                break
+            deals_seen.append(dealt())
+            # The agents' reset() is documented as the start of a hand or a match.
+            for player in agents_by_participant:
+                player.reset()
+    seat_of = {participant: seat for seat, participant in enumerate(seating)}
+    result = state.result
+    if episode == "match":
+        scores = tuple(int(state.scores[seat_of[p]]) for p in range(num_players))
+        credit = shared_first(scores)
+    else:
+        assert result is not None  # a hand episode ends with its hand, whose result stays
+        scores = tuple(last_hand_points)
+        if result.winner is not None:
+            credit = tuple(float(seat_of[p] == result.winner) for p in range(num_players))
+        else:  # a block with a shared lowest total: the tied lowest holders share the win
+            credit = shared_first([-result.pips[seat_of[p]] for p in range(num_players)])
+    outcome = GameOutcome(
+        deal=deal,
+        seating=tuple(seating),
+        scores=scores,
+        win_credit=credit,
+        hands=hands,
+        blocked_hands=blocked,
+        actions=actions,
+        points=tuple(points),
+        zero_sum=tuple(zero_sum),
+        decisions=tuple(decisions),
+        think_seconds=tuple(think),
+        deals_seen=tuple(deals_seen),
+    )
+    return outcome, None if recorder is None else recorder.record
+
+
+# ---------------------------------------------------------------------------- backends
+
+
+def play_deal(task: DealTask) -> list[GameOutcome]:
+    """Every replay of one deal, in seating order, step by step; records written if asked."""
+    deal_seed, later_hands_seed = (seed_sequence_int(task.seed, task.deal, part) for part in (0, 1))
+    outcomes = []
+    for replay, seating in enumerate(task.seatings):
+        outcome, record = play_game(
+            task.specs,
+            task.episode,
+            seating,
+            deal_seed,
+            later_hands_seed,
+            (task.seed, task.deal, replay),
+            players=None if task.records is None else task.labels,
+        )
+        if record is not None and task.records is not None:
+            write_record(record, Path(task.records) / record_name(task.deal, seating))
+        outcomes.append(outcome)
+    return outcomes
+
+
+def play_step_by_step(
+    tasks: Sequence[DealTask], options: RunOptions, advance: Callable[[int], None]
+) -> list[GameOutcome]:
+    """The reference backend: every game through the PettingZoo environment, on ``options.workers`` processes."""
+    outcomes: list[GameOutcome] = []
+    if options.workers == 1:
+        batches: Iterator[list[GameOutcome]] = map(play_deal, tasks)
+        for batch in batches:
+            outcomes.extend(batch)
+            advance(len(batch))
+        return outcomes
+    # "fork" where the platform has it: workers start at once, and also from a script read on
+    # stdin or a notebook, which "spawn" and "forkserver" cannot re-import. The workers run
+    # the agents in NumPy and plain Python only, so a parent that ran torch threads is safe.
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    chunk = max(1, len(tasks) // (options.workers * 16))
+    with ProcessPoolExecutor(options.workers, mp_context=context) as pool:
+        for batch in pool.map(play_deal, tasks, chunksize=chunk):
+            outcomes.extend(batch)
+            advance(len(batch))
+    return outcomes
+
+
+def backend_for(specs: Sequence[Spec]) -> Backend:
+    """The backend that plays a table of these agents (every table plays step by step today)."""
+    return play_step_by_step
+
+
+# ---------------------------------------------------------------------------- tables
+
+
+def plan_deals(table: TablePlan, options: RunOptions, records: Path | None) -> list[DealTask]:
+    """The deals one table plays: whole replay groups with ``duplicate``, else one seating per deal."""
+    frozen = tuple((name, tuple(sorted(kwargs.items()))) for name, kwargs in table.specs)
+    rotations = seatings_for(options.num_players, "rotations")
+    order = seatings_for(options.num_players, options.seatings)
+    directory = None if records is None else str(records)
+    return [
+        DealTask(
+            frozen,
+            table.labels,
+            options.episode,
+            options.seed,
+            deal,
+            tuple(order) if options.duplicate else (rotations[deal % len(rotations)],),
+            directory,
+        )
+        for deal in range(options.num_deals)
+    ]
+
+
+def table_directory(labels: Sequence[str]) -> str:
+    """A file-system-safe directory name for a table: ``3p_heaviest_vs_variety_vs_ismcts_simulations=50``."""
+    safe = [re.sub(r"[^A-Za-z0-9._=,+-]+", "_", label).strip("_") for label in labels]
+    return f"{len(labels)}p_" + "_vs_".join(safe)
+
+
+def play_tables(tables: Sequence[TablePlan], options: RunOptions, description: str) -> list[list[GameOutcome]]:
+    """Play every table; per table, its games in deal order.
+
+    Every table plays the same deals (same ``options.seed``): differences between tables then
+    come from the agents, not from the cards. Tables that share a backend are played in one
+    call, so that one worker pool serves them all.
+    """
+    from tqdm.auto import tqdm
+
+    directories: list[Path | None] = [None] * len(tables)
+    if options.records is not None:
+        names = [table_directory(table.labels) for table in tables]
+        for index, name in enumerate(names):
+            unique = name if names.count(name) == 1 else f"{name}_{index}"
+            directories[index] = check_writable("records", Path(options.records) / unique, directory=True)
+    plans = [plan_deals(table, options, directory) for table, directory in zip(tables, directories)]
+    groups: dict[Backend, list[int]] = {}
+    for index, table in enumerate(tables):
+        groups.setdefault(backend_for(table.specs), []).append(index)
+    per_table: list[list[GameOutcome]] = [[] for _ in tables]
+    total = len(tables) * options.games_per_table
+    with tqdm(total=total, desc=description, unit="game", disable=not options.progress, dynamic_ncols=True) as bar:
+        for backend, indices in groups.items():
+            outcomes = backend([task for index in indices for task in plans[index]], options, bar.update)
+            position = 0
+            for index in indices:
+                size = sum(len(task.seatings) for task in plans[index])
+                per_table[index] = outcomes[position : position + size]
+                position += size
+    return per_table
+
+
+def evaluate(
+    players: Sequence[AgentSpec],
+    num_games: int = 2000,
+    episode: str = "match",
+    duplicate: bool = True,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    seatings: str = "rotations",
+    records: str | Path | None = None,
+) -> EvaluationResult:
+    """Play ``num_games`` games between ``players`` and measure each participant.
+
+    Args:
+        players: one agent spec per participant (2 to 4): a registry name (``"variety"``, also
+            ``"ismcts:simulations=200"``) or ``(name, kwargs)`` such as
+            ``("ppo", {"path": "agents/policies/ppo_2p.npz"})``. The same name twice makes two
+            participants.
+        num_games: games in total, every duplicate replay counted; rounded up to whole deals.
+        episode: ``"match"`` (to 100 points, or 61 with 3-4 players) or ``"hand"``.
+        duplicate: replay each deal under every seating of ``seatings``.
+        seed: seeds every deal and every seeded agent.
+        workers: processes to play on (1 plays in this process).
+        progress: show a tqdm progress bar.
+        seatings: with 3-4 players and ``duplicate``, ``"rotations"`` or ``"permutations"``.
+        records: a directory; each game's record (SPEC section 8) is written into a
+            sub-directory named after the table (:func:`table_directory`), one file per game
+            (:func:`record_name`).
+
+    Returns:
+        An :class:`~agents.results.EvaluationResult`; ``summary()`` is a readable table,
+        ``to_json()`` the data.
+    """
+    specs = normalise_specs("players", players, minimum=2, maximum=4)
+    options = RunOptions(len(specs), num_games, episode, duplicate, seatings, seed, workers, progress, records)
+    check_buildable(specs)
+    labels = participant_labels(specs)
+    started = time.perf_counter()
+    [games] = play_tables([TablePlan(tuple(specs), tuple(labels))], options, " vs ".join(labels))
+    return EvaluationResult(
+        num_players=options.num_players,
+        episode=options.episode,
+        duplicate=options.duplicate,
+        seatings=options.seatings,
+        seed=options.seed,
+        num_games=len(games),
+        num_deals=options.num_deals,
+        participants=summarise(labels, specs, games),
+        seconds=time.perf_counter() - started,
+        games=games,
+    )
+

@@ -1,0 +1,94 @@
+"""The run options that :func:`~agents.evaluation.evaluate`, :func:`~agents.league.league` and
+:func:`~agents.league.sweep` share, checked in one place."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from draw_env.checks import check_bool, check_choice, check_int
+from draw_env.draw_dominoes import EPISODES
+
+SEATINGS = ("rotations", "permutations")
+PLAYER_COUNTS = (2, 3, 4)
+
+
+def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
+    """The seatings one deal is replayed under: ``seating[seat]`` is a participant index.
+
+    Args:
+        num_players: 2, 3 or 4.
+        scheme: ``"rotations"`` (n cyclic rotations) or ``"permutations"`` (all n! orders).
+    """
+    base = tuple(range(num_players))
+    if scheme == "rotations":
+        return [base[shift:] + base[:shift] for shift in range(num_players)]
+    return list(itertools.permutations(base))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the games of every table of a run are played; invalid values raise ``ValueError``.
+
+    Attributes:
+        num_players: seats per table, 2 to 4.
+        num_games: games per table, every duplicate replay counted; rounded up to whole deals
+            (see :attr:`games_per_table`).
+        episode: ``"match"`` (to 100 points, or 61 with 3-4 players) or ``"hand"``.
+        duplicate: replay each deal under every seating of ``seatings``; else every game has its
+            own deal and the seating rotates with the game index.
+        seatings: with ``duplicate``, ``"rotations"`` (n replays per deal) or ``"permutations"`` (n!).
+        seed: seeds every deal and every seeded agent (non-negative).
+        workers: processes to play on (1 plays in this process).
+        progress: show a tqdm progress bar.
+        records: a directory to write one game record (SPEC section 8) per game into (kept as a
+            ``Path``), or ``None``.
+    """
+
+    num_players: int
+    num_games: int = 2000
+    episode: str = "match"
+    duplicate: bool = True
+    seatings: str = "rotations"
+    seed: int = 0
+    workers: int = 1
+    progress: bool = True
+    records: str | os.PathLike[str] | None = None
+
+    def __post_init__(self) -> None:
+        checked = {
+            "num_players": check_choice("num_players", self.num_players, PLAYER_COUNTS),
+            "num_games": check_int("num_games", self.num_games, minimum=1),
+            "episode": check_choice("episode", self.episode, EPISODES),
+            "duplicate": check_bool("duplicate", self.duplicate),
+            "seatings": check_choice("seatings", self.seatings, SEATINGS),
+            "seed": check_int("seed", self.seed, minimum=0),
+            "workers": check_int("workers", self.workers, minimum=1),
+            "progress": check_bool("progress", self.progress),
+            "records": None if self.records is None else _as_path("records", self.records),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)  # the plain Python value of each check
+
+    @property
+    def replays_per_deal(self) -> int:
+        """How many games each deal gives: its seatings with ``duplicate``, else 1."""
+        return len(seatings_for(self.num_players, self.seatings)) if self.duplicate else 1
+
+    @property
+    def num_deals(self) -> int:
+        """Deals per table: ``num_games`` over the replays per deal, rounded up."""
+        return -(-self.num_games // self.replays_per_deal)
+
+    @property
+    def games_per_table(self) -> int:
+        """Games each table plays: ``num_games`` rounded up to whole deals."""
+        return self.num_deals * self.replays_per_deal
+
+
+def _as_path(name: str, value: object) -> Path:
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+        raise ValueError(f"{name} must be a directory path (str or Path) or None, got {value!r}")
+    return Path(value)

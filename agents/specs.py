@@ -1,0 +1,147 @@
+"""Agent specs: how the evaluation names an agent, labels it and builds it with a derived seed.
+
+A spec is a registry name, a name with keyword arguments after a colon
+(``"ismcts:simulations=200,seed=1"``), or a ``(name, kwargs)`` pair. :func:`normalise_spec`
+turns any of them into ``(name, kwargs)``; :func:`spec_label` gives the readable label the
+results use (``ismcts(seed=1, simulations=200)``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import agents
+
+#: An agent as the evaluator takes it: a registry name, or a name and its keyword arguments.
+AgentSpec = str | tuple[str, Mapping[str, Any]]
+#: A normalised spec: the registry name and its keyword arguments.
+Spec = tuple[str, dict[str, Any]]
+
+
+def parse_value(text: str) -> Any:
+    """A command-line keyword value: int, float, ``true``/``false``/``none``, else the string."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "none":
+        return None
+    return text
+
+
+def parse_agent_spec(text: str) -> Spec:
+    """Parse ``"name"`` or ``"name:key=value,key=value"`` (e.g. ``"ismcts:simulations=200"``).
+
+    Raises:
+        ValueError: on an unknown agent name or a keyword without ``=``.
+    """
+    name, _, arguments = text.partition(":")
+    name = name.strip()
+    if name not in agents.available():
+        raise ValueError(f"agent must be one of {', '.join(agents.available())}, got {name!r} (in {text!r})")
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in arguments.split(","))):
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"agent keyword arguments are written key=value, got {item!r} in {text!r}")
+        kwargs[key.strip()] = parse_value(value.strip())
+    return name, kwargs
+
+
+def normalise_spec(spec: AgentSpec) -> Spec:
+    """``spec`` as ``(name, kwargs)``; a string may carry ``:key=value`` arguments."""
+    if isinstance(spec, str):
+        return parse_agent_spec(spec)
+    if (
+        isinstance(spec, (tuple, list))
+        and len(spec) == 2
+        and isinstance(spec[0], str)
+        and isinstance(spec[1], Mapping)
+    ):
+        name, kwargs = parse_agent_spec(spec[0])
+        kwargs.update(spec[1])
+        return name, kwargs
+    raise ValueError(f"an agent spec must be a name or a (name, kwargs) pair, got {spec!r}")
+
+
+def normalise_specs(name: str, specs: object, minimum: int, maximum: int | None = None) -> list[Spec]:
+    """A sequence of ``minimum`` to ``maximum`` (no bound if ``None``) agent specs, each normalised.
+
+    Raises:
+        ValueError: naming ``name`` if ``specs`` is not such a sequence, or a spec is malformed.
+    """
+    if (
+        isinstance(specs, (str, bytes))
+        or not isinstance(specs, Sequence)
+        or len(specs) < minimum
+        or (maximum is not None and len(specs) > maximum)
+    ):
+        count = f"at least {minimum}" if maximum is None else f"{minimum} to {maximum}"
+        raise ValueError(f"{name} must be a sequence of {count} agent specs, got {specs!r}")
+    return [normalise_spec(spec) for spec in specs]
+
+
+def check_buildable(specs: Sequence[Spec]) -> None:
+    """Build each agent once, so that a bad keyword or value fails now rather than in a worker."""
+    for name, kwargs in specs:
+        agents.make(name, **kwargs)
+
+
+def spec_label(name: str, kwargs: Mapping[str, Any]) -> str:
+    """A readable label such as ``ismcts(simulations=200)``."""
+    if not kwargs:
+        return name
+    return f"{name}({', '.join(f'{key}={value}' for key, value in sorted(kwargs.items()))})"
+
+
+def participant_labels(specs: Sequence[Spec]) -> list[str]:
+    """Labels, made unique with ``#1``, ``#2``... when the same agent takes several seats."""
+    labels = [spec_label(name, kwargs) for name, kwargs in specs]
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if labels.count(label) == 1 else f"{label}#{seen[label]}")
+    return unique
+
+
+@functools.cache
+def takes_seed(name: str) -> bool:
+    """Whether the agent registered as ``name`` accepts a ``seed`` argument."""
+    return "seed" in inspect.signature(agents.agent_class(name)).parameters
+
+
+def seed_sequence_int(*entropy: int) -> int:
+    """A 63-bit seed drawn from NumPy's ``SeedSequence`` of ``entropy`` (all non-negative)."""
+    return int(np.random.SeedSequence(list(entropy)).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+#: Agents that take no seed are built once per process and reused (a PPO agent loads a file).
+_unseeded_agents: dict[tuple[str, tuple[tuple[str, Any], ...]], agents.Agent] = {}
+
+
+def build_agent(name: str, kwargs: Mapping[str, Any], *coordinates: int) -> agents.Agent:
+    """The agent of spec ``(name, kwargs)``, seeded from ``coordinates`` if it takes a seed.
+
+    An agent that takes a seed is built afresh with ``seed_sequence_int(*coordinates)`` (a seed in
+    ``kwargs`` is mixed in, so ``"ismcts:seed=1"`` and ``"ismcts:seed=2"`` still differ); one that
+    takes none is built once per process and shared.
+    """
+    if not takes_seed(name):
+        key = (name, tuple(sorted(kwargs.items())))
+        if key not in _unseeded_agents:
+            _unseeded_agents[key] = agents.make(name, **kwargs)
+        return _unseeded_agents[key]
+    options = dict(kwargs)
+    user_seed = options.pop("seed", None)
+    entropy = [*coordinates] + ([] if user_seed is None else [int(user_seed)])
+    return agents.make(name, seed=seed_sequence_int(*entropy), **options)
