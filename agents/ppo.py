@@ -1,66 +1,119 @@
-"""The trained MaskablePPO policy as an agent, and a NumPy copy of its actor for fast play.
+"""The trained policies as an agent, and the NumPy network that plays them.
 
-``agents.make("ppo")`` loads the shipped 2-player policy (``agents/policies/ppo_2p.zip``: the
-``ismcts`` search distilled into a network by ``draw-distill``);
-``agents.make("ppo", path="runs/x/final.zip")`` loads any checkpoint saved by ``draw-train`` or
-``draw-distill`` (also shipped: the distilled 3- and 4-player policies ``ppo_3p.zip`` and
-``ppo_4p.zip``, and the self-play policies they replaced, ``ppo_{2,3,4}p_selfplay.zip``).
-The input features (``"scaled"`` or ``"extended"``, see :mod:`draw_env.single_agent`) are read
-off the checkpoint's observation space, so any checkpoint plays without extra settings.
+``agents.make("ppo")`` plays the shipped policy for the table's player count, read from the
+observation: ``agents/policies/ppo_2p.npz``, ``ppo_3p.npz`` or ``ppo_4p.npz`` (``ismcts``
+distilled into a network by ``draw-distill``; loaded on first use, one per count).
+``agents.make("ppo", path=...)`` plays one file: a policy file (``.npz`` with its ``.json``
+record, such as the shipped self-play policies ``ppo_{2,3,4}p_selfplay.npz``), or a training
+checkpoint ``.zip`` of ``draw-train`` / ``draw-distill``. A file trained for another player
+count than the table's is refused.
 
-Loading needs torch and sb3-contrib (the ``train`` extra); they are imported inside
-:meth:`NumpyPolicy.from_checkpoint` only, so that importing :mod:`agents` stays light. Play
-itself runs on NumPy: one small matrix product per layer, much faster than a torch call for a
-single observation, and the same code serves the opponents inside training workers.
+Nothing loaded runs code (see :mod:`agents.policy_file`): policy files are read with
+``np.load(..., allow_pickle=False)``, and a checkpoint only through its ``policy.pth`` with
+``torch.load(..., weights_only=True)`` (torch is imported for checkpoints only). Play runs on
+NumPy: one small matrix product per layer, much faster than a torch call for a single
+observation, and the same code serves the opponents inside training workers.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import os
 import random
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, Observation, check_seed, legal_actions
-from draw_env.features import FEATURES, encode_observation, feature_size
+from agents.base import BaseAgent, Observation, legal_actions, num_players
+from agents.policy_file import (
+    PLAYER_COUNTS,
+    PolicyWeights,
+    load_policy_file,
+    read_checkpoint,
+    save_policy_file,
+    weights_from_sb3,
+)
+from draw_env.checks import check_bool, check_choice, check_seed
+from draw_env.features import encode_batch, encode_observation
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
-#: The shipped default 2-player policy (distilled from ``ismcts``; see ``ppo_2p.json``).
-DEFAULT_POLICY = POLICY_DIR / "ppo_2p.zip"
-
-_ACTIVATIONS = {
-    "Tanh": np.tanh,
-    "ReLU": lambda x: np.maximum(x, 0.0),
-}
 
 
-@dataclass
+def shipped_policy(players: int) -> Path:
+    """The shipped default policy file for a table of ``players`` (2, 3 or 4)."""
+    check_choice("num_players", players, PLAYER_COUNTS)
+    return POLICY_DIR / f"ppo_{players}p.npz"
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+_ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"relu": _relu, "tanh": np.tanh}
+
+
 class NumpyPolicy:
-    """The actor of a MaskablePPO MLP policy, in NumPy.
+    """A policy network, and optionally a value network, running on NumPy.
 
-    Attributes:
-        layers: ``(weight (out, in), bias (out,))`` of each hidden layer, input first.
-        activation: ``"Tanh"`` or ``"ReLU"`` (the torch class name), applied after each hidden layer.
-        action_weight: ``(58, last hidden)``; ``action_bias``: ``(58,)``.
-        features: the input features the policy was trained on (``"scaled"`` or ``"extended"``).
+    Args:
+        weights: the networks, as read from a policy file or copied from an SB3 policy.
     """
 
-    layers: list[tuple[np.ndarray, np.ndarray]]
-    activation: str
-    action_weight: np.ndarray
-    action_bias: np.ndarray
-    features: str
+    def __init__(self, weights: PolicyWeights) -> None:
+        self.weights = weights
+        self._activate = _ACTIVATIONS[weights.activation]
+
+    @property
+    def features(self) -> str:
+        """The input encoding (``"scaled"`` or ``"extended"``, see :mod:`draw_env.features`)."""
+        return self.weights.features
+
+    @property
+    def num_players(self) -> int | None:
+        """The table size the policy was trained for (``None``: unknown, an old checkpoint)."""
+        return self.weights.num_players
+
+    @property
+    def has_value(self) -> bool:
+        return self.weights.value is not None
 
     def logits(self, inputs: np.ndarray) -> np.ndarray:
         """Unmasked action logits, shape ``(58,)``, for one input vector ``(feature_size,)``."""
-        activate = _ACTIVATIONS[self.activation]
         hidden = inputs
-        for weight, bias in self.layers:
-            hidden = activate(weight @ hidden + bias)
-        return self.action_weight @ hidden + self.action_bias
+        *layers, (last_weight, last_bias) = self.weights.policy
+        for weight, bias in layers:
+            hidden = self._activate(weight @ hidden + bias)
+        return last_weight @ hidden + last_bias
+
+    def logits_batch(self, inputs: np.ndarray) -> np.ndarray:
+        """Unmasked action logits ``(N, 58)`` for inputs ``(N, feature_size)``.
+
+        Equal to :meth:`logits` row by row up to float32 rounding (a matrix product sums in
+        another order than a matrix-vector one).
+        """
+        return self._forward(self.weights.policy, inputs)
+
+    def values_batch(self, inputs: np.ndarray) -> np.ndarray:
+        """The value network's outputs ``(N,)`` for inputs ``(N, feature_size)``.
+
+        Raises:
+            ValueError: if the file holds no value network.
+        """
+        if self.weights.value is None:
+            raise ValueError("this policy has no value network")
+        return self._forward(self.weights.value, inputs)[:, 0]
+
+    def _forward(self, layers: tuple[tuple[np.ndarray, np.ndarray], ...], inputs: np.ndarray) -> np.ndarray:
+        hidden = np.asarray(inputs, np.float32)
+        if hidden.ndim != 2:
+            raise ValueError(f"inputs must have shape (N, features), got {hidden.shape}")
+        *body, (last_weight, last_bias) = layers
+        for weight, bias in body:
+            hidden = self._activate(hidden @ weight.T + bias)
+        return hidden @ last_weight.T + last_bias
 
     def choose(
         self, observation: Observation, deterministic: bool, rng: random.Random | np.random.Generator
@@ -76,91 +129,153 @@ class NumpyPolicy:
         index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
         return int(legal[min(index, len(legal) - 1)])
 
-    @classmethod
-    def from_sb3(cls, policy: Any) -> NumpyPolicy:
-        """Copy the actor of a ``MaskableActorCriticPolicy`` with an MLP extractor.
+    def act_batch(
+        self,
+        observations: np.ndarray,
+        masks: np.ndarray,
+        deterministic: bool = True,
+        rng: np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """Actions ``int64 (N,)`` for observation vectors ``(N, 258)`` and action masks ``(N, 58)``.
+
+        Deterministic play takes the most probable legal action (as :meth:`choose`); otherwise
+        each row samples from the policy's probabilities over its legal actions with ``rng``.
 
         Raises:
-            ValueError: if the policy's architecture is not an MLP this class can run.
+            ValueError: if a mask allows nothing, or sampling is asked without ``rng``.
         """
-        import torch
-
-        layers = []
-        activation = None
-        for module in policy.mlp_extractor.policy_net:
-            if isinstance(module, torch.nn.Linear):
-                layers.append(_linear_arrays(module))
-            elif type(module).__name__ in _ACTIVATIONS:
-                if activation not in (None, type(module).__name__):
-                    raise ValueError("policy mixes activations; NumpyPolicy supports one")
-                activation = type(module).__name__
-            else:
-                raise ValueError(
-                    f"policy_net holds a {type(module).__name__}; NumpyPolicy runs Linear, Tanh and ReLU"
-                )
-        size = policy.observation_space.shape[0]
-        matching = [name for name in FEATURES if feature_size(name) == size]
-        if not matching:
-            raise ValueError(
-                f"observation size {size} matches no feature set of draw_env.features ({FEATURES})"
-            )
-        action_weight, action_bias = _linear_arrays(policy.action_net)
-        return cls(layers, activation or "Tanh", action_weight, action_bias, matching[0])
+        legal = np.asarray(masks) != 0
+        if legal.ndim != 2 or not legal.any(axis=1).all():
+            raise ValueError("masks must have shape (N, 58) with at least one legal action per row")
+        logits = np.where(legal, self.logits_batch(encode_batch(observations, masks, self.features)), -np.inf)
+        if deterministic:
+            return np.argmax(logits, axis=1)
+        if rng is None:
+            raise ValueError("rng must be a numpy Generator when deterministic is False")
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        cumulative = np.cumsum(weights, axis=1)
+        draws = rng.random(len(cumulative))[:, None] * cumulative[:, -1:]
+        # The first action whose cumulative weight passes the draw (illegal ones weigh 0, so it is
+        # legal); rounding can put a draw on the total, hence the cap at the last legal action.
+        chosen = (cumulative <= draws).sum(axis=1)
+        last_legal = legal.shape[1] - 1 - np.argmax(legal[:, ::-1], axis=1)
+        return np.minimum(chosen, last_legal)
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path) -> NumpyPolicy:
-        """Load a MaskablePPO ``.zip`` saved by SB3 (CPU), keeping only the actor."""
-        import torch
-        from sb3_contrib import MaskablePPO
+    def load(cls, path: str | os.PathLike[str]) -> NumpyPolicy:
+        """Load a policy file (``.npz`` + ``.json``) or an SB3 training checkpoint (``.zip``).
 
-        torch.set_num_threads(1)
-        return cls.from_sb3(MaskablePPO.load(str(path), device="cpu").policy)
+        Raises:
+            ValueError: if ``path`` is neither, or is malformed (see :mod:`agents.policy_file`).
+        """
+        target = Path(path)
+        if target.suffix == ".npz":
+            return cls(load_policy_file(target))
+        if target.suffix == ".zip":
+            return cls(read_checkpoint(target))
+        raise ValueError(
+            f"path must be a policy file (.npz) or a training checkpoint (.zip), got {str(target)!r}"
+        )
+
+    @classmethod
+    def from_sb3(cls, policy: Any, num_players: int | None = None, value: bool = True) -> NumpyPolicy:
+        """Copy a live ``MaskableActorCriticPolicy`` (``model.policy``) with an MLP extractor.
+
+        Raises:
+            ValueError: if its architecture is not an MLP with ReLU or Tanh.
+        """
+        return cls(weights_from_sb3(policy, num_players, value=value))
+
+    def save(self, path: str | os.PathLike[str], provenance: Mapping[str, Any] | None = None) -> Path:
+        """Write this policy as a policy file ``path`` (``.npz``) and its JSON record."""
+        weights = (
+            self.weights if provenance is None else dataclasses.replace(self.weights, provenance=provenance)
+        )
+        return save_policy_file(weights, path)
 
 
-def _linear_arrays(module: Any) -> tuple[np.ndarray, np.ndarray]:
-    return (
-        module.weight.detach().cpu().numpy().astype(np.float32),
-        module.bias.detach().cpu().numpy().astype(np.float32),
-    )
-
-
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def _load_cached(path: str, mtime_ns: int, size: int) -> NumpyPolicy:
-    """Load a checkpoint once per process and file version (the evaluator builds an agent per game)."""
-    return NumpyPolicy.from_checkpoint(path)
+    """Load a file once per process and file version (the evaluator builds an agent per game)."""
+    return NumpyPolicy.load(path)
+
+
+def load_policy(path: str | os.PathLike[str]) -> NumpyPolicy:
+    """:meth:`NumpyPolicy.load`, cached per process while the file is unchanged.
+
+    Raises:
+        ValueError: if ``path`` does not exist or is not a policy file or checkpoint.
+    """
+    target = Path(path)
+    if not target.is_file():
+        raise ValueError(
+            f"path must be an existing policy file (.npz) or training checkpoint (.zip), got {str(target)!r}"
+        )
+    stat = target.stat()
+    return _load_cached(str(target.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
 class PPOAgent(BaseAgent):
-    """A MaskablePPO policy trained by ``draw-train``, playing from its observation alone.
+    """A trained policy playing from its observation alone.
 
     Args:
-        path: a checkpoint ``.zip``; ``None`` loads the shipped default 2-player policy.
+        path: a policy file ``.npz`` or a training checkpoint ``.zip``; ``None`` plays the shipped
+            policy for the table's player count.
         deterministic: play the most probable legal action (default) or sample from the policy.
         seed: seeds the sampling when ``deterministic`` is False.
+        num_players: the table size, if known in advance: the file is checked against it now
+            (else at the first :meth:`act`), and the shipped policy for it is loaded now.
 
     Raises:
-        ValueError: if ``path`` does not exist or is not a MaskablePPO MLP checkpoint.
+        ValueError: if ``path`` does not exist or is not a policy, or was trained for another
+            player count than ``num_players`` (or, in :meth:`act`, than the table's).
     """
 
     name = "ppo"
 
     def __init__(
-        self, path: str | Path | None = None, deterministic: bool = True, seed: int | None = None
+        self,
+        path: str | os.PathLike[str] | None = None,
+        deterministic: bool = True,
+        seed: int | None = None,
+        num_players: int | None = None,
     ) -> None:
-        check_seed(seed)
-        if not isinstance(deterministic, bool):
-            raise ValueError(f"deterministic must be True or False, got {deterministic!r}")
-        checkpoint = DEFAULT_POLICY if path is None else Path(path)
-        if not checkpoint.is_file():
+        self.deterministic = check_bool("deterministic", deterministic)
+        self.rng = random.Random(check_seed("seed", seed))
+        self.num_players = (
+            None if num_players is None else check_choice("num_players", num_players, PLAYER_COUNTS)
+        )
+        self.path = None if path is None else Path(path)
+        self._policies: dict[int, NumpyPolicy] = {}
+        self._fixed = None if self.path is None else load_policy(self.path)
+        if self.num_players is not None:
+            self.policy_for(self.num_players)
+
+    def policy_for(self, players: int) -> NumpyPolicy:
+        """The policy that plays at a table of ``players``.
+
+        Raises:
+            ValueError: if the agent's file was trained for another player count, or the agent
+                was made for another table size.
+        """
+        if self.num_players is not None and players != self.num_players:
             raise ValueError(
-                f"path must be an existing MaskablePPO checkpoint (.zip), got {str(checkpoint)!r}"
+                f"this agent was made for num_players={self.num_players}, but the table has {players}"
             )
-        self.path = checkpoint
-        self.deterministic = deterministic
-        stat = checkpoint.stat()
-        self.policy = _load_cached(str(checkpoint.resolve()), stat.st_mtime_ns, stat.st_size)
-        self.rng = random.Random(seed)
+        if self._fixed is not None:
+            trained = self._fixed.num_players
+            if trained is not None and trained != players:
+                raise ValueError(
+                    f"the policy {str(self.path)!r} was trained for {trained} players, "
+                    f"but the table has {players} players"
+                )
+            return self._fixed
+        policy = self._policies.get(players)
+        if policy is None:
+            policy = self._policies[players] = load_policy(shipped_policy(players))
+        return policy
 
     def act(self, observation: Observation) -> int:
         legal_actions(observation)  # rejects a mask that allows nothing
-        return self.policy.choose(observation, self.deterministic, self.rng)
+        policy = self.policy_for(num_players(observation["observation"]))
+        return policy.choose(observation, self.deterministic, self.rng)

@@ -1,0 +1,477 @@
+"""Policy files: a network's weights as NumPy arrays, with a JSON record beside them.
+
+A policy file is a pair ``NAME.npz`` + ``NAME.json``. Nothing in it runs code when loaded: the
+arrays are read with ``np.load(..., allow_pickle=False)`` and the record is plain JSON.
+
+``NAME.npz`` holds float32 arrays only, two per layer, input layer first:
+``policy/{i}/weight`` ``(out, in)`` and ``policy/{i}/bias`` ``(out,)`` for the policy network,
+whose last layer gives the 58 action logits; optionally ``value/{i}/weight`` and
+``value/{i}/bias`` for a value network whose last layer gives one number. The activation follows
+every layer but the last.
+
+``NAME.json``, the record::
+
+    {"format": "draw-dominoes-policy", "version": 1,
+     "num_players": 2,                 # the table the policy was trained for
+     "features": "extended",           # its input encoding (draw_env.features)
+     "activation": "relu",             # "relu" or "tanh"
+     "networks": {"policy": {"widths": [340, 512, 512, 58], "arrays": ["policy/0/weight", ...]},
+                  "value": {"widths": [340, 256, 256, 1], "arrays": [...]}},   # optional
+     "sha256": "...",                  # of NAME.npz, so that a mismatched pair is refused
+     "provenance": {...}}              # free-form: what it was trained from, commands, results
+
+SB3 checkpoints (the ``.zip`` files ``MaskablePPO.save`` writes during training) are read by
+:func:`read_checkpoint` without unpickling anything: only their ``policy.pth`` entry, with
+``torch.load(..., weights_only=True)``; the architecture comes from the tensors' shapes and the
+activation and player count from the side file ``NAME.policy.json`` that training writes
+(:func:`write_checkpoint_record`), never from the pickled ``data`` entry.
+
+This module imports numpy and draw_env only; torch is imported inside :func:`read_checkpoint`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle  # for its exception class only: nothing here unpickles
+import re
+import secrets
+import warnings
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from draw_env.checks import check_choice
+from draw_env.features import FEATURES, feature_size
+from draw_env.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
+
+FORMAT = "draw-dominoes-policy"
+CHECKPOINT_FORMAT = "draw-dominoes-checkpoint"
+VERSION = 1
+ACTIVATIONS = ("relu", "tanh")
+#: The activation assumed for an SB3 checkpoint without a side file: MaskablePPO's default.
+SB3_DEFAULT_ACTIVATION = "tanh"
+#: Network name -> size of its last layer.
+OUTPUTS = {"policy": NUM_ACTIONS, "value": 1}
+PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
+
+#: ``(weight (out, in), bias (out,))``.
+Layer = tuple[np.ndarray, np.ndarray]
+
+# SB3 names in policy.pth: hidden layers of the MLP extractor, then the output layer.
+_SB3_HIDDEN = {"policy": "mlp_extractor.policy_net", "value": "mlp_extractor.value_net"}
+_SB3_KEY = re.compile(
+    r"^mlp_extractor\.(policy|value)_net\.(\d+)\.(weight|bias)$|^(action|value)_net\.(weight|bias)$"
+)
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyWeights:
+    """Everything a policy file holds.
+
+    Attributes:
+        policy: the policy network's layers, input first; the last has 58 outputs (action logits).
+        activation: ``"relu"`` or ``"tanh"``, after every layer but the last.
+        features: the input encoding, one of :data:`draw_env.features.FEATURES`.
+        num_players: the table size it was trained for; ``None`` only for a checkpoint whose
+            side file is missing (then nothing says, and it plays at any table).
+        value: the value network's layers (last has one output), or ``None``.
+        provenance: free-form JSON data: what it was trained from, the commands, the results.
+    """
+
+    policy: tuple[Layer, ...]
+    activation: str
+    features: str
+    num_players: int | None
+    value: tuple[Layer, ...] | None = None
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_choice("activation", self.activation, ACTIVATIONS)
+        check_choice("features", self.features, FEATURES)
+        if self.num_players is not None:
+            check_choice("num_players", self.num_players, PLAYER_COUNTS)
+        for name, layers in self.networks().items():
+            _check_layers(name, layers, feature_size(self.features))
+
+    def networks(self) -> dict[str, tuple[Layer, ...]]:
+        """``{"policy": layers}``, with ``"value"`` too when there is one."""
+        return {"policy": self.policy} | ({} if self.value is None else {"value": self.value})
+
+
+def _check_layers(name: str, layers: tuple[Layer, ...], inputs: int) -> None:
+    if not layers:
+        raise ValueError(f"the {name} network has no layers")
+    width = inputs
+    for index, (weight, bias) in enumerate(layers):
+        where = f"{name}/{index}"
+        if weight.dtype != np.float32 or bias.dtype != np.float32:
+            raise ValueError(f"{where}: arrays must be float32, got {weight.dtype} and {bias.dtype}")
+        if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
+            raise ValueError(
+                f"{where}: expected weight (out, {width}) and bias (out,), got {weight.shape} and {bias.shape}"
+            )
+        if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
+            raise ValueError(f"{where}: weights must be finite")
+        width = weight.shape[0]
+    if width != OUTPUTS[name]:
+        raise ValueError(f"the {name} network must end with {OUTPUTS[name]} outputs, got {width}")
+
+
+def _widths(layers: tuple[Layer, ...]) -> list[int]:
+    return [int(layers[0][0].shape[1])] + [int(weight.shape[0]) for weight, _ in layers]
+
+
+def _array_names(name: str, layers: int) -> list[str]:
+    return [f"{name}/{index}/{part}" for index in range(layers) for part in ("weight", "bias")]
+
+
+def record_path(path: str | os.PathLike[str]) -> Path:
+    """The JSON record beside the weights ``path`` (``x.npz`` -> ``x.json``)."""
+    return Path(path).with_suffix(".json")
+
+
+# ---------------------------------------------------------------------------- npz + json
+
+
+def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Path:
+    """Write ``weights`` as ``path`` (``.npz``) and its record beside it, each atomically.
+
+    The npz is renamed into place before the record, and the record holds the npz's sha256, so
+    an interrupted save never leaves a pair that loads as something else.
+
+    Returns:
+        The npz path written (parent directories are created).
+
+    Raises:
+        ValueError: if ``path`` does not end in ``.npz`` or ``weights`` lacks a player count.
+    """
+    target = Path(path)
+    if target.suffix != ".npz":
+        raise ValueError(f"path must end in .npz, got {str(target)!r}")
+    if weights.num_players is None:
+        raise ValueError("num_players must be 2, 3 or 4 to save a policy file, got None")
+    arrays: dict[str, np.ndarray] = {}
+    networks: dict[str, Any] = {}
+    for name, layers in weights.networks().items():
+        names = _array_names(name, len(layers))
+        arrays.update(zip(names, (array for layer in layers for array in layer), strict=True))
+        networks[name] = {"widths": _widths(layers), "arrays": names}
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **arrays)
+    data = buffer.getvalue()
+    record = {
+        "format": FORMAT,
+        "version": VERSION,
+        "num_players": weights.num_players,
+        "features": weights.features,
+        "activation": weights.activation,
+        "networks": networks,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "provenance": dict(weights.provenance),
+    }
+    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    _atomic_write(target, data)
+    _atomic_write(record_path(target), text.encode("utf-8"))
+    return target
+
+
+def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
+    """Read a policy file ``path`` (``.npz``) and its JSON record, checking one against the other.
+
+    Raises:
+        ValueError: if either file is missing or malformed, they do not match, or an array is
+            not float32 (pickled objects are refused, never loaded).
+    """
+    target = Path(path)
+    record_file = record_path(target)
+    for needed in (target, record_file):
+        if not needed.is_file():
+            raise ValueError(f"policy file {str(target)!r} needs {str(needed)!r}, which does not exist")
+    try:
+        record = json.loads(record_file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{record_file}: not a JSON record ({error})") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        _fail(record_file, "format", f"must be {FORMAT!r}")
+    if record.get("version") != VERSION:
+        _fail(
+            record_file,
+            "version",
+            f"must be {VERSION} (this code reads version {VERSION}), got {record.get('version')!r}",
+        )
+    data = target.read_bytes()
+    if record.get("sha256") != hashlib.sha256(data).hexdigest():
+        _fail(
+            record_file,
+            "sha256",
+            f"does not match {target.name}: the weights are not the ones this record describes",
+        )
+    networks = record.get("networks")
+    if not isinstance(networks, dict) or "policy" not in networks or not set(networks) <= set(OUTPUTS):
+        _fail(
+            record_file,
+            "networks",
+            f"must map 'policy' (and optionally 'value') to their layers, got {networks!r}",
+        )
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
+        raise ValueError(f"{target}: not a NumPy .npz of plain arrays ({error})") from None
+    listed: set[str] = set()
+    layers: dict[str, tuple[Layer, ...]] = {}
+    for name, spec in networks.items():
+        widths = spec.get("widths") if isinstance(spec, dict) else None
+        if (
+            not isinstance(widths, list)
+            or len(widths) < 2
+            or not all(type(w) is int and w > 0 for w in widths)
+        ):
+            _fail(
+                record_file,
+                f"networks.{name}.widths",
+                f"must list at least 2 positive integers, got {widths!r}",
+            )
+        names = _array_names(name, len(widths) - 1)
+        if spec.get("arrays") != names:
+            _fail(record_file, f"networks.{name}.arrays", f"must be {names}, got {spec.get('arrays')!r}")
+        missing = [array for array in names if array not in arrays]
+        if missing:
+            raise ValueError(f"{target}: lacks the arrays {missing} listed in {record_file.name}")
+        listed.update(names)
+        layers[name] = tuple(
+            (arrays[weight], arrays[bias]) for weight, bias in zip(names[::2], names[1::2], strict=True)
+        )
+        if _widths(layers[name]) != widths:
+            _fail(
+                record_file,
+                f"networks.{name}.widths",
+                f"is {widths} but the arrays give {_widths(layers[name])}",
+            )
+    extra = sorted(set(arrays) - listed)
+    if extra:
+        raise ValueError(f"{target}: holds arrays {extra} that {record_file.name} does not list")
+    provenance = record.get("provenance", {})
+    if not isinstance(provenance, dict):
+        _fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
+    try:
+        return PolicyWeights(
+            policy=layers["policy"],
+            activation=record.get("activation"),  # type: ignore[arg-type]  # checked here
+            features=record.get("features"),  # type: ignore[arg-type]
+            num_players=record.get("num_players"),
+            value=layers.get("value"),
+            provenance=provenance,
+        )
+    except ValueError as error:
+        raise ValueError(f"{record_file}: {error}") from None
+
+
+def _fail(where: Path, key: str, message: str) -> NoReturn:
+    raise ValueError(f"{where}: '{key}' {message}")
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # A fresh name opened with "x" (not mkstemp, whose files are private to the owner).
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------------------- SB3 models and checkpoints
+
+
+def weights_from_state_dict(
+    state: Mapping[str, Any],
+    activation: str,
+    num_players: int | None,
+    *,
+    features: str | None = None,
+    value: bool = True,
+    provenance: Mapping[str, Any] | None = None,
+) -> PolicyWeights:
+    """The networks of a ``MaskableActorCriticPolicy`` state dict (an MLP policy, SB3's names).
+
+    Args:
+        state: parameter name -> tensor or array, as ``policy.state_dict()`` or ``policy.pth`` give.
+        activation: ``"relu"`` or ``"tanh"`` (the state dict does not say).
+        num_players: the table size the policy was trained for, or ``None`` if unknown.
+        features: the input encoding; ``None`` picks the one whose size matches the input layer.
+        value: keep the value network too.
+        provenance: stored with the weights.
+
+    Raises:
+        ValueError: if a parameter is not one of an MLP policy's, or the shapes do not fit.
+    """
+    hidden: dict[str, dict[int, dict[str, np.ndarray]]] = {"policy": {}, "value": {}}
+    output: dict[str, dict[str, np.ndarray]] = {"policy": {}, "value": {}}
+    for key, tensor in state.items():
+        match = _SB3_KEY.match(key)
+        if match is None:
+            raise ValueError(
+                f"parameter {key!r} is not part of an MLP policy (Linear layers with ReLU or Tanh, "
+                "no feature-extractor weights): this network cannot be read as a policy file"
+            )
+        array = _to_float32(tensor)
+        if match.group(1):
+            hidden[match.group(1)].setdefault(int(match.group(2)), {})[match.group(3)] = array
+        else:
+            output[match.group(4).replace("action", "policy")][match.group(5)] = array
+    networks: dict[str, tuple[Layer, ...]] = {}
+    for name in ("policy", "value") if value else ("policy",):
+        indices = sorted(hidden[name])
+        # SB3 builds [Linear, activation, Linear, activation, ...]: Linear layers sit at even indices.
+        if indices != list(range(0, 2 * len(indices), 2)) or len(output[name]) != 2:
+            raise ValueError(
+                f"the {name} network's parameters are not an MLP's: {_SB3_HIDDEN[name]} {indices}"
+            )
+        parts = [hidden[name][index] for index in indices] + [output[name]]
+        if any(set(part) != {"weight", "bias"} for part in parts):
+            raise ValueError(f"the {name} network lacks a weight or a bias")
+        networks[name] = tuple((part["weight"], part["bias"]) for part in parts)
+    inputs = networks["policy"][0][0].shape[1]
+    if features is None:
+        matching = [name for name in FEATURES if feature_size(name) == inputs]
+        if not matching:
+            raise ValueError(f"input size {inputs} matches no encoding of draw_env.features ({FEATURES})")
+        features = matching[0]
+    elif feature_size(features) != inputs:
+        raise ValueError(
+            f"features {features!r} give {feature_size(features)} inputs, the network takes {inputs}"
+        )
+    return PolicyWeights(
+        policy=networks["policy"],
+        activation=activation,
+        features=features,
+        num_players=num_players,
+        value=networks.get("value"),
+        provenance=dict(provenance or {}),
+    )
+
+
+def weights_from_sb3(
+    policy: Any,
+    num_players: int | None,
+    *,
+    value: bool = True,
+    provenance: Mapping[str, Any] | None = None,
+) -> PolicyWeights:
+    """The networks of a live ``MaskableActorCriticPolicy`` (``model.policy``), copied to NumPy."""
+    activation = getattr(policy, "activation_fn", None)
+    name = getattr(activation, "__name__", repr(activation)).lower()
+    if name not in ACTIVATIONS:
+        raise ValueError(f"the policy's activation must be ReLU or Tanh, got {name}")
+    return weights_from_state_dict(policy.state_dict(), name, num_players, value=value, provenance=provenance)
+
+
+def _to_float32(tensor: Any) -> np.ndarray:
+    if hasattr(tensor, "detach"):  # a torch tensor
+        tensor = tensor.detach().cpu().numpy()
+    return np.ascontiguousarray(tensor, dtype=np.float32)
+
+
+def checkpoint_record_path(checkpoint: str | os.PathLike[str]) -> Path:
+    """The side file of an SB3 checkpoint: ``final.zip`` -> ``final.policy.json``."""
+    return Path(checkpoint).with_suffix(".policy.json")
+
+
+def write_checkpoint_record(
+    checkpoint: str | os.PathLike[str], *, num_players: int, features: str, activation: str
+) -> Path:
+    """Write the side file that lets :func:`read_checkpoint` play ``checkpoint`` (atomically).
+
+    Training calls this next to every ``model.save(checkpoint)``.
+
+    Returns:
+        The side file's path.
+    """
+    check_choice("num_players", num_players, PLAYER_COUNTS)
+    check_choice("features", features, FEATURES)
+    check_choice("activation", activation, ACTIVATIONS)
+    record = {
+        "format": CHECKPOINT_FORMAT,
+        "version": VERSION,
+        "num_players": int(num_players),
+        "features": features,
+        "activation": activation,
+    }
+    target = checkpoint_record_path(checkpoint)
+    _atomic_write(target, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    return target
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
+    """The networks of an SB3 ``MaskablePPO`` checkpoint ``.zip``, read without unpickling.
+
+    Only the ``policy.pth`` entry is read, with ``torch.load(..., weights_only=True)``; the
+    activation, features and player count come from the side file
+    (:func:`checkpoint_record_path`). Without one, a warning says that SB3's default activation
+    (``tanh``) is assumed and the player count is unknown.
+
+    Raises:
+        ValueError: if ``path`` is not a zip holding a plain tensor state dict of an MLP policy,
+            or its side file is malformed or contradicts the tensors.
+    """
+    target = Path(path)
+    try:
+        with zipfile.ZipFile(target) as archive:
+            if "policy.pth" not in archive.namelist():
+                raise ValueError(f"{target}: not an SB3 model (no policy.pth entry)")
+            payload = archive.read("policy.pth")
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ValueError(f"{target}: not an SB3 model ({error})") from None
+    import torch
+
+    try:
+        state = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as error:
+        # Not torch's message: it suggests weights_only=False, the very thing never to do here.
+        raise ValueError(
+            f"{target}: policy.pth is not a plain tensor state dict (torch refused it: {type(error).__name__})"
+        ) from None
+    if not isinstance(state, Mapping) or not all(isinstance(value, torch.Tensor) for value in state.values()):
+        raise ValueError(f"{target}: policy.pth is not a mapping of parameter names to tensors")
+    side = checkpoint_record_path(target)
+    if side.is_file():
+        settings = _read_checkpoint_record(side)
+    else:
+        warnings.warn(
+            f"{target}: no side file {side.name}, so its activation and player count are unknown; "
+            f"assuming SB3's default activation {SB3_DEFAULT_ACTIVATION!r} and any table size "
+            "(write one with agents.policy_file.write_checkpoint_record)",
+            stacklevel=2,
+        )
+        settings = {"activation": SB3_DEFAULT_ACTIVATION, "features": None, "num_players": None}
+    try:
+        return weights_from_state_dict(state, **settings, provenance={"checkpoint": str(target)})
+    except ValueError as error:
+        raise ValueError(f"{target}: {error}") from None
+
+
+def _read_checkpoint_record(side: Path) -> dict[str, Any]:
+    try:
+        record = json.loads(side.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{side}: not a JSON record ({error})") from None
+    if not isinstance(record, dict) or record.get("format") != CHECKPOINT_FORMAT:
+        _fail(side, "format", f"must be {CHECKPOINT_FORMAT!r}")
+    settings = {key: record.get(key) for key in ("activation", "features", "num_players")}
+    for key, allowed in (("activation", ACTIVATIONS), ("features", FEATURES), ("num_players", PLAYER_COUNTS)):
+        try:
+            check_choice(key, settings[key], allowed)
+        except ValueError as error:
+            raise ValueError(f"{side}: {error}") from None
+    return settings

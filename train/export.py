@@ -1,0 +1,106 @@
+"""Export a trained policy as a policy file: weights-only ``.npz`` plus its JSON record.
+
+A policy file is what to share and ship: anyone can load it without running code from it
+(:mod:`agents.policy_file`), and playing it needs NumPy only. ``draw-train`` and ``draw-distill``
+call :func:`export_policy` at the end of a run; by hand::
+
+    python -m train.export runs/selfplay_2p/final.zip runs/selfplay_2p/final.npz --players 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agents.policy_file import (
+    PLAYER_COUNTS,
+    read_checkpoint,
+    save_policy_file,
+    weights_from_sb3,
+)
+from draw_env.checks import check_bool, check_choice
+
+
+def export_policy(
+    source: Any,
+    path: str | os.PathLike[str],
+    *,
+    num_players: int | None = None,
+    value: bool = True,
+    provenance: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``source``'s networks as the policy file ``path`` (``.npz``) and its ``.json`` record.
+
+    Args:
+        source: a ``MaskablePPO`` model, its ``policy``, or the path of a checkpoint ``.zip``
+            (read weights-only: its ``policy.pth`` and its side file ``NAME.policy.json``).
+        path: the ``.npz`` to write; the record goes beside it (``NAME.json``). Both are written
+            atomically.
+        num_players: the table size the policy was trained for; required for a model, and for a
+            checkpoint without a side file.
+        value: keep the value network. Pass False when it was not trained (``draw-distill``
+            trains the actor only), so that nobody mistakes it for a trained critic.
+        provenance: JSON data stored in the record: what it was trained or distilled from, the
+            commands, the results.
+
+    Returns:
+        The ``.npz`` path.
+
+    Raises:
+        ValueError: if the network is not an MLP policy, the player count is missing or
+            contradicts the checkpoint's side file, or ``path`` does not end in ``.npz``.
+    """
+    check_bool("value", value)
+    if num_players is not None:
+        check_choice("num_players", num_players, PLAYER_COUNTS)
+    if isinstance(source, (str, os.PathLike)):
+        weights = read_checkpoint(source)
+        if num_players is not None and weights.num_players not in (None, num_players):
+            raise ValueError(
+                f"num_players={num_players} contradicts the side file of {str(source)!r}, "
+                f"which says {weights.num_players}"
+            )
+        weights = dataclasses.replace(
+            weights,
+            num_players=num_players if num_players is not None else weights.num_players,
+            value=weights.value if value else None,
+            provenance={"exported_from": str(source), **(provenance or {})},
+        )
+    else:
+        policy = getattr(source, "policy", source)
+        weights = weights_from_sb3(policy, num_players, value=value, provenance=provenance)
+    if weights.num_players is None:
+        raise ValueError(f"num_players must be one of {', '.join(map(str, PLAYER_COUNTS))} to export, got None")
+    return save_policy_file(weights, path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m train.export CHECKPOINT OUTPUT.npz [--players N] [--no-value] [--provenance JSON]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m train.export",
+        description="Convert a training checkpoint (.zip) into a policy file (.npz + .json) safe to share.",
+    )
+    parser.add_argument("checkpoint", help="a MaskablePPO checkpoint .zip saved by draw-train or draw-distill")
+    parser.add_argument("output", help="the policy file to write (.npz; the .json record goes beside it)")
+    parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, help="default: the checkpoint's side file")
+    parser.add_argument("--no-value", action="store_true", help="leave out the value network")
+    parser.add_argument("--provenance", help="a JSON file whose object is stored as the record's provenance")
+    args = parser.parse_args(argv)
+    try:
+        provenance = None if args.provenance is None else json.loads(Path(args.provenance).read_text())
+        written = export_policy(
+            args.checkpoint, args.output, num_players=args.players, value=not args.no_value, provenance=provenance
+        )
+    except (ValueError, OSError) as error:
+        parser.exit(2, f"python -m train.export: error: {error}\n")
+    print(f"Policy file: {written} (record: {written.with_suffix('.json')})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
