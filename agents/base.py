@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from draw_env.checks import check_seed
 from draw_env.observation import OFFSETS, SEATS, observe_state
 from draw_env.rules import NUM_ACTIONS, DrawState
 from draw_env.tiles import NUM_TILES, NUM_VALUES
@@ -71,12 +72,11 @@ class SeededAgent(BaseAgent):
     """An agent that draws random numbers from its own seeded :class:`random.Random`.
 
     Args:
-        seed: ``None`` for fresh entropy; an int makes every decision reproducible.
+        seed: ``None`` for fresh entropy; a non-negative integer makes every decision reproducible.
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        check_seed(seed)
-        self.seed = None if seed is None else int(seed)
+        self.seed = check_seed("seed", seed)
         self.rng = random.Random(self.seed)
 
 
@@ -88,12 +88,7 @@ class DeterministicAgent(BaseAgent):
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        check_seed(seed)
-
-
-def check_seed(seed: object) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise ValueError(f"seed must be an int or None, got {seed!r}")
+        check_seed("seed", seed)
 
 
 def legal_actions(observation: Observation) -> list[int]:
@@ -130,7 +125,7 @@ def open_ends(vector: np.ndarray) -> tuple[int, int] | None:
 
 def num_players(vector: np.ndarray) -> int:
     """How many seats are in play (2, 3 or 4), from the ``in_play`` block."""
-    return int(round(float(vector[_IN_PLAY : _IN_PLAY + SEATS].sum())))
+    return round(float(vector[_IN_PLAY : _IN_PLAY + SEATS].sum()))
 
 
 def observe(state: DrawState, player: int, match: bool = False) -> Observation:

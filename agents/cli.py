@@ -25,9 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
             "permuted, and every participant gets a win rate with a Wilson 95% interval."
         ),
         epilog=(
-            "Agents: " + ", ".join(agents.available()) + ". Keyword arguments follow a colon, e.g. "
-            "ismcts:simulations=200,seed=1 or ppo:path=agents/policies/ppo_2p.npz (plain ppo plays "
-            "the shipped policy for the table's player count).\n"
+            "Agents: " + ", ".join(agents.available()) + ".\n"
+            "Keyword arguments follow a colon, e.g. ismcts:simulations=200,seed=1 or\n"
+            "ppo:path=agents/policies/ppo_2p.npz (plain ppo plays the shipped policy for the table's\n"
+            "player count).\n"
             "Examples:\n"
             "  draw-eval heaviest variety --games 1000 --workers 2 --json results/hv.json --png results/hv.png\n"
             "  draw-eval --league random random_forced heaviest variety ismcts --players 3 --games 60\n"
@@ -62,14 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0, help="seeds the deals and the seeded agents")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--json", type=Path, help="write the results as JSON here (checked before playing)")
-    parser.add_argument("--png", type=Path, help="write a chart here (checked before playing)")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the results as JSON here (checked before playing)")
+    parser.add_argument("--png", type=Path, metavar="PATH", help="write a chart here (checked before playing)")
     parser.add_argument(
         "--records",
         type=Path,
         metavar="DIR",
         help=(
-            "write one game record (JSON, docs/records.md) per game: DIR/<table>/deal-D_seating-S.json, "
+            "write one game record (JSON, SPEC section 8) per game: DIR/<table>/deal-D_seating-S.json, "
             "where <table> names the player count and the agents (e.g. 2p_heaviest_vs_variety) and S "
             "lists the agent index (in the table's order) sitting in each seat"
         ),

@@ -38,13 +38,11 @@ import math
 import random
 import time
 
-import numpy as np
-
+from agents.base import Observation, SeededAgent, legal_actions, num_players
+from draw_env.checks import check_int, check_number
 from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, DrawState, PlayerView
 from draw_env.tiles import PIPS
-
-from agents.base import Observation, SeededAgent, legal_actions, num_players
 
 #: Default number of simulations per decision: about 8-10 ms of CPU per decision on the
 #: development machine (see docs/agents.md for the measured figures).
@@ -105,32 +103,12 @@ class ISMCTSAgent(SeededAgent):
         super().__init__(seed)
         if simulations is None and seconds is None:
             simulations = DEFAULT_SIMULATIONS
-        if simulations is not None and (
-            isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1
-        ):
-            raise ValueError(f"simulations must be an int >= 1 or None, got {simulations!r}")
-        if seconds is not None and (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, (int, float, np.number))
-            or not 0 < seconds < math.inf
-        ):
-            raise ValueError(f"seconds must be a finite number > 0 or None, got {seconds!r}")
-        if (
-            isinstance(exploration, bool)
-            or not isinstance(exploration, (int, float, np.number))
-            or not 0 <= exploration < math.inf
-        ):
-            raise ValueError(f"exploration must be a finite number >= 0, got {exploration!r}")
-        if (
-            isinstance(rollout_randomness, bool)
-            or not isinstance(rollout_randomness, (int, float, np.number))
-            or not 0 <= rollout_randomness <= 1
-        ):
-            raise ValueError(f"rollout_randomness must be a number in 0..1, got {rollout_randomness!r}")
-        self.simulations = None if simulations is None else int(simulations)
-        self.seconds = None if seconds is None else float(seconds)
-        self.exploration = float(exploration)
-        self.rollout_randomness = float(rollout_randomness)
+        self.simulations = None if simulations is None else check_int("simulations", simulations, minimum=1)
+        self.seconds = (
+            None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
+        )
+        self.exploration = check_number("exploration", exploration, minimum=0)
+        self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
 
     def act(self, observation: Observation) -> int:
         actions = legal_actions(observation)
@@ -240,7 +218,4 @@ class ISMCTSAgent(SeededAgent):
                 if PIPS[action >> 1] > best_pips:
                     best, best_pips = action, PIPS[action >> 1]
             state.apply_action(best)
-        points = state.result.points
-        others = len(points) - 1
-        total = sum(points)
-        return [(p - (total - p) / others) / REWARD_SCALE for p in points]
+        return [points / REWARD_SCALE for points in state.result.zero_sum]
