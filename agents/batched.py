@@ -150,7 +150,7 @@ class VarietyBatch:
         # The hand left after each placement: (N, 56, 28).
         remaining = np.repeat(hand[:, None, :], _PLACEMENTS, axis=1)
         remaining[:, np.arange(_PLACEMENTS), _ACTION_TILE] = False
-        values_left = (remaining.astype(np.float32) @ _SHOWS) > 0  # (N, 56, 7)
+        values_left: np.ndarray = np.matmul(remaining.astype(np.float32), _SHOWS) > 0  # (N, 56, 7)
         distinct = values_left.sum(axis=2)
         empty_line = ~observations[:, _LEFT_END].any(axis=1)
         left = observations[:, _LEFT_END].argmax(axis=1)[:, None]
@@ -173,7 +173,7 @@ class VarietyBatch:
 
 
 #: The registry names whose agents have a batched version, and the classes.
-BATCHED: dict[str, type] = {
+BATCHED: dict[str, type[RandomBatch | RandomForcedBatch | HeaviestBatch | VarietyBatch]] = {
     "random": RandomBatch,
     "random_forced": RandomForcedBatch,
     "heaviest": HeaviestBatch,
@@ -190,5 +190,6 @@ def make_batched(name: str, seed: int | None = None) -> BatchAgent:
     if name not in BATCHED:
         raise ValueError(f"name must be one of {', '.join(map(repr, BATCHED))} for a batched agent, got {name!r}")
     cls = BATCHED[name]
-    agent: BatchAgent = cls(seed) if issubclass(cls, _SampledBatch) else cls()
-    return agent
+    if issubclass(cls, _SampledBatch):
+        return cls(seed)
+    return cls()

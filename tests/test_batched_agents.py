@@ -29,7 +29,7 @@ def test_deterministic_baselines_choose_exactly_as_one_game_agents(name: str, nu
 
 @pytest.mark.parametrize("name", ["random", "random_forced"])
 def test_random_baselines_pick_legal_actions_from_the_right_set(name: str) -> None:
-    observations, vectors, masks = _batch(3, seed=7)
+    _, vectors, masks = _batch(3, seed=7)
     chosen = make_batched(name, seed=0).act_batch(vectors, masks)
     assert masks[np.arange(len(masks)), chosen].all()
     can_place = masks[:, :56].any(axis=1)
