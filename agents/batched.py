@@ -152,7 +152,7 @@ class VarietyBatch:
         remaining[:, np.arange(_PLACEMENTS), _ACTION_TILE] = False
         values_left: np.ndarray = np.matmul(remaining.astype(np.float32), _SHOWS) > 0  # (N, 56, 7)
         distinct = values_left.sum(axis=2)
-        empty_line: np.ndarray = ~observations[:, _LEFT_END].any(axis=1)
+        empty_line = np.logical_not(observations[:, _LEFT_END].any(axis=1))
         left = observations[:, _LEFT_END].argmax(axis=1)[:, None]
         right = observations[:, _RIGHT_END].argmax(axis=1)[:, None]
         joined_left = _OTHER[left, _ACTION_TILE]  # (N, 56): new left value when placed left
