@@ -1,0 +1,162 @@
+"""The house rules of imports: no cycles anywhere, and the layout.
+
+* The import graph of ``draw_env``, ``agents``, ``train`` and ``integrations`` (every import
+  statement, also those inside functions, which still tie two modules together; ``if
+  TYPE_CHECKING:`` blocks aside) has no cycle.
+* ``draw_env`` never imports ``agents`` or ``train``; ``agents`` never imports ``train``.
+* Every module imports on its own in a fresh interpreter (each one first, with no project module
+  loaded before it), apart from those that need a dependency of another venv (``ray``).
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("draw_env", "agents", "train", "integrations")
+#: package -> packages it must never import.
+FORBIDDEN = {"draw_env": ("agents", "train"), "agents": ("train",)}
+#: Third-party modules that live in another venv (``.venv-rllib``), not in the one running tests.
+OTHER_VENV = ("ray",)
+#: The modules that may need them (train.rllib_selfplay imports ray inside functions only).
+NEEDS_OTHER_VENV = {"integrations.rllib", "train.rllib_selfplay"}
+
+
+def project_modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
+    """Dotted module name -> source file, for every ``.py`` file of ``packages`` under ``root``."""
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+    return modules
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules that module ``name`` (source ``path``) imports, anywhere in its body."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            pending.extend(node.orelse)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        for target in targets:
+            # "import a.b.c" loads a.b.c; keep the longest prefix that is a project module.
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph(root: Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    modules = project_modules(root, packages)
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``graph`` as ``[a, b, ..., a]``, or ``None`` if it is acyclic."""
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        return list(error.args[1])
+    return None
+
+
+def test_the_cycle_finder_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import thing\n")
+    (package / "b.py").write_text("def f():\n    from . import a\n    return a\n")
+    (package / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\nimport pkg.b.nothing\n"
+    )
+    graph = import_graph(tmp_path, ("pkg",))
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.b"}}
+    cycle = find_cycle(graph)
+    assert cycle is not None and set(cycle) == {"pkg.a", "pkg.b"}
+    (package / "b.py").write_text("thing = 1\n")
+    assert find_cycle(import_graph(tmp_path, ("pkg",))) is None
+
+
+def test_the_project_has_no_import_cycle() -> None:
+    graph = import_graph(ROOT, PACKAGES)
+    assert {"draw_env.rules", "agents.evaluation", "agents.cli", "train.selfplay"} <= set(graph)
+    assert "agents.specs" in graph["agents.evaluation"]  # the graph sees the real imports
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_layout_rules_hold() -> None:
+    graph = import_graph(ROOT, PACKAGES)
+    broken = [
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        for target in targets
+        for forbidden in FORBIDDEN.get(module.partition(".")[0], ())
+        if target.partition(".")[0] == forbidden
+    ]
+    assert not broken, "; ".join(broken)
+
+
+_IMPORT_EACH = """
+import importlib, json, sys
+names, packages, other_venv = json.loads(sys.argv[1])
+failures, skipped = {}, []
+for name in names:
+    for loaded in [m for m in sys.modules if m.partition(".")[0] in packages]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] in other_venv:
+            skipped.append(name)
+        else:
+            failures[name] = repr(error)
+    except Exception as error:
+        failures[name] = repr(error)
+print(json.dumps([failures, skipped]))
+"""
+
+
+@pytest.mark.slow
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    names = sorted(project_modules(ROOT, PACKAGES))
+    output = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EACH, json.dumps([names, list(PACKAGES), list(OTHER_VENV)])],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    failures, skipped = json.loads(output.strip().splitlines()[-1])
+    assert failures == {}
+    assert set(skipped) <= NEEDS_OTHER_VENV, skipped
