@@ -26,6 +26,10 @@ _REGISTRY: dict[str, str] = {
     "variety": "agents.baselines:VarietyAgent",
     "ismcts": "agents.ismcts:ISMCTSAgent",
     "ppo": "agents.ppo:PPOAgent",
+    # OpenSpiel's bots (the openspiel extra): agents/openspiel_bots.py
+    "openspiel-random": "agents.openspiel_bots:OpenSpielRandomAgent",
+    "openspiel-mcts": "agents.openspiel_bots:OpenSpielMCTSAgent",
+    "openspiel-ismcts": "agents.openspiel_bots:OpenSpielISMCTSAgent",
 }
 
 
