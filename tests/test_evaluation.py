@@ -9,21 +9,27 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from agents import cli
 from agents.charts import plot_league
 from agents.cli import main
 from agents.evaluation import deal_options, evaluate
 from agents.league import league, parse_sweep, sweep
-from agents.options import seatings_for
+from agents.options import RunOptions, seatings_for
 from agents.results import GameOutcome
 from agents.specs import parse_agent_spec, seed_sequence_int
 from agents.stats import shared_first, wilson_interval
 from draw_env import tiles
+from draw_env.records import read_record, replay_record
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+REPO = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -410,3 +416,139 @@ def test_cli_rejects_bad_arguments(argv: list[str], message: str, capsys) -> Non
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- run options
+
+
+def test_run_options_round_games_up_to_whole_deals() -> None:
+    assert RunOptions(3, 50).games_per_table == 51
+    assert (RunOptions(3, 50).num_deals, RunOptions(3, 50).replays_per_deal) == (17, 3)
+    assert RunOptions(4, 50, seatings="permutations").games_per_table == 72
+    assert RunOptions(2, 7).games_per_table == 8
+    assert RunOptions(3, 50, duplicate=False).games_per_table == 50
+
+
+def test_run_options_keep_plain_values() -> None:
+    options = RunOptions(np.int64(3), np.int64(9), seed=np.int64(4), records="out")
+    assert (type(options.num_players), type(options.num_games), type(options.seed)) == (int, int, int)
+    assert options.duplicate is True and options.records == Path("out")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"num_players": 5}, "num_players must be one of 2, 3, 4, got 5"),
+        ({"num_players": True}, "num_players must be one of 2, 3, 4, got True"),
+        ({"num_games": 0}, "num_games must be an integer >= 1, got 0"),
+        ({"num_games": 2.0}, "num_games must be an integer >= 1, got 2.0"),
+        ({"episode": "set"}, "episode must be one of"),
+        ({"duplicate": "yes"}, "duplicate must be True or False, got 'yes'"),
+        ({"seatings": "shuffled"}, "seatings must be one of 'rotations', 'permutations'"),
+        ({"seed": -1}, "seed must be an integer >= 0, got -1"),
+        ({"workers": 0}, "workers must be an integer >= 1, got 0"),
+        ({"progress": 1}, "progress must be True or False, got 1"),
+        ({"records": 3}, "records must be a directory path"),
+    ],
+)
+def test_run_options_reject_bad_values(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        RunOptions(**{"num_players": 2, "num_games": 4, **kwargs})
+
+
+# ---------------------------------------------------------------------------- draw-eval, newcomer friction
+
+
+def test_help_shows_real_paths_and_no_doubled_percent(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "%%" not in text and "95% interval" in text
+    paths = re.findall(r"path=(\S+?)[\s,)]", text)
+    assert paths, "the help gives an example ppo path"
+    for path in paths:
+        assert (REPO / path).is_file(), f"--help names {path}, which is not in the repository"
+    assert "--records DIR" in text and "rounded up to whole" in text
+
+
+@pytest.mark.parametrize("target", ["directory", "under_a_file"])
+def test_json_path_is_checked_before_any_game(target: str, tmp_path, monkeypatch, capsys) -> None:
+    def no_games(*args, **kwargs):
+        raise AssertionError("the evaluation started before --json was checked")
+
+    monkeypatch.setattr(cli, "evaluate", no_games)
+    (tmp_path / "file.txt").write_text("x")
+    path = tmp_path if target == "directory" else tmp_path / "file.txt" / "out.json"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["heaviest", "variety", "--games", "100000", "--quiet", "--json", str(path)])
+    assert exit_info.value.code == 2
+    assert "--json" in capsys.readouterr().err
+
+
+def test_json_parents_are_created(tmp_path) -> None:
+    path = tmp_path / "new" / "dir" / "out.json"
+    assert main(["heaviest", "variety", "--games", "2", "--episode", "hand", "--quiet", "--json", str(path)]) == 0
+    assert json.loads(path.read_text())["num_games"] == 2
+    assert [p.name for p in path.parent.iterdir()] == ["out.json"]  # no probe or temporary file left
+
+
+def test_league_says_why_it_plays_more_games_than_asked(capsys) -> None:
+    argv = ["--league", "random", "heaviest", "variety", "--players", "3", "--episode", "hand", "--quiet"]
+    main([*argv, "--games", "4"])
+    out = capsys.readouterr().out
+    assert "--games 4 is rounded up to 6 hands per table: 2 deals, each played under all 3 seatings" in out
+    assert "1 tables x 6 hands" in out
+    main([*argv, "--games", "6"])
+    assert "rounded up" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- game records
+
+
+def test_records_replay_exactly(tmp_path, capsys) -> None:
+    main(["heaviest", "random_forced", "--games", "4", "--episode", "match", "--seed", "3", "--quiet",
+          "--records", str(tmp_path)])  # fmt: skip
+    main(["--league", "random_forced", "heaviest", "variety", "random", "--players", "3", "--games", "3",
+          "--episode", "match", "--quiet", "--records", str(tmp_path)])  # fmt: skip
+    main(["random_forced", "heaviest", "variety", "random", "--games", "4", "--episode", "hand",
+          "--no-duplicate", "--quiet", "--records", str(tmp_path)])  # fmt: skip
+    assert "Game records written under" in capsys.readouterr().out
+    tables = sorted(path.name for path in tmp_path.iterdir())
+    assert tables == [
+        "2p_heaviest_vs_random_forced",
+        "3p_heaviest_vs_variety_vs_random",
+        "3p_random_forced_vs_heaviest_vs_random",
+        "3p_random_forced_vs_heaviest_vs_variety",
+        "3p_random_forced_vs_variety_vs_random",
+        "4p_random_forced_vs_heaviest_vs_variety_vs_random",
+    ]
+    two = sorted(path.name for path in (tmp_path / tables[0]).iterdir())
+    assert two == [f"deal-0000{d}_seating-{s}.json" for d in (0, 1) for s in ("0-1", "1-0")]
+    four = sorted(path.name for path in (tmp_path / tables[-1]).iterdir())
+    assert four == ["deal-00000_seating-0-1-2-3.json", "deal-00001_seating-1-2-3-0.json",
+                    "deal-00002_seating-2-3-0-1.json", "deal-00003_seating-3-0-1-2.json"]  # fmt: skip
+    replayed = 0
+    for path in sorted(tmp_path.rglob("*.json")):
+        record = read_record(path)
+        assert replay_record(record) == record["scores"]
+        labels = path.parent.name.split("_", 1)[1].split("_vs_")
+        seating = [int(p) for p in path.stem.split("seating-")[1].split("-")]
+        assert record["players"] == [labels[p] for p in seating]
+        assert record["num_players"] == len(labels) and record["finished"]
+        replayed += 1
+    assert replayed == 4 + 4 * 3 + 4
+    # The records are the games evaluate() counted: same deals, same final scores.
+    result = evaluate(["heaviest", "random_forced"], num_games=4, episode="match", seed=3, progress=False)
+    for game in result.games:
+        record = read_record(tmp_path / tables[0] / f"deal-{game.deal:05d}_seating-{game.seating[0]}-{game.seating[1]}.json")
+        assert [record["scores"][game.seating.index(p)] for p in range(2)] == list(game.scores)
+        assert len(record["hands"]) == game.hands
+
+
+def test_records_directory_is_checked_first(tmp_path, capsys) -> None:
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["heaviest", "variety", "--quiet", "--records", str(tmp_path / "file.txt")])
+    assert exit_info.value.code == 2
+    assert "--records must be a directory" in capsys.readouterr().err
