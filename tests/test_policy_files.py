@@ -1,0 +1,402 @@
+"""Policy files (weights-only npz + JSON), checkpoints read without unpickling, the table size."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import agents
+from agents.policy_file import (
+    checkpoint_record_path,
+    load_policy_file,
+    read_checkpoint,
+    record_path,
+    write_checkpoint_record,
+)
+from agents.ppo import NumpyPolicy, shipped_policy
+from draw_env.features import encode_batch
+from train.export import export_policy
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICIES = ROOT / "agents" / "policies"
+#: Observations of 2-, 3- and 4-player matches with the logits (and values) the SB3 actors (and
+#: critics) gave them, recorded when the shipped zips were converted into policy files.
+REFERENCE = Path(__file__).resolve().parent / "data" / "policy_reference.npz"
+SHIPPED = [f"ppo_{n}p{kind}" for n in (2, 3, 4) for kind in ("", "_selfplay")]
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, np.ndarray]:
+    with np.load(REFERENCE, allow_pickle=False) as archive:
+        return {key: archive[key] for key in archive.files}
+
+
+def _players(name: str) -> int:
+    return int(name.split("_")[1][0])
+
+
+def _observations(reference: dict[str, np.ndarray], players: int) -> tuple[np.ndarray, np.ndarray]:
+    return reference[f"observations/{players}p"], reference[f"masks/{players}p"]
+
+
+def _observation_dicts(reference: dict[str, np.ndarray], players: int) -> list[dict[str, np.ndarray]]:
+    vectors, masks = _observations(reference, players)
+    return [
+        {"observation": vector.astype(np.float32), "action_mask": mask}
+        for vector, mask in zip(vectors, masks, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_policy_files_give_the_sb3_networks_outputs(
+    reference: dict[str, np.ndarray], name: str
+) -> None:
+    policy = NumpyPolicy.load(POLICIES / f"{name}.npz")
+    players = _players(name)
+    assert policy.num_players == players and policy.features == "extended"
+    vectors, masks = _observations(reference, players)
+    inputs = encode_batch(vectors, masks, policy.features)
+    expected = reference[f"logits/{name}"]
+    np.testing.assert_allclose(policy.logits_batch(inputs), expected, atol=1e-4, rtol=0)
+    np.testing.assert_allclose(np.array([policy.logits(row) for row in inputs]), expected, atol=1e-4, rtol=0)
+    best = np.argmax(np.where(masks > 0, expected, -np.inf), axis=1)
+    chosen = [
+        policy.choose(observation, True, np.random.default_rng())
+        for observation in _observation_dicts(reference, players)
+    ]
+    assert chosen == best.tolist()
+    np.testing.assert_array_equal(policy.act_batch(vectors, masks), best)
+    if name.endswith(
+        "_selfplay"
+    ):  # the self-play critic was trained: it ships; distillation trains no critic
+        np.testing.assert_allclose(
+            policy.values_batch(inputs), reference[f"values/{name}"], atol=1e-4, rtol=0
+        )
+    else:
+        assert not policy.has_value
+        with pytest.raises(ValueError, match="no value network"):
+            policy.values_batch(inputs)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_records_describe_their_policy_and_where_it_came_from(name: str) -> None:
+    record = json.loads(record_path(POLICIES / f"{name}.npz").read_text())
+    assert record["num_players"] == _players(name)
+    assert record["features"] == "extended" and record["activation"] == "relu"
+    assert (
+        record["networks"]["policy"]["widths"][0] == 340 and record["networks"]["policy"]["widths"][-1] == 58
+    )
+    assert ("value" in record["networks"]) == name.endswith("_selfplay")
+    provenance = record["provenance"]
+    assert provenance["converted"]["from"] == f"agents/policies/{name}.zip"
+    assert "command" in provenance or "commands" in provenance  # carried over from the training record
+
+
+def test_no_shipped_file_needs_unpickling() -> None:
+    shipped = sorted(path.name for path in POLICIES.iterdir())
+    assert shipped == sorted(f"{name}.{suffix}" for name in SHIPPED for suffix in ("npz", "json"))
+
+
+def test_a_policy_file_round_trips(tmp_path: Path, reference: dict[str, np.ndarray]) -> None:
+    policy = NumpyPolicy.load(POLICIES / "ppo_3p_selfplay.npz")
+    written = policy.save(tmp_path / "copy.npz", provenance={"note": "a copy", "steps": [1, 2]})
+    assert written == tmp_path / "copy.npz" and record_path(written).is_file()
+    again = NumpyPolicy.load(written)
+    assert again.weights.provenance == {"note": "a copy", "steps": [1, 2]}
+    assert (again.num_players, again.features, again.weights.activation) == (3, "extended", "relu")
+    for name, layers in policy.weights.networks().items():
+        for (weight, bias), (weight2, bias2) in zip(layers, again.weights.networks()[name], strict=True):
+            np.testing.assert_array_equal(weight, weight2)
+            np.testing.assert_array_equal(bias, bias2)
+    with pytest.raises(ValueError, match=r"\.npz"):
+        policy.save(tmp_path / "copy.zip")
+    assert not list(tmp_path.glob(".*.tmp"))  # the atomic writes left no temporary files
+
+
+def _payload_class(marker: Path) -> Any:
+    class Payload:
+        """Unpickling this creates ``marker``: the proof that a load ran code from the file."""
+
+        def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+            return (Path.touch, (marker,))
+
+    return Payload()
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """A small MaskablePPO checkpoint saved by SB3 (with ReLU, not SB3's default) and its model."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from draw_env.single_agent import DrawSingleAgentEnv
+
+    env = DrawSingleAgentEnv(num_players=2, features="extended")
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        policy_kwargs={"net_arch": [16, 8], "activation_fn": torch.nn.ReLU},
+        seed=0,
+        device="cpu",
+    )
+    path = tmp_path_factory.mktemp("checkpoint") / "final.zip"
+    model.save(path)
+    return path, model
+
+
+def _torch_logits(model: Any, inputs: np.ndarray) -> np.ndarray:
+    import torch
+
+    with torch.no_grad():
+        latent = model.policy.mlp_extractor.forward_actor(torch.as_tensor(inputs))
+        return model.policy.action_net(latent).numpy()
+
+
+def _copy_checkpoint(source: Path, target: Path, replace: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w") as copy:
+        for entry in original.namelist():
+            copy.writestr(entry, replace.get(entry, original.read(entry)))
+    return target
+
+
+def test_a_checkpoint_plays_from_its_weights_and_side_file(
+    tmp_path: Path, checkpoint: tuple[Path, Any], reference: dict[str, np.ndarray]
+) -> None:
+    source, model = checkpoint
+    path = _copy_checkpoint(source, tmp_path / "final.zip", {})
+    write_checkpoint_record(path, num_players=2, features="extended", activation="relu")
+    assert checkpoint_record_path(path) == tmp_path / "final.policy.json"
+    policy = NumpyPolicy.load(path)
+    assert (policy.num_players, policy.weights.activation, policy.has_value) == (2, "relu", True)
+    vectors, masks = _observations(reference, 2)
+    inputs = encode_batch(vectors, masks, "extended")
+    np.testing.assert_allclose(policy.logits_batch(inputs), _torch_logits(model, inputs), atol=1e-5, rtol=0)
+    agent = agents.make("ppo", path=path)
+    for observation in _observation_dicts(reference, 2)[:10]:
+        assert observation["action_mask"][agent.act(observation)] == 1
+
+
+def test_a_checkpoint_without_side_file_says_what_it_assumes(
+    tmp_path: Path, checkpoint: tuple[Path, Any]
+) -> None:
+    path = _copy_checkpoint(checkpoint[0], tmp_path / "old.zip", {})
+    with pytest.warns(UserWarning, match="no side file old.policy.json.*'tanh'"):
+        policy = read_checkpoint(path)
+    assert policy.activation == "tanh" and policy.num_players is None
+
+
+def test_loading_never_unpickles(
+    tmp_path: Path, checkpoint: tuple[Path, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _copy_checkpoint(checkpoint[0], tmp_path / "final.zip", {})
+    write_checkpoint_record(path, num_players=2, features="extended", activation="relu")
+    import cloudpickle
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a policy load unpickled something")
+
+    for module, name in [(pickle, "load"), (pickle, "loads"), (pickle, "Unpickler"), (cloudpickle, "loads")]:
+        monkeypatch.setattr(module, name, refuse)
+    assert NumpyPolicy.load(POLICIES / "ppo_2p.npz").num_players == 2
+    assert NumpyPolicy.load(path).num_players == 2
+
+
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch, about the refused payload
+def test_a_crafted_checkpoint_runs_no_code(
+    tmp_path: Path, checkpoint: tuple[Path, Any], reference: dict[str, np.ndarray]
+) -> None:
+    marker = tmp_path / "payload_ran"
+    source = checkpoint[0]
+    with zipfile.ZipFile(source) as archive:
+        data = json.loads(archive.read("data"))
+    # SB3 unpickles every ":serialized:" entry of `data` when it loads a model.
+    data["observation_space"][":serialized:"] = base64.b64encode(
+        pickle.dumps(_payload_class(marker))
+    ).decode()
+    crafted = _copy_checkpoint(source, tmp_path / "crafted.zip", {"data": json.dumps(data).encode()})
+    with pytest.warns(UserWarning, match="no side file"):  # loaded from its weights alone, and says so
+        agent = agents.make("ppo", path=crafted)
+    observation = _observation_dicts(reference, 2)[0]
+    assert observation["action_mask"][agent.act(observation)] == 1
+    assert not marker.exists()
+
+    # A payload in policy.pth itself is refused by torch's weights-only loader: a ValueError.
+    poisoned = _copy_checkpoint(
+        source, tmp_path / "poisoned.zip", {"policy.pth": pickle.dumps(_payload_class(marker))}
+    )
+    with pytest.raises(ValueError, match="policy.pth is not a plain tensor state dict"):
+        agents.make("ppo", path=poisoned)
+    assert not marker.exists()
+
+
+def test_a_policy_file_holding_a_pickled_array_is_refused(tmp_path: Path) -> None:
+    marker = tmp_path / "payload_ran"
+    shipped = POLICIES / "ppo_2p.npz"
+    target = tmp_path / "evil.npz"
+    with np.load(shipped, allow_pickle=False) as archive:
+        arrays: dict[str, Any] = {key: archive[key] for key in archive.files}
+    arrays["policy/0/bias"] = np.array([_payload_class(marker)], dtype=object)
+    np.savez(target, **arrays)
+    record = json.loads(record_path(shipped).read_text())
+    record["sha256"] = hashlib.sha256(target.read_bytes()).hexdigest()
+    record_path(target).write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="not a NumPy .npz of plain arrays"):
+        load_policy_file(target)
+    assert not marker.exists()
+
+
+def _edited_copy(tmp_path: Path, edit: Any) -> Path:
+    target = tmp_path / "edited.npz"
+    target.write_bytes((POLICIES / "ppo_2p.npz").read_bytes())
+    record = json.loads(record_path(POLICIES / "ppo_2p.npz").read_text())
+    edit(record)
+    record_path(target).write_text(json.dumps(record))
+    return target
+
+
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        (lambda r: r.update(format="something else"), "'format'"),
+        (lambda r: r.update(version=2), "'version'"),
+        (lambda r: r.update(sha256="0" * 64), "'sha256'"),
+        (lambda r: r.update(num_players=5), "num_players"),
+        (lambda r: r.update(activation="gelu"), "activation"),
+        (lambda r: r.update(features="raw"), "features"),
+        (lambda r: r["networks"]["policy"].update(widths=[340, 512, 58]), "'networks.policy.arrays'"),
+        (lambda r: r["networks"]["policy"].update(widths=[340, 500, 512, 58]), "'networks.policy.widths'"),
+        (lambda r: r["networks"].update(critic={}), "'networks'"),
+        (
+            lambda r: r["networks"].update(
+                value={"widths": [340, 1], "arrays": ["value/0/weight", "value/0/bias"]}
+            ),
+            "lacks the arrays",
+        ),
+        (lambda r: r.update(provenance=[1]), "'provenance'"),
+    ],
+)
+def test_a_malformed_policy_file_is_a_value_error(tmp_path: Path, edit: Any, named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        load_policy_file(_edited_copy(tmp_path, edit))
+
+
+def test_files_that_are_no_policy_are_value_errors(tmp_path: Path, checkpoint: tuple[Path, Any]) -> None:
+    (tmp_path / "notes.zip").write_bytes(b"not a zip")
+    with zipfile.ZipFile(tmp_path / "other.zip", "w") as archive:
+        archive.writestr("readme.txt", "hello")
+    (tmp_path / "weights.pt").write_bytes(b"")
+    (tmp_path / "lonely.npz").write_bytes((POLICIES / "ppo_2p.npz").read_bytes())
+    for path, named in [
+        (tmp_path / "notes.zip", "not an SB3 model"),
+        (tmp_path / "other.zip", r"not an SB3 model \(no policy.pth"),
+        (tmp_path / "weights.pt", r"\.npz\) or a training checkpoint"),
+        (tmp_path / "lonely.npz", "lonely.json"),
+        (tmp_path / "missing.npz", "path must be an existing"),
+    ]:
+        with pytest.raises(ValueError, match=named):
+            agents.make("ppo", path=path)
+
+
+def test_export_writes_a_policy_file_from_a_model_or_a_checkpoint(
+    tmp_path: Path, checkpoint: tuple[Path, Any], reference: dict[str, np.ndarray]
+) -> None:
+    source, model = checkpoint
+    vectors, masks = _observations(reference, 2)
+    inputs = encode_batch(vectors, masks, "extended")
+    written = export_policy(model, tmp_path / "a.npz", num_players=2, provenance={"run": "test"})
+    policy = NumpyPolicy.load(written)
+    np.testing.assert_allclose(policy.logits_batch(inputs), _torch_logits(model, inputs), atol=1e-5, rtol=0)
+    assert policy.has_value and policy.weights.provenance == {"run": "test"}
+    import torch
+
+    with torch.no_grad():
+        values = model.policy.predict_values(torch.as_tensor(inputs)).numpy()[:, 0]
+    np.testing.assert_allclose(policy.values_batch(inputs), values, atol=1e-5, rtol=0)
+    assert not NumpyPolicy.load(
+        export_policy(model.policy, tmp_path / "b.npz", num_players=2, value=False)
+    ).has_value
+
+    path = _copy_checkpoint(source, tmp_path / "final.zip", {})
+    write_checkpoint_record(path, num_players=2, features="extended", activation="relu")
+    from_checkpoint = NumpyPolicy.load(export_policy(path, tmp_path / "c.npz"))
+    np.testing.assert_array_equal(from_checkpoint.logits_batch(inputs), policy.logits_batch(inputs))
+    assert from_checkpoint.weights.provenance == {"exported_from": str(path)}
+    with pytest.raises(ValueError, match="num_players=3 contradicts"):
+        export_policy(path, tmp_path / "d.npz", num_players=3)
+    with pytest.raises(ValueError, match="num_players"):
+        export_policy(model, tmp_path / "e.npz")
+
+
+def test_a_policy_for_another_table_size_is_a_value_error(reference: dict[str, np.ndarray]) -> None:
+    three = POLICIES / "ppo_3p.npz"
+    two_player_table = _observation_dicts(reference, 2)[0]
+    with pytest.raises(ValueError, match="trained for 3 players, but the table has 2 players"):
+        agents.make("ppo", path=three).act(two_player_table)
+    with pytest.raises(ValueError, match="trained for 3 players, but the table has 2 players"):
+        agents.make("ppo", path=three, num_players=2)
+    with pytest.raises(ValueError, match="num_players=4, but the table has 2"):
+        agents.make("ppo", num_players=4).act(two_player_table)
+    with pytest.raises(ValueError, match="num_players must be one of 2, 3, 4"):
+        agents.make("ppo", num_players=5)
+    for observation in _observation_dicts(reference, 3)[:5]:
+        assert observation["action_mask"][agents.make("ppo", path=three, num_players=3).act(observation)] == 1
+
+
+def test_the_default_agent_plays_the_shipped_policy_for_the_tables_size(
+    reference: dict[str, np.ndarray],
+) -> None:
+    agent = agents.make("ppo")
+    for players in (3, 2, 4):
+        shipped = NumpyPolicy.load(shipped_policy(players))
+        for observation in _observation_dicts(reference, players):
+            assert agent.act(observation) == shipped.choose(observation, True, np.random.default_rng())
+        assert agent.policy_for(players).num_players == players
+        assert agent.policy_for(players) is agent.policy_for(players)  # loaded once
+
+
+def test_sampled_batch_actions_follow_the_policys_probabilities(reference: dict[str, np.ndarray]) -> None:
+    policy = NumpyPolicy.load(POLICIES / "ppo_2p_selfplay.npz")
+    vectors, masks = _observations(reference, 2)
+    row = int(np.argmax(masks.sum(axis=1)))  # the observation with the most legal actions
+    draws = 20_000
+    actions = policy.act_batch(
+        np.repeat(vectors[row : row + 1], draws, 0),
+        np.repeat(masks[row : row + 1], draws, 0),
+        False,
+        np.random.default_rng(0),
+    )
+    legal = np.flatnonzero(masks[row])
+    assert set(actions.tolist()) <= set(legal.tolist())
+    logits = policy.logits_batch(encode_batch(vectors[row : row + 1], masks[row : row + 1]))[0][legal]
+    probabilities = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+    frequencies = np.array([(actions == action).mean() for action in legal])
+    np.testing.assert_allclose(frequencies, probabilities, atol=4 * np.sqrt(0.25 / draws))
+
+
+def test_playing_a_shipped_policy_needs_no_torch() -> None:
+    script = """
+import sys
+import agents, draw_env
+env = draw_env.env(num_players=3)
+env.reset(seed=0)
+players = [agents.make("ppo"), agents.make("ppo", path="agents/policies/ppo_3p_selfplay.npz"), agents.make("ppo")]
+for name in env.agent_iter():
+    observation, _, terminated, truncated, _ = env.last()
+    env.step(None if terminated or truncated else players[int(name[-1])].act(observation))
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "cloudpickle"))
+print(heavy)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.strip() == "[]", result.stdout
