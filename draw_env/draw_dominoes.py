@@ -52,13 +52,14 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from draw_env import describe, tiles
+from draw_env import describe, render
+from draw_env.checks import check_bool
 from draw_env.observation import HIGH, OBSERVATION_SIZE, ObservationTable
 from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState, IllegalActionError
 
 EPISODES = ("hand", "match")
 REWARDS = ("zero_sum", "points", "win_loss")
-RENDER_MODES = ("human", "ansi")
+RENDER_MODES = ("human", "ansi", "rgb_array")
 #: What an illegal action through ``env()`` costs the offender: as bad as the worst outcome.
 ILLEGAL_PENALTY = {"zero_sum": -168.0, "points": -168.0, "win_loss": -1.0}
 _OPTION_KEYS = ("hands", "boneyard", "opener", "scores")
@@ -88,8 +89,11 @@ class raw_env(AECEnv, EzPickle):
         num_players: 2, 3 or 4.
         episode: ``"hand"`` (one hand) or ``"match"`` (hands until someone reaches the target).
         reward: ``"zero_sum"``, ``"points"`` or, with ``episode="match"``, ``"win_loss"``.
-        render_mode: ``None``, ``"human"`` (prints) or ``"ansi"`` (returns the text).
+        render_mode: ``None``, ``"human"`` (prints the text), ``"ansi"`` (returns the text) or
+            ``"rgb_array"`` (returns a ``uint8 (480, 800, 3)`` picture); see :mod:`draw_env.render`.
         lang: language of the line description: ``"en"``, ``"ja"`` or ``"it"``.
+        reveal_hands: show every hand (and, in the text, the boneyard) face up in ``render()``,
+            for spectators; by default hands are hidden until the hand ends.
     """
 
     metadata = {
@@ -106,6 +110,7 @@ class raw_env(AECEnv, EzPickle):
         reward: str = "zero_sum",
         render_mode: str | None = None,
         lang: str = "en",
+        reveal_hands: bool = False,
     ) -> None:
         EzPickle.__init__(self, num_players, episode, reward, render_mode, lang)
         super().__init__()
@@ -123,6 +128,7 @@ class raw_env(AECEnv, EzPickle):
         self.reward_scheme = reward
         self.render_mode = render_mode
         self.lang = lang
+        self.reveal_hands = check_bool("reveal_hands", reveal_hands)
         self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
         self.observation_spaces = {
             agent: spaces.Dict(
@@ -141,6 +147,8 @@ class raw_env(AECEnv, EzPickle):
         self._mask: bytes | None = None  # the acting agent's mask, computed on demand
         self._rewards_pending = False  # rewards were handed out at the last step
         self._infos_pending = False  # infos describe a hand that ended at the last step
+        self._last_action: tuple[int, int] | None = None  # (seat, action), for render()
+        self._finished_hand: DrawState | None = None  # the hand a match step ended, for render()
 
     # ------------------------------------------------------------------ spaces
 
@@ -182,6 +190,8 @@ class raw_env(AECEnv, EzPickle):
         self._mask = None
         self._rewards_pending = False
         self._infos_pending = False
+        self._last_action = None
+        self._finished_hand = None
 
     def _deal(self, options: dict[str, Any]) -> DrawState:
         unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
@@ -270,6 +280,8 @@ class raw_env(AECEnv, EzPickle):
         drawn = state.boneyard[0] if action == DRAW and state.boneyard else -1
         state.apply_action(action)  # raises IllegalActionError and changes nothing if illegal
         self._mask = None
+        self._last_action = (seat, action)
+        self._finished_hand = None
         self._cumulative_rewards[agent] = 0.0
         if self._rewards_pending:
             self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -324,21 +336,33 @@ class raw_env(AECEnv, EzPickle):
             self.terminations = dict.fromkeys(self.agents, True)
             self._table.rebuild(state)
         else:
+            self._finished_hand = state.clone()  # render() shows the result before the next deal
             state.next_hand(self._rng)
             self._table.rebuild(state)
             self.agent_selection = self.agents[state.current]
 
     # ------------------------------------------------------------------ rendering
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The text (``"ansi"``; ``"human"`` prints it) or the picture (``"rgb_array"``).
+
+        Both show the last action and who made it; at the step that ends a hand, that hand's
+        result with every hand revealed (in a match, before the next deal, which follows in the
+        text); at the match end, the winner.
+        """
         if self.render_mode is None:
             import gymnasium
 
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'")
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; pass render_mode='ansi', 'human' or 'rgb_array'"
+            )
             return None
         if self._state is None:
             raise RuntimeError("call reset() before render()")
-        text = render_text(self._state, self.episode, self.lang)
+        scene = render.Scene(self._state, self.episode, self._last_action, self._finished_hand, self.reveal_hands)
+        if self.render_mode == "rgb_array":
+            return render.render_rgb(scene)
+        text = render.render_text(scene, self.lang)
         if self.render_mode == "human":
             print(text)
             return None
@@ -351,7 +375,7 @@ class raw_env(AECEnv, EzPickle):
         return self._table.table.copy()
 
     def close(self) -> None:
-        """Nothing to release: rendering is text only."""
+        """Nothing to release: rendering draws into fresh NumPy arrays."""
 
 
 def _as_action(action: object) -> int:
@@ -363,41 +387,6 @@ def _as_action(action: object) -> int:
     if type(action) is not int or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1} (Discrete(58)), got {action!r}")
     return action
-
-
-def render_text(state: DrawState, episode: str = "hand", lang: str = "en") -> str:
-    """The ansi text: the line left to right, open ends, whose turn, counts, description."""
-    oriented: list[tuple[int, int]] = []  # the line's tiles as shown, left to right
-    for tile, _seat, end in state.line:
-        if not oriented:
-            oriented.append(tiles.TILES[tile])
-        elif end == 0:
-            value = oriented[0][0]
-            oriented.insert(0, (tiles.other_half(tile, value), value))
-        else:
-            value = oriented[-1][1]
-            oriented.append((value, tiles.other_half(tile, value)))
-    players = state.num_players
-    counts = ", ".join(f"player_{seat} {state.hand_count(seat)}" for seat in range(players))
-    result = state.result
-    if result is None:
-        turn = f"player_{state.current} to act"
-    elif result.winner is None:
-        turn = f"hand over ({result.kind}), nobody scores"
-    else:
-        turn = f"hand over ({result.kind}), player_{result.winner} scores {result.points[result.winner]}"
-    ends = "none" if state.ends is None else f"left {state.left}, right {state.right}"
-    lines = [
-        f"Line: {''.join(f'[{a}|{b}]' for a, b in oriented) or '(empty)'}",
-        f"Open ends: {ends}",
-        f"Turn: {turn}",
-        f"Tiles in hand: {counts}; boneyard {len(state.boneyard)}",
-    ]
-    if episode == "match":
-        scores = ", ".join(f"player_{seat} {score}" for seat, score in enumerate(state.scores))
-        lines.append(f"Scores: {scores} (target {state.game.target})")
-    lines.append(describe.describe_line(state.line, lang))
-    return "\n".join(lines)
 
 
 class GuardedEnv(BaseWrapper):
@@ -472,7 +461,7 @@ class GuardedEnv(BaseWrapper):
         self._require_reset("agent_iter()")
         return super().agent_iter(max_iter)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         self._require_reset("render()")
         return self.env.render()
 

@@ -63,13 +63,14 @@ class DrawSingleAgentEnv(gymnasium.Env):
         skip_forced: play the learner's forced moves (a single legal action: a forced draw or
             pass, a lone fitting tile) for it, so that every learner step is a real choice.
         seed: seeds the first :meth:`reset` that is given no seed.
-        render_mode: ``None`` or ``"ansi"`` (the AEC environment's text).
+        render_mode: ``None``, ``"ansi"`` (the AEC environment's text) or ``"rgb_array"`` (its
+            picture, e.g. for gymnasium's ``RecordVideo``).
 
     An illegal learner action (MaskablePPO never makes one; ``check_env`` does) ends the episode
     with ``ILLEGAL_PENALTY[reward] * reward_scale`` and ``info["illegal_action"] = 1``.
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": raw_env.metadata["render_fps"]}
 
     def __init__(
         self,
@@ -86,7 +87,7 @@ class DrawSingleAgentEnv(gymnasium.Env):
     ) -> None:
         super().__init__()
         check_choice("features", features, FEATURES)
-        check_choice("render_mode", render_mode, (None, "ansi"))
+        check_choice("render_mode", render_mode, (None, "ansi", "rgb_array"))
         if not isinstance(skip_forced, bool):
             raise ValueError(f"skip_forced must be True or False, got {skip_forced!r}")
         if (
@@ -275,9 +276,9 @@ class DrawSingleAgentEnv(gymnasium.Env):
         mask = self._observation["action_mask"].astype(bool)
         return mask if mask.any() else np.ones(NUM_ACTIONS, bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi'")
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'rgb_array'")
             return None
         return self._aec.render()
 

@@ -29,7 +29,7 @@ ALLOWED = {
     "num_players": ["2", "3", "4"],
     "episode": ["'hand'", "'match'"],
     "reward": ["'zero_sum'", "'points'", "'win_loss'"],
-    "render_mode": ["None", "'human'", "'ansi'"],
+    "render_mode": ["None", "'human'", "'ansi'", "'rgb_array'"],
     "lang": ["'en'", "'ja'", "'it'"],
 }
 BAD_ARGUMENTS = [
@@ -45,7 +45,7 @@ BAD_ARGUMENTS = [
     ("reward", "zero-sum"),
     ("reward", "win"),
     ("reward", None),
-    ("render_mode", "rgb_array"),
+    ("render_mode", "rgb"),
     ("render_mode", ""),
     ("lang", "fr"),
     ("lang", "EN"),
