@@ -19,7 +19,7 @@ from train.config import DistillConfig, load_distill_config
 from train.distill import collect, fit, main, play_match, shard_paths
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-INIT = Path(__file__).resolve().parent.parent / "agents" / "policies" / "ppo_2p_selfplay.zip"
+INIT = Path(__file__).resolve().parent.parent / "agents" / "policies" / "ppo_2p_selfplay.npz"
 
 # A few cheap matches: a 4-simulation teacher is enough to exercise every path.
 SMALL = [
@@ -134,20 +134,19 @@ def test_fit_trains_a_fresh_actor_towards_the_teacher(tmp_path: Path) -> None:
     assert reports[-1].train_loss < reports[0].train_loss
     assert 0.0 <= reports[-1].agreement <= 1.0 and reports[-1].regret_points >= 0.0
     actor = NumpyPolicy.from_sb3(model.policy)
-    assert [weight.shape[0] for weight, _ in actor.layers] == [32] and actor.features == "extended"
+    assert [weight.shape[0] for weight, _ in actor.weights.policy[:-1]] == [32] and actor.features == "extended"
 
 
-def test_fit_from_a_checkpoint_moves_only_its_actor(tmp_path: Path) -> None:
-    import torch
-    from sb3_contrib import MaskablePPO
-
+def test_fit_from_a_policy_file_moves_only_its_actor(tmp_path: Path) -> None:
     config = small_config(tmp_path, f"init={INIT}", "epochs=2")
     model, _ = fit(config, collect(config))
-    before = dict(MaskablePPO.load(INIT, device="cpu").policy.named_parameters())
-    after = dict(model.policy.named_parameters())
-    assert not torch.equal(before["action_net.weight"], after["action_net.weight"])
-    critic = [key for key in before if key.startswith(("value_net", "mlp_extractor.value_net"))]
-    assert critic and all(torch.equal(before[key], after[key]) for key in critic)
+    before = NumpyPolicy.load(INIT).weights
+    after = NumpyPolicy.from_sb3(model.policy).weights
+    assert not np.array_equal(before.policy[-1][0], after.policy[-1][0])
+    assert before.value is not None and after.value is not None
+    for (weight, bias), (weight_after, bias_after) in zip(before.value, after.value, strict=True):
+        np.testing.assert_array_equal(weight, weight_after)
+        np.testing.assert_array_equal(bias, bias_after)
 
 
 def test_draw_distill_writes_a_policy_that_plays_legal_moves(

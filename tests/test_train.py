@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.ppo import DEFAULT_POLICY, NumpyPolicy
+from agents.ppo import NumpyPolicy, shipped_policy
 from draw_env import env as make_aec_env
 from draw_env.features import encode_observation
 from train.config import TrainConfig, config_from_dict, load_config
@@ -81,8 +81,8 @@ def test_malformed_override_is_rejected() -> None:
 
 
 def _final_parameters(output_dir: Path) -> dict[str, np.ndarray]:
-    policy = NumpyPolicy.from_checkpoint(output_dir / "final.zip")
-    return {"w0": policy.layers[0][0], "action": policy.action_weight}
+    policy = NumpyPolicy.load(output_dir / "final.zip")
+    return {"w0": policy.weights.policy[0][0], "action": policy.weights.policy[-1][0]}
 
 
 def test_smoke_training_run_resumes_and_repeats_with_its_seed(tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_numpy_actor_matches_the_torch_policy(tmp_path: Path) -> None:
 
 
 def test_shipped_policy_loads_and_plays_only_legal_moves() -> None:
-    assert DEFAULT_POLICY.is_file() and DEFAULT_POLICY.stat().st_size < 5_000_000
+    assert shipped_policy(2).is_file() and shipped_policy(2).stat().st_size < 5_000_000
     agent = agents.make("ppo")
     sampler = agents.make("ppo", deterministic=False, seed=1)
     aec = make_aec_env(num_players=2, episode="match")
