@@ -6,7 +6,8 @@ the observation dict the environment gives, and ``reset()`` is called at the sta
 hand or match.
 
 The registry maps a name to an ``"module:Class"`` import path, imported on first use, so that
-importing :mod:`agents` stays light (``ppo`` needs torch; nothing else does).
+importing :mod:`agents` stays light (``ppo`` loads its policy on first use; it needs torch only
+to read a training checkpoint ``.zip``).
 """
 
 from __future__ import annotations

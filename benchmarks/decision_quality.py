@@ -30,8 +30,8 @@ from train.config import load_distill_config
 from train.distill import play_match
 
 POLICIES = {
-    "distilled (agents/policies/ppo_2p.zip)": "agents/policies/ppo_2p.zip",
-    "self-play (agents/policies/ppo_2p_selfplay.zip)": "agents/policies/ppo_2p_selfplay.zip",
+    "distilled (agents/policies/ppo_2p.npz)": "agents/policies/ppo_2p.npz",
+    "self-play (agents/policies/ppo_2p_selfplay.npz)": "agents/policies/ppo_2p_selfplay.npz",
 }
 
 
