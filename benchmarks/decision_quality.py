@@ -27,7 +27,7 @@ from agents.ppo import PPOAgent
 from draw_env.observation import OFFSETS, view_from_observation
 from draw_env.rules import DRAW
 from train.config import load_distill_config
-from train.distill import play_match
+from train.distill_data import play_match
 
 POLICIES = {
     "distilled (agents/policies/ppo_2p.npz)": "agents/policies/ppo_2p.npz",

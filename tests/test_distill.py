@@ -16,7 +16,9 @@ from agents.ppo import NumpyPolicy
 from draw_env import env as make_aec_env
 from draw_env.observation import view_from_observation
 from train.config import DistillConfig, load_distill_config
-from train.distill import collect, fit, main, play_match, shard_paths
+from train.distill import main
+from train.distill_data import collect, play_match, shard_paths
+from train.distill_fit import fit
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 INIT = Path(__file__).resolve().parent.parent / "agents" / "policies" / "ppo_2p_selfplay.npz"
@@ -160,10 +162,11 @@ def test_draw_distill_writes_a_policy_that_plays_legal_moves(
     curve = summary["learning_curve"]
     assert [row["opponent"] for row in curve] == ["variety", "variety"]
     assert curve[0]["timesteps"] < curve[1]["timesteps"] == summary["decisions"]
-    assert (tmp_path / "curve" / "matches_2.zip").is_file()
+    assert (tmp_path / "curve" / "matches_2.npz").is_file()
     assert (tmp_path / "learning_curve.png").stat().st_size > 0
     assert "distilled policy" in capsys.readouterr().out
-    agent = agents.make("ppo", path=tmp_path / "final.zip")
+    assert (tmp_path / "final.zip").is_file() and (tmp_path / "final.policy.json").is_file()
+    agent = agents.make("ppo", path=tmp_path / "final.npz")
     aec = make_aec_env(num_players=2)
     aec.reset(seed=3)
     for seat_agent in aec.agent_iter():

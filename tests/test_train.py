@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 
 import numpy as np
@@ -94,8 +93,10 @@ def test_smoke_training_run_resumes_and_repeats_with_its_seed(tmp_path: Path) ->
     assert [row["opponent"] for row in summary["final_eval"]] == ["variety"]
     assert (first / "learning_curve.png").stat().st_size > 0
     assert json.loads((first / "summary.json").read_text())["timesteps"] == 1024
-    with open(first / "final.pool.pkl", "rb") as handle:
-        assert len(pickle.load(handle)) == 2  # snapshots frozen after the rollouts ending at 512 and 1024
+    state = json.loads((first / "final.state.json").read_text())
+    assert len(state["snapshots"]) == 2  # snapshots frozen after the rollouts ending at 512 and 1024
+    with np.load(first / "final.pool.npz", allow_pickle=False) as pool:
+        assert len(pool.files) == 2 * 2 * 2  # 2 snapshots x 2 layers ([32] hidden, output) x weight and bias
     eval_csv = (first / "eval.csv").read_text().splitlines()
     assert eval_csv[0].startswith("timesteps,") and len(eval_csv) == 2
 

@@ -5,6 +5,10 @@ Examples::
     draw-train --config configs/selfplay_2p.yaml
     draw-train --config configs/quick.yaml total_timesteps=5000 ppo.learning_rate=1e-4
     draw-train --config configs/selfplay_2p.yaml --resume runs/selfplay_2p/checkpoints/step_200000.zip
+
+A config problem, an output directory that already holds a run, or a checkpoint that does not
+fit the config is one ``draw-train: error: ...`` line and exit status 2, before anything is
+written. Ctrl-C saves a last checkpoint and exits with status 130.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from train.config import load_config
+from train.config import ConfigError, load_config
+from train.evaluation import evaluation_table
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +31,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", help="a YAML config, e.g. configs/selfplay_2p.yaml (default: built-in defaults)"
     )
-    parser.add_argument("--resume", help="a checkpoint .zip of an earlier run to continue from")
+    start = parser.add_mutually_exclusive_group()
+    start.add_argument(
+        "--resume",
+        help="a checkpoint .zip of an earlier run (yours: its data is unpickled) to continue from",
+    )
+    start.add_argument(
+        "--overwrite", action="store_true", help="replace the earlier run in output_dir (default: refuse)"
+    )
     parser.add_argument(
         "overrides",
         nargs="*",
@@ -49,38 +61,18 @@ def results_table(summary: dict[str, Any]) -> str:
     )
 
 
-def evaluation_table(rows: Sequence[dict[str, Any]], num_players: int, title: str) -> str:
-    """Evaluation rows (``train.selfplay.EvalRow`` as dicts) as a text table."""
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in ("opponent", "matches", "win rate", "95% Wilson interval", "points/hand"):
-        table.add_column(column, justify="left" if column == "opponent" else "right")
-    for row in rows:
-        table.add_row(
-            f"{row['opponent']}" + (f" x{num_players - 1}" if num_players > 2 else ""),
-            str(row["matches"]),
-            f"{row['win_rate']:.1%}",
-            f"[{row['win_low']:.1%}, {row['win_high']:.1%}]",
-            f"{row['points_per_hand']:.2f}",
-        )
-    console = Console(width=110, record=True)
-    with console.capture() as capture:
-        console.print(table)
-    return capture.get()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config, args.overrides)
-    except (ValueError, FileNotFoundError) as error:
-        parser.error(str(error))
-    from train.selfplay import train  # heavy imports (torch) only once the config is valid
+        from train.selfplay import train  # heavy imports (torch) only once the config is valid
 
-    summary = train(config, resume=args.resume)
+        summary = train(config, resume=args.resume, overwrite=args.overwrite)
+    except ConfigError as error:
+        parser.error(str(error))
+    except KeyboardInterrupt:
+        return 130
     print(results_table(summary))
     if summary["learning_curve"]:
         print(f"Learning curve: {summary['learning_curve']}")

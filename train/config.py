@@ -1,20 +1,25 @@
-"""Training configurations: YAML files in ``configs/``, validated on load.
+"""Configs of ``draw-train``, ``draw-distill`` and ``train/rllib_selfplay.py``: YAML, overrides, checks.
 
-A config is a :class:`TrainConfig` (with :class:`PPOSettings` and two :class:`EvalSettings`).
-:func:`load_config` reads a YAML file, applies ``KEY=VALUE`` overrides (dotted keys reach nested
-sections: ``ppo.learning_rate=1e-4``; values are parsed as YAML) and checks everything: an unknown
-key or a bad value raises ``ValueError`` naming the key and what it accepts.
+One system for the three: a config is a pydantic model (:class:`TrainConfig`,
+:class:`DistillConfig`, :class:`RLlibConfig`, with nested sections), read by :func:`load` from a
+YAML file plus ``KEY=VALUE`` overrides (dotted keys reach sections: ``ppo.learning_rate=1e-4``;
+values are parsed as YAML). Every model forbids unknown keys, takes no type coercion (``true`` is
+not a number, ``1.0`` is not an integer) and no NaN or infinity. Any problem, in the file or in
+a value, is one :class:`ConfigError` line that names the file or the dotted key, for example
+``config key 'ppo.gamma' must be a finite number in [0, 1], got nan``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import inspect
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from draw_env.features import FEATURES
 
@@ -23,380 +28,519 @@ SELF = "self"
 SNAPSHOTS = "snapshots"
 BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
 OPPONENT_NAMES = (SELF, SNAPSHOTS, *BASELINES)
-EVAL_BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
+EVAL_BASELINES = BASELINES
 #: The partner name that seats the teacher itself in a distillation's ``partners``.
 TEACHER = "teacher"
 
+Model = TypeVar("Model", bound="Section")
 
-@dataclass
-class PPOSettings:
+
+class ConfigError(ValueError):
+    """A config that cannot be used; the message is one line naming the file or the key."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Field helpers: each field carries what it accepts, in words, for the error message.
+
+
+def number(default: float, low: float, high: float, *, low_open: bool = False) -> Any:
+    """A finite float field in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
+    bounds = {"gt": low} if low_open else {"ge": low}
+    bracket = "(" if low_open else "["
+    return Field(
+        default,
+        le=high,
+        allow_inf_nan=False,
+        description=f"a finite number in {bracket}{low:g}, {high:g}]",
+        **bounds,
+    )
+
+
+def integer(default: int, minimum: int, maximum: int | None = None) -> Any:
+    """An integer field ``>= minimum`` (and ``<= maximum``)."""
+    if maximum is None:
+        return Field(default, ge=minimum, description=f"an integer >= {minimum}")
+    return Field(default, ge=minimum, le=maximum, description=f"an integer in [{minimum}, {maximum}]")
+
+
+def workers(default: int) -> Any:
+    return Field(default, ge=1, le=2, description="1 or 2 (the project runs on 2 cores)")
+
+
+def layer_widths(default: Sequence[int]) -> Any:
+    return Field(
+        default_factory=lambda: list(default),
+        min_length=1,
+        description="a non-empty list of positive layer widths, such as [256, 256]",
+    )
+
+
+def output_dir(default: str) -> Any:
+    return Field(default, min_length=1, description="a non-empty path")
+
+
+Widths = list[Any]  # items checked by _positive_widths, so that the message names the whole list
+
+
+class Section(BaseModel):
+    """Base of every config model: unknown keys, coercion, NaN and infinity are all errors."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+def _positive_widths(value: list[Any]) -> list[Any]:
+    if not all(isinstance(width, int) and not isinstance(width, bool) and width >= 1 for width in value):
+        raise ValueError(f"must be a non-empty list of positive layer widths, such as [256, 256], got {value!r}")
+    return value
+
+
+def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
+    """A validator for ``field``: a non-empty mapping of names (each passed to ``check_name``, which
+    raises ``ValueError``) to finite weights in [0, 1e6], not all zero."""
+
+    def validate(cls: type, mapping: dict[Any, Any]) -> dict[str, float]:
+        if not mapping:
+            raise ValueError(f"must be {what}, got {{}}")
+        for name, weight in mapping.items():
+            check_name(name)
+            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1e6:
+                # the comparison is False for NaN too
+                raise _fail(f"{field}.{name}", "a finite weight in [0, 1e6]", weight)
+        if sum(mapping.values()) <= 0:
+            raise ValueError(f"must hold weights that are not all zero, got {mapping!r}")
+        return {str(name): float(weight) for name, weight in mapping.items()}
+
+    return field_validator(field)(classmethod(validate))  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# draw-train
+
+
+class PPOSettings(Section):
     """MaskablePPO hyper-parameters (the names are sb3's)."""
 
-    learning_rate: float = 3e-4
-    lr_schedule: str = "constant"
-    n_steps: int = 1024
-    batch_size: int = 256
-    n_epochs: int = 5
-    gamma: float = 1.0
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.01
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    activation: str = "relu"
+    learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    n_steps: int = integer(1024, 2)
+    batch_size: int = integer(256, 2)
+    n_epochs: int = integer(5, 1)
+    gamma: float = number(1.0, 0.0, 1.0)
+    gae_lambda: float = number(0.95, 0.0, 1.0)
+    clip_range: float = number(0.2, 0.0, 1.0, low_open=True)
+    ent_coef: float = number(0.01, 0.0, 1.0)
+    vf_coef: float = number(0.5, 0.0, 10.0)
+    max_grad_norm: float = number(0.5, 0.0, 100.0, low_open=True)
+    net_arch: Widths = layer_widths([256, 256])
+    activation: Literal["relu", "tanh"] = "relu"
+
+    _widths = field_validator("net_arch")(classmethod(lambda cls, value: _positive_widths(value)))
 
 
-@dataclass
-class EvalSettings:
-    """An evaluation against baselines with ``agents.evaluate``.
+class EvalSettings(Section):
+    """An evaluation against baselines with ``agents.evaluation``.
 
     ``every`` (timesteps between evaluations) applies to the periodic evaluation only; 0 turns
     it off.
     """
 
-    every: int = 50_000
-    matches: int = 200
-    opponents: list[str] = field(default_factory=lambda: ["heaviest", "variety"])
+    every: int = integer(50_000, 0)
+    matches: int = integer(200, 1)
+    opponents: list[Literal[EVAL_BASELINES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["heaviest", "variety"],
+        min_length=1,
+        description="a non-empty list of baseline names (" + ", ".join(EVAL_BASELINES) + ")",
+    )
     duplicate: bool = True
-    workers: int = 1
+    workers: int = workers(1)
 
 
-@dataclass
-class TrainConfig:
+def _opponent_name(name: object) -> None:
+    if name not in OPPONENT_NAMES:
+        raise ValueError(f"must name opponents among {', '.join(OPPONENT_NAMES)}, got {name!r}")
+
+
+class TrainConfig(Section):
     """Everything one ``draw-train`` run needs; see ``docs/training.md`` for each key."""
 
-    num_players: int = 2
-    seed: int = 0
-    total_timesteps: int = 200_000
-    n_envs: int = 2
-    vec_env: str = "subproc"
-    episode: str = "hand"
-    reward: str = "zero_sum"
-    reward_scale: float = 0.02
-    features: str = "extended"
+    num_players: Literal[2, 3, 4] = 2
+    seed: int = integer(0, 0)
+    total_timesteps: int = integer(200_000, 1)
+    n_envs: int = integer(2, 1)
+    vec_env: Literal["subproc", "dummy"] = "subproc"
+    episode: Literal["hand", "match"] = "hand"
+    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
+    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
+    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
     skip_forced: bool = True
-    opponents: dict[str, float] = field(
-        default_factory=lambda: {SELF: 0.4, SNAPSHOTS: 0.2, "heaviest": 0.2, "variety": 0.2}
+    opponents: dict[Any, Any] = Field(
+        default_factory=lambda: {SELF: 0.4, SNAPSHOTS: 0.2, "heaviest": 0.2, "variety": 0.2},
+        description=f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
     )
-    snapshot_every: int = 50_000
-    snapshot_pool: int = 8
-    checkpoint_every: int = 100_000
-    output_dir: str = "runs/selfplay_2p"
+    snapshot_every: int = integer(50_000, 1)
+    snapshot_pool: int = integer(8, 1)
+    checkpoint_every: int = integer(100_000, 1)
+    output_dir: str = output_dir("runs/selfplay_2p")
     tensorboard: bool = True
     progress_bar: bool = True
-    ppo: PPOSettings = field(default_factory=PPOSettings)
-    eval: EvalSettings = field(default_factory=EvalSettings)
-    final_eval: EvalSettings = field(
-        default_factory=lambda: EvalSettings(
-            every=0, matches=500, opponents=["heaviest", "variety", "random"]
-        )
+    ppo: PPOSettings = Field(default_factory=PPOSettings)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    final_eval: EvalSettings = Field(
+        default_factory=lambda: EvalSettings(every=0, matches=500, opponents=["heaviest", "variety", "random"])
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    _opponents = _mapping_validator(
+        "opponents", f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights", _opponent_name
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TrainConfig:
+        if self.vec_env == "subproc" and self.n_envs > 2:
+            raise _fail("n_envs", "1 or 2 with vec_env 'subproc' (one process per env, 2 cores)", self.n_envs)
+        if self.reward == "win_loss" and self.episode != "match":
+            raise _fail(
+                "reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward
+            )
+        if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
+            raise _fail(
+                "ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size
+            )
+        return self
 
 
-@dataclass
-class DistillConfig:
+# ---------------------------------------------------------------------------------------------
+# draw-distill
+
+
+def _partner_spec(spec: object) -> None:
+    """A partner is the teacher or an agent spec; a ppo partner must name an existing policy file."""
+    from agents.specs import parse_agent_spec
+
+    if spec == TEACHER:
+        return
+    try:
+        name, kwargs = parse_agent_spec(str(spec))
+    except ValueError as error:
+        raise ValueError(f"must name partners ('{TEACHER}' or an agent spec), got {spec!r} ({error})") from None
+    if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
+        raise ValueError(f"must name partners whose ppo path is an existing policy file, got {spec!r}")
+
+
+class DistillConfig(Section):
     """Everything one ``draw-distill`` run needs; see ``docs/training.md`` for each key."""
 
-    num_players: int = 2
-    seed: int = 0
-    teacher_simulations: int = 200
-    partners: dict[str, float] = field(
-        default_factory=lambda: {TEACHER: 0.6, "variety": 0.2, "heaviest": 0.2}
+    num_players: Literal[2, 3, 4] = 2
+    seed: int = integer(0, 0)
+    teacher_simulations: int = integer(200, 1)
+    partners: dict[Any, Any] = Field(
+        default_factory=lambda: {TEACHER: 0.6, "variety": 0.2, "heaviest": 0.2},
+        description=f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights",
     )
-    matches: int = 2000
-    shard_matches: int = 25
-    workers: int = 2
-    init: str | None = None
-    net_arch: list[int] = field(default_factory=lambda: [512, 512])
-    features: str = "extended"
-    temperature: float = 0.1
-    epochs: int = 8
-    batch_size: int = 512
-    learning_rate: float = 1e-3
-    validation_share: float = 0.05
-    output_dir: str = "runs/distill_2p"
+    matches: int = integer(2000, 1)
+    shard_matches: int = integer(25, 1)
+    workers: int = workers(2)
+    init: str | None = Field(
+        None,
+        description="null (a fresh network) or the path of an existing policy: a weights-only .npz with "
+        "its .json record, or a MaskablePPO checkpoint .zip (its policy.pth is read as weights only)",
+    )
+    net_arch: Widths = layer_widths([512, 512])
+    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
+    temperature: float = number(0.1, 0.0, 100.0, low_open=True)
+    epochs: int = integer(8, 1)
+    batch_size: int = integer(512, 2)
+    learning_rate: float = number(1e-3, 0.0, 1.0, low_open=True)
+    validation_share: float = number(0.05, 0.0, 0.5)
+    output_dir: str = output_dir("runs/distill_2p")
     progress_bar: bool = True
-    final_eval: EvalSettings = field(
+    final_eval: EvalSettings = Field(
         default_factory=lambda: EvalSettings(
             every=0, matches=500, opponents=["heaviest", "variety", "ismcts"], workers=2
         )
     )
-    curve: list[int] = field(default_factory=list)
-    eval: EvalSettings = field(
+    curve: list[Any] = Field(default_factory=list)
+    eval: EvalSettings = Field(
         default_factory=lambda: EvalSettings(
             every=0, matches=200, opponents=["heaviest", "variety", "ismcts"], workers=2
         )
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-_SECTIONS = {"ppo": PPOSettings, "eval": EvalSettings, "final_eval": EvalSettings}
-
-
-def _fail(key: str, expected: str, value: object) -> ValueError:
-    return ValueError(f"config key {key!r} must be {expected}, got {value!r}")
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _positive_int(key: str, value: object, minimum: int = 1) -> None:
-    if not _is_int(value) or value < minimum:
-        raise _fail(key, f"an integer >= {minimum}", value)
-
-
-def _number_in(key: str, value: object, low: float, high: float, low_open: bool = False) -> None:
-    if not _is_number(value) or value > high or value < low or (low_open and value == low):
-        bracket = "(" if low_open else "["
-        raise _fail(key, f"a number in {bracket}{low}, {high}]", value)
-
-
-def _choice(key: str, value: object, allowed: Sequence[object]) -> None:
-    if isinstance(value, bool) or value not in allowed:
-        raise _fail(key, "one of " + ", ".join(repr(choice) for choice in allowed), value)
-
-
-def _boolean(key: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise _fail(key, "true or false", value)
-
-
-def _workers(key: str, value: object) -> None:
-    _positive_int(key, value)
-    if value > 2:
-        raise _fail(key, "1 or 2 (the project runs on 2 cores)", value)
-
-
-def _output_dir(key: str, value: object) -> None:
-    if not isinstance(value, str) or not value:
-        raise _fail(key, "a non-empty path", value)
-
-
-def _weights(key: str, mapping: object, expected: str, check_name: Callable[[str], None]) -> None:
-    """A non-empty mapping of names (each passed to ``check_name``) to weights, not all zero."""
-    if not isinstance(mapping, dict) or not mapping:
-        raise _fail(key, expected, mapping)
-    for name, weight in mapping.items():
-        check_name(name)
-        _number_in(f"{key}.{name}", weight, 0.0, 1e6)
-    if sum(mapping.values()) <= 0:
-        raise _fail(key, "weights that are not all zero", mapping)
-
-
-def _layer_widths(key: str, value: object) -> None:
-    if not isinstance(value, list) or not value or not all(_is_int(width) and width >= 1 for width in value):
-        raise _fail(key, "a non-empty list of positive layer widths, such as [256, 256]", value)
-
-
-def _validate_ppo(settings: PPOSettings, n_envs: int) -> None:
-    _number_in("ppo.learning_rate", settings.learning_rate, 0.0, 1.0, low_open=True)
-    _choice("ppo.lr_schedule", settings.lr_schedule, ("constant", "linear"))
-    _positive_int("ppo.n_steps", settings.n_steps, 2)
-    _positive_int("ppo.batch_size", settings.batch_size, 2)
-    if _is_int(settings.batch_size) and settings.batch_size > settings.n_steps * n_envs:
-        raise _fail(
-            "ppo.batch_size",
-            f"at most ppo.n_steps * n_envs = {settings.n_steps * n_envs}",
-            settings.batch_size,
-        )
-    _positive_int("ppo.n_epochs", settings.n_epochs)
-    _number_in("ppo.gamma", settings.gamma, 0.0, 1.0)
-    _number_in("ppo.gae_lambda", settings.gae_lambda, 0.0, 1.0)
-    _number_in("ppo.clip_range", settings.clip_range, 0.0, 1.0, low_open=True)
-    _number_in("ppo.ent_coef", settings.ent_coef, 0.0, 1.0)
-    _number_in("ppo.vf_coef", settings.vf_coef, 0.0, 10.0)
-    _number_in("ppo.max_grad_norm", settings.max_grad_norm, 0.0, 100.0, low_open=True)
-    _layer_widths("ppo.net_arch", settings.net_arch)
-    _choice("ppo.activation", settings.activation, ("relu", "tanh"))
-
-
-def _validate_eval(section: str, settings: EvalSettings) -> None:
-    _positive_int(f"{section}.every", settings.every, 0)
-    _positive_int(f"{section}.matches", settings.matches)
-    if not isinstance(settings.opponents, list) or not settings.opponents:
-        raise _fail(f"{section}.opponents", "a non-empty list of baseline names", settings.opponents)
-    for name in settings.opponents:
-        _choice(f"{section}.opponents", name, EVAL_BASELINES)
-    _boolean(f"{section}.duplicate", settings.duplicate)
-    _workers(f"{section}.workers", settings.workers)
-
-
-def validate(config: TrainConfig) -> None:
-    """Check every value of ``config``; raise ``ValueError`` naming the first bad key."""
-    _choice("num_players", config.num_players, (2, 3, 4))
-    _positive_int("seed", config.seed, 0)
-    _positive_int("total_timesteps", config.total_timesteps)
-    _positive_int("n_envs", config.n_envs)
-    _choice("vec_env", config.vec_env, ("subproc", "dummy"))
-    if config.vec_env == "subproc" and config.n_envs > 2:
-        raise _fail("n_envs", "1 or 2 with vec_env 'subproc' (one process per env, 2 cores)", config.n_envs)
-    _choice("episode", config.episode, ("hand", "match"))
-    _choice("reward", config.reward, ("zero_sum", "points", "win_loss"))
-    if config.reward == "win_loss" and config.episode != "match":
-        raise _fail(
-            "reward",
-            "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')",
-            config.reward,
-        )
-    _number_in("reward_scale", config.reward_scale, 0.0, 100.0, low_open=True)
-    _choice("features", config.features, FEATURES)
-    _boolean("skip_forced", config.skip_forced)
-    _weights(
-        "opponents",
-        config.opponents,
-        f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
-        lambda name: _choice("opponents", name, OPPONENT_NAMES),
+    _partners = _mapping_validator(
+        "partners", f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights", _partner_spec
     )
-    _positive_int("snapshot_every", config.snapshot_every)
-    _positive_int("snapshot_pool", config.snapshot_pool)
-    _positive_int("checkpoint_every", config.checkpoint_every)
-    _output_dir("output_dir", config.output_dir)
-    _boolean("tensorboard", config.tensorboard)
-    _boolean("progress_bar", config.progress_bar)
-    _validate_ppo(config.ppo, config.n_envs if _is_int(config.n_envs) else 1)
-    _validate_eval("eval", config.eval)
-    _validate_eval("final_eval", config.final_eval)
+    _widths = field_validator("net_arch")(classmethod(lambda cls, value: _positive_widths(value)))
 
+    @field_validator("init")
+    @classmethod
+    def _init_exists(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_file():
+            raise ValueError(f"must be null (a fresh network) or the path of an existing policy file, got {value!r}")
+        return value
 
-def validate_distill(config: DistillConfig) -> None:
-    """Check every value of a distillation config; raise ``ValueError`` naming the first bad key."""
-    from agents.evaluate import parse_agent_spec
-
-    _choice("num_players", config.num_players, (2, 3, 4))
-    _positive_int("seed", config.seed, 0)
-    _positive_int("teacher_simulations", config.teacher_simulations)
-    expected = f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety' or 'ppo:path=x.zip') to weights"
-
-    def check_partner(spec: str) -> None:
-        if spec == TEACHER:
-            return
-        try:
-            name, kwargs = parse_agent_spec(str(spec))
-        except ValueError as error:
-            raise _fail("partners", f"{expected} ({error})", spec) from None
-        if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
-            raise _fail("partners", f"{expected}, a ppo partner naming an existing checkpoint", spec)
-
-    _weights("partners", config.partners, expected, check_partner)
-    _positive_int("matches", config.matches)
-    _positive_int("shard_matches", config.shard_matches)
-    _workers("workers", config.workers)
-    if config.init is not None and (not isinstance(config.init, str) or not Path(config.init).is_file()):
-        raise _fail(
-            "init", "null (a fresh network) or the path of an existing MaskablePPO checkpoint", config.init
-        )
-    _layer_widths("net_arch", config.net_arch)
-    _choice("features", config.features, FEATURES)
-    _number_in("temperature", config.temperature, 0.0, 100.0, low_open=True)
-    _positive_int("epochs", config.epochs)
-    _positive_int("batch_size", config.batch_size, 2)
-    _number_in("learning_rate", config.learning_rate, 0.0, 1.0, low_open=True)
-    _number_in("validation_share", config.validation_share, 0.0, 0.5)
-    _output_dir("output_dir", config.output_dir)
-    _boolean("progress_bar", config.progress_bar)
-    _validate_eval("final_eval", config.final_eval)
-    if (
-        not isinstance(config.curve, list)
-        or not all(
-            _is_int(matches) and 1 <= matches < config.matches and matches % config.shard_matches == 0
-            for matches in config.curve
-        )
-        or config.curve != sorted(set(config.curve))
-    ):
-        raise _fail(
-            "curve",
-            f"[] or an increasing list of match counts below matches ({config.matches}), "
-            f"each a multiple of shard_matches ({config.shard_matches})",
-            config.curve,
-        )
-    _validate_eval("eval", config.eval)
-
-
-def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
-    if not isinstance(data, Mapping):
-        raise _fail(prefix.rstrip(".") or "config", "a mapping of keys to values", data)
-    known = {f.name for f in dataclasses.fields(cls)}
-    values = {}
-    for key, value in data.items():
-        if key not in known:
-            raise ValueError(
-                f"unknown config key {prefix + str(key)!r}; known keys: {', '.join(sorted(known))}"
+    @model_validator(mode="after")
+    def _curve_points(self) -> DistillConfig:
+        curve = self.curve
+        if not all(
+            isinstance(matches, int)
+            and not isinstance(matches, bool)
+            and 1 <= matches < self.matches
+            and matches % self.shard_matches == 0
+            for matches in curve
+        ) or curve != sorted(set(curve)):
+            raise _fail(
+                "curve",
+                f"[] or an increasing list of match counts below matches ({self.matches}), "
+                f"each a multiple of shard_matches ({self.shard_matches})",
+                curve,
             )
-        if prefix == "" and key in _SECTIONS:
-            value = _build(_SECTIONS[key], value, f"{key}.")
-        values[key] = value
-    return cls(**values)
+        return self
 
 
-def _parse_override(text: str) -> tuple[list[str], Any]:
-    if "=" not in text:
-        raise ValueError(f"override {text!r} must look like KEY=VALUE (for example ppo.learning_rate=1e-4)")
-    key, raw = text.split("=", 1)
-    value = yaml.safe_load(raw)
-    if isinstance(value, str):
-        try:  # YAML 1.1 reads 1e-4 (no dot) as a string
-            value = float(value)
-        except ValueError:
-            pass
+# ---------------------------------------------------------------------------------------------
+# train/rllib_selfplay.py (the key names are RLlib's)
+
+
+class RLlibEnv(Section):
+    num_players: Literal[2, 3, 4] = 2
+    episode: Literal["hand", "match"] = "hand"
+    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
+    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
+
+
+class RLlibEnvRunners(Section):
+    num_env_runners: int = integer(1, 0)
+    num_envs_per_env_runner: int = integer(4, 1)
+    num_cpus_per_env_runner: int = integer(1, 1)
+
+
+class RLlibPPO(Section):
+    lr: float = number(3e-4, 0.0, 1.0, low_open=True)
+    gamma: float = number(1.0, 0.0, 1.0)
+    lambda_: float = number(0.95, 0.0, 1.0)
+    train_batch_size_per_learner: int = integer(4000, 1)
+    minibatch_size: int = integer(256, 1)
+    num_epochs: int = integer(6, 1)
+    entropy_coeff: float = number(0.01, 0.0, 1.0)
+    vf_loss_coeff: float = number(0.5, 0.0, 10.0)
+    clip_param: float = number(0.2, 0.0, 1.0, low_open=True)
+
+
+class RLlibModel(Section):
+    fcnet_hiddens: Widths = layer_widths([256, 256])
+    fcnet_activation: Literal["tanh", "relu"] = "tanh"
+    vf_share_layers: bool = False
+
+    _widths = field_validator("fcnet_hiddens")(classmethod(lambda cls, value: _positive_widths(value)))
+
+
+class RLlibEvaluation(Section):
+    opponents: list[Literal["random", "random_forced", "heaviest", "variety", "ismcts"]] = Field(
+        default_factory=lambda: ["random", "heaviest", "variety"],
+        min_length=1,
+        description="a non-empty list of baseline names (" + ", ".join(EVAL_BASELINES) + ")",
+    )
+    num_games: int = Field(200, ge=0, description="an integer >= 0 (0 skips the evaluation)")
+    episode: Literal["hand", "match"] = "match"
+
+
+class RLlibConfig(Section):
+    """Everything one ``train/rllib_selfplay.py`` run needs; see ``configs/rllib_selfplay.yaml``."""
+
+    seed: int = integer(0, 0)
+    iterations: int = integer(20, 1)
+    env: RLlibEnv = Field(default_factory=RLlibEnv)
+    learner_seats: int = integer(1, 1)
+    opponents: dict[Any, Any] = Field(
+        default_factory=lambda: {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1},
+        description="a mapping of opponent names (self or a baseline) to weights",
+    )
+    env_runners: RLlibEnvRunners = Field(default_factory=RLlibEnvRunners)
+    ppo: RLlibPPO = Field(default_factory=RLlibPPO)
+    model: RLlibModel = Field(default_factory=RLlibModel)
+    evaluation: RLlibEvaluation = Field(default_factory=RLlibEvaluation)
+    output_dir: str = output_dir("runs/rllib_selfplay")
+
+    _opponents = _mapping_validator(
+        "opponents",
+        "a mapping of opponent names (self or a baseline) to weights",
+        lambda name: None if name in (SELF, *BASELINES) else _opponent_name(name),
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RLlibConfig:
+        if self.env.reward == "win_loss" and self.env.episode != "match":
+            raise _fail("env.reward", "'zero_sum' or 'points' with env.episode 'hand'", self.env.reward)
+        if self.learner_seats > self.env.num_players:
+            raise _fail("learner_seats", f"at most env.num_players ({self.env.num_players})", self.learner_seats)
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: YAML file + KEY=VALUE overrides -> model, every problem one ConfigError line.
+
+
+def _fail(key: str, expected: str, value: object) -> ConfigError:
+    return ConfigError(f"config key {key!r} must be {expected}, got {value!r}")
+
+
+def _expectation(field: FieldInfo) -> str | None:
+    if field.description:
+        return field.description
+    annotation = field.annotation
+    if annotation is bool:
+        return "true or false"
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(repr(choice) for choice in get_args(annotation))
+    return None
+
+
+def _message(model: type[Section], error: Mapping[str, Any], data: Any) -> str:
+    """One pydantic error as ``config key 'a.b' must be ..., got ...``."""
+    loc = [part for part in error["loc"] if not isinstance(part, int)]
+    names: list[str] = []
+    cls: type[Section] | None = model
+    field: FieldInfo | None = None
+    for part in loc:
+        names.append(str(part))
+        if cls is None:
+            continue  # a key inside a mapping field
+        if str(part) not in cls.model_fields:
+            known = ", ".join(cls.model_fields)
+            return f"config key {'.'.join(names)!r} is not known; known keys here: {known}"
+        field = cls.model_fields[str(part)]
+        annotation = field.annotation
+        cls = annotation if inspect.isclass(annotation) and issubclass(annotation, Section) else None
+    key = ".".join(names) or "config"
+    value = data
+    for part in loc:  # the whole value given for the key (not the list item that failed)
+        value = value.get(part) if isinstance(value, Mapping) else value
+    if error["type"] in ("value_error", "assertion_error"):
+        text = str(error["ctx"]["error"])
+        return text if text.startswith("config key") else f"config key {key!r} {text}"
+    if error["type"] == "model_type" or (cls is not None and error["type"] == "dict_type"):
+        return f"config key {key!r} must be a mapping of keys to values, got {value!r}"
+    expected = _expectation(field) if field is not None else None
+    return f"config key {key!r} must be {expected or error['msg'].lower()}, got {value!r}"
+
+
+def build(model: type[Model], data: Any) -> Model:
+    """Validate plain ``data`` (missing keys take the defaults) into ``model``.
+
+    Raises:
+        ConfigError: naming the first bad key, what it accepts and the value given.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a config must be a mapping of keys to values, got {data!r}")
+    try:
+        return model.model_validate(dict(data))
+    except ConfigError:
+        raise
+    except ValidationError as error:
+        raise ConfigError(_message(model, error.errors()[0], data)) from None
+
+
+def _check_duplicates(node: yaml.Node, path: str, keys: tuple[str, ...] = ()) -> None:
+    """Reject a mapping that repeats a key (PyYAML would silently keep the last one)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                dotted = ".".join((*keys, key))
+                raise ConfigError(
+                    f"config file {path!r}, line {line}: duplicate key {dotted!r} (first on line {seen[key]})"
+                )
+            seen[key] = line
+            _check_duplicates(value_node, path, (*keys, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _check_duplicates(item, path, keys)
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """A YAML config file's mapping (empty file: ``{}``), every problem one :class:`ConfigError` line."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file {name!r} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"config file {name!r} cannot be read: {error}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None:
+            _check_duplicates(node, name)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"config file {name!r}{where}: not valid YAML ({error.problem or error.context})") from None
+    except yaml.YAMLError as error:
+        raise ConfigError(f"config file {name!r}: not valid YAML ({error})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {name!r} must hold a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+# YAML 1.1 reads 1e-4 (no dot) as a string; such a value on the command line is meant as a number.
+_EXPONENT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"ppo.gamma=0.9"`` -> ``(["ppo", "gamma"], 0.9)``; the value is parsed as YAML."""
+    key, separator, raw = text.partition("=")
+    if not separator or not key.strip():
+        raise ConfigError(f"override {text!r} must look like KEY=VALUE (for example ppo.learning_rate=1e-4)")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or error
+        raise ConfigError(f"override {text!r}: the value is not valid YAML ({problem})") from None
+    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+        value = float(value)
     return key.strip().split("."), value
 
 
-def _apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
+def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
     node = data
-    for part in path[:-1]:
+    for index, part in enumerate(path[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ValueError(f"override key {'.'.join(path)!r}: {part!r} is not a section")
+            raise ConfigError(f"override key {'.'.join(path)!r}: {'.'.join(path[: index + 1])!r} is not a section")
         node = child
     node[path[-1]] = value
 
 
-def config_from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    """Build and validate a config from plain data (missing keys take the defaults)."""
-    config = _build(TrainConfig, data, "")
-    validate(config)
-    return config
-
-
-def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> TrainConfig:
+def load(model: type[Model], path: str | Path | None, overrides: Sequence[str] = ()) -> Model:
     """Read a YAML config (``None``: the defaults), apply ``KEY=VALUE`` overrides, validate.
 
     Raises:
-        ValueError: on an unknown key, a bad value or a malformed override (the message names it).
-        FileNotFoundError: if ``path`` does not exist.
+        ConfigError: a missing or malformed file, a duplicate key, a malformed override, an
+            unknown key or a bad value; the message is one line naming it.
     """
-    return config_from_dict(_read(path, overrides))
+    data = read_yaml(path) if path is not None else {}
+    for text in overrides:
+        keys, value = parse_override(text)
+        apply_override(data, keys, value)
+    return build(model, data)
+
+
+def config_from_dict(data: Mapping[str, Any]) -> TrainConfig:
+    """Build and validate a ``draw-train`` config from plain data (missing keys take the defaults)."""
+    return build(TrainConfig, data)
+
+
+def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> TrainConfig:
+    """:func:`load` for a ``draw-train`` config."""
+    return load(TrainConfig, path, overrides)
 
 
 def load_distill_config(path: str | Path | None, overrides: Sequence[str] = ()) -> DistillConfig:
-    """:func:`load_config` for a ``draw-distill`` config (:class:`DistillConfig`)."""
-    config = _build(DistillConfig, _read(path, overrides), "")
-    validate_distill(config)
-    return config
-
-
-def _read(path: str | Path | None, overrides: Sequence[str]) -> dict[str, Any]:
-    """A config file's data (``None``: empty) with the ``KEY=VALUE`` overrides applied."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        with open(path, encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle)
-        if loaded is not None:
-            if not isinstance(loaded, dict):
-                raise ValueError(f"config file {str(path)!r} must hold a mapping of keys to values")
-            data = loaded
-    for text in overrides:
-        path_parts, value = _parse_override(text)
-        _apply_override(data, path_parts, value)
-    return data
+    """:func:`load` for a ``draw-distill`` config."""
+    return load(DistillConfig, path, overrides)

@@ -1,370 +1,134 @@
-"""Distil the search agent into a policy network: one step of expert iteration.
+"""``draw-distill``: distil the search agent into a policy network, one step of expert iteration.
 
 A reactive network trained by self-play stops improving long before it plays like a search that
 plays every candidate move out on hundreds of dealt worlds (the self-play policy wins 28% of
-matches against ``ismcts``). This module trains a network to play like the search instead, in
-two stages driven by one :class:`train.config.DistillConfig` (``draw-distill``):
+matches against ``ismcts``). This pipeline trains a network to play like the search instead,
+driven by one :class:`train.config.DistillConfig`:
 
-1. **Collect** (:func:`collect`). Play whole matches with a *teacher* (:class:`agents.ismcts.ISMCTSAgent`
-   at ``teacher_simulations``) in one seat and *partners* in the others (the teacher again or
-   any agent spec, drawn per match by weight). At every decision with more than one legal
-   action, the teacher searches from the acting seat's observation, and the observation, the
-   action mask and the teacher's value of each legal root action are recorded. The teacher's
-   seat plays its best action; a partner seat plays its own choice, so the data also covers
-   positions the teacher would not steer into. Matches are written in shards under
-   ``output_dir/data``; a rerun keeps the shards already written (same seeds, same shards), so
-   an interrupted collection resumes.
-2. **Fit** (:func:`fit`). Train the actor of a MaskablePPO policy (a fresh one of ``net_arch``, or
-   the checkpoint ``init``) to match ``softmax(values / temperature)`` over the legal actions, by
-   cross-entropy. Soft targets carry how much worse each alternative is, not only which move is
-   best, and fitting them over many similar positions averages out the noise of a
-   200-simulation search. The critic is not trained. The result is an ordinary MaskablePPO
-   checkpoint: ``agents.make("ppo", path=...)`` plays it and SB3 loads it.
+1. **collect** (:mod:`train.distill_data`): the teacher labels every real decision of
+   ``matches`` matches, in shards under ``output_dir/data``;
+2. **fit** (:mod:`train.distill_fit`): the student's actor learns the teacher's soft choices;
+   the result is ``final.zip`` (an SB3 checkpoint with its ``.policy.json``) and the policy file
+   ``final.npz`` + ``final.json`` (weights only: the file to share);
+3. **evaluate**: ``final_eval`` against the baselines;
+4. **curve**: fit again on the first ``curve`` match counts and evaluate each fit and the final
+   policy with ``eval``: the learning curve against the data collected.
 
-The teacher's values are zero-sum hand points divided by :data:`agents.ismcts.REWARD_SCALE`
-(40 points), as the search backs them up, so ``temperature: 0.1`` means 4 points.
+Rerunning into the same ``output_dir`` with the same collection settings continues the run
+(the shards on disk are kept); other collection settings there are refused unless
+``--overwrite`` is given, so that two collections never mix.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 import os
-import random
+import shutil
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-import agents
-from agents.ismcts import ISMCTSAgent
-from agents.specs import parse_agent_spec, seed_sequence_int, takes_seed
-from draw_env.draw_dominoes import raw_env
-from draw_env.observation import OBSERVATION_SIZE, view_from_observation
-from draw_env.rules import NUM_ACTIONS
-from draw_env.features import encode_batch
-from train.cli import evaluation_table
-from train.config import TEACHER, DistillConfig, load_distill_config
+from train.config import ConfigError, DistillConfig, load_distill_config
+from train.distill_data import Decisions, collect, shard_paths
+from train.evaluation import EvalRow, evaluate_checkpoint, evaluation_table, learner_row
 from train.plots import plot_learning_curve
 
-
-@dataclass
-class Decisions:
-    """Decisions recorded during collection, one row each.
-
-    Attributes:
-        observations: ``(N, 258)`` int16, the acting seat's raw observation vector.
-        masks: ``(N, 58)`` bool, its legal actions (always more than one).
-        values: ``(N, 58)`` float32, the teacher's value of each legal action (NaN elsewhere).
-        seconds: wall-clock seconds one worker spent playing them, or ``None`` if unknown (shards
-            written before this was recorded).
-    """
-
-    observations: np.ndarray
-    masks: np.ndarray
-    values: np.ndarray
-    seconds: float | None = None
-
-    def __len__(self) -> int:
-        return len(self.observations)
-
-    def save(self, path: Path) -> None:
-        # Written under a temporary name first: an interrupted run never leaves a half shard.
-        partial = path.with_suffix(".partial.npz")
-        extra = {} if self.seconds is None else {"seconds": np.float64(self.seconds)}
-        np.savez_compressed(
-            partial, observations=self.observations, masks=self.masks, values=self.values, **extra
-        )
-        os.replace(partial, path)
-
-    @classmethod
-    def concatenate(cls, parts: Sequence[Decisions]) -> Decisions:
-        """The rows of ``parts`` in order; the seconds add up (unknown if any part's are)."""
-        seconds = [part.seconds for part in parts]
-        return cls(
-            *(
-                np.concatenate([getattr(part, key) for part in parts])
-                for key in ("observations", "masks", "values")
-            ),
-            seconds=None if None in seconds else sum(seconds),
-        )
-
-    @classmethod
-    def load(cls, paths: Sequence[Path]) -> Decisions:
-        shards = [np.load(path) for path in paths]
-        return cls.concatenate(
-            [
-                cls(
-                    shard["observations"],
-                    shard["masks"],
-                    shard["values"],
-                    float(shard["seconds"]) if "seconds" in shard else None,
-                )
-                for shard in shards
-            ]
-        )
-
-
-def _partner_spec(config: DistillConfig, rng: random.Random) -> str:
-    specs = list(config.partners)
-    return rng.choices(specs, weights=[config.partners[spec] for spec in specs])[0]
-
-
-def _make_partner(spec: str, config: DistillConfig, seed: int) -> agents.Agent:
-    if spec == TEACHER:
-        return ISMCTSAgent(simulations=config.teacher_simulations, seed=seed)
-    name, kwargs = parse_agent_spec(spec)
-    return agents.make(name, seed=seed, **kwargs) if takes_seed(name) else agents.make(name, **kwargs)
-
-
-def play_match(config: DistillConfig, match: int) -> Decisions:
-    """Play match number ``match`` of the collection and record every labelled decision.
-
-    Everything random comes from seeds derived from ``(config.seed, match)``.
-    """
-    started = time.perf_counter()
-    rng = random.Random(seed_sequence_int(config.seed, match))
-    num_players = config.num_players
-    teacher = ISMCTSAgent(simulations=config.teacher_simulations, seed=rng.getrandbits(63))
-    teacher_seat = rng.randrange(num_players)
-    partner_spec = _partner_spec(config, rng)
-    env = raw_env(num_players=num_players, episode="match", reward="points")
-    teacher_name = env.possible_agents[teacher_seat]
-    partners = {
-        name: _make_partner(partner_spec, config, rng.getrandbits(63))
-        for name in env.possible_agents
-        if name != teacher_name
-    }
-    env.reset(seed=rng.getrandbits(63))
-    observations, masks, values = [], [], []
-    while not all(env.terminations.values()):
-        agent_name = env.agent_selection
-        observation = env.observe(agent_name)
-        mask = observation["action_mask"].astype(bool)
-        legal = np.flatnonzero(mask)
-        if len(legal) == 1:
-            env.step(int(legal[0]))
-            continue
-        vector = observation["observation"]
-        action_values = np.full(NUM_ACTIONS, np.nan, np.float32)
-        for action, value in teacher.action_values(view_from_observation(vector, num_players)).items():
-            action_values[action] = value
-        observations.append(vector.astype(np.int16))
-        masks.append(mask)
-        values.append(action_values)
-        if agent_name == teacher_name:
-            # The teacher's own choice, as ISMCTSAgent.act makes it: best mean, ties to the lowest id.
-            action = int(legal[np.argmax(action_values[legal])])
-        else:
-            action = partners[agent_name].act(observation)
-        env.step(action)
-    return Decisions(
-        np.array(observations, np.int16).reshape(-1, OBSERVATION_SIZE),
-        np.array(masks, bool).reshape(-1, NUM_ACTIONS),
-        np.array(values, np.float32).reshape(-1, NUM_ACTIONS),
-        seconds=time.perf_counter() - started,
-    )
-
-
-def _collect_shard(task: tuple[DistillConfig, int, str]) -> int:
-    """Play one shard's matches and write them; the number of decisions recorded."""
-    config, shard, path = task
-    first = shard * config.shard_matches
-    last = min(first + config.shard_matches, config.matches)
-    played = [play_match(config, match) for match in range(first, last)]
-    decisions = Decisions.concatenate(played)
-    decisions.save(Path(path))
-    return len(decisions)
-
-
-def shard_paths(config: DistillConfig, matches: int | None = None) -> list[Path]:
-    """Where the collection's shards go, in match order (those holding the first ``matches``)."""
-    count = -(-(config.matches if matches is None else matches) // config.shard_matches)
-    data = Path(config.output_dir) / "data"
-    return [data / f"shard_{shard:05d}.npz" for shard in range(count)]
-
-
-def collect(config: DistillConfig) -> Decisions:
-    """Play ``config.matches`` matches (shards already on disk are kept) and return every decision."""
-    from tqdm import tqdm
-
-    paths = shard_paths(config)
-    paths[0].parent.mkdir(parents=True, exist_ok=True)
-    todo = [(config, shard, str(path)) for shard, path in enumerate(paths) if not path.exists()]
-    started = time.perf_counter()
-    if todo:
-        progress = tqdm(
-            total=len(todo) * config.shard_matches,
-            desc="collect",
-            unit="match",
-            disable=not config.progress_bar,
-        )
-        recorded = 0
-        # With one worker the matches are played in this process (no pool to start, easier to debug).
-        with (
-            get_context("fork").Pool(config.workers)
-            if config.workers > 1
-            else contextlib.nullcontext() as pool
-        ):
-            counts = map(_collect_shard, todo) if pool is None else pool.imap_unordered(_collect_shard, todo)
-            for count in counts:
-                recorded += count
-                progress.update(config.shard_matches)
-                progress.set_postfix(decisions=recorded)
-        progress.close()
-        print(f"Collected {recorded:,} decisions in {(time.perf_counter() - started) / 60:.1f} min")
-    return Decisions.load(paths)
-
-
-@dataclass
-class FitReport:
-    """How well the student follows the teacher on the held-out decisions.
-
-    Attributes:
-        epoch: 1-based epoch after which it was measured.
-        train_loss: mean cross-entropy on the training decisions during the epoch.
-        validation_loss: cross-entropy on the held-out decisions.
-        agreement: share of held-out decisions where the student's top action is the teacher's.
-        regret_points: mean hand points the student's top action is worth less than the
-            teacher's, by the teacher's values (0 when it agrees).
-    """
-
-    epoch: int
-    train_loss: float
-    validation_loss: float
-    agreement: float
-    regret_points: float
-
-
-def build_student(config: DistillConfig) -> Any:
-    """The ``sb3_contrib.MaskablePPO`` model to train: ``config.init`` loaded, or a fresh one.
-
-    A fresh model has ``config.net_arch`` hidden layers (ReLU) for both the actor and the critic,
-    over ``config.features`` inputs. Distillation trains the actor only, so a fresh critic stays
-    untrained.
-    """
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from draw_env.single_agent import DrawSingleAgentEnv
-
-    if config.init is not None:
-        return MaskablePPO.load(config.init, device="cpu")
-    spaces_only = DrawSingleAgentEnv(
-        num_players=config.num_players, episode="match", features=config.features
-    )
-    return MaskablePPO(
-        "MlpPolicy",
-        spaces_only,
-        policy_kwargs={
-            "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
-            "activation_fn": torch.nn.ReLU,
-        },
-        seed=config.seed,
-        device="cpu",
-    )
-
-
-def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitReport]]:
-    """Train the student's actor on the teacher's values; return the model and the reports.
-
-    The model is the ``sb3_contrib.MaskablePPO`` of :func:`build_student`, its policy updated in place.
-    """
-    import torch
-
-    from agents.ismcts import REWARD_SCALE
-    from agents.ppo import NumpyPolicy
-
-    torch.set_num_threads(max(1, config.workers))
-    torch.manual_seed(config.seed)
-    model = build_student(config)
-    policy = model.policy
-    features = NumpyPolicy.from_sb3(policy).features
-    inputs = torch.from_numpy(encode_batch(decisions.observations, decisions.masks, features))
-    masks = torch.from_numpy(decisions.masks)
-    values = torch.from_numpy(np.nan_to_num(decisions.values, nan=0.0))
-    # Targets: softmax of the teacher's values over the legal actions.
-    scaled = values / config.temperature
-    scaled = scaled.masked_fill(~masks, -torch.inf)
-    targets = torch.softmax(scaled, dim=1)
-
-    order = np.random.default_rng(config.seed).permutation(len(decisions))
-    held_out = round(len(order) * config.validation_share)
-    validation, training = torch.from_numpy(order[:held_out]), torch.from_numpy(order[held_out:])
-    parameters = list(policy.mlp_extractor.policy_net.parameters()) + list(policy.action_net.parameters())
-    optimizer = torch.optim.Adam(parameters, lr=config.learning_rate)
-    steps = config.epochs * -(-len(training) // config.batch_size)
-    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
-
-    def log_probabilities(rows: torch.Tensor) -> torch.Tensor:
-        latent = policy.mlp_extractor.forward_actor(inputs[rows])
-        logits = policy.action_net(latent).masked_fill(~masks[rows], -1e9)
-        return torch.log_softmax(logits, dim=1)
-
-    def loss_of(rows: torch.Tensor) -> torch.Tensor:
-        return -(targets[rows] * log_probabilities(rows)).sum(dim=1).mean()
-
-    reports = []
-    generator = torch.Generator().manual_seed(config.seed)
-    for epoch in range(1, config.epochs + 1):
-        policy.train()
-        shuffled = training[torch.randperm(len(training), generator=generator)]
-        total, batches = 0.0, 0
-        for start in range(0, len(shuffled), config.batch_size):
-            loss = loss_of(shuffled[start : start + config.batch_size])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach())
-            batches += 1
-        policy.eval()
-        with torch.no_grad():
-            chosen = log_probabilities(validation).argmax(dim=1)
-            legal_values = values[validation].masked_fill(~masks[validation], -torch.inf)
-            best, teacher_best = legal_values.max(dim=1)
-            regret = (best - values[validation].gather(1, chosen[:, None])[:, 0]) * REWARD_SCALE
-            report = FitReport(
-                epoch=epoch,
-                train_loss=total / max(batches, 1),
-                validation_loss=float(loss_of(validation)) if held_out else float("nan"),
-                agreement=float((chosen == teacher_best).float().mean()) if held_out else float("nan"),
-                regret_points=float(regret.mean()) if held_out else float("nan"),
-            )
-        reports.append(report)
-        print(
-            f"[fit] epoch {epoch}/{config.epochs}  train loss {report.train_loss:.4f}  "
-            f"held-out loss {report.validation_loss:.4f}  agreement {report.agreement:.1%}  "
-            f"regret {report.regret_points:.2f} points",
-            flush=True,
-        )
-    return model, reports
-
-
 STAGES = ("collect", "fit", "evaluate", "curve")
+#: The settings that make the shards: a run directory holds one collection.
+COLLECTION_KEYS = ("num_players", "seed", "teacher_simulations", "partners", "shard_matches")
 
 
-def distill(config: DistillConfig, stages: Sequence[str] = STAGES) -> dict[str, Any]:
-    """Run the given stages; write ``final.zip``, ``summary.json`` and ``learning_curve.png``.
+def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
+    """Refuse an ``output_dir`` that holds another collection (nothing is written or removed here).
+
+    Raises:
+        ConfigError: if it holds files but no ``config.json`` of a distillation, or one whose
+            :data:`COLLECTION_KEYS` differ from ``config``'s (unless ``overwrite``; the message
+            names the keys).
+    """
+    output_dir = Path(config.output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
+    if not output_dir.is_dir() or not any(output_dir.iterdir()):
+        return
+    try:
+        earlier = json.loads((output_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = None
+    if not isinstance(earlier, dict):
+        raise ConfigError(
+            f"output_dir {str(output_dir)!r} holds files but no config.json of a distillation; "
+            "choose another output_dir"
+        )
+    current = config.to_dict()
+    differing = [key for key in COLLECTION_KEYS if earlier.get(key) != current[key]]
+    if differing and not overwrite:
+        details = "; ".join(f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing)
+        raise ConfigError(
+            f"output_dir {str(output_dir)!r} holds a collection made with other settings ({details}): "
+            "pass --overwrite to replace it, or choose another output_dir"
+        )
+
+
+def _write_json(path: Path, data: Any) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1))
+    os.replace(partial, path)
+
+
+def save_student(model: Any, num_players: int, features: str, path: Path, provenance: dict[str, Any]) -> Path:
+    """Write the fitted student as ``path`` (``.zip``, with its side file) and its policy file
+    (``.npz`` + ``.json``, the actor only: the critic is not trained); return the ``.npz``."""
+    from train.checkpoints import save_model
+    from train.export import export_policy
+
+    save_model(model, path, num_players=num_players, features=features)
+    return export_policy(model, path.with_suffix(".npz"), num_players=num_players, value=False, provenance=provenance)
+
+
+def _evaluate(config: DistillConfig, policy: Path, settings: Any, seed: int, decisions: int, seconds: float) -> list[EvalRow]:
+    return [
+        learner_row(result, baseline, decisions, seconds)
+        for baseline, result in evaluate_checkpoint(
+            ("ppo", {"path": str(policy)}),
+            settings.opponents,
+            config.num_players,
+            settings.matches,
+            seed=seed,
+            duplicate=settings.duplicate,
+            workers=settings.workers,
+            progress=config.progress_bar,
+        )
+    ]
+
+
+def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bool = False) -> dict[str, Any]:
+    """Run the given stages; write ``final.zip``, ``final.npz``, ``summary.json`` and ``learning_curve.png``.
 
     Stages: ``collect`` (play the matches not on disk yet), ``fit`` (train on every collected
-    decision, save ``final.zip``), ``evaluate`` (``final_eval`` against the baselines),
-    ``curve`` (fit again on the first ``curve`` match counts and evaluate each fit and
-    ``final.zip`` with ``eval``: the learning curve against the data collected).
-    """
-    from train.selfplay import evaluate_checkpoint, learner_row
+    decision, save the final policy), ``evaluate`` (``final_eval`` against the baselines),
+    ``curve`` (fit again on the first ``curve`` match counts and evaluate each fit and the
+    final policy with ``eval``: the learning curve against the data collected).
 
+    Raises:
+        ConfigError: before anything is written: an ``output_dir`` holding another collection
+            (see :func:`check_output_dir`), or an ``init`` that is not a policy file.
+    """
+    from train.distill_fit import fit, init_weights
+
+    check_output_dir(config, overwrite)
+    features = config.features if config.init is None else init_weights(config.init).features
     output_dir = Path(config.output_dir)
+    if overwrite and output_dir.is_dir():
+        shutil.rmtree(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+    _write_json(output_dir / "config.json", config.to_dict())
     final_path = output_dir / "final.zip"
+    policy_path = final_path.with_suffix(".npz")
     summary_path = output_dir / "summary.json"
     summary: dict[str, Any] = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     summary["config"] = config.to_dict()
@@ -375,24 +139,21 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES) -> dict[str, 
     if "fit" in stages:
         started = time.perf_counter()
         model, reports = fit(config, decisions)
-        model.save(final_path)
         summary["fit_seconds"] = round(time.perf_counter() - started, 1)
         summary["fit"] = [dataclasses.asdict(report) for report in reports]
-        print(f"Fitted policy -> {final_path}")
+        save_student(
+            model,
+            config.num_players,
+            features,
+            final_path,
+            {"distilled_by": "draw-distill", "config": config.to_dict(), "decisions": len(decisions), "fit": summary["fit"]},
+        )
+        print(f"Fitted policy -> {policy_path} (and {final_path})")
     if "evaluate" in stages:
-        rows = [
-            learner_row(result, baseline, summary.get("decisions", 0), 0.0)
-            for baseline, result in evaluate_checkpoint(
-                final_path,
-                config.final_eval,
-                config.num_players,
-                seed=config.seed + 2,
-                progress=config.progress_bar,
-            )
-        ]
+        rows = _evaluate(config, policy_path, config.final_eval, config.seed + 2, summary.get("decisions", 0), 0.0)
         summary["final_eval"] = [dataclasses.asdict(row) for row in rows]
     if "curve" in stages and config.curve:
-        rows = learning_curve(config, final_path)
+        rows = learning_curve(config, policy_path)
         summary["learning_curve"] = [dataclasses.asdict(row) for row in rows]
         figure = output_dir / "learning_curve.png"
         plot_learning_curve(
@@ -403,35 +164,33 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES) -> dict[str, 
             x_axes=(("timesteps", "decisions searched by the teacher"),),
         )
         summary["learning_curve_png"] = str(figure)
-    summary_path.write_text(json.dumps(summary, indent=1))
+    _write_json(summary_path, summary)
     return summary
 
 
-def learning_curve(config: DistillConfig, final_path: Path) -> list[Any]:
-    """Win rates (``train.selfplay.EvalRow``) after fitting on the first ``config.curve`` matches.
+def learning_curve(config: DistillConfig, final_policy: Path) -> list[EvalRow]:
+    """Win rates after fitting on the first ``config.curve`` matches.
 
-    Each fit starts afresh with the config's settings; the last point is ``final_path``, fitted
-    on every match. ``timesteps`` holds the decisions fitted on.
+    Each fit starts afresh with the config's settings (``curve/matches_N.npz``); the last point
+    is ``final_policy``, fitted on every match. ``timesteps`` holds the decisions fitted on.
     """
-    from train.selfplay import evaluate_checkpoint, learner_row
+    from train.distill_fit import fit
+    from train.export import export_policy
 
     curve_dir = Path(config.output_dir) / "curve"
-    curve_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for matches in [*config.curve, config.matches]:
         decisions = Decisions.load(shard_paths(config, matches))
-        checkpoint = final_path
+        policy = final_policy
         if matches < config.matches:
-            checkpoint = curve_dir / f"matches_{matches}.zip"
             model, _ = fit(config, decisions)
-            model.save(checkpoint)
-        for baseline, result in evaluate_checkpoint(
-            checkpoint, config.eval, config.num_players, seed=config.seed + 1, progress=config.progress_bar
-        ):
-            row = learner_row(result, baseline, len(decisions), decisions.seconds or 0.0)
+            policy = export_policy(
+                model, curve_dir / f"matches_{matches}.npz", num_players=config.num_players, value=False
+            )
+        for row in _evaluate(config, policy, config.eval, config.seed + 1, len(decisions), decisions.seconds or 0.0):
             rows.append(row)
             print(
-                f"[curve] {matches:>5} matches ({len(decisions):,} decisions) vs {baseline:<9} "
+                f"[curve] {matches:>5} matches ({len(decisions):,} decisions) vs {row.opponent:<9} "
                 f"win {row.win_rate:6.1%} [{row.win_low:.1%}, {row.win_high:.1%}]",
                 flush=True,
             )
@@ -454,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only this stage (repeatable; default: all four). 'fit' and 'curve' read the collected shards.",
     )
     parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an earlier run in output_dir made with other collection settings (default: refuse)",
+    )
+    parser.add_argument(
         "overrides",
         nargs="*",
         metavar="KEY=VALUE",
@@ -465,12 +229,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    stages = tuple(stage for stage in STAGES if args.stage is None or stage in args.stage)
     try:
         config = load_distill_config(args.config, args.overrides)
-    except (ValueError, FileNotFoundError) as error:
+        summary = distill(config, stages, overwrite=args.overwrite)
+    except ConfigError as error:
         parser.error(str(error))
-    stages = tuple(stage for stage in STAGES if args.stage is None or stage in args.stage)
-    summary = distill(config, stages)
+    except KeyboardInterrupt:
+        print("\nInterrupted: the shards written so far stay in output_dir/data; rerun the command to continue.")
+        return 130
     if "final_eval" in summary and "evaluate" in stages:
         print(
             evaluation_table(

@@ -17,7 +17,6 @@ Run it in ``.venv-rllib`` (``make integrations-env``: RLlib pins gymnasium 1.2.x
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -25,81 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-#: Every key the config file may hold, with its default. Nested dicts are sections.
-DEFAULTS: dict[str, Any] = {
-    "seed": 0,
-    "iterations": 20,
-    "env": {"num_players": 2, "episode": "hand", "reward": "zero_sum", "reward_scale": 0.02},
-    "learner_seats": 1,
-    "opponents": {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1},
-    "env_runners": {"num_env_runners": 1, "num_envs_per_env_runner": 4, "num_cpus_per_env_runner": 1},
-    "ppo": {
-        "lr": 3e-4,
-        "gamma": 1.0,
-        "lambda_": 0.95,
-        "train_batch_size_per_learner": 4000,
-        "minibatch_size": 256,
-        "num_epochs": 6,
-        "entropy_coeff": 0.01,
-        "vf_loss_coeff": 0.5,
-        "clip_param": 0.2,
-    },
-    "model": {"fcnet_hiddens": [256, 256], "fcnet_activation": "tanh", "vf_share_layers": False},
-    "evaluation": {"opponents": ["random", "heaviest", "variety"], "num_games": 200, "episode": "match"},
-    "output_dir": "runs/rllib_selfplay",
-}
-#: Sections whose keys are free (names of opponents and their weights).
-_FREE_SECTIONS = ("opponents",)
+from train.config import ConfigError, RLlibConfig, load
 
 
-def _merge(defaults: Mapping[str, Any], given: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """``defaults`` updated by ``given``; an unknown key or a value of the wrong type raises."""
-    merged = copy.deepcopy(dict(defaults))
-    for key, value in given.items():
-        name = f"{where}{key}"
-        if key not in defaults:
-            raise ValueError(f"config key {name!r} is not known; known keys here: {', '.join(defaults)}")
-        default = defaults[key]
-        if isinstance(default, dict):
-            if not isinstance(value, Mapping):
-                raise ValueError(f"config key {name!r} must be a mapping, got {value!r}")
-            merged[key] = dict(value) if key in _FREE_SECTIONS else _merge(default, value, f"{name}.")
-        elif isinstance(default, bool) or isinstance(value, bool):
-            if not isinstance(value, bool) or not isinstance(default, bool):
-                raise ValueError(f"config key {name!r} must be a {type(default).__name__}, got {value!r}")
-            merged[key] = value
-        elif isinstance(default, float):
-            if not isinstance(value, (int, float)):
-                raise ValueError(f"config key {name!r} must be a number, got {value!r}")
-            merged[key] = float(value)
-        elif not isinstance(value, type(default)):
-            raise ValueError(f"config key {name!r} must be a {type(default).__name__}, got {value!r}")
-        else:
-            merged[key] = value
-    return merged
+def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> RLlibConfig:
+    """The config file at ``path`` (``None``: the defaults) with ``KEY=VALUE`` overrides, checked.
 
-
-def load_config(path: str | Path | None, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The config file at ``path`` (or the defaults), checked, with top-level ``overrides`` applied.
-
-    Raises:
-        ValueError: on an unknown key, a value of the wrong type, or a value out of range.
+    The one config system of :mod:`train.config`: unknown keys, wrong types, NaN and infinity
+    are a :class:`train.config.ConfigError` naming the key.
     """
-    given: dict[str, Any] = {}
-    if path is not None:
-        given = yaml.safe_load(Path(path).read_text()) or {}
-        if not isinstance(given, dict):
-            raise ValueError(f"config file {str(path)!r} must hold a mapping at the top level")
-    config = _merge(DEFAULTS, {**given, **{k: v for k, v in (overrides or {}).items() if v is not None}}, "")
-    if config["iterations"] < 1:
-        raise ValueError(f"config key 'iterations' must be at least 1, got {config['iterations']}")
-    if config["env_runners"]["num_env_runners"] < 0:
-        raise ValueError("config key 'env_runners.num_env_runners' must be at least 0")
-    if config["evaluation"]["num_games"] < 0:
-        raise ValueError("config key 'evaluation.num_games' must be at least 0 (0 skips the evaluation)")
-    return config
+    return load(RLlibConfig, path, overrides)
 
 
 def build_algorithm_config(config: Mapping[str, Any]) -> Any:
@@ -215,31 +149,6 @@ def train(config: Mapping[str, Any], address: str | None) -> tuple[Path, list[It
     return checkpoint, records
 
 
-def evaluate_checkpoint(checkpoint: Path, config: Mapping[str, Any]) -> list[Any]:
-    """The learner against each evaluation opponent in turn (the learner in one seat, the opponent
-    in every other), with :func:`agents.evaluation.evaluate`; returns one result per opponent."""
-    from agents.evaluation import evaluate
-    from integrations.rllib import register_agent
-
-    register_agent()
-    settings = config["evaluation"]
-    num_players = config["env"]["num_players"]
-    results = []
-    for opponent in settings["opponents"]:
-        players = [("rllib", {"path": str(checkpoint)})] + [opponent] * (num_players - 1)
-        results.append(
-            evaluate(
-                players,
-                num_games=settings["num_games"],
-                episode=settings["episode"],
-                duplicate=True,
-                seed=config["seed"],
-                workers=1,  # the "rllib" agent name exists in this process only
-            )
-        )
-    return results
-
-
 def plot_curve(records: Sequence[IterationRecord], path: Path) -> None:
     """The learner's mean episode return against env steps sampled, as a PNG."""
     import matplotlib
@@ -259,7 +168,9 @@ def plot_curve(records: Sequence[IterationRecord], path: Path) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog="Every key is described in configs/rllib_selfplay.yaml."
+    )
     parser.add_argument("--config", default="configs/rllib_selfplay.yaml", help="YAML config file")
     parser.add_argument(
         "--address",
@@ -267,23 +178,36 @@ def build_parser() -> argparse.ArgumentParser:
         help="Ray cluster to join: HEAD_IP:6379, 'auto' on a cluster node, or ray://HEAD_IP:10001; "
         "left out, a local Ray instance is started",
     )
+    parser.add_argument("--iterations", help="training iterations (overrides the config)")
+    parser.add_argument("--num-env-runners", help="Ray env-runner actors (overrides env_runners.num_env_runners)")
+    parser.add_argument("--eval-games", help="games per evaluation opponent; 0 skips (overrides evaluation.num_games)")
+    parser.add_argument("--output-dir", help="where the checkpoint and results go (overrides output_dir)")
     parser.add_argument(
-        "--iterations", type=int, default=None, help="training iterations (overrides the config)"
+        "overrides",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="config overrides; dotted keys reach sections (ppo.lr=1e-4, env.num_players=3)",
     )
-    parser.add_argument("--num-env-runners", type=int, default=None, help="Ray env-runner actors (overrides)")
-    parser.add_argument("--eval-games", type=int, default=None, help="games per evaluation opponent; 0 skips")
-    parser.add_argument("--output-dir", default=None, help="where the checkpoint and results go (overrides)")
     return parser
 
 
+#: Command-line options that are shorthands for config keys.
+_OPTION_KEYS = {
+    "iterations": "iterations",
+    "num_env_runners": "env_runners.num_env_runners",
+    "eval_games": "evaluation.num_games",
+    "output_dir": "output_dir",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    args = build_parser().parse_args(argv)
-    config = load_config(args.config, {"iterations": args.iterations, "output_dir": args.output_dir})
-    if args.num_env_runners is not None:
-        config["env_runners"]["num_env_runners"] = args.num_env_runners
-    if args.eval_games is not None:
-        config["evaluation"]["num_games"] = args.eval_games
-    config = load_config(None, config)  # check the overridden values too
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    shorthands = [f"{key}={getattr(args, option)}" for option, key in _OPTION_KEYS.items() if getattr(args, option)]
+    try:
+        config = load_config(args.config, [*args.overrides, *shorthands]).to_dict()
+    except ConfigError as error:
+        parser.error(str(error))
     output = Path(config["output_dir"])
     output.mkdir(parents=True, exist_ok=True)
 
@@ -308,8 +232,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"{summary['env_steps_per_second']:.0f} env steps/s"
     )
     print(f"Checkpoint: {checkpoint}\nLearning curve: {output / 'learning_curve.png'}")
-    if config["evaluation"]["num_games"] > 0:
-        for result in evaluate_checkpoint(checkpoint, config):
+    settings = config["evaluation"]
+    if settings["num_games"] > 0:
+        from integrations.rllib import register_agent
+        from train.evaluation import evaluate_checkpoint
+
+        register_agent()
+        for _, result in evaluate_checkpoint(
+            ("rllib", {"path": str(checkpoint)}),
+            settings["opponents"],
+            config["env"]["num_players"],
+            settings["num_games"],
+            seed=config["seed"],
+            episode=settings["episode"],
+            workers=1,  # the "rllib" agent name exists in this process only
+        ):
             print(result.summary())
             summary["evaluation"].append(result.to_dict())
     (output / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

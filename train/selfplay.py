@@ -1,101 +1,51 @@
 """Self-play training of a MaskablePPO policy for Draw dominoes.
 
-:func:`train` builds the vectorised single-agent environments (one
-:class:`train.opponents.OpponentPoolEnv` per worker), the MaskablePPO model and a
-:class:`SelfPlayCallback` that
+:func:`train` checks everything first (the config, the output directory, the ``--resume``
+checkpoint against the config) and writes nothing before that. It then builds the vectorised
+single-agent environments (one :class:`train.opponents.OpponentPoolEnv` per worker) and the
+MaskablePPO model, and trains it with SB3's callbacks:
 
-* sends the learner's current actor to the workers after every rollout (the ``self`` opponent)
-  and freezes a snapshot every ``snapshot_every`` steps (the ``snapshots`` opponents);
-* saves a checkpoint every ``checkpoint_every`` steps (model zip + snapshot pool + run state),
-  from which ``--resume`` continues;
-* evaluates the learner against baselines every ``eval.every`` steps with ``agents.evaluation``
-  (match win rate with its Wilson 95% interval), logging to TensorBoard and ``eval.csv``.
+* :class:`SelfPlayPool` sends the learner's current actor to the workers after every rollout
+  (the ``self`` opponent) and the snapshot pool when it changed (the ``snapshots`` opponents);
+* ``EveryNTimesteps`` runs the periodic tasks: freeze a snapshot every ``snapshot_every`` steps,
+  save a checkpoint every ``checkpoint_every`` steps (:mod:`train.checkpoints`: the zip and its
+  side files, atomically), evaluate against baselines every ``eval.every`` steps (match win
+  rate with its Wilson 95% interval, logged to TensorBoard and ``eval.csv``);
+* :class:`StopOnInterrupt` ends training at the next step after SIGINT (Ctrl-C); the run then
+  saves a last checkpoint ``checkpoints/step_N.zip`` and stops (``--resume`` continues it).
 
-At the end it saves ``final.zip``, evaluates it (``final_eval``), writes ``summary.json`` and the
+At the end it saves ``final.zip`` (with its side files) and the weights-only policy file
+``final.npz`` + ``final.json``, evaluates it (``final_eval``), and writes ``summary.json`` and the
 learning-curve PNG.
 """
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import dataclasses
 import json
 import os
-import pickle
+import shutil
+import signal
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.utils import LinearSchedule
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 
-from agents.evaluation import evaluate
 from agents.ppo import NumpyPolicy
-from agents.results import EvaluationResult
-from train.config import EvalSettings, TrainConfig
+from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
+from train.config import ConfigError, TrainConfig
+from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
+from train.export import export_policy
+from train.models import new_model
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
-
-
-@dataclass
-class EvalRow:
-    """One evaluation of the learner against one baseline."""
-
-    timesteps: int
-    train_seconds: float
-    opponent: str
-    matches: int
-    win_rate: float
-    win_low: float
-    win_high: float
-    points_per_hand: float
-
-
-def evaluate_checkpoint(
-    checkpoint: str | Path, settings: EvalSettings, num_players: int, seed: int, progress: bool = False
-) -> list[tuple[str, EvaluationResult]]:
-    """Evaluate a checkpoint against each baseline of ``settings`` with ``agents.evaluation``.
-
-    With 2 players the table is the learner against one baseline; with 3 or 4, the learner
-    against ``num_players - 1`` copies of the baseline.
-
-    Returns:
-        ``(baseline name, evaluation result)`` pairs, in ``settings.opponents`` order.
-    """
-    results = []
-    for baseline in settings.opponents:
-        players: list[Any] = [("ppo", {"path": str(checkpoint)})] + [baseline] * (num_players - 1)
-        result = evaluate(
-            players,
-            num_games=settings.matches,
-            episode="match",
-            duplicate=settings.duplicate,
-            seed=seed,
-            workers=settings.workers,
-            progress=progress,
-        )
-        results.append((baseline, result))
-    return results
-
-
-def learner_row(result: EvaluationResult, baseline: str, timesteps: int, train_seconds: float) -> EvalRow:
-    """The learner's (participant 0's) line of an ``agents.evaluation`` result."""
-    learner = result.participants[0]
-    return EvalRow(
-        timesteps=timesteps,
-        train_seconds=round(train_seconds, 1),
-        opponent=baseline,
-        matches=result.num_games,
-        win_rate=learner.win_rate,
-        win_low=learner.win_low,
-        win_high=learner.win_high,
-        points_per_hand=learner.points_per_hand,
-    )
 
 
 def build_vec_env(config: TrainConfig) -> VecEnv:
@@ -119,231 +69,350 @@ def build_vec_env(config: TrainConfig) -> VecEnv:
 
 
 def build_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) -> MaskablePPO:
-    ppo = config.ppo
-    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[ppo.activation]
-    return MaskablePPO(
-        "MlpPolicy",
-        venv,
-        learning_rate=(
-            ppo.learning_rate
-            if ppo.lr_schedule == "constant"
-            else LinearSchedule(ppo.learning_rate, 0.0, 1.0)
-        ),
-        n_steps=ppo.n_steps,
-        batch_size=ppo.batch_size,
-        n_epochs=ppo.n_epochs,
-        gamma=ppo.gamma,
-        gae_lambda=ppo.gae_lambda,
-        clip_range=ppo.clip_range,
-        ent_coef=ppo.ent_coef,
-        vf_coef=ppo.vf_coef,
-        max_grad_norm=ppo.max_grad_norm,
-        policy_kwargs={
-            "net_arch": {"pi": list(ppo.net_arch), "vf": list(ppo.net_arch)},
-            "activation_fn": activation,
-        },
-        tensorboard_log=tensorboard_dir,
-        seed=config.seed,
-        device="cpu",
-        verbose=0,
+    """A fresh model as ``config.ppo`` says, on ``venv``."""
+    return new_model(
+        venv, list(config.ppo.net_arch), config.ppo.activation, config.seed, config.ppo, tensorboard_dir
     )
 
 
-class SelfPlayCallback(BaseCallback):
-    """Keeps the workers' opponent pools current, checkpoints, and evaluates periodically.
+class TrainingClock:
+    """Seconds of training on the clock; evaluating and saving run with the clock paused."""
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds = seconds
+        self._started: float | None = None
+
+    def start(self) -> None:
+        self._started = time.perf_counter()
+
+    def stop(self) -> None:
+        if self._started is not None:
+            self.seconds += time.perf_counter() - self._started
+            self._started = None
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        running = self._started is not None
+        self.stop()
+        try:
+            yield
+        finally:
+            if running:
+                self.start()
+
+
+class SelfPlayPool(BaseCallback):
+    """Keeps the workers' opponent pools current.
+
+    Args:
+        snapshots: the snapshot pool to start from (restored on resume); :meth:`freeze` appends.
+        size: how many snapshots the pool keeps (the oldest go first).
+        num_players: the table the learner plays (recorded with each snapshot).
+    """
+
+    def __init__(self, snapshots: list[NumpyPolicy], size: int, num_players: int) -> None:
+        super().__init__()
+        self.snapshots = snapshots
+        self.size = size
+        self.num_players = num_players
+        self._changed = True
+
+    def actor(self) -> NumpyPolicy:
+        return NumpyPolicy.from_sb3(self.model.policy, self.num_players, value=False)
+
+    def freeze(self) -> None:
+        """Add the current actor to the pool (sent to the workers at the end of the rollout)."""
+        self.snapshots.append(self.actor())
+        del self.snapshots[: -self.size]
+        self._changed = True
+
+    def _send(self) -> None:
+        snapshots = list(self.snapshots) if self._changed else None
+        self.training_env.env_method("update_pool", self.actor(), snapshots)
+        self._changed = False
+
+    def _on_training_start(self) -> None:
+        self._send()
+
+    def _on_rollout_end(self) -> None:
+        self._send()
+
+    def _on_step(self) -> bool:
+        return True
+
+
+class StopOnInterrupt(BaseCallback):
+    """Ends training at the next step once :func:`sigint_requests_stop` saw SIGINT."""
+
+    def __init__(self, requested: Callable[[], bool]) -> None:
+        super().__init__()
+        self.requested = requested
+
+    def _on_step(self) -> bool:
+        return not self.requested()
+
+
+@contextlib.contextmanager
+def sigint_requests_stop() -> Iterator[Callable[[], bool]]:
+    """While active, the first SIGINT only sets a flag (a second one interrupts at once).
+
+    Installed before the worker processes are forked, so that they keep serving the learner
+    until it has saved its checkpoint. Yields a function telling whether SIGINT came.
+    """
+    seen: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.append(signum)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: bool(seen)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def every(steps: int, task: Callable[[], None], start: int) -> EveryNTimesteps:
+    """SB3's ``EveryNTimesteps`` running ``task`` every ``steps`` timesteps counted from ``start``."""
+    callback = EveryNTimesteps(steps, ConvertCallback(lambda _locals, _globals: task() or True))
+    callback.last_time_trigger = start
+    return callback
+
+
+class SelfPlayRun:
+    """One training run's state and its checkpoint and evaluation tasks.
 
     Args:
         config: the run's config.
-        output_dir: where checkpoints, ``eval.csv`` and the run state go.
-        snapshots: the snapshot pool to start from (restored on resume).
-        train_seconds: training time already spent (restored on resume).
-        eval_rows: evaluation history (restored on resume).
+        model: the model (fresh or resumed).
+        resumed: the state restored from ``--resume``, or ``None``.
     """
 
-    def __init__(
-        self,
-        config: TrainConfig,
-        output_dir: Path,
-        snapshots: list[NumpyPolicy],
-        train_seconds: float,
-        eval_rows: list[EvalRow],
-    ) -> None:
-        super().__init__()
+    def __init__(self, config: TrainConfig, model: MaskablePPO, resumed: ResumeState | None) -> None:
         self.config = config
-        self.output_dir = output_dir
-        self.snapshots = snapshots
-        self.train_seconds = train_seconds
-        self.eval_rows = eval_rows
-        self._clock = time.perf_counter()
-        self._due: dict[str, int] = {}  # the next timestep at which each periodic task is due
+        self.model = model
+        self.output_dir = Path(config.output_dir)
+        self.clock = TrainingClock(resumed.train_seconds if resumed else 0.0)
+        self.eval_rows = [EvalRow(**row) for row in resumed.eval_rows] if resumed else []
+        self.pool = SelfPlayPool(
+            list(resumed.snapshots) if resumed else [], config.snapshot_pool, config.num_players
+        )
 
-    # The training clock stops while evaluating or saving, so that wall-time figures are training.
-    def _pause_clock(self) -> None:
-        self.train_seconds += time.perf_counter() - self._clock
+    def callbacks(self, stop_requested: Callable[[], bool]) -> CallbackList:
+        start = self.model.num_timesteps
+        tasks = [self.pool, every(self.config.snapshot_every, self.pool.freeze, start)]
+        tasks.append(every(self.config.checkpoint_every, self.save_step_checkpoint, start))
+        if self.config.eval.every > 0:
+            tasks.append(every(self.config.eval.every, self.run_eval, start))
+        tasks.append(StopOnInterrupt(stop_requested))
+        return CallbackList([*tasks, _Clock(self.clock)])
 
-    def _resume_clock(self) -> None:
-        self._clock = time.perf_counter()
+    def step_checkpoint(self) -> Path:
+        return self.output_dir / "checkpoints" / f"step_{self.model.num_timesteps}.zip"
 
-    def _on_training_start(self) -> None:
-        periods = {
-            "snapshot": self.config.snapshot_every,
-            "checkpoint": self.config.checkpoint_every,
-            "eval": self.config.eval.every,
-        }
-        self._due = {task: self._next_multiple(every) for task, every in periods.items() if every > 0}
-        self._resume_clock()
-        self.training_env.env_method("update_pool", self._actor(), list(self.snapshots))
+    def save(self, path: Path) -> None:
+        """The model zip and its side files (see :mod:`train.checkpoints`)."""
+        with self.clock.paused():
+            state = {
+                "train_seconds": self.clock.seconds,
+                "eval_rows": [dataclasses.asdict(row) for row in self.eval_rows],
+                "config": self.config.to_dict(),
+            }
+            save_checkpoint(
+                self.model,
+                path,
+                self.pool.snapshots,
+                state,
+                num_players=self.config.num_players,
+                features=self.config.features,
+            )
 
-    def _actor(self) -> NumpyPolicy:
-        return NumpyPolicy.from_sb3(self.model.policy)
-
-    def _next_multiple(self, every: int) -> int:
-        return (self.num_timesteps // every + 1) * every
-
-    def _is_due(self, task: str, every: int) -> bool:
-        """Whether ``task`` is due now; if so, schedule its next time."""
-        if task not in self._due or self.num_timesteps < self._due[task]:
-            return False
-        self._due[task] = self._next_multiple(every)
-        return True
-
-    def _on_rollout_end(self) -> None:
-        actor = self._actor()
-        snapshots = None
-        if self._is_due("snapshot", self.config.snapshot_every):
-            self.snapshots.append(actor)
-            del self.snapshots[: -self.config.snapshot_pool]
-            snapshots = list(self.snapshots)
-        self.training_env.env_method("update_pool", actor, snapshots)
-
-    def _on_step(self) -> bool:
-        checkpoint_due = self._is_due("checkpoint", self.config.checkpoint_every)
-        eval_due = self._is_due("eval", self.config.eval.every)
-        if checkpoint_due or eval_due:
-            self._pause_clock()
-            if checkpoint_due:
-                self.save_checkpoint(self.output_dir / "checkpoints" / f"step_{self.num_timesteps}.zip")
-            if eval_due:
-                self.run_eval()
-            self._resume_clock()
-        return True
-
-    def _on_training_end(self) -> None:
-        self._pause_clock()
-
-    def save_checkpoint(self, path: Path) -> None:
-        """The model zip, plus ``.pool.pkl`` (snapshots) and ``.state.json`` (clock, eval history)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.model.save(path)
-        with open(path.with_suffix(".pool.pkl"), "wb") as handle:
-            pickle.dump(self.snapshots, handle)
-        state = {
-            "train_seconds": self.train_seconds,
-            "eval_rows": [dataclasses.asdict(row) for row in self.eval_rows],
-        }
-        path.with_suffix(".state.json").write_text(json.dumps(state, indent=1))
+    def save_step_checkpoint(self) -> None:
+        self.save(self.step_checkpoint())
 
     def run_eval(self) -> None:
         """Evaluate the current policy against ``eval.opponents``; log and append to ``eval.csv``."""
-        path = self.output_dir / "checkpoints" / "eval_latest.zip"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.model.save(path)
-        for baseline, result in evaluate_checkpoint(
-            path, self.config.eval, self.config.num_players, seed=self.config.seed + 1
-        ):
-            row = learner_row(result, baseline, self.num_timesteps, self.train_seconds)
-            self.eval_rows.append(row)
-            self.logger.record(f"eval/win_rate_vs_{baseline}", row.win_rate)
-            self.logger.record(f"eval/win_low_vs_{baseline}", row.win_low)
-            self.logger.record(f"eval/points_per_hand_vs_{baseline}", row.points_per_hand)
-            self.logger.record("time/train_seconds", row.train_seconds)
-            print(
-                f"[eval] step {row.timesteps:>9,}  {row.train_seconds / 60:6.1f} min  vs {baseline:<13} "
-                f"win {row.win_rate:6.1%} [{row.win_low:.1%}, {row.win_high:.1%}]  "
-                f"points/hand {row.points_per_hand:+.2f}",
-                flush=True,
+        settings = self.config.eval
+        with self.clock.paused():
+            path = export_policy(
+                self.model, self.output_dir / "checkpoints" / "eval_latest.npz", num_players=self.config.num_players
             )
-        write_eval_csv(self.output_dir / "eval.csv", self.eval_rows)
-        self.logger.dump(self.num_timesteps)
+            for baseline, result in evaluate_checkpoint(
+                ("ppo", {"path": str(path)}),
+                settings.opponents,
+                self.config.num_players,
+                settings.matches,
+                seed=self.config.seed + 1,
+                duplicate=settings.duplicate,
+                workers=settings.workers,
+            ):
+                row = learner_row(result, baseline, self.model.num_timesteps, self.clock.seconds)
+                self.eval_rows.append(row)
+                logger = self.model.logger
+                logger.record(f"eval/win_rate_vs_{baseline}", row.win_rate)
+                logger.record(f"eval/win_low_vs_{baseline}", row.win_low)
+                logger.record(f"eval/zero_sum_per_hand_vs_{baseline}", row.zero_sum_per_hand)
+                logger.record("time/train_seconds", row.train_seconds)
+                print(
+                    f"[eval] step {row.timesteps:>9,}  {row.train_seconds / 60:6.1f} min  vs {baseline:<13} "
+                    f"win {row.win_rate:6.1%} [{row.win_low:.1%}, {row.win_high:.1%}]  "
+                    f"zero-sum points/hand {row.zero_sum_per_hand:+.2f}",
+                    flush=True,
+                )
+            write_eval_csv(self.output_dir / "eval.csv", self.eval_rows)
+            logger.dump(self.model.num_timesteps)
 
 
-def write_eval_csv(path: Path, rows: list[EvalRow]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[f.name for f in dataclasses.fields(EvalRow)])
-        writer.writeheader()
-        for row in rows:
-            writer.writerow(dataclasses.asdict(row))
+class _Clock(BaseCallback):
+    """Runs the training clock from the start of ``learn`` to its end."""
+
+    def __init__(self, clock: TrainingClock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    def _on_training_start(self) -> None:
+        self.clock.start()
+
+    def _on_step(self) -> bool:
+        return True
+
+    def _on_training_end(self) -> None:
+        self.clock.stop()
 
 
-def first_reaching(rows: list[EvalRow], baseline: str, win_rate: float) -> EvalRow | None:
-    """The first evaluation at which the learner's win rate against ``baseline`` reached ``win_rate``."""
-    return next((row for row in rows if row.opponent == baseline and row.win_rate >= win_rate), None)
+def check_output_dir(output_dir: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse to mix two runs' files in ``output_dir`` (nothing is written or removed here).
+
+    Raises:
+        ConfigError: if ``output_dir`` is a file, or holds files and neither ``resume`` nor
+            ``overwrite`` is set, or ``overwrite`` is set but it holds no earlier run's ``config.json``.
+    """
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
+    if not output_dir.is_dir() or not any(output_dir.iterdir()) or resume:
+        return
+    if not overwrite:
+        raise ConfigError(
+            f"output_dir {str(output_dir)!r} already holds files of a run: pass --resume CHECKPOINT to "
+            "continue it, --overwrite to replace it, or choose another output_dir"
+        )
+    if not (output_dir / "config.json").is_file():
+        raise ConfigError(
+            f"--overwrite: output_dir {str(output_dir)!r} holds files but no config.json of an earlier "
+            "run; not removing it"
+        )
 
 
-def train(config: TrainConfig, resume: str | Path | None = None) -> dict[str, Any]:
+def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool = False) -> dict[str, Any]:
     """Run a whole training job as configured; return the summary written to ``summary.json``.
 
     Args:
         config: a validated config.
-        resume: a checkpoint zip saved by an earlier run of the same config; training continues
-            from its timestep count up to ``total_timesteps``.
+        resume: a checkpoint zip saved by an earlier run; training continues from its timestep
+            count up to ``total_timesteps`` (if it is already there, the run only evaluates it).
+            The config may change the opponents, PPO settings, evaluation and so on, not the
+            model (:data:`train.checkpoints.MODEL_KEYS`).
+        overwrite: replace an earlier run in ``config.output_dir``.
+
+    Raises:
+        ConfigError: before anything is written, on a bad checkpoint, a contradiction between it
+            and the config, or an output directory that already holds a run.
+        KeyboardInterrupt: after SIGINT, once the last checkpoint is saved.
     """
+    output_dir = Path(config.output_dir)
+    check_output_dir(output_dir, resume is not None, overwrite)
+    resumed = None if resume is None else read_resume_state(resume, config.to_dict())
+    # Everything is checked: from here on the run writes.
+    if overwrite and output_dir.is_dir():
+        shutil.rmtree(output_dir)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
-    venv = build_vec_env(config)
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
-    snapshots: list[NumpyPolicy] = []
-    train_seconds = 0.0
-    eval_rows: list[EvalRow] = []
-    if resume is not None:
-        resume = Path(resume)
-        model = MaskablePPO.load(str(resume), env=venv, device="cpu", tensorboard_log=tensorboard_dir)
-        with open(resume.with_suffix(".pool.pkl"), "rb") as handle:
-            snapshots = pickle.load(handle)
-        state = json.loads(resume.with_suffix(".state.json").read_text())
-        train_seconds = state["train_seconds"]
-        eval_rows = [EvalRow(**row) for row in state["eval_rows"]]
-    else:
-        model = build_model(config, venv, tensorboard_dir)
-    callback = SelfPlayCallback(config, output_dir, snapshots, train_seconds, eval_rows)
-    remaining = config.total_timesteps - model.num_timesteps
-    if remaining > 0:
-        model.learn(
-            total_timesteps=remaining,
-            callback=callback,
-            reset_num_timesteps=resume is None,
-            progress_bar=config.progress_bar,
-            tb_log_name="ppo",
-        )
-    venv.close()
+    with sigint_requests_stop() as stop_requested:
+        venv = build_vec_env(config)
+        try:
+            if resumed is not None:
+                # Our own run's zip: MaskablePPO.load unpickles its data entry (see train.checkpoints).
+                model = MaskablePPO.load(
+                    str(resumed.checkpoint), env=venv, device="cpu", tensorboard_log=tensorboard_dir
+                )
+            else:
+                model = build_model(config, venv, tensorboard_dir)
+            run = SelfPlayRun(config, model, resumed)
+            remaining = config.total_timesteps - model.num_timesteps
+            if remaining <= 0:
+                print(
+                    f"The checkpoint is at {model.num_timesteps:,} steps, total_timesteps is "
+                    f"{config.total_timesteps:,}: nothing left to train, evaluating it."
+                )
+            else:
+                interrupted = False
+                try:
+                    model.learn(
+                        total_timesteps=remaining,
+                        callback=run.callbacks(stop_requested),
+                        reset_num_timesteps=resumed is None,
+                        progress_bar=config.progress_bar,
+                        tb_log_name="ppo",
+                    )
+                except KeyboardInterrupt:
+                    interrupted = True
+                if interrupted or stop_requested():
+                    run.clock.stop()
+                    path = run.step_checkpoint()
+                    run.save(path)
+                    print(f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; continue with --resume {path}")
+                    raise KeyboardInterrupt
+        finally:
+            venv.close()
+    return finish(run)
+
+
+def finish(run: SelfPlayRun) -> dict[str, Any]:
+    """Save ``final.zip`` and its policy file, evaluate it, write the summary and the curve."""
+    config, model, output_dir = run.config, run.model, run.output_dir
     final_path = output_dir / "final.zip"
-    callback.save_checkpoint(final_path)
-    print(
-        f"Training done: {model.num_timesteps:,} steps in {callback.train_seconds / 60:.1f} min -> {final_path}"
+    run.save(final_path)
+    export_policy(
+        model,
+        final_path.with_suffix(".npz"),
+        num_players=config.num_players,
+        provenance={"trained_by": "draw-train", "config": config.to_dict(), "timesteps": model.num_timesteps},
     )
-    final_rows = []
-    for baseline, result in evaluate_checkpoint(
-        final_path, config.final_eval, config.num_players, seed=config.seed + 2, progress=config.progress_bar
-    ):
-        final_rows.append(learner_row(result, baseline, model.num_timesteps, callback.train_seconds))
+    seconds = run.clock.seconds
+    print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min -> {final_path}")
+    settings = config.final_eval
+    final_rows = [
+        learner_row(result, baseline, model.num_timesteps, seconds)
+        for baseline, result in evaluate_checkpoint(
+            ("ppo", {"path": str(final_path.with_suffix(".npz"))}),
+            settings.opponents,
+            config.num_players,
+            settings.matches,
+            seed=config.seed + 2,
+            duplicate=settings.duplicate,
+            workers=settings.workers,
+            progress=config.progress_bar,
+        )
+    ]
     figure = output_dir / "learning_curve.png"
-    if eval_rows:
+    if run.eval_rows:
         plot_learning_curve(
-            eval_rows,
+            run.eval_rows,
             figure,
             title=f"{config.num_players}-player self-play ({output_dir.name})",
             num_players=config.num_players,
         )
-    reached = first_reaching(eval_rows, "heaviest", 0.75)
+    reached = first_reaching(run.eval_rows, "heaviest", 0.75)
     summary = {
         "config": config.to_dict(),
         "timesteps": model.num_timesteps,
-        "train_seconds": round(callback.train_seconds, 1),
+        "train_seconds": round(seconds, 1),
         "final_eval": [dataclasses.asdict(row) for row in final_rows],
-        "learning_curve": str(figure) if eval_rows else None,
+        "learning_curve": str(figure) if run.eval_rows else None,
         "seconds_to_75pct_vs_heaviest": None if reached is None else reached.train_seconds,
         "steps_to_75pct_vs_heaviest": None if reached is None else reached.timesteps,
     }

@@ -1,0 +1,233 @@
+"""``draw-train`` checkpoints: written atomically, read back for ``--resume`` without unpickling side files.
+
+A checkpoint ``step_N.zip`` (the SB3 model with its optimizer, as ``MaskablePPO.save`` writes it)
+has three side files:
+
+* ``step_N.policy.json``: what :func:`agents.policy_file.read_checkpoint` needs to play the zip
+  from its ``policy.pth`` as weights only (player count, features, activation);
+* ``step_N.pool.npz``: the snapshot pool, float32 arrays only (``{i}/{j}/weight``,
+  ``{i}/{j}/bias``: snapshot ``i``'s layer ``j``, read with ``allow_pickle=False``);
+* ``step_N.state.json``: the run state (``timesteps``, training clock, evaluation history, the
+  run's config, and what the pool's arrays are).
+
+:func:`save_checkpoint` writes everything under temporary names, renames the side files, and
+renames the zip last: a zip on disk always has its side files, and an interrupted save leaves
+at most a ``*.partial`` file. :func:`read_resume_state` checks a checkpoint before a run writes
+anything. Resuming loads the zip itself with ``MaskablePPO.load``, which unpickles its ``data``
+entry: resume only from checkpoints your own runs wrote (policy files, ``.npz`` + ``.json``,
+are the files that are safe to take from others).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.policy_file import PolicyWeights, write_checkpoint_record
+from agents.ppo import NumpyPolicy
+from train.config import ConfigError
+
+STATE_FORMAT = "draw-train-state"
+STATE_VERSION = 1
+#: Config keys that fix the model: a resume under other values would keep the old model silently.
+MODEL_KEYS = ("num_players", "features", "ppo.net_arch", "ppo.activation")
+
+
+def pool_path(checkpoint: Path) -> Path:
+    return checkpoint.with_suffix(".pool.npz")
+
+
+def state_path(checkpoint: Path) -> Path:
+    return checkpoint.with_suffix(".state.json")
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
+def _pool_arrays(snapshots: Sequence[NumpyPolicy]) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
+    arrays: dict[str, np.ndarray] = {}
+    described = []
+    for index, snapshot in enumerate(snapshots):
+        weights = snapshot.weights
+        for layer, (weight, bias) in enumerate(weights.policy):
+            arrays[f"{index}/{layer}/weight"] = weight
+            arrays[f"{index}/{layer}/bias"] = bias
+        described.append(
+            {
+                "layers": len(weights.policy),
+                "activation": weights.activation,
+                "features": weights.features,
+                "num_players": weights.num_players,
+            }
+        )
+    return arrays, described
+
+
+def save_model(
+    model: Any, path: Path, *, num_players: int, features: str, side_files: Mapping[Path, bytes] | None = None
+) -> None:
+    """Write the model zip ``path``, its ``.policy.json`` and ``side_files``, the zip renamed last.
+
+    Every file is written under a temporary name and renamed into place, so that an interrupted
+    save leaves no truncated file and no zip without its side files.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    side = dict(side_files or {})
+    for target, data in side.items():
+        _partial(target).write_bytes(data)
+    model.save(_partial(path))
+    for target in side:
+        os.replace(_partial(target), target)
+    write_checkpoint_record(
+        path, num_players=num_players, features=features, activation=model.policy.activation_fn.__name__.lower()
+    )
+    os.replace(_partial(path), path)
+
+
+def save_checkpoint(
+    model: Any,
+    path: Path,
+    snapshots: Sequence[NumpyPolicy],
+    state: Mapping[str, Any],
+    *,
+    num_players: int,
+    features: str,
+) -> None:
+    """Write the checkpoint ``path`` (the model zip) and all its side files (see :func:`save_model`).
+
+    Args:
+        model: the ``MaskablePPO`` model.
+        snapshots: the snapshot pool.
+        state: run state (JSON data) stored in ``.state.json``, with ``timesteps`` and the pool's layout added.
+        num_players, features: what the policy plays, for ``.policy.json``.
+    """
+    arrays, described = _pool_arrays(snapshots)
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **arrays)
+    record = {
+        "format": STATE_FORMAT,
+        "version": STATE_VERSION,
+        "timesteps": int(model.num_timesteps),
+        **state,
+        "snapshots": described,
+    }
+    side = {
+        pool_path(path): buffer.getvalue(),
+        state_path(path): (json.dumps(record, indent=1) + "\n").encode("utf-8"),
+    }
+    save_model(model, path, num_players=num_players, features=features, side_files=side)
+
+
+@dataclass
+class ResumeState:
+    """What ``--resume`` continues from, read and checked before anything is written."""
+
+    checkpoint: Path
+    timesteps: int
+    train_seconds: float
+    eval_rows: list[dict[str, Any]]
+    snapshots: list[NumpyPolicy]
+
+
+def _dotted(config: Mapping[str, Any], key: str) -> Any:
+    value: Any = config
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def _zip_timesteps(path: Path) -> int | None:
+    """``num_timesteps`` from the zip's ``data`` entry, read as plain JSON (nothing decoded)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = json.loads(archive.read("data"))
+    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    steps = data.get("num_timesteps") if isinstance(data, dict) else None
+    return steps if isinstance(steps, int) else None
+
+
+def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> ResumeState:
+    """Read ``checkpoint``'s side files and check them against the zip and against ``config``.
+
+    Args:
+        checkpoint: a ``.zip`` written by :func:`save_checkpoint`.
+        config: the new run's config (as a dict).
+
+    Raises:
+        ConfigError: if the checkpoint or a side file is missing or malformed, the side files do
+            not belong to the zip, or ``config`` contradicts the checkpoint on a key of
+            :data:`MODEL_KEYS` (the message names every such key with both values).
+    """
+    path = Path(checkpoint)
+    name = f"--resume {str(path)!r}"
+    if path.suffix != ".zip":
+        raise ConfigError(f"{name}: a checkpoint is a .zip written by draw-train (checkpoints/step_N.zip or final.zip)")
+    if not path.is_file():
+        raise ConfigError(f"{name}: no such checkpoint")
+    for needed in (state_path(path), pool_path(path)):
+        if not needed.is_file():
+            old = path.with_suffix(".pool.pkl").is_file()
+            reason = (
+                " (it was written by an older draw-train whose pickled .pool.pkl is never loaded)" if old else ""
+            )
+            raise ConfigError(f"{name}: its side file {needed.name} is missing{reason}")
+    try:
+        state = json.loads(state_path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{name}: {state_path(path).name} is not JSON ({error})") from None
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("version") != STATE_VERSION:
+        raise ConfigError(f"{name}: {state_path(path).name} is not a {STATE_FORMAT} version {STATE_VERSION} file")
+    timesteps = _zip_timesteps(path)
+    if timesteps is None:
+        raise ConfigError(f"{name}: not a model zip written by SB3")
+    if timesteps != state.get("timesteps"):
+        raise ConfigError(
+            f"{name}: its side files belong to step {state.get('timesteps')}, the model to step {timesteps}"
+        )
+    saved = state.get("config", {})
+    contradictions = [
+        f"{key} is {_dotted(saved, key)!r} in the checkpoint and {_dotted(config, key)!r} in the config"
+        for key in MODEL_KEYS
+        if _dotted(saved, key) != _dotted(config, key)
+    ]
+    if contradictions:
+        raise ConfigError(f"{name} contradicts the config: " + "; ".join(contradictions))
+    return ResumeState(
+        checkpoint=path,
+        timesteps=timesteps,
+        train_seconds=float(state["train_seconds"]),
+        eval_rows=list(state["eval_rows"]),
+        snapshots=_read_pool(pool_path(path), state["snapshots"], name),
+    )
+
+
+def _read_pool(path: Path, described: list[dict[str, Any]], name: str) -> list[NumpyPolicy]:
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+        return [
+            NumpyPolicy(
+                PolicyWeights(
+                    policy=tuple(
+                        (arrays[f"{index}/{layer}/weight"], arrays[f"{index}/{layer}/bias"])
+                        for layer in range(entry["layers"])
+                    ),
+                    activation=entry["activation"],
+                    features=entry["features"],
+                    num_players=entry["num_players"],
+                )
+            )
+            for index, entry in enumerate(described)
+        ]
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
+        raise ConfigError(f"{name}: its snapshot pool {path.name} is malformed ({error})") from None

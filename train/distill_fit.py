@@ -1,0 +1,146 @@
+"""Distillation fit: train a policy's actor to play like the teacher's recorded values.
+
+:func:`fit` trains the actor of a MaskablePPO policy (a fresh one of ``net_arch``, or the policy
+``init``, read as weights only) to match ``softmax(values / temperature)`` over the legal
+actions, by cross-entropy. Soft targets carry how much worse each alternative is, not only which
+move is best, and fitting them over many similar positions averages out the noise of a
+200-simulation search. The critic is not trained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.policy_file import PolicyWeights
+from draw_env.features import encode_batch
+from train.config import ConfigError, DistillConfig
+from train.distill_data import Decisions
+
+
+@dataclass
+class FitReport:
+    """How well the student follows the teacher on the held-out decisions.
+
+    Attributes:
+        epoch: 1-based epoch after which it was measured.
+        train_loss: mean cross-entropy on the training decisions during the epoch.
+        validation_loss: cross-entropy on the held-out decisions.
+        agreement: share of held-out decisions where the student's top action is the teacher's.
+        regret_points: mean hand points the student's top action is worth less than the
+            teacher's, by the teacher's values (0 when it agrees).
+    """
+
+    epoch: int
+    train_loss: float
+    validation_loss: float
+    agreement: float
+    regret_points: float
+
+
+def init_weights(path: str) -> PolicyWeights:
+    """The policy ``init`` names, read as weights only: a policy file (``.npz`` + ``.json``) or a
+    checkpoint ``.zip`` (its ``policy.pth`` and ``.policy.json`` side file; nothing is unpickled).
+
+    Raises:
+        ConfigError: if it is neither, naming the key ``init``.
+    """
+    from agents.ppo import NumpyPolicy
+
+    try:
+        return NumpyPolicy.load(path).weights
+    except ValueError as error:
+        raise ConfigError(f"config key 'init' must name a policy file or checkpoint: {error}") from None
+
+
+def build_student(config: DistillConfig, init: PolicyWeights | None = None) -> Any:
+    """The ``sb3_contrib.MaskablePPO`` model to train: holding ``init``, or a fresh one.
+
+    A fresh model has ``config.net_arch`` hidden layers (ReLU) for both the actor and the critic,
+    over ``config.features`` inputs. Distillation trains the actor only, so a fresh critic stays
+    untrained.
+    """
+    from train.models import model_from_policy, new_model, spaces_env
+
+    if init is not None:
+        return model_from_policy(init, config.num_players, config.seed)
+    return new_model(spaces_env(config.num_players, config.features), list(config.net_arch), "relu", config.seed)
+
+
+def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitReport]]:
+    """Train the student's actor on the teacher's values; return the model and the reports.
+
+    The model is the ``sb3_contrib.MaskablePPO`` of :func:`build_student` (holding ``config.init``
+    if set), its policy updated in place.
+    """
+    import torch
+
+    from agents.ismcts import REWARD_SCALE
+
+    torch.set_num_threads(max(1, config.workers))
+    torch.manual_seed(config.seed)
+    init = None if config.init is None else init_weights(config.init)
+    model = build_student(config, init)
+    policy = model.policy
+    features = config.features if init is None else init.features
+    inputs = torch.from_numpy(encode_batch(decisions.observations, decisions.masks, features))
+    masks = torch.from_numpy(decisions.masks)
+    values = torch.from_numpy(np.nan_to_num(decisions.values, nan=0.0))
+    # Targets: softmax of the teacher's values over the legal actions.
+    scaled = values / config.temperature
+    scaled = scaled.masked_fill(~masks, -torch.inf)
+    targets = torch.softmax(scaled, dim=1)
+
+    order = np.random.default_rng(config.seed).permutation(len(decisions))
+    held_out = round(len(order) * config.validation_share)
+    validation, training = torch.from_numpy(order[:held_out]), torch.from_numpy(order[held_out:])
+    parameters = list(policy.mlp_extractor.policy_net.parameters()) + list(policy.action_net.parameters())
+    optimizer = torch.optim.Adam(parameters, lr=config.learning_rate)
+    steps = config.epochs * -(-len(training) // config.batch_size)
+    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
+
+    def log_probabilities(rows: torch.Tensor) -> torch.Tensor:
+        latent = policy.mlp_extractor.forward_actor(inputs[rows])
+        logits = policy.action_net(latent).masked_fill(~masks[rows], -1e9)
+        return torch.log_softmax(logits, dim=1)
+
+    def loss_of(rows: torch.Tensor) -> torch.Tensor:
+        return -(targets[rows] * log_probabilities(rows)).sum(dim=1).mean()
+
+    reports = []
+    generator = torch.Generator().manual_seed(config.seed)
+    for epoch in range(1, config.epochs + 1):
+        policy.train()
+        shuffled = training[torch.randperm(len(training), generator=generator)]
+        total, batches = 0.0, 0
+        for start in range(0, len(shuffled), config.batch_size):
+            loss = loss_of(shuffled[start : start + config.batch_size])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            total += float(loss.detach())
+            batches += 1
+        policy.eval()
+        with torch.no_grad():
+            chosen = log_probabilities(validation).argmax(dim=1)
+            legal_values = values[validation].masked_fill(~masks[validation], -torch.inf)
+            best, teacher_best = legal_values.max(dim=1)
+            regret = (best - values[validation].gather(1, chosen[:, None])[:, 0]) * REWARD_SCALE
+            report = FitReport(
+                epoch=epoch,
+                train_loss=total / max(batches, 1),
+                validation_loss=float(loss_of(validation)) if held_out else float("nan"),
+                agreement=float((chosen == teacher_best).float().mean()) if held_out else float("nan"),
+                regret_points=float(regret.mean()) if held_out else float("nan"),
+            )
+        reports.append(report)
+        print(
+            f"[fit] epoch {epoch}/{config.epochs}  train loss {report.train_loss:.4f}  "
+            f"held-out loss {report.validation_loss:.4f}  agreement {report.agreement:.1%}  "
+            f"regret {report.regret_points:.2f} points",
+            flush=True,
+        )
+    return model, reports
