@@ -18,14 +18,15 @@ from typing import Any
 
 from agents.base import Agent, BaseAgent
 
-__all__ = ["Agent", "BaseAgent", "available", "make", "agent_class", "register"]
+__all__ = ["Agent", "BaseAgent", "agent_class", "available", "make", "register"]
 
 _REGISTRY: dict[str, str] = {
     "random": "agents.baselines:RandomAgent",
     "random_forced": "agents.baselines:RandomForcedAgent",
     "heaviest": "agents.baselines:HeaviestAgent",
     "variety": "agents.baselines:VarietyAgent",
-    "ismcts": "agents.ismcts:ISMCTSAgent",
+    "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
+    "ismcts_python": "agents.ismcts:ISMCTSAgent",
     "ppo": "agents.ppo:PPOAgent",
     # OpenSpiel's bots (the openspiel extra): agents/openspiel_bots.py
     "openspiel-random": "agents.openspiel_bots:OpenSpielRandomAgent",
