@@ -50,12 +50,10 @@ def selfplay(script: Callable[[str], ModuleType]) -> ModuleType:
 
 
 def test_shipped_config_loads_and_overrides_apply(selfplay: ModuleType) -> None:
-    config = selfplay.load_config(
-        ROOT / "configs" / "rllib_selfplay.yaml", {"iterations": 3, "output_dir": None}
-    )
-    assert config["iterations"] == 3
-    assert config["output_dir"] == "runs/rllib_selfplay"
-    assert set(config) == set(selfplay.DEFAULTS)
+    config = selfplay.load_config(ROOT / "configs" / "rllib_selfplay.yaml", ["iterations=3", "ppo.lr=1e-4"])
+    assert config.iterations == 3 and config.ppo.lr == 1e-4
+    assert config.output_dir == "runs/rllib_selfplay"
+    assert set(config.to_dict()) == set(selfplay.RLlibConfig.model_fields)
 
 
 @pytest.mark.parametrize(
@@ -63,11 +61,13 @@ def test_shipped_config_loads_and_overrides_apply(selfplay: ModuleType) -> None:
     [
         ("iteratons: 3", "'iteratons' is not known"),
         ("ppo: {learning_rate: 0.1}", "'ppo.learning_rate' is not known"),
-        ("ppo: {lr: fast}", "'ppo.lr' must be a number"),
+        ("ppo: {lr: fast}", "'ppo.lr' must be a finite number"),
+        ("ppo: {gamma: .nan}", "'ppo.gamma' must be a finite number"),
         ("env_runners: {num_env_runners: -1}", "num_env_runners"),
-        ("iterations: 0", "'iterations' must be at least 1"),
-        ("model: {vf_share_layers: 1}", "'model.vf_share_layers' must be a bool"),
+        ("iterations: 0", "'iterations' must be an integer >= 1"),
+        ("model: {vf_share_layers: 1}", "'model.vf_share_layers' must be true or false"),
         ("- a list", "mapping at the top level"),
+        ("seed: 1\nseed: 2", "duplicate key 'seed'"),
     ],
 )
 def test_bad_config_is_an_error_naming_the_key(
