@@ -7,8 +7,6 @@ then).
 
 from __future__ import annotations
 
-from draw_env.tiles import HOLDING, NUM_VALUES, PIPS, TILES
-
 from agents.base import (
     FIRST_NON_PLACEMENT,
     DeterministicAgent,
@@ -18,6 +16,8 @@ from agents.base import (
     legal_actions,
     open_ends,
 )
+from draw_env.rules import ends_after
+from draw_env.tiles import HOLDING, NUM_VALUES, PIPS
 
 
 def placements_or_forced(actions: list[int]) -> list[int]:
@@ -72,18 +72,6 @@ class HeaviestAgent(DeterministicAgent):
 def values_held(hand: int) -> int:
     """How many of the seven values appear on some tile of ``hand`` (a tile bitmask)."""
     return sum(1 for value in range(NUM_VALUES) if hand & HOLDING[value])
-
-
-def ends_after(ends: tuple[int, int] | None, action: int) -> tuple[int, int]:
-    """The open values once placement ``action`` is made on a line with open ``ends``."""
-    tile, end = action >> 1, action & 1
-    low, high = TILES[tile]
-    if ends is None:
-        return low, high  # the opening tile leaves its low half left, its high half right
-    left, right = ends
-    if end == 0:
-        return (high if low == left else low), right
-    return left, (high if low == right else low)
 
 
 def variety_key(hand: int, ends: tuple[int, int] | None, action: int) -> tuple[int, int, int, int]:

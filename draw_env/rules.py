@@ -8,6 +8,8 @@ bottom:
   ``legal_actions``, ``apply_action``, the hand's :class:`HandResult` and the match scores.
 * :class:`PlayerView` is what one player knows. ``PlayerView.sample_state`` deals the hidden
   tiles in a way consistent with that knowledge, for search agents.
+* :func:`ends_after` gives the open ends after a placement, for the state and for agents that
+  look one move ahead.
 
 Actions (the environment's ``Discrete(58)``): ``2 * tile + end`` places ``tile`` at ``end``
 (0 = left, 1 = right), :data:`DRAW` = 56, :data:`PASS` = 57.
@@ -19,9 +21,9 @@ import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from numbers import Integral
 
 from draw_env import tiles
+from draw_env.checks import check_choice, check_int, is_integer
 from draw_env.tiles import HOLDING, NUM_TILES, TileLike
 
 LEFT = 0
@@ -52,6 +54,23 @@ def action_name(action: int) -> str:
     return f"{tiles.NAMES[action >> 1]} {'left' if action & 1 == LEFT else 'right'}"
 
 
+def ends_after(ends: tuple[int, int] | None, action: int) -> tuple[int, int]:
+    """The open values ``(left, right)`` once placement ``action`` is made on a line with open ``ends``.
+
+    Args:
+        ends: ``(left, right)``, or ``None`` for the empty line, where the opening tile ``[a|b]``
+            (a <= b) leaves ``a`` open on the left and ``b`` on the right.
+        action: a placement ``2 * tile + end`` that fits ``ends`` (not checked).
+    """
+    low, high = tiles.TILES[action >> 1]
+    if ends is None:
+        return low, high
+    left, right = ends
+    if action & 1 == LEFT:
+        return (high if low == left else low), right
+    return left, (high if low == right else low)
+
+
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in this position; the state is unchanged."""
 
@@ -67,10 +86,9 @@ class DrawGame:
     num_players: int = 2
 
     def __post_init__(self) -> None:
-        # Integral, not merely equal: 2.0 == 2 would pass a membership test and break range().
-        players = self.num_players
-        if isinstance(players, bool) or not isinstance(players, Integral) or players not in (2, 3, 4):
-            raise ValueError(f"num_players must be one of 2, 3, 4, got {self.num_players!r}")
+        # Stored as a plain int: np.int64(3) is a valid count, and range() and hashing then agree.
+        players = check_choice("num_players", self.num_players, tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
+        object.__setattr__(self, "num_players", players)
 
     @property
     def hand_size(self) -> int:
@@ -97,12 +115,17 @@ class DrawGame:
         """
         if opener is None:
             opener = rng.randrange(self.num_players)
+        hands, boneyard = self.deal(rng)
+        return DrawState(self, hands, boneyard, opener, scores)
+
+    def deal(self, rng: random.Random) -> tuple[list[list[int]], list[int]]:
+        """Shuffle the set and deal it: one list of :attr:`hand_size` tile ids per seat, then the
+        boneyard (``boneyard[0]`` is drawn first)."""
         deck = list(range(NUM_TILES))
         rng.shuffle(deck)
         size = self.hand_size
         hands = [deck[seat * size : (seat + 1) * size] for seat in range(self.num_players)]
-        boneyard = deck[self.num_players * size :]
-        return DrawState(self, hands, boneyard, opener, scores)
+        return hands, deck[self.num_players * size :]
 
     def state_from_deal(
         self,
@@ -130,6 +153,13 @@ class HandResult:
     winner: int | None
     points: tuple[int, ...]
     pips: tuple[int, ...]
+
+    @property
+    def zero_sum(self) -> tuple[float, ...]:
+        """Each seat's points minus the mean of the other seats' points (the ``"zero_sum"`` reward)."""
+        total = sum(self.points)
+        others = len(self.points) - 1
+        return tuple(points - (total - points) / others for points in self.points)
 
 
 class DrawState:
@@ -213,33 +243,73 @@ class DrawState:
             raise ValueError(
                 f"boneyard must hold at least {PROTECTED_BONEYARD} tiles, got {len(boneyard_ids)}"
             )
-        if isinstance(opener, bool) or not isinstance(opener, int) or not 0 <= opener < players:
-            raise ValueError(f"opener must be a seat in 0..{players - 1}, got {opener!r}")
+        opener = check_int("opener", opener, minimum=0, maximum=players - 1)
         if scores is None:
             scores = [0] * players
         elif (
             not isinstance(scores, (list, tuple))
             or len(scores) != players
-            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores)
+            or not all(is_integer(s) and s >= 0 for s in scores)
         ):
             raise ValueError(
                 f"scores must be a list of {players} non-negative integers, got {scores!r}"
             )
-        self.hands: list[int] = hand_masks
-        self.boneyard: list[int] = boneyard_ids
-        self.left = _NO_VALUE
-        self.right = _NO_VALUE
+        self._start_hand(game, hand_masks, boneyard_ids, opener, [int(s) for s in scores], 0)
+
+    def _start_hand(
+        self,
+        game: DrawGame,
+        hands: list[int],
+        boneyard: list[int],
+        opener: int,
+        scores: list[int],
+        hand_number: int,
+    ) -> None:
+        """Set the fields for a freshly dealt hand: empty line, the opener to act, no passes."""
+        voids = [0] * game.num_players
+        # Empty line, no open ends, the opener to act, no passes, no result.
+        self._set(
+            game, hands, boneyard, _NO_VALUE, _NO_VALUE, [], 0, opener, 0, voids, scores, opener, hand_number,
+            None,
+        )
+
+    def _set(
+        self,
+        game: DrawGame,
+        hands: list[int],
+        boneyard: list[int],
+        left: int,
+        right: int,
+        line: list[tuple[int, int, int]],
+        line_mask: int,
+        current: int,
+        passes_in_row: int,
+        voids: list[int],
+        scores: list[int],
+        opener: int,
+        hand_number: int,
+        result: HandResult | None,
+    ) -> None:
+        """The one place that sets every field (for a new hand, a clone and a sampled state)."""
+        self.game = game
+        #: Per seat, the bitmask of the tiles held.
+        self.hands = hands
+        #: Tile ids, ``boneyard[0]`` drawn next.
+        self.boneyard = boneyard
+        #: The open values, :data:`_NO_VALUE` while the line is empty.
+        self.left = left
+        self.right = right
         #: Placements in order: ``(tile, seat, end)``.
-        self.line: list[tuple[int, int, int]] = []
-        self.line_mask = 0
-        self.current = opener
-        self.passes_in_row = 0
+        self.line = line
+        self.line_mask = line_mask
+        self.current = current
+        self.passes_in_row = passes_in_row
         #: Per seat, a 7-bit mask of the values that seat showed it lacks by passing.
-        self.voids: list[int] = [0] * players
-        self.scores: list[int] = list(scores)
+        self.voids = voids
+        self.scores = scores
         self.opener = opener
-        self.hand_number = 0
-        self.result: HandResult | None = None
+        self.hand_number = hand_number
+        self.result = result
 
     # ------------------------------------------------------------------ reading the position
 
@@ -301,13 +371,18 @@ class DrawState:
     def is_legal(self, action: int) -> bool:
         if self.result is not None or not 0 <= action < NUM_ACTIONS:
             return False
-        hand = self.hands[self.current]
         if action == DRAW:
             return len(self.boneyard) > PROTECTED_BONEYARD
-        fits_left, fits_right = self._fitting(hand)
+        hand = self.hands[self.current]
         if action == PASS:
+            fits_left, fits_right = self._fitting(hand)
             return len(self.boneyard) == PROTECTED_BONEYARD and not (fits_left | fits_right)
-        return bool((fits_right if action & 1 else fits_left) >> (action >> 1) & 1)
+        tile = 1 << (action >> 1)
+        if not hand & tile:
+            return False
+        if self.left == _NO_VALUE:
+            return action & 1 == LEFT  # the opening tile is laid with action 2 * tile + LEFT
+        return bool(HOLDING[self.right if action & 1 else self.left] & tile)
 
     # ------------------------------------------------------------------ playing
 
@@ -334,19 +409,15 @@ class DrawState:
             else:
                 self.current = (seat + 1) % self.game.num_players
             return
-        self._place(seat, action >> 1, action & 1)
+        self._place(seat, action)
 
-    def _place(self, seat: int, tile: int, end: int) -> None:
-        low, high = tiles.TILES[tile]
-        if self.left == _NO_VALUE:
-            self.left, self.right = low, high
-        elif end == LEFT:
-            self.left = high if low == self.left else low
-        else:
-            self.right = high if low == self.right else low
+    def _place(self, seat: int, action: int) -> None:
+        tile = action >> 1
+        left = self.left
+        self.left, self.right = ends_after(None if left == _NO_VALUE else (left, self.right), action)
         self.hands[seat] &= ~(1 << tile)
         self.line_mask |= 1 << tile
-        self.line.append((tile, seat, end))
+        self.line.append((tile, seat, action & 1))
         self.passes_in_row = 0
         if self.hands[seat]:
             self.current = (seat + 1) % self.game.num_players
@@ -357,7 +428,8 @@ class DrawState:
         if self.result is not None:
             return "the hand is over: no action is legal"
         legal = ", ".join(f"{a} ({action_name(a)})" for a in self.legal_actions())
-        described = action_name(action) if isinstance(action, int) and 0 <= action < NUM_ACTIONS else "out of range"
+        in_range = isinstance(action, int) and 0 <= action < NUM_ACTIONS
+        described = action_name(action) if in_range else "out of range"  # type: ignore[arg-type]
         return (
             f"action {action!r} ({described}) is not legal for seat {self.current}; "
             f"legal actions: {legal}"
@@ -407,31 +479,36 @@ class DrawState:
         """Deal the next hand of the match; the opener moves one seat clockwise."""
         if self.result is None or self.is_match_over:
             raise ValueError("next_hand needs a finished hand in a match that goes on")
-        scores, hand_number = self.scores, self.hand_number
-        opener = (self.opener + 1) % self.game.num_players
-        fresh = self.game.new_state(rng, opener=opener, scores=scores)
-        for name in DrawState.__slots__:
-            setattr(self, name, getattr(fresh, name))
-        self.hand_number = hand_number + 1
+        hands, boneyard = self.game.deal(rng)
+        self._start_hand(
+            self.game,
+            [tiles.mask_of(hand) for hand in hands],
+            boneyard,
+            (self.opener + 1) % self.game.num_players,
+            self.scores,
+            self.hand_number + 1,
+        )
 
     # ------------------------------------------------------------------ copies and views
 
     def clone(self) -> DrawState:
         other = DrawState.__new__(DrawState)
-        other.game = self.game
-        other.hands = self.hands[:]
-        other.boneyard = self.boneyard[:]
-        other.left = self.left
-        other.right = self.right
-        other.line = self.line[:]
-        other.line_mask = self.line_mask
-        other.current = self.current
-        other.passes_in_row = self.passes_in_row
-        other.voids = self.voids[:]
-        other.scores = self.scores[:]
-        other.opener = self.opener
-        other.hand_number = self.hand_number
-        other.result = self.result
+        other._set(
+            self.game,
+            self.hands[:],
+            self.boneyard[:],
+            self.left,
+            self.right,
+            self.line[:],
+            self.line_mask,
+            self.current,
+            self.passes_in_row,
+            self.voids[:],
+            self.scores[:],
+            self.opener,
+            self.hand_number,
+            self.result,
+        )
         return other
 
     def view(self, player: int) -> PlayerView:
@@ -532,20 +609,24 @@ class PlayerView:
             taken |= mask
         boneyard = list(tiles.tiles_in(self.unseen & ~taken))
         rng.shuffle(boneyard)
+        left, right = self.ends if self.ends is not None else (_NO_VALUE, _NO_VALUE)
         state = DrawState.__new__(DrawState)
-        state.game = self.game
-        state.hands = hands
-        state.boneyard = boneyard
-        state.left, state.right = self.ends if self.ends is not None else (_NO_VALUE, _NO_VALUE)
-        state.line = list(self.line)
-        state.line_mask = self.line_mask
-        state.current = self.current
-        state.passes_in_row = self.passes_in_row
-        state.voids = list(self.voids)
-        state.scores = list(self.scores)
-        state.opener = self.opener
-        state.hand_number = 0
-        state.result = None
+        state._set(
+            self.game,
+            hands,
+            boneyard,
+            left,
+            right,
+            list(self.line),
+            self.line_mask,
+            self.current,
+            self.passes_in_row,
+            list(self.voids),
+            list(self.scores),
+            self.opener,
+            0,  # the view does not say which hand of the match this is
+            None,
+        )
         return state
 
     def _constrained_deal(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from numbers import Integral
-from typing import Union
+
+from draw_env.checks import is_integer
 
 NUM_VALUES = 7
 NUM_TILES = 28
@@ -49,34 +49,37 @@ _PIPS_OF_CHUNK: tuple[tuple[int, ...], ...] = tuple(
     for offset in range(0, NUM_TILES, _CHUNK)
 )
 
-TileLike = Union[int, tuple, list, str]
-_TILE_STRING = re.compile(r"^\s*\[?\s*(\d)\s*\|\s*(\d)\s*\]?\s*$")
+TileLike = int | tuple | list | str
+# Strict on purpose: exactly the names the project writes (NAMES), halves in either order. The
+# class [0-6] holds ASCII digits only, and fullmatch leaves no room for a trailing newline.
+_TILE_STRING = re.compile(r"\[([0-6])\|([0-6])\]")
 
 
 def tile_id(tile: TileLike) -> int:
     """Return the id of a tile given as an id, an ``(a, b)`` pair or a string like ``"[1|4]"``.
 
+    Accepted: an integer id ``0..27`` (Python or NumPy); a pair (tuple or list) of two integers in
+    ``0..6``, in either order; a string that is exactly ``"[a|b]"`` with ASCII digits ``a, b`` in
+    ``0..6``, in either order (``"[4|1]"`` is ``"[1|4]"``). Strings are strict: no spaces, no
+    missing bracket (``"1|4"``, ``"[1|4"``), no other digits (``"[١|٤]"``).
+
     Raises:
         ValueError: if ``tile`` names no tile of the double-six set.
     """
-    if isinstance(tile, bool):
-        raise ValueError(f"tile must be an id 0..27, an (a, b) pair or '[a|b]', got {tile!r}")
     if isinstance(tile, str):
-        match = _TILE_STRING.match(tile)
+        match = _TILE_STRING.fullmatch(tile)
         if match is None:
-            raise ValueError(f"tile string must look like '[a|b]' with a, b in 0..6, got {tile!r}")
-        tile = (int(match.group(1)), int(match.group(2)))
+            raise ValueError(
+                f"tile string must be exactly '[a|b]' with digits a, b in 0..6, no spaces, got {tile!r}"
+            )
+        return _ID_OF_PAIR[int(match.group(1)), int(match.group(2))]
     if isinstance(tile, (tuple, list)):
-        pair = tuple(tile)
-        if len(pair) != 2 or pair not in _ID_OF_PAIR:
+        if len(tile) != 2 or not all(is_integer(half) and 0 <= half < NUM_VALUES for half in tile):
             raise ValueError(f"tile pair must be (a, b) with a, b in 0..6, got {tile!r}")
-        return _ID_OF_PAIR[pair]  # type: ignore[index]
-    if not isinstance(tile, Integral):
+        return _ID_OF_PAIR[int(tile[0]), int(tile[1])]
+    if not is_integer(tile) or not 0 <= tile < NUM_TILES:  # type: ignore[operator]
         raise ValueError(f"tile must be an id 0..27, an (a, b) pair or '[a|b]', got {tile!r}")
-    index = int(tile)
-    if not 0 <= index < NUM_TILES:
-        raise ValueError(f"tile id must be an integer in 0..27, got {tile!r}")
-    return index
+    return int(tile)  # type: ignore[arg-type]
 
 
 def mask_of(tiles: Iterable[int]) -> int:

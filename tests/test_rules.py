@@ -12,7 +12,18 @@ import random
 import pytest
 
 from draw_env import tiles
-from draw_env.rules import DRAW, LEFT, PASS, RIGHT, DrawGame, DrawState, IllegalActionError, place_action
+from draw_env.rules import (
+    DRAW,
+    LEFT,
+    PASS,
+    RIGHT,
+    DrawGame,
+    DrawState,
+    HandResult,
+    IllegalActionError,
+    ends_after,
+    place_action,
+)
 from draw_env.tiles import tile_id
 from tests.positions import blocked_deal, complete_deal, ids, play
 
@@ -288,6 +299,58 @@ def test_going_out_after_several_turns_scores_the_opponents_pips() -> None:
     assert state.result.kind == "domino" and state.result.winner == 2
     assert state.result.pips == (11, 2, 0)
     assert state.result.points == (0, 0, 13)
+
+
+@pytest.mark.parametrize(
+    ("points", "zero_sum"),
+    [
+        ((23, 0), (23.0, -23.0)),
+        ((0, 15, 0), (-7.5, 15.0, -7.5)),
+        ((0, 0, 0), (0.0, 0.0, 0.0)),
+        ((0, 0, 0, 24), (-8.0, -8.0, -8.0, 24.0)),
+    ],
+)
+def test_the_zero_sum_points_are_each_seats_points_minus_the_mean_of_the_others(
+    points: tuple, zero_sum: tuple
+) -> None:
+    result = HandResult("domino", None, points, (0,) * len(points))
+    assert result.zero_sum == zero_sum
+
+
+# ---------------------------------------------------------------------- ends after a placement
+
+
+@pytest.mark.parametrize(
+    ("ends", "tile", "end", "after"),
+    [
+        (None, "[1|4]", LEFT, (1, 4)),  # the opening tile: low half left, high half right
+        (None, "[3|3]", LEFT, (3, 3)),
+        ((1, 4), "[4|6]", RIGHT, (1, 6)),
+        ((1, 4), "[1|1]", LEFT, (1, 4)),  # a double leaves its value open
+        ((1, 4), "[0|1]", LEFT, (0, 4)),  # joined by its high half
+        ((2, 2), "[2|5]", LEFT, (5, 2)),
+        ((2, 2), "[2|5]", RIGHT, (2, 5)),
+    ],
+)
+def test_ends_after_a_placement(ends: tuple | None, tile: str, end: int, after: tuple) -> None:
+    assert ends_after(ends, place(tile, end)) == after
+
+
+def test_ends_after_agrees_with_the_line_in_random_games() -> None:
+    """Every placement of random games: the new end is the placed tile's other half."""
+    rng = random.Random(0)
+    for _ in range(50):
+        state = DrawGame(rng.choice([2, 3, 4])).new_state(rng)
+        while not state.is_hand_over:
+            action = rng.choice(state.legal_actions())
+            before = state.ends
+            predicted = ends_after(before, action) if action < DRAW else before
+            state.apply_action(action)
+            if action < DRAW and before is not None:
+                side = action & 1
+                assert predicted[side] == tiles.other_half(action >> 1, before[side])
+                assert predicted[1 - side] == before[1 - side]
+            assert state.ends == predicted
 
 
 # ---------------------------------------------------------------------- the match
