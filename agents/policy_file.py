@@ -426,6 +426,8 @@ def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
             or its side file is malformed or contradicts the tensors.
     """
     target = Path(path)
+    if not target.is_file():
+        raise ValueError(f"{target}: no such checkpoint file")
     try:
         with zipfile.ZipFile(target) as archive:
             if "policy.pth" not in archive.namelist():

@@ -400,3 +400,20 @@ print(heavy)
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120
     )
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_the_export_command_converts_a_checkpoint(
+    tmp_path: Path, checkpoint: tuple[Path, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.export import main
+
+    path = _copy_checkpoint(checkpoint[0], tmp_path / "final.zip", {})
+    write_checkpoint_record(path, num_players=2, features="extended", activation="relu")
+    assert main([str(path), str(tmp_path / "shared.npz"), "--no-value"]) == 0
+    assert "shared.npz" in capsys.readouterr().out
+    shared = NumpyPolicy.load(tmp_path / "shared.npz")
+    assert shared.num_players == 2 and not shared.has_value
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(tmp_path / "missing.zip"), str(tmp_path / "x.npz")])
+    assert exit_info.value.code == 2
+    assert "missing.zip: no such checkpoint file" in capsys.readouterr().err

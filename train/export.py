@@ -75,7 +75,9 @@ def export_policy(
         policy = getattr(source, "policy", source)
         weights = weights_from_sb3(policy, num_players, value=value, provenance=provenance)
     if weights.num_players is None:
-        raise ValueError(f"num_players must be one of {', '.join(map(str, PLAYER_COUNTS))} to export, got None")
+        raise ValueError(
+            f"num_players must be one of {', '.join(map(str, PLAYER_COUNTS))} to export, got None"
+        )
     return save_policy_file(weights, path)
 
 
@@ -85,16 +87,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m train.export",
         description="Convert a training checkpoint (.zip) into a policy file (.npz + .json) safe to share.",
     )
-    parser.add_argument("checkpoint", help="a MaskablePPO checkpoint .zip saved by draw-train or draw-distill")
+    parser.add_argument(
+        "checkpoint", help="a MaskablePPO checkpoint .zip saved by draw-train or draw-distill"
+    )
     parser.add_argument("output", help="the policy file to write (.npz; the .json record goes beside it)")
-    parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, help="default: the checkpoint's side file")
+    parser.add_argument(
+        "--players", type=int, choices=PLAYER_COUNTS, help="default: the checkpoint's side file"
+    )
     parser.add_argument("--no-value", action="store_true", help="leave out the value network")
     parser.add_argument("--provenance", help="a JSON file whose object is stored as the record's provenance")
     args = parser.parse_args(argv)
     try:
         provenance = None if args.provenance is None else json.loads(Path(args.provenance).read_text())
         written = export_policy(
-            args.checkpoint, args.output, num_players=args.players, value=not args.no_value, provenance=provenance
+            args.checkpoint,
+            args.output,
+            num_players=args.players,
+            value=not args.no_value,
+            provenance=provenance,
         )
     except (ValueError, OSError) as error:
         parser.exit(2, f"python -m train.export: error: {error}\n")
