@@ -24,7 +24,8 @@ scorer (hand). A shared first place (a drawn match, or a blocked hand whose lowe
 shared) gives each of the k tied participants 1/k of a win and counts as a *draw* for them. The
 win rate is (wins + draw credit) / games, and its Wilson interval treats that credit as the
 success count. Hand length is the number of actions (placements, draws and passes of all
-players) in a hand. Zero-sum points are the environment's ``zero_sum`` reward.
+players) in a hand. Zero-sum points are the environment's ``zero_sum`` reward, the rules'
+:attr:`draw_env.rules.HandResult.zero_sum`.
 
 Results do not depend on the number of worker processes: every deal and every seeded agent is
 seeded from ``seed``, the deal index and the seating, and results are gathered in deal order.
