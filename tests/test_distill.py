@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import agents
-from agents.specs import seed_sequence_int
 from agents.ismcts import ISMCTSAgent
 from agents.ppo import NumpyPolicy
+from agents.specs import seed_sequence_int
 from draw_env import env as make_aec_env
 from draw_env.observation import view_from_observation
 from train.config import DistillConfig, load_distill_config
@@ -136,7 +136,9 @@ def test_fit_trains_a_fresh_actor_towards_the_teacher(tmp_path: Path) -> None:
     assert reports[-1].train_loss < reports[0].train_loss
     assert 0.0 <= reports[-1].agreement <= 1.0 and reports[-1].regret_points >= 0.0
     actor = NumpyPolicy.from_sb3(model.policy)
-    assert [weight.shape[0] for weight, _ in actor.weights.policy[:-1]] == [32] and actor.features == "extended"
+    assert [weight.shape[0] for weight, _ in actor.weights.policy[:-1]] == [
+        32
+    ] and actor.features == "extended"
 
 
 def test_fit_from_a_policy_file_moves_only_its_actor(tmp_path: Path) -> None:
@@ -183,3 +185,60 @@ def test_draw_distill_rejects_a_bad_override_naming_it(capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):
         main(["teacher_simulations=0"])
     assert "teacher_simulations" in capsys.readouterr().err
+
+
+class _Payload:
+    """Unpickling this creates a file: the proof that a loader ran code from a file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (open, (str(self.marker), "w"))
+
+
+def test_an_init_checkpoint_is_read_as_weights_only(tmp_path: Path) -> None:
+    """A crafted checkpoint whose pickled ``data`` entry runs code: ``init`` never unpickles it."""
+    import base64
+    import pickle
+    import zipfile
+
+    from train.checkpoints import save_model
+    from train.models import new_model, spaces_env
+
+    honest = tmp_path / "honest.zip"
+    save_model(
+        new_model(spaces_env(2, "extended"), [8], "tanh", seed=1), honest, num_players=2, features="extended"
+    )
+    marker = tmp_path / "ran"
+    crafted = tmp_path / "crafted.zip"
+    with zipfile.ZipFile(honest) as source, zipfile.ZipFile(crafted, "w") as target:
+        for entry in source.namelist():
+            data = source.read(entry)
+            if entry == "data":
+                fields = json.loads(data)
+                fields["policy_kwargs"][":serialized:"] = base64.b64encode(
+                    pickle.dumps(_Payload(marker))
+                ).decode()
+                data = json.dumps(fields).encode()
+            target.writestr(entry, data)
+    honest.with_suffix(".policy.json").rename(crafted.with_suffix(".policy.json"))
+    config = small_config(tmp_path / "run", f"init={crafted}", "epochs=1")
+    model, _ = fit(config, collect(config))
+    assert not marker.exists()
+    assert [weight.shape[0] for weight, _ in NumpyPolicy.from_sb3(model.policy).weights.policy] == [8, 58]
+
+
+def test_a_rerun_with_other_collection_settings_is_refused(tmp_path: Path) -> None:
+    from train.config import ConfigError
+    from train.distill import distill
+
+    distill(small_config(tmp_path), stages=())
+    distill(small_config(tmp_path, "epochs=5"), stages=())  # fit settings may change: same collection
+    with pytest.raises(ConfigError, match="teacher_simulations is 4 there, 8 here.*--overwrite"):
+        distill(small_config(tmp_path, "teacher_simulations=8"), stages=())
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "shard_00000.npz").write_bytes(b"another collection's")
+    distill(small_config(tmp_path, "teacher_simulations=8"), stages=(), overwrite=True)
+    assert not (tmp_path / "data").exists()
+    assert json.loads((tmp_path / "config.json").read_text())["teacher_simulations"] == 8

@@ -88,7 +88,10 @@ def save_model(
     for target in side:
         os.replace(_partial(target), target)
     write_checkpoint_record(
-        path, num_players=num_players, features=features, activation=model.policy.activation_fn.__name__.lower()
+        path,
+        num_players=num_players,
+        features=features,
+        activation=model.policy.activation_fn.__name__.lower(),
     )
     os.replace(_partial(path), path)
 
@@ -171,22 +174,32 @@ def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> Resu
     path = Path(checkpoint)
     name = f"--resume {str(path)!r}"
     if path.suffix != ".zip":
-        raise ConfigError(f"{name}: a checkpoint is a .zip written by draw-train (checkpoints/step_N.zip or final.zip)")
+        raise ConfigError(
+            f"{name}: a checkpoint is a .zip written by draw-train (checkpoints/step_N.zip or final.zip)"
+        )
     if not path.is_file():
         raise ConfigError(f"{name}: no such checkpoint")
     for needed in (state_path(path), pool_path(path)):
         if not needed.is_file():
             old = path.with_suffix(".pool.pkl").is_file()
             reason = (
-                " (it was written by an older draw-train whose pickled .pool.pkl is never loaded)" if old else ""
+                " (it was written by an older draw-train whose pickled .pool.pkl is never loaded)"
+                if old
+                else ""
             )
             raise ConfigError(f"{name}: its side file {needed.name} is missing{reason}")
     try:
         state = json.loads(state_path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ConfigError(f"{name}: {state_path(path).name} is not JSON ({error})") from None
-    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT or state.get("version") != STATE_VERSION:
-        raise ConfigError(f"{name}: {state_path(path).name} is not a {STATE_FORMAT} version {STATE_VERSION} file")
+    if (
+        not isinstance(state, dict)
+        or state.get("format") != STATE_FORMAT
+        or state.get("version") != STATE_VERSION
+    ):
+        raise ConfigError(
+            f"{name}: {state_path(path).name} is not a {STATE_FORMAT} version {STATE_VERSION} file"
+        )
     timesteps = _zip_timesteps(path)
     if timesteps is None:
         raise ConfigError(f"{name}: not a model zip written by SB3")

@@ -93,7 +93,9 @@ class Section(BaseModel):
 
 def _positive_widths(value: list[Any]) -> list[Any]:
     if not all(isinstance(width, int) and not isinstance(width, bool) and width >= 1 for width in value):
-        raise ValueError(f"must be a non-empty list of positive layer widths, such as [256, 256], got {value!r}")
+        raise ValueError(
+            f"must be a non-empty list of positive layer widths, such as [256, 256], got {value!r}"
+        )
     return value
 
 
@@ -189,7 +191,9 @@ class TrainConfig(Section):
     ppo: PPOSettings = Field(default_factory=PPOSettings)
     eval: EvalSettings = Field(default_factory=EvalSettings)
     final_eval: EvalSettings = Field(
-        default_factory=lambda: EvalSettings(every=0, matches=500, opponents=["heaviest", "variety", "random"])
+        default_factory=lambda: EvalSettings(
+            every=0, matches=500, opponents=["heaviest", "variety", "random"]
+        )
     )
 
     _opponents = _mapping_validator(
@@ -202,11 +206,15 @@ class TrainConfig(Section):
             raise _fail("n_envs", "1 or 2 with vec_env 'subproc' (one process per env, 2 cores)", self.n_envs)
         if self.reward == "win_loss" and self.episode != "match":
             raise _fail(
-                "reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward
+                "reward",
+                "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')",
+                self.reward,
             )
         if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
             raise _fail(
-                "ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size
+                "ppo.batch_size",
+                f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}",
+                self.ppo.batch_size,
             )
         return self
 
@@ -224,7 +232,9 @@ def _partner_spec(spec: object) -> None:
     try:
         name, kwargs = parse_agent_spec(str(spec))
     except ValueError as error:
-        raise ValueError(f"must name partners ('{TEACHER}' or an agent spec), got {spec!r} ({error})") from None
+        raise ValueError(
+            f"must name partners ('{TEACHER}' or an agent spec), got {spec!r} ({error})"
+        ) from None
     if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
         raise ValueError(f"must name partners whose ppo path is an existing policy file, got {spec!r}")
 
@@ -269,7 +279,9 @@ class DistillConfig(Section):
     )
 
     _partners = _mapping_validator(
-        "partners", f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights", _partner_spec
+        "partners",
+        f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights",
+        _partner_spec,
     )
     _widths = field_validator("net_arch")(classmethod(lambda cls, value: _positive_widths(value)))
 
@@ -277,7 +289,9 @@ class DistillConfig(Section):
     @classmethod
     def _init_exists(cls, value: str | None) -> str | None:
         if value is not None and not Path(value).is_file():
-            raise ValueError(f"must be null (a fresh network) or the path of an existing policy file, got {value!r}")
+            raise ValueError(
+                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
+            )
         return value
 
     @model_validator(mode="after")
@@ -374,7 +388,9 @@ class RLlibConfig(Section):
         if self.env.reward == "win_loss" and self.env.episode != "match":
             raise _fail("env.reward", "'zero_sum' or 'points' with env.episode 'hand'", self.env.reward)
         if self.learner_seats > self.env.num_players:
-            raise _fail("learner_seats", f"at most env.num_players ({self.env.num_players})", self.learner_seats)
+            raise _fail(
+                "learner_seats", f"at most env.num_players ({self.env.num_players})", self.learner_seats
+            )
         return self
 
 
@@ -478,13 +494,17 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(f"config file {name!r}{where}: not valid YAML ({error.problem or error.context})") from None
+        raise ConfigError(
+            f"config file {name!r}{where}: not valid YAML ({error.problem or error.context})"
+        ) from None
     except yaml.YAMLError as error:
         raise ConfigError(f"config file {name!r}: not valid YAML ({error})") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"config file {name!r} must hold a mapping at the top level, got {type(data).__name__}")
+        raise ConfigError(
+            f"config file {name!r} must hold a mapping at the top level, got {type(data).__name__}"
+        )
     return data
 
 
@@ -512,7 +532,9 @@ def apply_override(data: dict[str, Any], path: list[str], value: Any) -> None:
     for index, part in enumerate(path[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"override key {'.'.join(path)!r}: {'.'.join(path[: index + 1])!r} is not a section")
+            raise ConfigError(
+                f"override key {'.'.join(path)!r}: {'.'.join(path[: index + 1])!r} is not a section"
+            )
         node = child
     node[path[-1]] = value
 

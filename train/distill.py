@@ -67,7 +67,9 @@ def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
     current = config.to_dict()
     differing = [key for key in COLLECTION_KEYS if earlier.get(key) != current[key]]
     if differing and not overwrite:
-        details = "; ".join(f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing)
+        details = "; ".join(
+            f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing
+        )
         raise ConfigError(
             f"output_dir {str(output_dir)!r} holds a collection made with other settings ({details}): "
             "pass --overwrite to replace it, or choose another output_dir"
@@ -87,10 +89,14 @@ def save_student(model: Any, num_players: int, features: str, path: Path, proven
     from train.export import export_policy
 
     save_model(model, path, num_players=num_players, features=features)
-    return export_policy(model, path.with_suffix(".npz"), num_players=num_players, value=False, provenance=provenance)
+    return export_policy(
+        model, path.with_suffix(".npz"), num_players=num_players, value=False, provenance=provenance
+    )
 
 
-def _evaluate(config: DistillConfig, policy: Path, settings: Any, seed: int, decisions: int, seconds: float) -> list[EvalRow]:
+def _evaluate(
+    config: DistillConfig, policy: Path, settings: Any, seed: int, decisions: int, seconds: float
+) -> list[EvalRow]:
     return [
         learner_row(result, baseline, decisions, seconds)
         for baseline, result in evaluate_checkpoint(
@@ -146,11 +152,18 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bo
             config.num_players,
             features,
             final_path,
-            {"distilled_by": "draw-distill", "config": config.to_dict(), "decisions": len(decisions), "fit": summary["fit"]},
+            {
+                "distilled_by": "draw-distill",
+                "config": config.to_dict(),
+                "decisions": len(decisions),
+                "fit": summary["fit"],
+            },
         )
         print(f"Fitted policy -> {policy_path} (and {final_path})")
     if "evaluate" in stages:
-        rows = _evaluate(config, policy_path, config.final_eval, config.seed + 2, summary.get("decisions", 0), 0.0)
+        rows = _evaluate(
+            config, policy_path, config.final_eval, config.seed + 2, summary.get("decisions", 0), 0.0
+        )
         summary["final_eval"] = [dataclasses.asdict(row) for row in rows]
     if "curve" in stages and config.curve:
         rows = learning_curve(config, policy_path)
@@ -187,7 +200,9 @@ def learning_curve(config: DistillConfig, final_policy: Path) -> list[EvalRow]:
             policy = export_policy(
                 model, curve_dir / f"matches_{matches}.npz", num_players=config.num_players, value=False
             )
-        for row in _evaluate(config, policy, config.eval, config.seed + 1, len(decisions), decisions.seconds or 0.0):
+        for row in _evaluate(
+            config, policy, config.eval, config.seed + 1, len(decisions), decisions.seconds or 0.0
+        ):
             rows.append(row)
             print(
                 f"[curve] {matches:>5} matches ({len(decisions):,} decisions) vs {row.opponent:<9} "
@@ -236,7 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         parser.error(str(error))
     except KeyboardInterrupt:
-        print("\nInterrupted: the shards written so far stay in output_dir/data; rerun the command to continue.")
+        print(
+            "\nInterrupted: the shards written so far stay in output_dir/data; rerun the command to continue."
+        )
         return 130
     if "final_eval" in summary and "evaluate" in stages:
         print(

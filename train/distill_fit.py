@@ -66,7 +66,9 @@ def build_student(config: DistillConfig, init: PolicyWeights | None = None) -> A
 
     if init is not None:
         return model_from_policy(init, config.num_players, config.seed)
-    return new_model(spaces_env(config.num_players, config.features), list(config.net_arch), "relu", config.seed)
+    return new_model(
+        spaces_env(config.num_players, config.features), list(config.net_arch), "relu", config.seed
+    )
 
 
 def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitReport]]:

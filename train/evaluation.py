@@ -114,7 +114,14 @@ def evaluation_table(rows: Sequence[dict[str, Any]], num_players: int, title: st
     from rich.table import Table
 
     table = Table(title=title)
-    columns = ("opponent", "matches", "win rate", "95% Wilson interval", "raw points/hand", "zero-sum points/hand")
+    columns = (
+        "opponent",
+        "matches",
+        "win rate",
+        "95% Wilson interval",
+        "raw points/hand",
+        "zero-sum points/hand",
+    )
     for column in columns:
         table.add_column(column, justify="left" if column == "opponent" else "right")
     for row in rows:

@@ -179,8 +179,12 @@ def build_parser() -> argparse.ArgumentParser:
         "left out, a local Ray instance is started",
     )
     parser.add_argument("--iterations", help="training iterations (overrides the config)")
-    parser.add_argument("--num-env-runners", help="Ray env-runner actors (overrides env_runners.num_env_runners)")
-    parser.add_argument("--eval-games", help="games per evaluation opponent; 0 skips (overrides evaluation.num_games)")
+    parser.add_argument(
+        "--num-env-runners", help="Ray env-runner actors (overrides env_runners.num_env_runners)"
+    )
+    parser.add_argument(
+        "--eval-games", help="games per evaluation opponent; 0 skips (overrides evaluation.num_games)"
+    )
     parser.add_argument("--output-dir", help="where the checkpoint and results go (overrides output_dir)")
     parser.add_argument(
         "overrides",
@@ -203,7 +207,9 @@ _OPTION_KEYS = {
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = build_parser()
     args = parser.parse_args(argv)
-    shorthands = [f"{key}={getattr(args, option)}" for option, key in _OPTION_KEYS.items() if getattr(args, option)]
+    shorthands = [
+        f"{key}={getattr(args, option)}" for option, key in _OPTION_KEYS.items() if getattr(args, option)
+    ]
     try:
         config = load_config(args.config, [*args.overrides, *shorthands]).to_dict()
     except ConfigError as error:

@@ -236,7 +236,9 @@ class SelfPlayRun:
         settings = self.config.eval
         with self.clock.paused():
             path = export_policy(
-                self.model, self.output_dir / "checkpoints" / "eval_latest.npz", num_players=self.config.num_players
+                self.model,
+                self.output_dir / "checkpoints" / "eval_latest.npz",
+                num_players=self.config.num_players,
             )
             for baseline, result in evaluate_checkpoint(
                 ("ppo", {"path": str(path)}),
@@ -364,7 +366,9 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
                     run.clock.stop()
                     path = run.step_checkpoint()
                     run.save(path)
-                    print(f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; continue with --resume {path}")
+                    print(
+                        f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; continue with --resume {path}"
+                    )
                     raise KeyboardInterrupt
         finally:
             venv.close()

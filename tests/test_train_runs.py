@@ -1,0 +1,219 @@
+"""Training runs lose and mix nothing: atomic checkpoints, SIGINT, --resume checked first, output dirs.
+
+One tiny run (512 steps, a checkpoint every 256) serves most tests; the SIGINT test runs
+``draw-train`` in a subprocess and interrupts it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from train.config import ConfigError, TrainConfig, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = [
+    "total_timesteps=512",
+    "n_envs=2",
+    "vec_env=dummy",
+    "snapshot_every=256",
+    "checkpoint_every=256",
+    "tensorboard=false",
+    "progress_bar=false",
+    "ppo.n_steps=128",
+    "ppo.batch_size=128",
+    "ppo.n_epochs=1",
+    "ppo.net_arch=[16]",
+    "eval.every=0",
+    "final_eval.matches=2",
+    "final_eval.opponents=[heaviest]",
+]
+
+
+def tiny(output_dir: Path, *overrides: str) -> TrainConfig:
+    return load_config(ROOT / "configs" / "quick.yaml", [*TINY, f"output_dir={output_dir}", *overrides])
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from train.selfplay import train
+
+    output = tmp_path_factory.mktemp("train") / "run"
+    train(tiny(output))
+    return output
+
+
+def test_a_run_writes_policy_files_and_no_pickle_of_its_own(run: Path) -> None:
+    from agents.ppo import NumpyPolicy
+
+    assert not list(run.rglob("*.pkl"))
+    policy = NumpyPolicy.load(run / "final.npz")
+    assert policy.num_players == 2 and [w.shape[0] for w, _ in policy.weights.policy] == [16, 58]
+    record = json.loads((run / "final.json").read_text())
+    assert record["provenance"]["timesteps"] == 512
+    for checkpoint in (run / "final.zip", run / "checkpoints" / "step_256.zip"):
+        for suffix in (".pool.npz", ".state.json", ".policy.json"):
+            assert checkpoint.with_suffix(suffix).is_file(), suffix
+        with np.load(checkpoint.with_suffix(".pool.npz"), allow_pickle=False) as pool:
+            assert all(pool[name].dtype == np.float32 for name in pool.files)
+
+
+def test_running_again_into_the_same_directory_is_refused(run: Path) -> None:
+    from train.selfplay import train
+
+    before = {path: path.stat().st_mtime_ns for path in run.rglob("*")}
+    with pytest.raises(ConfigError, match="already holds files of a run.*--resume.*--overwrite"):
+        train(tiny(run))
+    assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before
+
+
+def test_overwrite_replaces_the_earlier_run(tmp_path: Path) -> None:
+    from train.selfplay import check_output_dir
+
+    output = tmp_path / "run"
+    (output / "checkpoints").mkdir(parents=True)
+    (output / "checkpoints" / "step_999.zip").write_text("an earlier run's")
+    with pytest.raises(ConfigError, match="no config.json of an earlier run"):
+        check_output_dir(output, resume=False, overwrite=True)
+    (output / "config.json").write_text("{}")
+    check_output_dir(output, resume=False, overwrite=True)  # accepted: train() then removes it
+
+
+def test_a_missing_resume_file_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from train.selfplay import train
+
+    output = tmp_path / "run"
+    with pytest.raises(ConfigError, match=r"--resume '.*missing\.zip': no such checkpoint"):
+        train(tiny(output), resume=tmp_path / "missing.zip")
+    assert not output.exists()
+
+
+def test_resuming_under_a_contradicting_config_names_the_keys(run: Path, tmp_path: Path) -> None:
+    from train.selfplay import train
+
+    checkpoint = run / "checkpoints" / "step_256.zip"
+    output = tmp_path / "resumed"
+    with pytest.raises(ConfigError) as caught:
+        train(tiny(output, "num_players=3", "ppo.net_arch=[32]", "total_timesteps=768"), resume=checkpoint)
+    message = str(caught.value)
+    assert "num_players is 2 in the checkpoint and 3 in the config" in message
+    assert "ppo.net_arch is [16] in the checkpoint and [32] in the config" in message
+    assert not output.exists()
+
+
+def test_resuming_at_total_timesteps_evaluates_instead_of_crashing(run: Path, tmp_path: Path) -> None:
+    from train.selfplay import train
+
+    summary = train(tiny(tmp_path / "again"), resume=run / "final.zip")
+    assert summary["timesteps"] == 512 and [row["opponent"] for row in summary["final_eval"]] == ["heaviest"]
+
+
+def test_resume_restores_the_snapshot_pool_from_npz(run: Path) -> None:
+    from train.checkpoints import read_resume_state
+
+    state = read_resume_state(run / "final.zip", tiny(run).to_dict())
+    assert state.timesteps == 512 and len(state.snapshots) == 2
+    assert state.snapshots[0].features == "extended"
+
+
+class _Payload:
+    """Unpickling this creates a file: the proof that a loader ran code from a file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (open, (str(self.marker), "w"))
+
+
+def test_resume_never_unpickles_an_old_pickled_pool(run: Path, tmp_path: Path) -> None:
+    from train.selfplay import train
+
+    planted = tmp_path / "planted"
+    shutil.copytree(run / "checkpoints", planted)
+    checkpoint = planted / "step_256.zip"
+    checkpoint.with_suffix(".pool.npz").unlink()
+    marker = tmp_path / "ran"
+    checkpoint.with_suffix(".pool.pkl").write_bytes(pickle.dumps(_Payload(marker)))
+    with pytest.raises(
+        ConfigError, match=r"step_256\.pool\.npz is missing .*pickled \.pool\.pkl is never loaded"
+    ):
+        train(tiny(tmp_path / "out", "total_timesteps=768"), resume=checkpoint)
+    assert not marker.exists()
+
+
+def test_side_files_of_another_step_are_refused(run: Path, tmp_path: Path) -> None:
+    from train.checkpoints import read_resume_state
+
+    mixed = tmp_path / "mixed"
+    shutil.copytree(run / "checkpoints", mixed)
+    for suffix in (".state.json", ".pool.npz"):
+        shutil.copy(run / f"final{suffix}", mixed / f"step_256{suffix}")
+    with pytest.raises(ConfigError, match="side files belong to step 512, the model to step 256"):
+        read_resume_state(mixed / "step_256.zip", tiny(run).to_dict())
+
+
+def test_an_interrupted_save_leaves_the_earlier_checkpoint_whole(run: Path, tmp_path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from train.checkpoints import read_resume_state, save_checkpoint
+
+    folder = tmp_path / "checkpoints"
+    shutil.copytree(run / "checkpoints", folder)
+    path = folder / "step_256.zip"
+    model = MaskablePPO.load(str(run / "final.zip"), device="cpu")
+
+    def interrupted_save(target: str | Path, *args: object, **kwargs: object) -> None:
+        Path(target).write_bytes(b"PK\x03\x04 half a zip")
+        raise KeyboardInterrupt
+
+    model.save = interrupted_save  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(
+            model, path, [], {"train_seconds": 0.0, "eval_rows": []}, num_players=2, features="extended"
+        )
+    assert zipfile.ZipFile(path).testzip() is None
+    state = read_resume_state(path, tiny(run).to_dict())  # the zip and its side files still agree
+    assert state.timesteps == 256
+
+
+def test_sigint_saves_a_last_checkpoint_that_resumes(tmp_path: Path) -> None:
+    from train.checkpoints import read_resume_state
+
+    output = tmp_path / "run"
+    overrides = [*TINY, f"output_dir={output}", "total_timesteps=100000000", "checkpoint_every=1000000"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "--config", str(ROOT / "configs" / "quick.yaml"), *overrides],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (output / "config.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(3)  # a few rollouts
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr[-3000:]
+    assert "Traceback" not in stderr
+    (checkpoint,) = (output / "checkpoints").glob("step_*.zip")
+    assert f"saved {checkpoint}" in stdout
+    state = read_resume_state(checkpoint, tiny(output).to_dict())
+    assert state.timesteps == int(checkpoint.stem.removeprefix("step_")) > 0
+    assert not list(output.rglob("*.partial"))
