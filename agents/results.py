@@ -299,7 +299,8 @@ class LeagueResult(JsonResult):
         games = GAME_NOUNS[self.episode]
         lines = [
             (
-                f"League: {self.num_players} players, {len(self.tables)} tables x {self.games_per_table} {games} "
+                f"League: {self.num_players} players, {len(self.tables)} table{'s' * (len(self.tables) != 1)} "
+                f"x {self.games_per_table} {games} "
                 f"({'duplicate' if self.duplicate else 'independent deals'}), seed {self.seed}, {self.seconds:.1f} s"
             ),
             "Openskill Plackett-Luce ratings (ordinal = mu - 3 sigma); win rate pooled over the agent's tables:",

@@ -498,7 +498,7 @@ def test_league_says_why_it_plays_more_games_than_asked(capsys) -> None:
     main([*argv, "--games", "4"])
     out = capsys.readouterr().out
     assert "--games 4 is rounded up to 6 hands per table: 2 deals, each played under all 3 seatings" in out
-    assert "1 tables x 6 hands" in out
+    assert "1 table x 6 hands" in out
     main([*argv, "--games", "6"])
     assert "rounded up" not in capsys.readouterr().out
 
