@@ -58,13 +58,12 @@ Single game, ``state`` a 1-D int64 row:
 * ``random_below(state, n)``: a fair integer in ``0..n-1`` from the game's generator;
   ``random_below_at(words, slot, n)`` from a generator kept in any int64 array slot.
 
-Observations (the absolute table of :class:`draw_env.observation.ObservationTable`, float32):
-``table_rebuild(state, table, match)``, ``table_record(state, table, seat, action, drawn)``,
-``gather(table, index, out)`` and ``observe_state(state, player, match, out)`` (from scratch).
+Observations: ``write_observation(state, player, match, out)`` writes ``player``'s observation
+(the AEC environment's layout and values, float32 ``(258,)``) straight from the state.
 
-Batched kernels over ``states (N, STATE_SIZE)`` are in :mod:`draw_env.vector`'s section of this
-module (``reset_batch``, ``find_illegal``, ``step_batch``, ``observe_batch``, ``random_actions``,
-``play_random``). The layout and the API are documented in ``docs/engine.md`` too.
+Batched kernels over ``states (N, STATE_SIZE)``: ``reset_batch``, ``find_illegal``, ``step_batch``
+(threads) and ``step_batch_serial``, ``observe_batch``, ``observe_seats``, ``random_actions``,
+``play_random``. The layout and the API are documented in ``docs/engine.md`` too.
 """
 
 from __future__ import annotations
@@ -73,30 +72,12 @@ import numpy as np
 from numba import njit, prange
 
 from draw_env import tiles
-from draw_env.observation import (
-    _T_BONEYARD,
-    _T_CAN_DRAW,
-    _T_ENDS,
-    _T_HANDS,
-    _T_IN_PLAY,
-    _T_LACKS,
-    _T_LINE,
-    _T_ORDER,
-    _T_PASSES,
-    _T_PLACED_BY,
-    _T_SCORES,
-    _T_SIZES,
-    _T_TARGET,
-    _T_TO_ACT,
-    _TABLE_SIZE,
-    OBSERVATION_SIZE,
-)
+from draw_env.observation import OBSERVATION_SIZE, OFFSETS
 from draw_env.rules import DRAW, NUM_ACTIONS, PASS, PROTECTED_BONEYARD
 
 SEATS = 4
 NUM_TILES = tiles.NUM_TILES
 NUM_VALUES = tiles.NUM_VALUES
-TABLE_SIZE = _TABLE_SIZE
 
 S_HANDS = 0
 S_DEALT = 4
@@ -139,6 +120,22 @@ _HOLDING = np.array(tiles.HOLDING, np.int64)
 _LOW = np.array(tiles.LOW, np.int64)
 _HIGH = np.array(tiles.HIGH, np.int64)
 _PIPS_OF_CHUNK = np.array(tiles._PIPS_OF_CHUNK, np.int64)
+
+_O_HAND = OFFSETS["hand"]
+_O_LINE = OFFSETS["line"]
+_O_LEFT = OFFSETS["left_end"]
+_O_RIGHT = OFFSETS["right_end"]
+_O_PLACED_BY = OFFSETS["placed_by"]
+_O_ORDER = OFFSETS["placement_order"]
+_O_SIZES = OFFSETS["hand_sizes"]
+_O_BONEYARD = OFFSETS["boneyard_size"]
+_O_CAN_DRAW = OFFSETS["can_draw"]
+_O_LACKS = OFFSETS["lacks"]
+_O_TO_ACT = OFFSETS["to_act"]
+_O_IN_PLAY = OFFSETS["in_play"]
+_O_PASSES = OFFSETS["passes_in_row"]
+_O_SCORES = OFFSETS["scores"]
+_O_TARGET = OFFSETS["target"]
 
 
 # ---------------------------------------------------------------------- small helpers
@@ -352,27 +349,19 @@ def _fitting(state: np.ndarray, hand: int) -> tuple[int, int]:
 @njit(cache=True)
 def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
     """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count."""
-    out[:] = 0
     if state[S_STATUS] != PLAYING:
+        for a in range(NUM_ACTIONS):
+            out[a] = 0
         return 0
     fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
-    count = 0
-    either = fits_left | fits_right
     for tile in range(NUM_TILES):
-        if either >> tile & 1:
-            if fits_left >> tile & 1:
-                out[2 * tile] = 1
-                count += 1
-            if fits_right >> tile & 1:
-                out[2 * tile + 1] = 1
-                count += 1
-    if boneyard_count(state) > PROTECTED_BONEYARD:
-        out[DRAW] = 1
-        count += 1
-    elif count == 0:
-        out[PASS] = 1
-        count = 1
-    return count
+        out[2 * tile] = (fits_left >> tile) & 1
+        out[2 * tile + 1] = (fits_right >> tile) & 1
+    count = popcount(fits_left) + popcount(fits_right)
+    can_draw = boneyard_count(state) > PROTECTED_BONEYARD
+    out[DRAW] = 1 if can_draw else 0
+    out[PASS] = 1 if count == 0 and not can_draw else 0
+    return count + 1 if can_draw or count == 0 else count
 
 
 @njit(cache=True)
@@ -563,97 +552,49 @@ def hand_rewards(state: np.ndarray, scheme: int, episode_over: bool, out: np.nda
 
 
 @njit(cache=True)
-def table_rebuild(state: np.ndarray, table: np.ndarray, match: bool) -> None:
-    """Fill the absolute observation table from scratch (``ObservationTable.rebuild``)."""
+def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarray) -> None:
+    """``player``'s observation of ``state`` (the AEC layout, :data:`draw_env.observation.BLOCKS`)
+    written into ``out``, float32 ``(258,)``; ``match`` fills the scores and target blocks.
+
+    Written straight from the compact state: a zero fill and a few dozen stores, faster than
+    gathering from an absolute table and with nothing to keep up to date between steps.
+    """
+    for j in range(OBSERVATION_SIZE):
+        out[j] = 0.0
     n = state[S_NUM_PLAYERS]
-    table[:] = 0.0
-    for seat in range(n):
-        hand = state[S_HANDS + seat]
-        for tile in range(NUM_TILES):
-            if hand >> tile & 1:
-                table[_T_HANDS + seat * NUM_TILES + tile] = 1.0
-        table[_T_SIZES + seat] = popcount(hand)
-        voids = state[S_VOIDS + seat]
-        for value in range(NUM_VALUES):
-            if voids >> value & 1:
-                table[_T_LACKS + seat * NUM_VALUES + value] = 1.0
-        table[_T_IN_PLAY + seat] = 1.0
-        if match:
-            table[_T_SCORES + seat] = state[S_SCORES + seat]
+    hand = state[S_HANDS + player]
+    for tile in range(NUM_TILES):
+        if hand >> tile & 1:
+            out[_O_HAND + tile] = 1.0
     for k in range(state[S_LINE_COUNT]):
         entry = state[S_LINE + k]
         tile = entry & 31
-        seat = (entry >> LINE_SEAT_SHIFT) & 3
-        table[_T_LINE + tile] = 1.0
-        table[_T_PLACED_BY + seat * NUM_TILES + tile] = 1.0
-        table[_T_ORDER + tile] = k + 1
-    if state[S_LEFT] >= 0:
-        table[_T_ENDS + state[S_LEFT]] = 1.0
-        table[_T_ENDS + NUM_VALUES + state[S_RIGHT]] = 1.0
+        relative = (((entry >> LINE_SEAT_SHIFT) & 3) - player + n) % n
+        out[_O_LINE + tile] = 1.0
+        out[_O_PLACED_BY + relative * NUM_TILES + tile] = 1.0
+        out[_O_ORDER + tile] = k + 1
+    left = state[S_LEFT]
+    if left >= 0:
+        out[_O_LEFT + left] = 1.0
+        out[_O_RIGHT + state[S_RIGHT]] = 1.0
+    for relative in range(n):
+        seat = (player + relative) % n
+        out[_O_SIZES + relative] = popcount(state[S_HANDS + seat])
+        voids = state[S_VOIDS + seat]
+        for value in range(NUM_VALUES):
+            if voids >> value & 1:
+                out[_O_LACKS + relative * NUM_VALUES + value] = 1.0
+        out[_O_IN_PLAY + relative] = 1.0
+        if match:
+            out[_O_SCORES + relative] = state[S_SCORES + seat]
     bones = boneyard_count(state)
-    table[_T_BONEYARD] = bones
-    table[_T_CAN_DRAW] = 1.0 if bones > PROTECTED_BONEYARD else 0.0
+    out[_O_BONEYARD] = bones
+    out[_O_CAN_DRAW] = 1.0 if bones > PROTECTED_BONEYARD else 0.0
     if state[S_STATUS] == PLAYING:
-        table[_T_TO_ACT + state[S_CURRENT]] = 1.0
-    table[_T_PASSES] = state[S_PASSES]
-    table[_T_TARGET] = target(n) if match else 0
-
-
-@njit(cache=True)
-def table_record(state: np.ndarray, table: np.ndarray, seat: int, action: int, drawn: int, match: bool) -> None:
-    """Bring the table up to date after ``seat`` played ``action`` (``ObservationTable.record``).
-
-    ``drawn`` is the tile a draw took. Once the hand is over the table is rebuilt.
-    """
-    if state[S_STATUS] != PLAYING:
-        table_rebuild(state, table, match)
-        return
-    if action < DRAW:
-        tile = action >> 1
-        table[_T_HANDS + seat * NUM_TILES + tile] = 0.0
-        table[_T_LINE + tile] = 1.0
-        table[_T_PLACED_BY + seat * NUM_TILES + tile] = 1.0
-        table[_T_ORDER + tile] = state[S_LINE_COUNT]
-        for v in range(2 * NUM_VALUES):
-            table[_T_ENDS + v] = 0.0
-        table[_T_ENDS + state[S_LEFT]] = 1.0
-        table[_T_ENDS + NUM_VALUES + state[S_RIGHT]] = 1.0
-        table[_T_SIZES + seat] -= 1.0
-        table[_T_PASSES] = 0.0
-    elif action == DRAW:
-        table[_T_HANDS + seat * NUM_TILES + drawn] = 1.0
-        table[_T_SIZES + seat] += 1.0
-        table[_T_BONEYARD] -= 1.0
-        table[_T_CAN_DRAW] = 1.0 if boneyard_count(state) > PROTECTED_BONEYARD else 0.0
-        return  # the drawer keeps the turn
-    else:
-        table[_T_LACKS + seat * NUM_VALUES + state[S_LEFT]] = 1.0
-        table[_T_LACKS + seat * NUM_VALUES + state[S_RIGHT]] = 1.0
-        table[_T_PASSES] = state[S_PASSES]
-    table[_T_TO_ACT + seat] = 0.0
-    table[_T_TO_ACT + state[S_CURRENT]] = 1.0
-
-
-@njit(cache=True, inline="always")
-def gather(table: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
-    """``out[j] = table[index[j]]``: one player's observation from the absolute table."""
-    for j in range(OBSERVATION_SIZE):
-        out[j] = table[index[j]]
-
-
-def gather_indices(num_players: int) -> np.ndarray:
-    """``(num_players, 258)`` table cells each seat's observation reads (relative seats)."""
-    from draw_env.observation import _gather_index
-
-    return np.stack([_gather_index(num_players, p) for p in range(num_players)]).astype(np.int64)
-
-
-@njit(cache=True)
-def observe_state(state: np.ndarray, index: np.ndarray, match: bool, out: np.ndarray) -> None:
-    """One observation from scratch: ``index`` is ``gather_indices(n)[player]``; ``out`` float32 (258,)."""
-    table = np.empty(TABLE_SIZE, np.float32)
-    table_rebuild(state, table, match)
-    gather(table, index, out)
+        out[_O_TO_ACT + (state[S_CURRENT] - player + n) % n] = 1.0
+    out[_O_PASSES] = state[S_PASSES]
+    if match:
+        out[_O_TARGET] = target(n)
 
 
 # ---------------------------------------------------------------------- batched kernels
@@ -673,21 +614,13 @@ def find_illegal(states: np.ndarray, actions: np.ndarray, finished: np.ndarray, 
 
 @njit(cache=True, inline="always")
 def _write_outputs(
-    i: int,
-    states: np.ndarray,
-    tables: np.ndarray,
-    gathers: np.ndarray,
-    finished: np.ndarray,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    current: np.ndarray,
-    observe: bool,
+    i: int, state: np.ndarray, match: bool, observe: bool, finished: np.ndarray, obs: np.ndarray,
+    mask: np.ndarray, current: np.ndarray,
 ) -> None:
-    state = states[i]
     seat = state[S_CURRENT]
     current[i] = seat
     if observe:
-        gather(tables[i], gathers[seat], obs[i])
+        write_observation(state, seat, match, obs[i])
     if finished[i]:
         mask[i, :] = 0
     else:
@@ -708,8 +641,6 @@ def _fresh_infos(i: int, state: np.ndarray, hand_points: np.ndarray, hand_pips_o
 def _step_one(
     i: int,
     states: np.ndarray,
-    tables: np.ndarray,
-    gathers: np.ndarray,
     actions: np.ndarray,
     match: bool,
     scheme: int,
@@ -727,22 +658,16 @@ def _step_one(
     blocked: np.ndarray,
 ) -> None:
     state = states[i]
-    table = tables[i]
     n = state[S_NUM_PLAYERS]
     for seat in range(n):
         rewards[i, seat] = 0.0
     if finished[i]:
         terminated[i] = True  # an ended game stays ended: zero rewards, infos kept (pgx, AEC)
-        _write_outputs(i, states, tables, gathers, finished, obs, mask, current, observe)
+        _write_outputs(i, state, match, observe, finished, obs, mask, current)
         return
     terminated[i] = False
-    action = actions[i]
-    seat = state[S_CURRENT]
-    drawn = state[S_BONEYARD + state[S_BONE_POS]] if action == DRAW else -1
-    status = apply_action(state, action)
+    status = apply_action(state, actions[i])
     if status == PLAYING:
-        if observe:
-            table_record(state, table, seat, action, drawn, match)
         _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
     else:
         for s in range(n):
@@ -760,16 +685,12 @@ def _step_one(
                 finished[i] = True
         else:
             next_hand(state)
-        if observe:
-            table_rebuild(state, table, match)
-    _write_outputs(i, states, tables, gathers, finished, obs, mask, current, observe)
+    _write_outputs(i, state, match, observe, finished, obs, mask, current)
 
 
 @njit(cache=True, parallel=True)
 def step_batch(
     states: np.ndarray,
-    tables: np.ndarray,
-    gathers: np.ndarray,
     actions: np.ndarray,
     match: bool,
     scheme: int,
@@ -790,17 +711,16 @@ def step_batch(
 
     Writes ``obs`` (N, 258) float32 (skipped when ``observe`` is False), ``mask`` (N, 58) int8,
     ``current`` (N,), ``rewards`` (N, n) float32, ``terminated`` (N,) bool and the info arrays.
+    ``finished`` marks games that ended without auto-reset (their actions are ignored).
     """
     for i in prange(states.shape[0]):
-        _step_one(i, states, tables, gathers, actions, match, scheme, autoreset, observe, finished, obs, mask,
-                  current, rewards, terminated, hand_points, hand_pips_out, score_out, blocked)
+        _step_one(i, states, actions, match, scheme, autoreset, observe, finished, obs, mask, current, rewards,
+                  terminated, hand_points, hand_pips_out, score_out, blocked)
 
 
 @njit(cache=True)
 def step_batch_serial(
     states: np.ndarray,
-    tables: np.ndarray,
-    gathers: np.ndarray,
     actions: np.ndarray,
     match: bool,
     scheme: int,
@@ -817,17 +737,15 @@ def step_batch_serial(
     score_out: np.ndarray,
     blocked: np.ndarray,
 ) -> None:
-    """:func:`step_batch` on one thread (small batches, where starting threads costs more)."""
+    """:func:`step_batch` on one thread (on a busy machine or for small batches, threads cost more)."""
     for i in range(states.shape[0]):
-        _step_one(i, states, tables, gathers, actions, match, scheme, autoreset, observe, finished, obs, mask,
-                  current, rewards, terminated, hand_points, hand_pips_out, score_out, blocked)
+        _step_one(i, states, actions, match, scheme, autoreset, observe, finished, obs, mask, current, rewards,
+                  terminated, hand_points, hand_pips_out, score_out, blocked)
 
 
 @njit(cache=True)
 def reset_batch(
     states: np.ndarray,
-    tables: np.ndarray,
-    gathers: np.ndarray,
     match: bool,
     scores: np.ndarray,
     fixed: np.ndarray,
@@ -858,23 +776,22 @@ def reset_batch(
         else:
             deal_random(state, openers[i])
         finished[i] = False
-        table_rebuild(state, tables[i], match)
         _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
-        _write_outputs(i, states, tables, gathers, finished, obs, mask, current, True)
+        _write_outputs(i, state, match, True, finished, obs, mask, current)
 
 
 @njit(cache=True)
-def observe_batch(tables: np.ndarray, index: np.ndarray, out: np.ndarray) -> None:
-    """Every game's observation through one gather ``index`` (258,) into ``out`` (N, 258)."""
-    for i in range(tables.shape[0]):
-        gather(tables[i], index, out[i])
+def observe_batch(states: np.ndarray, seat: int, match: bool, out: np.ndarray) -> None:
+    """Every game's observation from absolute seat ``seat`` into ``out`` (N, 258)."""
+    for i in range(states.shape[0]):
+        write_observation(states[i], seat, match, out[i])
 
 
 @njit(cache=True)
-def observe_seats(tables: np.ndarray, gathers: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
-    """Game ``i``'s observation from absolute seat ``seats[i]`` into ``out[i]``."""
-    for i in range(tables.shape[0]):
-        gather(tables[i], gathers[seats[i]], out[i])
+def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, out: np.ndarray) -> None:
+    """Game ``i``'s observation from absolute seat ``seats[i]`` into ``out[i]`` (N, 258)."""
+    for i in range(states.shape[0]):
+        write_observation(states[i], seats[i], match, out[i])
 
 
 @njit(cache=True)

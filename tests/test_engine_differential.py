@@ -2,8 +2,8 @@
 
 Many random hands and matches with 2 to 4 players, from normal deals and from odd set-up deals
 (short boneyards, uneven hands, blocks with shared lowest totals), compared after every action:
-the legal mask, the legal action list, ``is_legal`` of every action id, the observation table and
-each seat's observation, and the result, scores and match outcome.
+the legal mask, the legal action list, ``is_legal`` of every action id, each seat's observation
+(against the AEC environment's incremental table), and the result, scores and match outcome.
 """
 
 from __future__ import annotations
@@ -59,8 +59,7 @@ def odd_deal(rng: random.Random, players: int) -> DrawState:
     return DrawGame(players).state_from_deal(hands, deck[28 - bones :], rng.randrange(players))
 
 
-def assert_same(state: np.ndarray, ref: DrawState, table: np.ndarray, ref_table: observation.ObservationTable,
-                gathers: np.ndarray, match: bool, check_scratch: bool) -> None:
+def assert_same(state: np.ndarray, ref: DrawState, ref_table: observation.ObservationTable, match: bool) -> None:
     mask = np.zeros(NUM_ACTIONS, np.int8)
     actions = np.zeros(NUM_ACTIONS, np.int64)
     legal = ref.legal_actions()
@@ -70,29 +69,25 @@ def assert_same(state: np.ndarray, ref: DrawState, table: np.ndarray, ref_table:
     assert actions[:count].tolist() == legal
     for action in range(-1, NUM_ACTIONS + 1):
         assert E.is_legal(state, action) == ref.is_legal(action), action
-    np.testing.assert_array_equal(table, ref_table.table)
+    out = np.full(observation.OBSERVATION_SIZE, 7.0, np.float32)
     for seat in range(ref.num_players):
+        E.write_observation(state, seat, match, out)
+        np.testing.assert_array_equal(out, ref_table.observe(seat))
         assert E.hand_pips(state, seat) == ref.hand_pips(seat)
         assert E.popcount(state[E.S_HANDS + seat]) == ref.hand_count(seat)
     assert E.boneyard_count(state) == len(ref.boneyard)
     assert state[E.S_CURRENT] == ref.current
-    if check_scratch:
-        out = np.zeros(observation.OBSERVATION_SIZE, np.float32)
-        for seat in range(ref.num_players):
-            E.observe_state(state, gathers[seat], match, out)
-            np.testing.assert_array_equal(out, observation.observe_state(ref, seat, match))
 
 
 def play_hand(state: np.ndarray, ref: DrawState, rng: random.Random, match: bool) -> None:
-    """Random legal play of one hand in both engines, compared after every action."""
-    table = np.zeros(E.TABLE_SIZE, np.float32)
-    E.table_rebuild(state, table, match)
+    """Random legal play of one hand in both engines, compared after every action.
+
+    The reference observations come from the incremental table the AEC environment serves.
+    """
     ref_table = observation.ObservationTable(ref.game, match)
     ref_table.rebuild(ref)
-    gathers = E.gather_indices(ref.num_players)
-    step = 0
     while True:
-        assert_same(state, ref, table, ref_table, gathers, match, check_scratch=step % 7 == 0)
+        assert_same(state, ref, ref_table, match)
         if ref.result is not None:
             break
         action = rng.choice(ref.legal_actions())
@@ -101,9 +96,7 @@ def play_hand(state: np.ndarray, ref: DrawState, rng: random.Random, match: bool
         ref.apply_action(action)
         status = E.apply_action(state, action)
         ref_table.record(ref, seat, action, drawn)
-        E.table_record(state, table, seat, action, drawn, match)
         assert status == (E.PLAYING if ref.result is None else E.DOMINO if ref.result.kind == "domino" else E.BLOCKED)
-        step += 1
     result = ref.result
     players = ref.num_players
     assert tuple(state[E.S_POINTS : E.S_POINTS + players]) == result.points

@@ -1,0 +1,397 @@
+"""The batched environment: ``num_envs`` games of Draw in lockstep, arrays in and out (SPEC section 7).
+
+:class:`DrawVectorEnv` runs every game inside compiled kernels (:mod:`draw_env.engine`): a step
+is one call for all games, with no Python loop over them. Each game is one compact int64 row of
+``engine.STATE_SIZE`` slots, and the observation of any seat is written straight from it into the
+output array (faster than gathering from an absolute table, measured in ``docs/engine.md``).
+
+Conventions where SPEC section 7 is silent follow pgx:
+
+* ``reset`` and ``step`` return the same named tuple, :class:`VectorStep` (pgx's ``State``): at
+  ``reset`` the rewards are zeros and ``terminated`` is all False.
+* Auto-reset happens in the step that ends the episode (pgx's ``auto_reset``): that step's
+  ``rewards``, ``terminated`` and infos are the ended episode's; ``observation``, ``action_mask``
+  and ``current_player`` are already the new episode's. New episodes are dealt from each game's
+  generator, with zero scores.
+* Without auto-reset an ended game stays ended until ``reset``: its actions are ignored, its
+  ``terminated`` stays True (as pgx's state and the AEC environment's ``terminations``), its
+  rewards are 0, its mask all zeros, and its infos keep describing the hand that ended.
+  ``current_player`` is then the seat that made the last action, as the AEC environment's
+  ``agent_selection``.
+* Rewards are by absolute seat, shape ``(num_envs, num_players)``, float32; ``truncated`` is
+  always False (every hand ends).
+* Seeding: ``reset(seed=s)`` seeds game ``i``'s own generator from ``numpy.random.SeedSequence(s)``
+  (the ``i``-th of ``num_envs`` words); ``reset()`` without a seed continues each game's stream.
+  The same seed gives the same games; the deals differ from ``draw_env.env()``'s for the same seed
+  (another generator): fix deals through ``options["deals"]`` to replay a game of the AEC
+  environment.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+
+from draw_env import engine, tiles
+from draw_env.checks import check_bool, check_choice, check_int, check_seed
+from draw_env.draw_dominoes import EPISODES, REWARDS
+from draw_env.observation import HIGH, OBSERVATION_SIZE
+from draw_env.rules import NUM_ACTIONS, DrawGame, IllegalActionError, action_name
+
+_OPTION_KEYS = ("deals", "scores")
+_DEAL_KEYS = ("hands", "boneyard", "opener")
+
+
+class VectorStep(NamedTuple):
+    """What ``reset`` and ``step`` return, one row per game (``n = num_players``).
+
+    Attributes:
+        observation: float32 ``(num_envs, 258)``, the player to act's observation (the AEC layout).
+        action_mask: int8 ``(num_envs, 58)``, that player's legal actions (zeros in an ended game).
+        current_player: int32 ``(num_envs,)``, the absolute seat to act.
+        rewards: float32 ``(num_envs, n)`` by absolute seat, what the AEC environment gives each
+            agent at this step.
+        terminated: bool ``(num_envs,)``, the episode (hand or match) is over at this step.
+        truncated: bool ``(num_envs,)``, always False.
+        hand_points: int32 ``(num_envs, n)``, points each seat scored in a hand that ended at this
+            step, else 0 (the AEC info ``hand_points``).
+        hand_pips: int32 ``(num_envs, n)``, pips in each hand; at the step a hand ends, the pips
+            left (info ``hand_pips``).
+        score: int32 ``(num_envs, n)``, match totals, the finished hand included (info ``score``).
+        blocked: bool ``(num_envs,)``, a blocked hand ended at this step (info ``blocked``).
+    """
+
+    observation: np.ndarray
+    action_mask: np.ndarray
+    current_player: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    hand_points: np.ndarray
+    hand_pips: np.ndarray
+    score: np.ndarray
+    blocked: np.ndarray
+
+
+class DrawVectorEnv:
+    """``num_envs`` independent games of Draw stepped together (SPEC section 7).
+
+    Args:
+        num_envs: games in the batch (>= 1).
+        num_players: 2, 3 or 4.
+        episode: ``"hand"`` or ``"match"``.
+        reward: ``"zero_sum"``, ``"points"`` or, with ``episode="match"``, ``"win_loss"``.
+        autoreset: deal an ended game anew in the same step (True) or leave it ended until
+            ``reset`` (False).
+        parallel: step the games on all numba threads (``prange``). Off by default: it pays only
+            on idle cores; on a shared machine a thread that waits for a core stalls every step.
+
+    The arrays each call returns are new: the environment never writes them again. See the module
+    docstring for the conventions (auto-reset, ended games, seeding) and ``docs/engine.md``.
+
+    Example::
+
+        env = DrawVectorEnv(1024, num_players=3)
+        out = env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(100):
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in out.action_mask])
+            out = env.step(actions)
+    """
+
+    metadata: ClassVar[dict[str, str]] = {"name": "draw_dominoes_vector_v0", "autoreset_mode": "same-step"}
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 2,
+        episode: str = "hand",
+        reward: str = "zero_sum",
+        autoreset: bool = True,
+        *,
+        parallel: bool = False,
+    ) -> None:
+        self.num_envs = check_int("num_envs", num_envs, minimum=1)
+        self.num_players = check_choice("num_players", num_players, (2, 3, 4))
+        self.episode = check_choice("episode", episode, EPISODES)
+        self.reward = check_choice("reward", reward, REWARDS)
+        if self.reward == "win_loss" and self.episode != "match":
+            raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
+        self.autoreset = check_bool("autoreset", autoreset)
+        self.parallel = check_bool("parallel", parallel)
+        self.game = DrawGame(self.num_players)
+        self._match = self.episode == "match"
+        self._scheme = REWARDS.index(self.reward)
+        self.single_observation_space = spaces.Box(0.0, HIGH, (OBSERVATION_SIZE,), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = spaces.Box(
+            0.0, np.broadcast_to(HIGH, (self.num_envs, OBSERVATION_SIZE)), dtype=np.float32
+        )
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, NUM_ACTIONS))
+        n, players = self.num_envs, self.num_players
+        self._states = np.zeros((n, engine.STATE_SIZE), np.int64)
+        for i in range(n):
+            engine.init_state(self._states[i], players, 0)
+        self._finished = np.zeros(n, np.bool_)
+        self._hand_points = np.zeros((n, players), np.int32)
+        self._hand_pips = np.zeros((n, players), np.int32)
+        self._score = np.zeros((n, players), np.int32)
+        self._blocked = np.zeros(n, np.bool_)
+        self._mask = np.zeros((n, NUM_ACTIONS), np.int8)
+        self._current = np.zeros(n, np.int32)
+        self._bad = np.zeros(n, np.bool_)
+        self._seeded = False
+        self._has_reset = False
+
+    # ------------------------------------------------------------------ reset
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> VectorStep:
+        """Start a new episode in every game.
+
+        Args:
+            seed: seeds every game's generator (``None``: continue the streams; the very first
+                reset without a seed draws fresh entropy).
+            options: ``"deals"``: a list of ``num_envs`` entries, each ``None`` (dealt from the
+                generator) or ``{"hands", "boneyard", "opener"}`` as the AEC environment's reset
+                options (tiles as ids, ``(a, b)`` pairs or ``"[a|b]"``; ``opener`` optional, else
+                the lottery); with ``episode="match"``, ``"scores"``: a list of ``num_envs``
+                entries, each ``None`` or one integer per seat below the target. Unknown keys
+                are ignored with a warning.
+
+        Raises:
+            ValueError: for a malformed seed or option, saying which game and what is wrong; no
+                game changes then.
+        """
+        seed = check_seed("seed", seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict with keys {', '.join(_OPTION_KEYS)}, got {options!r}")
+        options = dict(options or {})
+        unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
+        if unknown:
+            warnings.warn(
+                f"reset options {', '.join(unknown)} are not known and were ignored; "
+                f"known options: {', '.join(_OPTION_KEYS)}",
+                stacklevel=2,
+            )
+        n, players = self.num_envs, self.num_players
+        scores = self._parse_scores(options.get("scores"))
+        fixed, hands, boneyards, lengths, openers = self._parse_deals(options.get("deals"))
+        if seed is not None or not self._seeded:
+            words = np.random.SeedSequence(seed).generate_state(n, np.uint64)
+            self._states[:, engine.S_RNG] = words.view(np.int64)
+            self._seeded = True
+        obs = np.empty((n, OBSERVATION_SIZE), np.float32)
+        engine.reset_batch(
+            self._states, self._match, scores, fixed, hands, boneyards, lengths,
+            openers, self._finished, obs, self._mask, self._current, self._hand_points, self._hand_pips,
+            self._score, self._blocked,
+        )
+        self._has_reset = True
+        return VectorStep(
+            obs,
+            self._mask.copy(),
+            self._current.copy(),
+            np.zeros((n, players), np.float32),
+            np.zeros(n, np.bool_),
+            np.zeros(n, np.bool_),
+            self._hand_points.copy(),
+            self._hand_pips.copy(),
+            self._score.copy(),
+            self._blocked.copy(),
+        )
+
+    def _parse_scores(self, scores: object) -> np.ndarray:
+        out = np.zeros((self.num_envs, engine.SEATS), np.int64)
+        if scores is None:
+            return out
+        if not self._match:
+            raise ValueError("options['scores'] needs episode='match'")
+        if not isinstance(scores, Sequence) or isinstance(scores, str) or len(scores) != self.num_envs:
+            raise ValueError(f"options['scores'] must be a list of {self.num_envs} entries (None or scores), got {scores!r}")
+        players, goal = self.num_players, self.game.target
+        for i, entry in enumerate(scores):
+            if entry is None:
+                continue
+            if (
+                not isinstance(entry, (Sequence, np.ndarray))
+                or isinstance(entry, str)
+                or len(entry) != players
+                or not all(
+                    isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) and 0 <= s < goal
+                    for s in entry
+                )
+            ):
+                raise ValueError(
+                    f"options['scores'][{i}] must be {players} integers in 0..{goal - 1} (below the target), got {entry!r}"
+                )
+            out[i, :players] = [int(s) for s in entry]
+        return out
+
+    def _parse_deals(self, deals: object) -> tuple[np.ndarray, ...]:
+        n = self.num_envs
+        fixed = np.zeros(n, np.bool_)
+        hands = np.zeros((n, engine.SEATS), np.int64)
+        boneyards = np.zeros((n, tiles.NUM_TILES), np.int64)
+        lengths = np.zeros(n, np.int64)
+        openers = np.full(n, -1, np.int64)
+        if deals is None:
+            return fixed, hands, boneyards, lengths, openers
+        if not isinstance(deals, Sequence) or isinstance(deals, str) or len(deals) != n:
+            raise ValueError(f"options['deals'] must be a list of {n} entries (None or a deal dict), got {deals!r}")
+        players = self.num_players
+        for i, deal in enumerate(deals):
+            if deal is None:
+                continue
+            where = f"options['deals'][{i}]"
+            if not isinstance(deal, Mapping):
+                # A malformed option is a ValueError throughout the project (SPEC 5), type or value.
+                raise ValueError(f"{where} must be None or a dict with keys hands, boneyard, opener, got {deal!r}")  # noqa: TRY004
+            extra = sorted(str(key) for key in deal if key not in _DEAL_KEYS)
+            if extra or "hands" not in deal or "boneyard" not in deal:
+                raise ValueError(
+                    f"{where} must hold 'hands' and 'boneyard' (and optionally 'opener'), got keys {sorted(map(str, deal))}"
+                )
+            opener = deal.get("opener")
+            if opener is not None:
+                if isinstance(opener, (bool, np.bool_)) or not isinstance(opener, (int, np.integer)) or not 0 <= opener < players:
+                    raise ValueError(f"{where}['opener'] must be a seat in 0..{players - 1}, got {opener!r}")
+                openers[i] = int(opener)
+            try:
+                state = self.game.state_from_deal(deal["hands"], deal["boneyard"], 0)
+            except ValueError as error:
+                raise ValueError(f"{where}: {error}") from None
+            fixed[i] = True
+            hands[i, :players] = state.hands
+            lengths[i] = len(state.boneyard)
+            boneyards[i, : lengths[i]] = state.boneyard
+        return fixed, hands, boneyards, lengths, openers
+
+    # ------------------------------------------------------------------ step
+
+    def step(self, actions: Any) -> VectorStep:
+        """Play one action in every game: ``actions`` integer ``(num_envs,)``, one per game.
+
+        Ended games (``autoreset=False``) ignore their entry.
+
+        Raises:
+            ValueError: for a wrong shape or type, or actions outside ``0..57``;
+                :class:`draw_env.IllegalActionError` (a ``ValueError``) naming the games whose
+                action is illegal and listing their legal actions. No game changes then.
+        """
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not (
+            np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_
+        ):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
+        actions = actions.astype(np.int64, copy=False)
+        out_of_range = ((actions < 0) | (actions >= NUM_ACTIONS)) & ~self._finished
+        if out_of_range.any():
+            games = np.flatnonzero(out_of_range)
+            raise ValueError(
+                f"actions must be integers in 0..{NUM_ACTIONS - 1} (Discrete(58)); games {_listed(games)} got "
+                f"{_listed(actions[games])}"
+            )
+        if engine.find_illegal(self._states, actions, self._finished, self._bad):
+            raise IllegalActionError(self._illegal_message(actions))
+        n = self.num_envs
+        obs = np.empty((n, OBSERVATION_SIZE), np.float32)
+        rewards = np.empty((n, self.num_players), np.float32)
+        terminated = np.empty(n, np.bool_)
+        kernel = engine.step_batch if self.parallel else engine.step_batch_serial
+        kernel(
+            self._states, actions, self._match, self._scheme, self.autoreset, True,
+            self._finished, obs, self._mask, self._current, rewards, terminated, self._hand_points,
+            self._hand_pips, self._score, self._blocked,
+        )
+        return VectorStep(
+            obs,
+            self._mask.copy(),
+            self._current.copy(),
+            rewards,
+            terminated,
+            np.zeros(n, np.bool_),
+            self._hand_points.copy(),
+            self._hand_pips.copy(),
+            self._score.copy(),
+            self._blocked.copy(),
+        )
+
+    def _illegal_message(self, actions: np.ndarray) -> str:
+        games = np.flatnonzero(self._bad)
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        details = []
+        for i in games[:5]:
+            engine.legal_mask(self._states[i], mask)
+            legal = ", ".join(f"{a} ({action_name(int(a))})" for a in np.flatnonzero(mask))
+            action = int(actions[i])
+            details.append(
+                f"game {i}: action {action} ({action_name(action)}) is not legal for seat "
+                f"{self._states[i, engine.S_CURRENT]}; legal actions: {legal}"
+            )
+        more = f"; and {len(games) - 5} more" if len(games) > 5 else ""
+        return f"illegal actions in games {_listed(games)}; no game changed. " + "; ".join(details) + more
+
+    # ------------------------------------------------------------------ observing
+
+    def observe(self, seat: int) -> np.ndarray:
+        """Every game's observation from absolute seat ``seat``'s view: float32 ``(num_envs, 258)``."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe()")
+        seat = check_int("seat", seat, minimum=0, maximum=self.num_players - 1)
+        out = np.empty((self.num_envs, OBSERVATION_SIZE), np.float32)
+        engine.observe_batch(self._states, seat, self._match, out)
+        return out
+
+    def observe_seats(self, seats: Any) -> np.ndarray:
+        """Game ``i``'s observation from absolute seat ``seats[i]``: float32 ``(num_envs, 258)``."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before observe_seats()")
+        seats = np.asarray(seats)
+        if (
+            seats.shape != (self.num_envs,)
+            or not np.issubdtype(seats.dtype, np.integer)
+            or seats.dtype == np.bool_
+            or (seats.size and (seats.min() < 0 or seats.max() >= self.num_players))
+        ):
+            raise ValueError(f"seats must be integers in 0..{self.num_players - 1} of shape ({self.num_envs},)")
+        out = np.empty((self.num_envs, OBSERVATION_SIZE), np.float32)
+        engine.observe_seats(self._states, seats.astype(np.int64), self._match, out)
+        return out
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """The current legal-action masks, int8 ``(num_envs, 58)`` (a copy)."""
+        return self._mask.copy()
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """The seat to act in each game, int32 ``(num_envs,)`` (a copy)."""
+        return self._current.copy()
+
+    @property
+    def states(self) -> np.ndarray:
+        """The engine states ``(num_envs, engine.STATE_SIZE)``, hidden tiles included: for tools,
+        tests and centralised critics, never for agents. A read-only view."""
+        view = self._states.view()
+        view.flags.writeable = False
+        return view
+
+    def deals(self) -> list[dict[str, Any]]:
+        """Each game's current hand as dealt, as reset options ``{hands, boneyard, opener}``."""
+        return [engine.deal_of(state) for state in self._states]
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _listed(values: np.ndarray, limit: int = 20) -> str:
+    shown = ", ".join(str(int(v)) for v in values[:limit])
+    return f"[{shown}{', ...' if len(values) > limit else ''}]"
