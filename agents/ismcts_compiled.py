@@ -1,0 +1,855 @@
+"""Compiled ISMCTS: the algorithm of :mod:`agents.ismcts`, in numba, on the kernels of :mod:`draw_env.engine`.
+
+The search is the same as the pure-Python one (read its module docstring for the method):
+determinizations consistent with the player's view (hand sizes and shown voids, uniform by
+rejection with a constrained fallback), paired root actions (each root action on its own copy of
+the same determinization, with the same random numbers after), one tree shared by the
+determinizations in which the searcher's own draws branch on the tile drawn, UCB1 with
+availability counts, heaviest-first rollouts with ``rollout_randomness``, and the back-up of every
+seat's zero-sum hand points / :data:`REWARD_SCALE`, each node keeping the value of the seat that
+moved into it. Only the random numbers differ (a splitmix64 generator instead of Python's
+Mersenne Twister), so the two agents play equally well at equal simulations but not move for
+move.
+
+Trees are preallocated arrays: node ``k`` has a row ``children[k]`` of 58 child indices (-1 for
+none; below a searcher's draw the row is indexed by the tile drawn), ``visits[k]``, ``total[k]``
+and ``available[k]``. A decision allocates at most three nodes per simulation (the expanded
+action, and the tile drawn when the searcher draws, once mid-path and once at the leaf).
+
+**Batched network evaluation** (:meth:`CompiledISMCTSAgent.action_values_many`): many decisions
+are searched in lockstep, one simulation of each per round. A round walks every decision's tree
+to its leaf, writes the leaf position as one observation per seat (the AEC environment's
+layout, with that seat's legal-action mask, all zeros for the seats not to act), calls
+``evaluate(observations (N, 258) float32, masks (N, 58) int8) -> (priors (N, 58), values (N,))``
+once for all of them, then finishes each simulation: the value backed up for each seat is
+``value_weight * values[row of that seat] + (1 - value_weight) * rollout`` (no rollout at all
+when ``value_weight`` is 1), and the acting seat's priors are stored at the leaf node. There they
+choose which untried action a later walk expands (sampled in proportion to the prior instead of
+uniformly) and, with ``prior_weight > 0``, add a progressive-bias term
+``prior_weight * prior / (1 + visits)`` to UCB1. Each decision's own sequence of simulations is
+exactly that of :meth:`CompiledISMCTSAgent.search`: with uniform priors, ``value_weight=0`` and
+``prior_weight=0`` the results are identical to the plain search with the same seed. A value is
+the observing seat's expected zero-sum hand points divided by :data:`REWARD_SCALE` (the same
+unit as :meth:`CompiledISMCTSAgent.action_values`), so a value network is trained on the
+``zero_sum`` reward / :data:`REWARD_SCALE`. See docs/agents.md for the design.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numba import njit
+
+from draw_env import engine as E
+from draw_env.checks import check_int, check_number
+from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS
+from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
+from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
+
+from agents.base import Observation, SeededAgent, legal_actions, num_players
+
+#: Zero-sum hand points are divided by this (the pure-Python agent's scale, the same unit).
+REWARD_SCALE = 40.0
+
+#: Default budget: simulations per decision, about the CPU time per decision of the pure-Python
+#: agent at 200 simulations (docs/agents.md gives the measurement).
+DEFAULT_SIMULATIONS = 4000
+
+#: ``evaluate(observations (N, 258) float32, masks (N, 58) int8) -> (priors (N, 58), values (N,))``.
+Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+_SLOT_MAIN = 0  # the decision's generator: determinizations and the shared seeds
+_SLOT_SIM = 1  # one simulation's generator, restarted from the shared seed for each root action
+_NEED_ROOM = 1
+_NO_DEAL = 2
+_PATH = 160  # longer than any hand: at most 28 placements, 21 draws and one round of passes per tile
+_NODES_PER_SIMULATION = 3
+# A tree's meta row: next free node, end of its node region, simulations done, index of the
+# root action the next simulation starts with, root node.
+_M_NODES, _M_END, _M_DONE, _M_NEXT_ROOT, _M_ROOT = 0, 1, 2, 3, 4
+META_SIZE = 5
+
+_PIPS = np.array(PIPS, np.int64)
+_HOLDING = np.array(HOLDING, np.int64)
+_TWO_32 = 1 << 32
+_O_HAND = OFFSETS["hand"]
+_O_LINE = OFFSETS["line"]
+_O_LEFT = OFFSETS["left_end"]
+_O_RIGHT = OFFSETS["right_end"]
+_O_PLACED_BY = OFFSETS["placed_by"]
+_O_ORDER = OFFSETS["placement_order"]
+_O_SIZES = OFFSETS["hand_sizes"]
+_O_BONEYARD = OFFSETS["boneyard_size"]
+_O_LACKS = OFFSETS["lacks"]
+_O_PASSES = OFFSETS["passes_in_row"]
+_O_SCORES = OFFSETS["scores"]
+_O_TARGET = OFFSETS["target"]
+
+
+# ---------------------------------------------------------------------- the view as a state
+
+
+@njit(cache=True)
+def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: np.ndarray) -> None:
+    """The observer's information set as a state (observer = seat 0, seats relative).
+
+    ``state`` int64 ``(STATE_SIZE,)`` gets the observer's hand, the line (placements in order,
+    ends unknown and written as 0), the open ends, the voids, passes and scores; the opponents'
+    hands and the boneyard stay empty until :func:`determinize` deals them. ``counts`` int64
+    ``(4,)`` gets every seat's hand size. The observer is to act.
+    """
+    E.init_state(state, n, 0)
+    hand = 0
+    line = 0
+    for t in range(NUM_TILES):
+        if obs[_O_HAND + t] > 0.5:
+            hand |= 1 << t
+        if obs[_O_LINE + t] > 0.5:
+            line |= 1 << t
+            k = int(round(obs[_O_ORDER + t])) - 1
+            seat = 0
+            for s in range(SEATS):
+                if obs[_O_PLACED_BY + s * NUM_TILES + t] > 0.5:
+                    seat = s
+            state[E.S_LINE + k] = t | seat << E.LINE_SEAT_SHIFT
+    state[E.S_HANDS] = hand
+    state[E.S_LINE_MASK] = line
+    state[E.S_LINE_COUNT] = E.popcount(line)
+    for v in range(NUM_VALUES):
+        if obs[_O_LEFT + v] > 0.5:
+            state[E.S_LEFT] = v
+        if obs[_O_RIGHT + v] > 0.5:
+            state[E.S_RIGHT] = v
+    for s in range(n):
+        counts[s] = int(round(obs[_O_SIZES + s]))
+        voids = 0
+        for v in range(NUM_VALUES):
+            if obs[_O_LACKS + s * NUM_VALUES + v] > 0.5:
+                voids |= 1 << v
+        state[E.S_VOIDS + s] = voids
+        state[E.S_SCORES + s] = int(round(obs[_O_SCORES + s]))
+    bones = int(round(obs[_O_BONEYARD]))
+    state[E.S_BONE_END] = bones  # a placeholder count: determinize writes the tiles
+    state[E.S_PASSES] = int(round(obs[_O_PASSES]))
+    state[E.S_CURRENT] = 0
+
+
+def state_from_view(view: PlayerView) -> tuple[np.ndarray, np.ndarray]:
+    """``view``'s information set as ``(state, counts)``, seats absolute (see :func:`state_from_observation`)."""
+    n = view.game.num_players
+    state = np.zeros(E.STATE_SIZE, np.int64)
+    E.init_state(state, n, 0)
+    state[E.S_HANDS + view.player] = view.hand
+    state[E.S_LINE_MASK] = view.line_mask
+    state[E.S_LINE_COUNT] = len(view.line)
+    for k, (tile, seat, end) in enumerate(view.line):
+        state[E.S_LINE + k] = tile | seat << E.LINE_SEAT_SHIFT | max(end, 0) << E.LINE_END_SHIFT
+    if view.ends is not None:
+        state[E.S_LEFT], state[E.S_RIGHT] = view.ends
+    for seat in range(n):
+        state[E.S_VOIDS + seat] = view.voids[seat]
+        state[E.S_SCORES + seat] = view.scores[seat]
+    state[E.S_BONE_END] = view.boneyard_count
+    state[E.S_PASSES] = view.passes_in_row
+    state[E.S_CURRENT] = view.current
+    state[E.S_OPENER] = view.opener
+    counts = np.zeros(SEATS, np.int64)
+    counts[:n] = view.hand_counts
+    return state, counts
+
+
+# ---------------------------------------------------------------------- determinizations
+
+
+@njit(cache=True, inline="always")
+def _shuffle(items: np.ndarray, count: int, words: np.ndarray, slot: int) -> None:
+    for i in range(count - 1, 0, -1):
+        j = E.random_below_at(words, slot, i + 1)
+        swap = items[i]
+        items[i] = items[j]
+        items[j] = swap
+
+
+@njit(cache=True, inline="always")
+def _tiles_of(mask: int, out: np.ndarray) -> int:
+    count = 0
+    for t in range(NUM_TILES):
+        if mask >> t & 1:
+            out[count] = t
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def _constrained_deal(
+    order: np.ndarray, opponents: int, unseen: int, allowed: np.ndarray, counts: np.ndarray, hands: np.ndarray,
+    words: np.ndarray,
+) -> bool:
+    """Deal ``order``'s seats in turn from ``unseen``, backtracking when a choice strands a later seat.
+
+    ``PlayerView._constrained_deal`` without recursion (numba cannot cache recursive functions):
+    at each seat, 16 random picks of its allowed tiles, then every combination of them.
+    """
+    choices = np.empty((SEATS, NUM_TILES), np.int64)
+    sizes = np.zeros(SEATS, np.int64)
+    tries = np.zeros(SEATS, np.int64)
+    pick = np.zeros((SEATS, NUM_TILES), np.int64)
+    free = np.zeros(SEATS + 1, np.int64)
+    free[0] = unseen
+    level = 0
+    entering = True
+    while True:
+        if level == opponents:
+            return True
+        seat = order[level]
+        need = counts[seat]
+        if entering:
+            sizes[level] = _tiles_of(allowed[seat] & free[level], choices[level])
+            tries[level] = 0
+            if sizes[level] < need:
+                level -= 1  # stranded: the previous seat picks again
+                if level < 0:
+                    return False
+                entering = False
+                continue
+        size = sizes[level]
+        row = choices[level]
+        if tries[level] < 16:
+            _shuffle(row, size, words, _SLOT_MAIN)
+            for k in range(need):
+                pick[level, k] = k
+        elif tries[level] == 16:
+            for k in range(need):  # the first combination, in the order of the last shuffle
+                pick[level, k] = k
+        else:
+            i = need - 1
+            while i >= 0 and pick[level, i] == i + size - need:
+                i -= 1
+            if i < 0:  # every combination strands a later seat
+                level -= 1
+                if level < 0:
+                    return False
+                entering = False
+                continue
+            pick[level, i] += 1
+            for j in range(i + 1, need):
+                pick[level, j] = pick[level, j - 1] + 1
+        tries[level] += 1
+        mask = 0
+        for k in range(need):
+            mask |= 1 << row[pick[level, k]]
+        hands[seat] = mask
+        free[level + 1] = free[level] & ~mask
+        level += 1
+        entering = True
+
+
+@njit(cache=True)
+def determinize(base: np.ndarray, counts: np.ndarray, searcher: int, words: np.ndarray, world: np.ndarray) -> bool:
+    """Deal the tiles ``searcher`` cannot see into ``world`` (``PlayerView.sample_state``).
+
+    Opponents' hands are uniform among the deals that respect their sizes ``counts`` and their
+    shown voids (32 rejection tries, then a constrained deal), the boneyard gets the rest in
+    random order; the generator is ``words[0]``. Returns False when no deal is consistent.
+    """
+    n = base[E.S_NUM_PLAYERS]
+    unseen = ALL_TILES_MASK & ~base[E.S_HANDS + searcher] & ~base[E.S_LINE_MASK]
+    allowed = np.zeros(SEATS, np.int64)
+    hands = np.zeros(SEATS, np.int64)
+    order = np.empty(SEATS, np.int64)
+    opponents = 0
+    for seat in range(n):
+        lacking = 0
+        for v in range(NUM_VALUES):
+            if base[E.S_VOIDS + seat] >> v & 1:
+                lacking |= _HOLDING[v]
+        allowed[seat] = unseen & ~lacking
+        if seat != searcher:
+            order[opponents] = seat
+            opponents += 1
+    hands[searcher] = base[E.S_HANDS + searcher]
+    pool = np.empty(NUM_TILES, np.int64)
+    size = _tiles_of(unseen, pool)
+    dealt = False
+    for _ in range(32):
+        _shuffle(pool, size, words, _SLOT_MAIN)
+        position = 0
+        dealt = True
+        for k in range(opponents):
+            seat = order[k]
+            mask = 0
+            for j in range(position, position + counts[seat]):
+                mask |= 1 << pool[j]
+            if mask & ~allowed[seat]:
+                dealt = False
+                break
+            hands[seat] = mask
+            position += counts[seat]
+        if dealt:
+            break
+    if not dealt:
+        # Most constrained first (a stable sort by the number of allowed tiles, as sorted()).
+        for i in range(1, opponents):
+            j = i
+            while j > 0 and E.popcount(allowed[order[j - 1]]) > E.popcount(allowed[order[j]]):
+                swap = order[j]
+                order[j] = order[j - 1]
+                order[j - 1] = swap
+                j -= 1
+        if not _constrained_deal(order, opponents, unseen, allowed, counts, hands, words):
+            return False
+    taken = 0
+    for seat in range(n):
+        if seat != searcher:
+            taken |= hands[seat]
+    bones = _tiles_of(unseen & ~taken, pool)
+    _shuffle(pool, bones, words, _SLOT_MAIN)
+    world[:] = base
+    E.redeal(world, hands, pool, bones)
+    return True
+
+
+# ---------------------------------------------------------------------- one simulation
+
+
+@njit(cache=True, inline="always")
+def _new_node(meta: np.ndarray, children: np.ndarray, visits: np.ndarray, total: np.ndarray,
+              available: np.ndarray, has_prior: np.ndarray) -> int:
+    node = meta[_M_NODES]
+    meta[_M_NODES] = node + 1
+    children[node, :] = -1
+    visits[node] = 0
+    total[node] = 0.0
+    available[node] = 0
+    has_prior[node] = False
+    return node
+
+
+@njit(cache=True, inline="always")
+def _uniform(words: np.ndarray) -> float:
+    return E.random_below_at(words, _SLOT_SIM, _TWO_32) / _TWO_32
+
+
+@njit(cache=True)
+def _pick_untried(untried: np.ndarray, count: int, weights: np.ndarray, use_weights: bool, words: np.ndarray) -> int:
+    """One of ``untried[:count]``: uniform, or in proportion to ``weights[action]``."""
+    if use_weights:
+        first = weights[untried[0]]
+        equal = True
+        mass = 0.0
+        for k in range(count):
+            w = max(weights[untried[k]], 0.0)
+            mass += w
+            if w != first:
+                equal = False
+        if not equal and mass > 0.0:
+            u = _uniform(words) * mass
+            for k in range(count):
+                u -= max(weights[untried[k]], 0.0)
+                if u < 0.0:
+                    return untried[k]
+            return untried[count - 1]
+    return untried[E.random_below_at(words, _SLOT_SIM, count)]
+
+
+@njit(cache=True)
+def _walk(
+    state: np.ndarray, root: int, root_action: int, searcher: int, exploration: float, prior_weight: float,
+    meta: np.ndarray, children: np.ndarray, visits: np.ndarray, total: np.ndarray, available: np.ndarray,
+    has_prior: np.ndarray, prior: np.ndarray, words: np.ndarray, path_nodes: np.ndarray, path_seats: np.ndarray,
+    scratch: np.ndarray,
+) -> tuple[int, int]:
+    """Select and expand from ``root`` with ``root_action`` first; returns ``(leaf node, path length)``.
+
+    ``state`` ends at the leaf position; ``path_nodes``/``path_seats`` hold the nodes passed and
+    the seat that moved into each.
+    """
+    legal = scratch[:NUM_ACTIONS]
+    untried = scratch[NUM_ACTIONS:]
+    node = root
+    action = root_action
+    length = 0
+    while True:
+        mover = state[E.S_CURRENT]
+        child = children[node, action]
+        expanded = child < 0
+        if expanded:
+            child = _new_node(meta, children, visits, total, available, has_prior)
+            children[node, action] = child
+            available[child] = 1
+        path_nodes[length] = child
+        path_seats[length] = mover
+        length += 1
+        node = child
+        if action == DRAW and mover == searcher:
+            # The searcher sees what it draws: its later choices hang below that tile.
+            drawn = state[E.S_BONEYARD + state[E.S_BONE_POS]]
+            outcome = children[node, drawn]
+            if outcome < 0:
+                outcome = _new_node(meta, children, visits, total, available, has_prior)
+                children[node, drawn] = outcome
+            node = outcome
+        status = E.apply_action(state, action)
+        if expanded or status != E.PLAYING:
+            return node, length
+        count = E.legal_actions(state, legal)
+        tried = 0
+        best = -math.inf
+        for k in range(count):
+            a = legal[k]
+            candidate = children[node, a]
+            if candidate < 0:
+                untried[tried] = a
+                tried += 1
+                continue
+            available[candidate] += 1
+            n_visits = visits[candidate]
+            score = total[candidate] / n_visits + exploration * math.sqrt(math.log(available[candidate]) / n_visits)
+            if prior_weight > 0.0 and has_prior[node]:
+                score += prior_weight * prior[node, a] / (1.0 + n_visits)
+            if score > best:
+                best = score
+                action = a
+        if tried == 1:
+            action = untried[0]
+        elif tried > 1:
+            weighted = has_prior[node]  # the plain search's prior array is one unused row
+            action = _pick_untried(untried, tried, prior[node if weighted else 0], weighted, words)
+
+
+@njit(cache=True)
+def _zero_sum(state: np.ndarray, out: np.ndarray) -> None:
+    """Every seat's zero-sum hand points / REWARD_SCALE into ``out`` (the hand is over)."""
+    n = state[E.S_NUM_PLAYERS]
+    points_total = 0
+    for s in range(n):
+        points_total += state[E.S_POINTS + s]
+    for s in range(n):
+        p = state[E.S_POINTS + s]
+        out[s] = (p - (points_total - p) / (n - 1)) / REWARD_SCALE
+
+
+@njit(cache=True)
+def _rollout(state: np.ndarray, threshold: int, words: np.ndarray, legal: np.ndarray, out: np.ndarray) -> None:
+    """Finish the hand: the heaviest playable tile, or with probability threshold / 2**32 a random one."""
+    while state[E.S_STATUS] == E.PLAYING:
+        count = E.legal_actions(state, legal)
+        if legal[0] >= DRAW:  # nothing fits: draw, or pass once drawing is over
+            E.apply_action(state, legal[0])
+            continue
+        if legal[count - 1] == DRAW:  # rollouts never draw by choice
+            count -= 1
+        if count > 1 and E.random_below_at(words, _SLOT_SIM, _TWO_32) < threshold:
+            E.apply_action(state, legal[E.random_below_at(words, _SLOT_SIM, count)])
+            continue
+        best = legal[0]
+        best_pips = _PIPS[best >> 1]
+        for k in range(1, count):
+            if _PIPS[legal[k] >> 1] > best_pips:
+                best = legal[k]
+                best_pips = _PIPS[best >> 1]
+        E.apply_action(state, best)
+    _zero_sum(state, out)
+
+
+@njit(cache=True, inline="always")
+def _backup(path_nodes: np.ndarray, path_seats: np.ndarray, length: int, rewards: np.ndarray,
+            visits: np.ndarray, total: np.ndarray) -> None:
+    for k in range(length):
+        node = path_nodes[k]
+        visits[node] += 1
+        total[node] += rewards[path_seats[k]]
+
+
+@njit(cache=True, inline="always")
+def _shared_seed(words: np.ndarray) -> int:
+    high = E.random_below_at(words, _SLOT_MAIN, _TWO_32)
+    low = E.random_below_at(words, _SLOT_MAIN, _TWO_32)
+    return (high << 32) | low
+
+
+# ---------------------------------------------------------------------- the plain search
+
+
+@njit(cache=True)
+def search_chunk(
+    base: np.ndarray, counts: np.ndarray, searcher: int, exploration: float, threshold: int,
+    simulations: int, determinizations: int, meta: np.ndarray, children: np.ndarray, visits: np.ndarray,
+    total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, words: np.ndarray,
+) -> int:
+    """Search up to ``determinizations`` whole determinizations, stopping once ``simulations`` are done.
+
+    The tree's root is node 0 (``meta`` holds the next free node, the capacity and the count of
+    simulations done); ``words`` the generators. Returns 0, or ``_NEED_ROOM`` when the tree
+    cannot take another determinization (grow it and call again), or ``_NO_DEAL``.
+    """
+    world = np.empty(E.STATE_SIZE, np.int64)
+    state = np.empty(E.STATE_SIZE, np.int64)
+    roots = np.empty(NUM_ACTIONS, np.int64)
+    scratch = np.empty(2 * NUM_ACTIONS, np.int64)
+    path_nodes = np.empty(_PATH, np.int64)
+    path_seats = np.empty(_PATH, np.int64)
+    rewards = np.zeros(SEATS)
+    prior = np.zeros((1, NUM_ACTIONS), np.float32)  # the plain search has no priors
+    n_roots = E.legal_actions(base, roots)
+    done = 0
+    while done < determinizations and (meta[_M_DONE] == 0 or meta[_M_DONE] < simulations):
+        if meta[_M_NODES] + _NODES_PER_SIMULATION * n_roots > meta[_M_END]:
+            return _NEED_ROOM
+        if not determinize(base, counts, searcher, words, world):
+            return _NO_DEAL
+        shared = _shared_seed(words)
+        # The root actions are the searcher's own legal moves: the same in every world.
+        for r in range(n_roots):
+            state[:] = world
+            words[_SLOT_SIM] = shared
+            _leaf, length = _walk(state, meta[_M_ROOT], roots[r], searcher, exploration, 0.0, meta, children, visits, total,
+                                  available, has_prior, prior, words, path_nodes, path_seats, scratch)
+            _rollout(state, threshold, words, scratch, rewards)
+            _backup(path_nodes, path_seats, length, rewards, visits, total)
+            meta[_M_DONE] += 1
+        done += 1
+    return 0
+
+
+# ---------------------------------------------------------------------- the lockstep search
+
+
+@njit(cache=True)
+def lockstep_walk(
+    bases: np.ndarray, counts: np.ndarray, searchers: np.ndarray, match: np.ndarray, active: np.ndarray,
+    exploration: float, prior_weight: float, metas: np.ndarray, children: np.ndarray, visits: np.ndarray,
+    total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, prior: np.ndarray, words: np.ndarray,
+    worlds: np.ndarray, states: np.ndarray, shared: np.ndarray, leaves: np.ndarray, paths: np.ndarray,
+    seats: np.ndarray, lengths: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray,
+) -> int:
+    """Walk one simulation of every active decision ``b`` to its leaf; write the leaves' observations.
+
+    Decision ``b``'s tree is the node region ``metas[b]`` describes (root at its first node). A
+    non-terminal leaf writes one row per seat into ``obs`` (N, 258) and ``masks`` (N, 58), from
+    row ``rows[b]`` on (-1 for a hand that ended). Returns the number of rows. Returns -1 when a
+    decision's view admits no deal.
+    """
+    scratch = np.empty(2 * NUM_ACTIONS, np.int64)
+    roots = np.empty(NUM_ACTIONS, np.int64)
+    row = 0
+    for b in range(bases.shape[0]):
+        rows[b] = -1
+        if not active[b]:
+            continue
+        meta = metas[b]
+        n_roots = E.legal_actions(bases[b], roots)
+        if meta[_M_NEXT_ROOT] == 0:
+            if not determinize(bases[b], counts[b], searchers[b], words[b], worlds[b]):
+                return -1
+            shared[b] = _shared_seed(words[b])
+        state = states[b]
+        state[:] = worlds[b]
+        words[b, _SLOT_SIM] = shared[b]
+        leaf, length = _walk(state, meta[_M_ROOT], roots[meta[_M_NEXT_ROOT]], searchers[b], exploration, prior_weight,
+                             meta, children, visits, total, available, has_prior, prior, words[b], paths[b],
+                             seats[b], scratch)
+        leaves[b] = leaf
+        lengths[b] = length
+        if state[E.S_STATUS] != E.PLAYING:
+            continue
+        rows[b] = row
+        n = state[E.S_NUM_PLAYERS]
+        for s in range(n):
+            E.write_observation(state, s, match[b], obs[row])
+            if s == state[E.S_CURRENT]:
+                E.legal_mask(state, masks[row])
+            else:
+                masks[row, :] = 0
+            row += 1
+    return row
+
+
+@njit(cache=True)
+def lockstep_finish(
+    active: np.ndarray, simulations: int, threshold: int, value_weight: float, metas: np.ndarray,
+    visits: np.ndarray, total: np.ndarray, has_prior: np.ndarray, prior: np.ndarray, words: np.ndarray,
+    bases: np.ndarray, states: np.ndarray, leaves: np.ndarray, paths: np.ndarray, seats: np.ndarray,
+    lengths: np.ndarray, rows: np.ndarray, priors: np.ndarray, values: np.ndarray,
+) -> int:
+    """Back up every active decision's simulation (network values mixed with rollouts); returns how many stay active."""
+    scratch = np.empty(NUM_ACTIONS, np.int64)
+    rollout = np.zeros(SEATS)
+    rewards = np.zeros(SEATS)
+    still = 0
+    for b in range(bases.shape[0]):
+        if not active[b]:
+            continue
+        state = states[b]
+        n = state[E.S_NUM_PLAYERS]
+        row = rows[b]
+        if row < 0:
+            _zero_sum(state, rewards)
+        else:
+            leaf = leaves[b]
+            prior[leaf, :] = priors[row + state[E.S_CURRENT]]
+            has_prior[leaf] = True
+            if value_weight < 1.0:
+                _rollout(state, threshold, words[b], scratch, rollout)
+            for s in range(n):
+                mixed = value_weight * values[row + s]
+                if value_weight < 1.0:
+                    mixed += (1.0 - value_weight) * rollout[s]
+                rewards[s] = mixed
+        _backup(paths[b], seats[b], lengths[b], rewards, visits, total)
+        meta = metas[b]
+        meta[_M_DONE] += 1
+        meta[_M_NEXT_ROOT] += 1
+        if meta[_M_NEXT_ROOT] == E.legal_actions(bases[b], scratch):
+            meta[_M_NEXT_ROOT] = 0
+            if meta[_M_DONE] >= simulations:
+                active[b] = False
+                continue
+        still += 1
+    return still
+
+
+# ---------------------------------------------------------------------- the agent
+
+
+class _Tree:
+    """The arrays of one or more trees (node regions), grown on demand."""
+
+    def __init__(self, capacity: int) -> None:
+        self.children = np.full((capacity, NUM_ACTIONS), -1, np.int32)
+        self.visits = np.zeros(capacity, np.int64)
+        self.total = np.zeros(capacity, np.float64)
+        self.available = np.zeros(capacity, np.int64)
+        self.has_prior = np.zeros(capacity, np.bool_)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.visits)
+
+    def grow(self, capacity: int) -> None:
+        """Keep the nodes, make room for ``capacity`` in all."""
+        old = self.capacity
+        for name in ("children", "visits", "total", "available", "has_prior"):
+            array = getattr(self, name)
+            bigger = np.zeros((capacity, *array.shape[1:]), array.dtype)
+            bigger[:old] = array
+            setattr(self, name, bigger)
+
+
+class SearchResult:
+    """The root of a finished search: per legal root action, its visits and total value.
+
+    Attributes:
+        actions: the legal root actions, ascending.
+        visits: simulations that started with each of them (equal: whole determinizations).
+        totals: the searcher's summed backed-up values (zero-sum points / REWARD_SCALE).
+        simulations: simulations done in all.
+        nodes: tree nodes allocated.
+    """
+
+    def __init__(self, actions: np.ndarray, visits: np.ndarray, totals: np.ndarray, simulations: int, nodes: int):
+        self.actions = actions
+        self.visits = visits
+        self.totals = totals
+        self.simulations = simulations
+        self.nodes = nodes
+
+    def values(self) -> dict[int, float]:
+        """Each root action's mean value."""
+        return {int(a): float(t / v) for a, v, t in zip(self.actions, self.visits, self.totals, strict=True)}
+
+
+def _information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """``(state, counts, searcher, match)`` of a view or of an observation dict (its vector)."""
+    if isinstance(source, PlayerView):
+        if source.current != source.player:
+            raise ValueError(f"view must be of the player to act: player {source.player}, to act {source.current}")
+        state, counts = state_from_view(source)
+        return state, counts, source.player, any(source.scores)
+    vector = np.asarray(source["observation"] if isinstance(source, dict) else source, np.float32)
+    if vector.shape != (OBSERVATION_SIZE,):
+        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vector.shape}")
+    state = np.zeros(E.STATE_SIZE, np.int64)
+    counts = np.zeros(SEATS, np.int64)
+    state_from_observation(vector, num_players(vector), state, counts)
+    return state, counts, 0, bool(vector[_O_TARGET] > 0)
+
+
+class CompiledISMCTSAgent(SeededAgent):
+    """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``).
+
+    Args:
+        simulations: simulations per decision (>= 1), spent in whole determinizations (rounded up
+            to a multiple of the legal actions). Default :data:`DEFAULT_SIMULATIONS` when
+            ``seconds`` is not given either.
+        seconds: a wall-clock budget per decision (> 0); with both, whichever runs out first. A
+            time budget makes play depend on machine speed: reproducible from the seed only
+            when ``simulations`` binds first.
+        exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
+        rollout_randomness: probability that a rollout move is a uniformly random placement
+            instead of the heaviest one, in 0..1.
+        seed: seeds every decision's search; ``None`` for fresh entropy.
+
+    Raises:
+        ValueError: if an argument is out of range; the message names it and the allowed values.
+    """
+
+    name = "ismcts"
+
+    def __init__(
+        self,
+        simulations: int | None = None,
+        seconds: float | None = None,
+        exploration: float = 1.0,
+        rollout_randomness: float = 0.25,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if simulations is None and seconds is None:
+            simulations = DEFAULT_SIMULATIONS
+        self.simulations = None if simulations is None else check_int("simulations", simulations, minimum=1)
+        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
+        self.exploration = check_number("exploration", exploration, minimum=0)
+        self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
+        self._threshold = int(round(self.rollout_randomness * _TWO_32))
+        self._tree = _Tree(_NODES_PER_SIMULATION * ((self.simulations or 2000) + NUM_ACTIONS) + 1)
+
+    def act(self, observation: Observation) -> int:
+        actions = legal_actions(observation)
+        if len(actions) == 1:
+            return actions[0]
+        values = self.action_values(observation)
+        # Every root action was tried equally often: compare means; ties go to the lowest id.
+        return max(actions, key=lambda action: (values[action], -action))
+
+    def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
+        """Search from ``view`` (a :class:`PlayerView` of the player to act, or an observation dict).
+
+        Returns each legal root action's mean backed-up value: the searcher's zero-sum hand
+        points divided by :data:`REWARD_SCALE`.
+        """
+        return self.search(view).values()
+
+    def search(self, view: PlayerView | Observation) -> SearchResult:
+        """Run the simulations from ``view`` and return the root's statistics."""
+        base, counts, searcher, _match = _information_set(view)
+        words = np.array([self._decision_seed(), 0], np.int64)
+        tree = self._tree
+        meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
+        tree.children[0, :] = -1
+        simulations = self.simulations if self.simulations is not None else np.iinfo(np.int64).max
+        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        chunk = 1 if deadline is not None else np.iinfo(np.int64).max
+        while True:
+            started = time.perf_counter()
+            status = search_chunk(base, counts, searcher, self.exploration, self._threshold, simulations, chunk,
+                                  meta, tree.children, tree.visits, tree.total, tree.available, tree.has_prior, words)
+            if status == _NO_DEAL:
+                raise ValueError("no deal of the hidden tiles is consistent with this view")
+            if status == _NEED_ROOM:
+                tree.grow(2 * tree.capacity)
+                meta[_M_END] = tree.capacity
+                continue
+            if meta[_M_DONE] >= simulations:
+                break
+            if deadline is not None:
+                now = time.perf_counter()
+                if now >= deadline:
+                    break
+                # Chunks of about a tenth of the budget: few calls, little overshoot.
+                spent = max(now - started, 1e-6)
+                chunk = max(1, min(4 * chunk, int(chunk * 0.1 * self.seconds / spent)))
+        roots = np.empty(NUM_ACTIONS, np.int64)
+        actions = roots[: E.legal_actions(base, roots)].copy()
+        nodes = tree.children[0, actions]
+        return SearchResult(actions, tree.visits[nodes].copy(), tree.total[nodes].copy(),
+                            int(meta[_M_DONE]), int(meta[_M_NODES]))
+
+    def action_values_many(
+        self,
+        views: Sequence[PlayerView | Observation],
+        evaluate: Evaluator | None = None,
+        value_weight: float = 0.5,
+        prior_weight: float = 0.0,
+    ) -> list[dict[int, float]]:
+        """Search many decisions in lockstep, evaluating all their leaves in one call per round.
+
+        Each round runs one simulation of every unfinished decision: the walks stop at their
+        leaves, the leaves of hands still in play become one observation per seat, and
+        ``evaluate(observations (N, 258) float32, masks (N, 58) int8) -> (priors (N, 58),
+        values (N,))`` sees them all at once (the module docstring says how values and priors
+        are used). ``evaluate=None`` searches with rollouts only. The budget is
+        ``simulations`` (a ``seconds`` budget does not apply here; the default is
+        :data:`DEFAULT_SIMULATIONS`).
+
+        Args:
+            views: :class:`PlayerView` objects of the player to act, or observation dicts.
+            evaluate: the batched network, or ``None``.
+            value_weight: weight of the network's value against the rollout's, in 0..1.
+            prior_weight: weight of the progressive-bias term ``prior / (1 + visits)``, >= 0.
+
+        Returns:
+            Per decision, each legal root action's mean value (as :meth:`action_values`).
+        """
+        value_weight = check_number("value_weight", value_weight, minimum=0, maximum=1)
+        prior_weight = check_number("prior_weight", prior_weight, minimum=0)
+        if evaluate is None:
+            value_weight, prior_weight = 0.0, 0.0
+        count = len(views)
+        simulations = self.simulations if self.simulations is not None else DEFAULT_SIMULATIONS
+        region = _NODES_PER_SIMULATION * (simulations + NUM_ACTIONS) + 1
+        bases = np.zeros((count, E.STATE_SIZE), np.int64)
+        counts = np.zeros((count, SEATS), np.int64)
+        searchers = np.zeros(count, np.int64)
+        match = np.zeros(count, np.bool_)
+        for b, view in enumerate(views):
+            bases[b], counts[b], searchers[b], match[b] = _information_set(view)
+        tree = _Tree(region * count)
+        metas = np.zeros((count, META_SIZE), np.int64)
+        metas[:, _M_ROOT] = np.arange(count) * region
+        metas[:, _M_NODES] = metas[:, _M_ROOT] + 1
+        metas[:, _M_END] = metas[:, _M_ROOT] + region
+        prior = np.zeros((tree.capacity, NUM_ACTIONS), np.float32)
+        words = np.zeros((count, 2), np.int64)
+        words[:, _SLOT_MAIN] = [self._decision_seed() for _ in range(count)]
+        worlds = np.zeros((count, E.STATE_SIZE), np.int64)
+        states = np.zeros((count, E.STATE_SIZE), np.int64)
+        shared = np.zeros(count, np.int64)
+        leaves = np.zeros(count, np.int64)
+        paths = np.zeros((count, _PATH), np.int64)
+        seats = np.zeros((count, _PATH), np.int64)
+        lengths = np.zeros(count, np.int64)
+        rows = np.zeros(count, np.int64)
+        obs = np.zeros((count * SEATS, OBSERVATION_SIZE), np.float32)
+        masks = np.zeros((count * SEATS, NUM_ACTIONS), np.int8)
+        active = np.ones(count, np.bool_)
+        priors = np.ones((count * SEATS, NUM_ACTIONS), np.float32)
+        values = np.zeros(count * SEATS, np.float64)
+        remaining = count
+        while remaining:
+            used = lockstep_walk(bases, counts, searchers, match, active, self.exploration, prior_weight, metas,
+                                 tree.children, tree.visits, tree.total, tree.available, tree.has_prior, prior,
+                                 words, worlds, states, shared, leaves, paths, seats, lengths, rows, obs, masks)
+            if used < 0:
+                raise ValueError("no deal of the hidden tiles is consistent with one of the views")
+            if used and evaluate is not None:
+                got_priors, got_values = evaluate(obs[:used], masks[:used])
+                priors[:used] = np.asarray(got_priors, np.float32).reshape(used, NUM_ACTIONS)
+                values[:used] = np.asarray(got_values, np.float64).reshape(used)
+            remaining = lockstep_finish(active, simulations, self._threshold, value_weight, metas, tree.visits,
+                                        tree.total, tree.has_prior, prior, words, bases, states, leaves, paths,
+                                        seats, lengths, rows, priors, values)
+        results = []
+        roots = np.empty(NUM_ACTIONS, np.int64)
+        for b in range(count):
+            actions = roots[: E.legal_actions(bases[b], roots)]
+            nodes = tree.children[metas[b, _M_ROOT], actions]
+            results.append({int(a): float(tree.total[k] / tree.visits[k]) for a, k in zip(actions, nodes, strict=True)})
+        return results
+
+    def _decision_seed(self) -> int:
+        """The next decision's generator seed, from the agent's seeded :class:`random.Random`."""
+        return self.rng.getrandbits(63)
