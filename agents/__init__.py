@@ -25,7 +25,8 @@ _REGISTRY: dict[str, str] = {
     "random_forced": "agents.baselines:RandomForcedAgent",
     "heaviest": "agents.baselines:HeaviestAgent",
     "variety": "agents.baselines:VarietyAgent",
-    "ismcts": "agents.ismcts:ISMCTSAgent",
+    "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
+    "ismcts_python": "agents.ismcts:ISMCTSAgent",
     "ppo": "agents.ppo:PPOAgent",
     # OpenSpiel's bots (the openspiel extra): agents/openspiel_bots.py
     "openspiel-random": "agents.openspiel_bots:OpenSpielRandomAgent",
