@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from draw_env.checks import check_int, check_number
+
 #: The 97.5% quantile of the standard normal distribution: a two-sided 95% interval.
 Z_95 = 1.959963984540054
 
@@ -20,10 +22,8 @@ def wilson_interval(successes: float, trials: int, z: float = Z_95) -> tuple[flo
     Returns:
         ``(low, high)``, both in ``[0, 1]``.
     """
-    if trials < 1:
-        raise ValueError(f"trials must be at least 1, got {trials!r}")
-    if not 0 <= successes <= trials:
-        raise ValueError(f"successes must be in 0..trials ({trials}), got {successes!r}")
+    trials = check_int("trials", trials, minimum=1)
+    successes = check_number("successes", successes, minimum=0, maximum=trials)
     proportion = successes / trials
     denominator = 1 + z * z / trials
     centre = (proportion + z * z / (2 * trials)) / denominator
