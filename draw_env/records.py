@@ -334,6 +334,7 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             json.dump(record, handle, ensure_ascii=False, separators=(",", ":"))
             handle.write("\n")
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; a record or page is for sharing
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

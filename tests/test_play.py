@@ -1,0 +1,113 @@
+"""draw-play driven through standard input: piped play, move names, hints, bad input, records."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agents
+
+from agents.play import main, parse_move, split_specs, summarise_turns
+from draw_env.records import read_record, replay_record
+from draw_env.rules import DRAW, PASS
+
+
+# The pure-Python search where it is registered apart (the hint only needs action_values).
+HINT = "ismcts_python" if "ismcts_python" in agents.available() else "ismcts"
+
+
+def play(argv: list[str], lines: str) -> str:
+    out = io.StringIO()
+    assert main(argv, stdin=io.StringIO(lines), stdout=out) == 0
+    return out.getvalue()
+
+
+def test_piped_first_moves_play_a_hand_to_its_result(tmp_path: Path) -> None:
+    record = tmp_path / "hand.json"
+    text = play(["--opponents", "heaviest", "--seed", "0", "--episode", "hand", "--record", str(record)], "1\n" * 200)
+    turns = text.count("your turn")
+    assert turns > 3 and text.count("You played ") == turns
+    assert "Your hand (" in text and "Your moves:" in text and "  1) " in text and "Open ends: left " in text
+    assert "Boneyard: " in text and "Tiles in hand: you (player_0) " in text
+    [result] = re.findall(r"=== Hand 1 over, (.*) ===", text)
+    assert result.startswith(("domino", "blocked"))
+    # Every hand is revealed with its pips and points.
+    assert len(re.findall(r"^  (?:you \(player_0\)|player_1): .*\(\d+ pips, \d+ points\)$", text, re.MULTILINE)) == 2
+    saved = read_record(record)
+    assert saved["players"] == ["human", "heaviest"] and saved["finished"]
+    assert replay_record(saved) == saved["scores"]
+
+
+def test_a_three_player_match_names_the_winner_and_reports_opponents_moves(tmp_path: Path) -> None:
+    record = tmp_path / "match.json"
+    text = play(
+        ["--players", "3", "--opponents", "heaviest,variety", "--episode", "match", "--seed", "7", "--lang", "ja", "--record", str(record)],
+        "1\n" * 2000,
+    )
+    assert "Since your last turn: player_1 " in text and "player_2 " in text
+    assert "牌: " in text  # the line description in the chosen language
+    assert re.search(r"=== Match over: (you win|player_\d wins|drawn)", text)
+    saved = read_record(record)
+    assert saved["players"] == ["human", "heaviest", "variety"] and len(saved["hands"]) >= 2
+    assert replay_record(saved) == saved["scores"]
+
+
+def test_move_names_bad_input_hint_and_end_of_input(tmp_path: Path) -> None:
+    record = tmp_path / "partial.json"
+    text = play(
+        ["--opponents", "heaviest", "--seed", "3", "--episode", "hand", "--hint-agent", f"{HINT}:simulations=40", "--record", str(record)],
+        "hint\nbanana\n99\n[9|9] left\n",
+    )
+    assert f"{HINT} would play " in text and "Its value of each move" in text
+    assert "'banana' is not a move" in text and "99 is not a move number" in text and "'[9|9] left' is not a move" in text
+    assert "Game ended early (input ended)." in text
+    saved = read_record(record)
+    assert not saved["finished"]
+    replay_record(saved)
+
+
+def test_parse_move() -> None:
+    legal = [2 * 10 + 0, 2 * 10 + 1, 2 * 13 + 1, DRAW]  # [1|4] left/right, [2|2] right, draw
+    assert parse_move("1", legal) == 20 and parse_move(" 4 ", legal) == DRAW
+    assert parse_move("[1|4] left", legal) == 20 and parse_move("4|1 r", legal) == 21
+    assert parse_move("[2|2]", legal) == 27 and parse_move("draw", legal) == DRAW
+    with pytest.raises(ValueError, match="fits both ends"):
+        parse_move("[1|4]", legal)
+    with pytest.raises(ValueError, match="cannot pass"):
+        parse_move("pass", legal)
+    with pytest.raises(ValueError, match="not legal now"):
+        parse_move("[2|2] left", legal)
+    with pytest.raises(ValueError, match="cannot draw"):
+        parse_move("draw", [PASS])
+
+
+def test_turn_summaries_and_agent_lists() -> None:
+    assert summarise_turns([(1, DRAW), (1, DRAW), (1, 20), (2, PASS), (3, DRAW)]) == [
+        "player_1 drew 2 tiles, then placed [1|4] at the left end",
+        "player_2 passed",
+        "player_3 drew 1 tile",
+    ]
+    assert split_specs("ppo,ismcts:simulations=100,seed=2,heaviest") == ["ppo", "ismcts:simulations=100,seed=2", "heaviest"]
+
+
+def test_bad_arguments_exit_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--players", "3", "--opponents", "heaviest,variety,random"], stdin=io.StringIO(""), stdout=io.StringIO())
+    assert "--opponents must name 1 agent" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--opponents", "chess"], stdin=io.StringIO(""), stdout=io.StringIO())
+    assert "agent must be one of" in capsys.readouterr().err
+
+
+def test_the_console_script_runs_piped() -> None:
+    # The command of the README: `yes 1 | draw-play --opponents heaviest --seed 0 --episode hand`.
+    completed = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--opponents", "heaviest", "--seed", "0", "--episode", "hand"],
+        input="1\n" * 200, capture_output=True, text=True, timeout=60, check=True,
+    )
+    assert "=== Hand 1 over, " in completed.stdout
