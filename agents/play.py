@@ -178,7 +178,8 @@ class Game:
         self.say(f"Line: {''.join(f'[{a}|{b}]' for a, b in line) or '(empty: lead any tile)'}")
         if state.ends is not None:
             self.say(f"Open ends: left {state.left}, right {state.right}")
-        self.say(describe.describe_line(state.line, self.args.lang))
+        if self.args.describe:
+            self.say(describe.describe_line(state.line, self.args.lang))
         drawing = "you may draw" if state.can_draw else "no drawing: the last 2 stay"
         self.say(f"Boneyard: {len(state.boneyard)} tiles ({drawing})")
         sizes = ", ".join(f"{_seat_name(seat, you)} {state.hand_count(seat)}" for seat in range(players))
@@ -322,7 +323,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--episode", choices=("hand", "match"), default="match", help="one hand or a whole match (default)")
     parser.add_argument("--seed", type=int, default=None, help="seeds the deal and the agents (default: random)")
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0..players-1 (default 0)")
-    parser.add_argument("--lang", choices=describe.LANGUAGES, default="en", help="language of the line description")
+    parser.add_argument(
+        "--lang",
+        choices=describe.LANGUAGES,
+        default="en",
+        help="language of the line description (SPEC section 6); another language than en implies --describe",
+    )
+    parser.add_argument("--describe", action="store_true", help="also show the line description at each turn")
     parser.add_argument("--hint-agent", default=DEFAULT_HINT_AGENT, help=f"the agent 'hint' asks (default {DEFAULT_HINT_AGENT})")
     parser.add_argument("--record", help="save the game as a JSON record here (see docs/records.md)")
     return parser
@@ -334,6 +341,7 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     args = parser.parse_args(argv)
     if not 0 <= args.seat < args.players:
         parser.error(f"--seat must be a seat in 0..{args.players - 1}, got {args.seat}")
+    args.describe = args.describe or args.lang != "en"
     if args.seed is None:
         args.seed = int(np.random.SeedSequence().entropy % 2**31)  # type: ignore[operator]
     elif args.seed < 0:

@@ -70,7 +70,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.5, help="per subject and round")
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--png", help="also write a 2-player spectator frame here")
+    parser.add_argument("--png", help="also write a 3-player spectator frame here")
     args = parser.parse_args()
 
     shapes = set()
@@ -100,7 +100,8 @@ def main() -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        scenes = collect(2, 14, args.seed + 1)
+        # A 3-player middle game just after a placement, every hand face up.
+        scenes = [s for s in collect(3, 30, args.seed + 1) if s.last is not None and s.last[1] < 56]
         plt.imsave(args.png, spectator(scenes[-1]))
         print(f"wrote {args.png}")
 
