@@ -272,10 +272,17 @@ class DrawVectorEnv:
 
     # ------------------------------------------------------------------ step
 
-    def step(self, actions: Any) -> VectorStep:
+    def step(self, actions: Any, games: Any = None) -> VectorStep:
         """Play one action in every game: ``actions`` integer ``(num_envs,)``, one per game.
 
         Ended games (``autoreset=False``) ignore their entry.
+
+        Args:
+            actions: one action per game, or with ``games`` one per listed game.
+            games: optional distinct game indices: only these games move (the others keep their
+                state and are not returned); the result then has one row per listed game, in
+                the order given. Learner views use it to let opponents move in the games where
+                it is not the learner's turn.
 
         Raises:
             ValueError: for a wrong shape or type, or actions outside ``0..57``;
@@ -284,60 +291,77 @@ class DrawVectorEnv:
         """
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
+        rows = self._rows(games)
+        n = self.num_envs if rows is None else len(rows)
         actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or not (
-            np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_
-        ):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
-            )
+        if actions.shape != (n,) or not (np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_):
+            raise ValueError(f"actions must be an integer array of shape ({n},), got {actions.dtype} {actions.shape}")
         actions = actions.astype(np.int64, copy=False)
-        out_of_range = ((actions < 0) | (actions >= NUM_ACTIONS)) & ~self._finished
+        if rows is None:
+            states, finished, bad, mask, current = self._states, self._finished, self._bad, self._mask, self._current
+            infos = (self._hand_points, self._hand_pips, self._score, self._blocked)
+        else:
+            states, finished, bad = self._states[rows], self._finished[rows], self._bad[rows]
+            mask, current = self._mask[rows], self._current[rows]
+            infos = (self._hand_points[rows], self._hand_pips[rows], self._score[rows], self._blocked[rows])
+        game_ids = np.arange(n) if rows is None else rows
+        out_of_range = ((actions < 0) | (actions >= NUM_ACTIONS)) & ~finished
         if out_of_range.any():
-            games = np.flatnonzero(out_of_range)
+            where = np.flatnonzero(out_of_range)
             raise ValueError(
-                f"actions must be integers in 0..{NUM_ACTIONS - 1} (Discrete(58)); games {_listed(games)} got "
-                f"{_listed(actions[games])}"
+                f"actions must be integers in 0..{NUM_ACTIONS - 1} (Discrete(58)); games {_listed(game_ids[where])} "
+                f"got {_listed(actions[where])}"
             )
-        if engine.find_illegal(self._states, actions, self._finished, self._bad):
-            raise IllegalActionError(self._illegal_message(actions))
-        n = self.num_envs
+        if engine.find_illegal(states, actions, finished, bad):
+            raise IllegalActionError(self._illegal_message(states, actions, bad, game_ids))
         obs = np.empty((n, OBSERVATION_SIZE), np.float32)
         rewards = np.empty((n, self.num_players), np.float32)
         terminated = np.empty(n, np.bool_)
         kernel = engine.step_batch if self.parallel else engine.step_batch_serial
         kernel(
-            self._states, actions, self._match, self._scheme, self.autoreset, True,
-            self._finished, obs, self._mask, self._current, rewards, terminated, self._hand_points,
-            self._hand_pips, self._score, self._blocked,
+            states, actions, self._match, self._scheme, self.autoreset, True,
+            finished, obs, mask, current, rewards, terminated, *infos,
         )
+        if rows is not None:  # fancy indexing copied the rows: write them back
+            self._states[rows], self._finished[rows], self._mask[rows], self._current[rows] = (
+                states, finished, mask, current,
+            )
+            self._hand_points[rows], self._hand_pips[rows], self._score[rows], self._blocked[rows] = infos
         return VectorStep(
-            obs,
-            self._mask.copy(),
-            self._current.copy(),
-            rewards,
-            terminated,
-            np.zeros(n, np.bool_),
-            self._hand_points.copy(),
-            self._hand_pips.copy(),
-            self._score.copy(),
-            self._blocked.copy(),
+            obs, mask.copy(), current.copy(), rewards, terminated, np.zeros(n, np.bool_),
+            *(info.copy() for info in infos),
         )
 
-    def _illegal_message(self, actions: np.ndarray) -> str:
-        games = np.flatnonzero(self._bad)
+    def _rows(self, games: Any) -> np.ndarray | None:
+        """``games`` checked as distinct indices ``int64 (k,)``, or ``None`` for every game."""
+        if games is None:
+            return None
+        rows = np.asarray(games)
+        if (
+            rows.ndim != 1
+            or not (np.issubdtype(rows.dtype, np.integer) and rows.dtype != np.bool_)
+            or (rows.size and (rows.min() < 0 or rows.max() >= self.num_envs))
+            or len(np.unique(rows)) != len(rows)
+        ):
+            raise ValueError(f"games must be distinct integers in 0..{self.num_envs - 1}, got {games!r}")
+        return rows.astype(np.int64)
+
+    def _illegal_message(
+        self, states: np.ndarray, actions: np.ndarray, bad: np.ndarray, game_ids: np.ndarray
+    ) -> str:
+        where = np.flatnonzero(bad)
         mask = np.zeros(NUM_ACTIONS, np.int8)
         details = []
-        for i in games[:5]:
-            engine.legal_mask(self._states[i], mask)
+        for k in where[:5]:
+            engine.legal_mask(states[k], mask)
             legal = ", ".join(f"{a} ({action_name(int(a))})" for a in np.flatnonzero(mask))
-            action = int(actions[i])
+            action = int(actions[k])
             details.append(
-                f"game {i}: action {action} ({action_name(action)}) is not legal for seat "
-                f"{self._states[i, engine.S_CURRENT]}; legal actions: {legal}"
+                f"game {game_ids[k]}: action {action} ({action_name(action)}) is not legal for seat "
+                f"{states[k, engine.S_CURRENT]}; legal actions: {legal}"
             )
-        more = f"; and {len(games) - 5} more" if len(games) > 5 else ""
-        return f"illegal actions in games {_listed(games)}; no game changed. " + "; ".join(details) + more
+        more = f"; and {len(where) - 5} more" if len(where) > 5 else ""
+        return f"illegal actions in games {_listed(game_ids[where])}; no game changed. " + "; ".join(details) + more
 
     # ------------------------------------------------------------------ observing
 
