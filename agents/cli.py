@@ -108,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         specs = [parse_agent_spec(text) for text in args.agents]
+        swept = parse_sweep(args.sweep) if args.sweep else None
         if args.league:
             if args.players is None:
                 raise ValueError("--league needs --players (2, 3 or 4)")
@@ -141,8 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.league:
             outcome: Any = league(specs, num_players, args.games, **common)
             plot = plot_league
-        elif args.sweep:
-            key, values = parse_sweep(args.sweep)
+        elif swept is not None:
+            key, values = swept
             outcome = sweep(specs[0], specs[1:], key, values, args.games, **common)
             plot = plot_sweep
         else:
