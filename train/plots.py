@@ -24,7 +24,7 @@ class CurvePoint(Protocol):
 #: The default panels: against environment steps, and against training minutes.
 TRAINING_AXES = (
     ("timesteps", "environment steps (learner decisions)"),
-    ("train_seconds", "training minutes (2 shared CPU cores)"),
+    ("train_seconds", "training minutes (evaluation excluded)"),
 )
 
 
