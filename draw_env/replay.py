@@ -139,7 +139,7 @@ function show(i) {
   document.getElementById("last").textContent = f.last ? "Last action: " + f.last : "New deal";
   document.getElementById("match").textContent = f.match || "";
   document.getElementById("description").textContent = f.description;
-  text(svg, 12, 22, `Boneyard ${f.boneyard}` + (f.ends ? `   Open ends: left ${f.ends[0]}, right ${f.ends[1]}` : "   Empty line"), "#fc3");
+  text(svg, 12, 22, `Boneyard ${f.boneyard} \u00b7 ` + (f.ends ? `open ends: left ${f.ends[0]}, right ${f.ends[1]}` : "empty line"), "#fc3");
   let x = 12, y = 40;
   const size = 22;
   f.line.forEach(([a, b], k) => {
@@ -147,7 +147,16 @@ function show(i) {
     if (x + w > 808) { x = 12; y += 2 * size + 10; }
     let outline = null;
     if (f.lastEnd !== null && ((f.lastEnd === 0 && k === 0) || (f.lastEnd === 1 && k === f.line.length - 1))) outline = "#8cd0ff";
-    tile(svg, x, y + (vertical ? 0 : size / 2), a, b, size, vertical, outline);
+    const ty = y + (vertical ? 0 : size / 2);
+    tile(svg, x, ty, a, b, size, vertical, outline);
+    // The open ends: the outer half of the first and of the last tile, framed in gold.
+    const ends = [];
+    if (k === 0) ends.push(0);
+    if (k === f.line.length - 1) ends.push(1);
+    for (const end of ends) {
+      const hx = vertical ? x : x + end * size, hy = vertical ? ty + end * size : ty;
+      el("rect", {x: hx - 1, y: hy - 1, width: size + 2, height: size + 2, fill: "none", stroke: "#fc3", "stroke-width": 2}, svg);
+    }
     x += w + 3;
   });
   let top = 200;
