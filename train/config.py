@@ -15,10 +15,18 @@ import inspect
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from draw_env.features import FEATURES
@@ -28,7 +36,8 @@ SELF = "self"
 SNAPSHOTS = "snapshots"
 BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
 OPPONENT_NAMES = (SELF, SNAPSHOTS, *BASELINES)
-EVAL_BASELINES = BASELINES
+#: Opponents of the RLlib script: the baselines ``integrations.rllib`` runs as RLlib modules.
+RLLIB_OPPONENTS = (SELF, "random", "random_forced", "heaviest", "variety")
 #: The partner name that seats the teacher itself in a distillation's ``partners``.
 TEACHER = "teacher"
 
@@ -67,36 +76,34 @@ def workers(default: int) -> Any:
     return Field(default, ge=1, le=2, description="1 or 2 (the project runs on 2 cores)")
 
 
+_WIDTHS = "a non-empty list of positive layer widths, such as [256, 256]"
+
+
 def layer_widths(default: Sequence[int]) -> Any:
-    return Field(
-        default_factory=lambda: list(default),
-        min_length=1,
-        description="a non-empty list of positive layer widths, such as [256, 256]",
-    )
+    return Field(default_factory=lambda: list(default), min_length=1, description=_WIDTHS)
 
 
 def output_dir(default: str) -> Any:
     return Field(default, min_length=1, description="a non-empty path")
 
 
-Widths = list[Any]  # items checked by _positive_widths, so that the message names the whole list
+def _positive_widths(value: list[Any]) -> list[Any]:
+    if not all(isinstance(width, int) and not isinstance(width, bool) and width >= 1 for width in value):
+        raise ValueError(f"must be {_WIDTHS}, got {value!r}")
+    return value
+
+
+#: Hidden layer widths; the items are checked as a whole so that the message shows the whole list.
+Widths = Annotated[list[Any], AfterValidator(_positive_widths)]
 
 
 class Section(BaseModel):
     """Base of every config model: unknown keys, coercion, NaN and infinity are all errors."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=False)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
-
-
-def _positive_widths(value: list[Any]) -> list[Any]:
-    if not all(isinstance(width, int) and not isinstance(width, bool) and width >= 1 for width in value):
-        raise ValueError(
-            f"must be a non-empty list of positive layer widths, such as [256, 256], got {value!r}"
-        )
-    return value
 
 
 def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
@@ -139,8 +146,6 @@ class PPOSettings(Section):
     net_arch: Widths = layer_widths([256, 256])
     activation: Literal["relu", "tanh"] = "relu"
 
-    _widths = field_validator("net_arch")(classmethod(lambda cls, value: _positive_widths(value)))
-
 
 class EvalSettings(Section):
     """An evaluation against baselines with ``agents.evaluation``.
@@ -151,18 +156,18 @@ class EvalSettings(Section):
 
     every: int = integer(50_000, 0)
     matches: int = integer(200, 1)
-    opponents: list[Literal[EVAL_BASELINES]] = Field(  # type: ignore[valid-type]
+    opponents: list[Literal[BASELINES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: ["heaviest", "variety"],
         min_length=1,
-        description="a non-empty list of baseline names (" + ", ".join(EVAL_BASELINES) + ")",
+        description="a non-empty list of baseline names (" + ", ".join(BASELINES) + ")",
     )
     duplicate: bool = True
     workers: int = workers(1)
 
 
-def _opponent_name(name: object) -> None:
-    if name not in OPPONENT_NAMES:
-        raise ValueError(f"must name opponents among {', '.join(OPPONENT_NAMES)}, got {name!r}")
+def _one_of(name: object, names: tuple[str, ...]) -> None:
+    if name not in names:
+        raise ValueError(f"must name opponents among {', '.join(names)}, got {name!r}")
 
 
 class TrainConfig(Section):
@@ -197,7 +202,9 @@ class TrainConfig(Section):
     )
 
     _opponents = _mapping_validator(
-        "opponents", f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights", _opponent_name
+        "opponents",
+        f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
+        lambda name: _one_of(name, OPPONENT_NAMES),
     )
 
     @model_validator(mode="after")
@@ -283,7 +290,6 @@ class DistillConfig(Section):
         f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights",
         _partner_spec,
     )
-    _widths = field_validator("net_arch")(classmethod(lambda cls, value: _positive_widths(value)))
 
     @field_validator("init")
     @classmethod
@@ -347,14 +353,12 @@ class RLlibModel(Section):
     fcnet_activation: Literal["tanh", "relu"] = "tanh"
     vf_share_layers: bool = False
 
-    _widths = field_validator("fcnet_hiddens")(classmethod(lambda cls, value: _positive_widths(value)))
-
 
 class RLlibEvaluation(Section):
-    opponents: list[Literal["random", "random_forced", "heaviest", "variety", "ismcts"]] = Field(
+    opponents: list[Literal[BASELINES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: ["random", "heaviest", "variety"],
         min_length=1,
-        description="a non-empty list of baseline names (" + ", ".join(EVAL_BASELINES) + ")",
+        description="a non-empty list of baseline names (" + ", ".join(BASELINES) + ")",
     )
     num_games: int = Field(200, ge=0, description="an integer >= 0 (0 skips the evaluation)")
     episode: Literal["hand", "match"] = "match"
@@ -369,7 +373,7 @@ class RLlibConfig(Section):
     learner_seats: int = integer(1, 1)
     opponents: dict[Any, Any] = Field(
         default_factory=lambda: {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1},
-        description="a mapping of opponent names (self or a baseline) to weights",
+        description=f"a mapping of opponent names ({', '.join(RLLIB_OPPONENTS)}) to weights",
     )
     env_runners: RLlibEnvRunners = Field(default_factory=RLlibEnvRunners)
     ppo: RLlibPPO = Field(default_factory=RLlibPPO)
@@ -379,8 +383,8 @@ class RLlibConfig(Section):
 
     _opponents = _mapping_validator(
         "opponents",
-        "a mapping of opponent names (self or a baseline) to weights",
-        lambda name: None if name in (SELF, *BASELINES) else _opponent_name(name),
+        f"a mapping of opponent names ({', '.join(RLLIB_OPPONENTS)}) to weights",
+        lambda name: _one_of(name, RLLIB_OPPONENTS),
     )
 
     @model_validator(mode="after")

@@ -87,14 +87,19 @@ def model_from_policy(weights: PolicyWeights, num_players: int, seed: int) -> Ma
     critic = actor if weights.value is None else [int(weight.shape[0]) for weight, _ in weights.value[:-1]]
     model = new_model(spaces_env(num_players, weights.features), (actor, critic), weights.activation, seed)
     state = {}
-    networks = [("policy", "mlp_extractor.policy_net", "action_net", weights.policy)]
+    networks = [("mlp_extractor.policy_net", "action_net", weights.policy)]
     if weights.value is not None:
-        networks.append(("value", "mlp_extractor.value_net", "value_net", weights.value))
-    for _, hidden, output, layers in networks:
+        networks.append(("mlp_extractor.value_net", "value_net", weights.value))
+    for hidden, output, layers in networks:
         # SB3's MLP is [Linear, activation, Linear, ...]: the Linear layers sit at even indices.
         names = [f"{hidden}.{2 * index}" for index in range(len(layers) - 1)] + [output]
         for name, (weight, bias) in zip(names, layers, strict=True):
             state[f"{name}.weight"] = torch.from_numpy(np.array(weight))
             state[f"{name}.bias"] = torch.from_numpy(np.array(bias))
-    model.policy.load_state_dict(state, strict=False)
+    missing, unexpected = model.policy.load_state_dict(state, strict=False)
+    critic = ("mlp_extractor.value_net.", "value_net.")
+    if unexpected or any(weights.value is not None or not key.startswith(critic) for key in missing):
+        raise ValueError(
+            f"the policy's layers do not fit the model: missing {missing}, unexpected {unexpected}"
+        )
     return model

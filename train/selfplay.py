@@ -234,6 +234,7 @@ class SelfPlayRun:
     def run_eval(self) -> None:
         """Evaluate the current policy against ``eval.opponents``; log and append to ``eval.csv``."""
         settings = self.config.eval
+        logger = self.model.logger
         with self.clock.paused():
             path = export_policy(
                 self.model,
@@ -251,7 +252,6 @@ class SelfPlayRun:
             ):
                 row = learner_row(result, baseline, self.model.num_timesteps, self.clock.seconds)
                 self.eval_rows.append(row)
-                logger = self.model.logger
                 logger.record(f"eval/win_rate_vs_{baseline}", row.win_rate)
                 logger.record(f"eval/win_low_vs_{baseline}", row.win_low)
                 logger.record(f"eval/zero_sum_per_hand_vs_{baseline}", row.zero_sum_per_hand)
