@@ -10,23 +10,40 @@ Subjects, each playing uniformly random legal actions:
 * ``core``: the rules core alone (``DrawState.legal_actions`` / ``apply_action``), no observations;
 * ``connect_four_v3``: PettingZoo's classic game, the same loop as ``env()``;
 * ``python_block_dominoes``: OpenSpiel's Python block dominoes, with and without an observation tensor
-  (``make_py_observer().set_from``) computed at every decision.
+  (``make_py_observer().set_from``) computed at every decision;
+* ``DrawVectorEnv N=...``: the batched environment (``draw_env.vector``) at each batch size, an
+  observation and a mask for every game at every step, auto-reset on, random legal actions chosen
+  for all games in one call (``engine.random_actions``); on one thread, and on all threads at the
+  largest batch (``parallel=True``);
+* ``batched core N=...``: the compiled rules alone (``engine.play_random``: legal actions, a random
+  choice and the step inside one compiled loop over the games, on all threads), no observations;
+* ``pgx connect_four N=...`` and ``pgx leduc_holdem N=...``: pgx's games under ``jax.jit`` +
+  ``jax.vmap`` with pgx's ``auto_reset``, random legal actions (``jax.random.categorical`` over the
+  mask) drawn inside the jitted step, the same batch sizes, observations computed every step.
 
 A step is one decision by a player (dead steps and chance nodes are not counted; dealing is timed
-but not counted). The subjects run interleaved in rounds so that machine noise hits all of them
-alike; the figures are medians over rounds and the ratios are medians of per-round ratios.
+but not counted); a batched step of N games is N decisions. The subjects run interleaved in rounds
+so that machine noise hits all of them alike; the figures are medians over rounds and the ratios
+are medians of per-round ratios. Compilation (numba, jax) happens in the warm-up, outside the
+timing; numba's compile time is measured apart, in two fresh processes sharing an empty cache
+directory: the first compiles, the second loads the cache.
 
 Usage::
 
     python benchmarks/throughput.py [--players 2] [--rounds 7] [--seconds 1.0] [--json out.json]
+        [--batch-sizes 1,64,1024,4096] [--no-pgx] [--no-compile-time]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -105,6 +122,121 @@ def run_open_spiel(observe: bool) -> Runner:
     return run
 
 
+def run_vector(num_players: int, num_envs: int, parallel: bool = False) -> Runner:
+    """The batched environment, observations and masks every step, random legal actions."""
+    from draw_env import engine
+    from draw_env.vector import DrawVectorEnv
+
+    env = DrawVectorEnv(num_envs, num_players, parallel=parallel)
+    words = np.random.SeedSequence(0).generate_state(num_envs, np.uint64).view(np.int64)
+    actions = np.zeros(num_envs, np.int64)
+
+    def run(seconds: float, rng: random.Random) -> int:
+        out = env.reset(seed=rng.randrange(2**31))
+        steps = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for _ in range(max(1, 256 // num_envs)):
+                engine.random_actions(words, out.action_mask, actions)
+                out = env.step(actions)
+                steps += 1
+        return steps * num_envs
+
+    return run
+
+
+def run_batched_core(num_players: int, num_envs: int) -> Runner:
+    """The compiled rules alone: random legal play of every game in one compiled loop."""
+    from draw_env import engine
+
+    states = np.zeros((num_envs, engine.STATE_SIZE), np.int64)
+    for i in range(num_envs):
+        engine.init_state(states[i], num_players, i)
+        engine.new_match(states[i], -1)
+    steps = max(1, 2_000_000 // num_envs)
+
+    def run(seconds: float, rng: random.Random) -> int:
+        decisions = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            decisions += engine.play_random(states, steps, False)
+        return decisions
+
+    return run
+
+
+def run_pgx(name: str, num_envs: int) -> Runner:
+    """A pgx game under jit + vmap with auto-reset and random legal actions inside the jitted step."""
+    import jax
+    import jax.numpy as jnp
+    import pgx
+    from pgx.experimental import auto_reset
+
+    env = pgx.make(name)
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    @jax.jit
+    def one_step(state, key):  # type: ignore[no-untyped-def]
+        key, choose, reset = jax.random.split(key, 3)
+        logits = jnp.where(state.legal_action_mask, 0.0, -jnp.inf)
+        action = jax.random.categorical(choose, logits, axis=-1)
+        return step(state, action, jax.random.split(reset, num_envs)), key
+
+    init = jax.jit(jax.vmap(env.init))
+
+    def run(seconds: float, rng: random.Random) -> int:
+        key = jax.random.PRNGKey(rng.randrange(2**31))
+        state = init(jax.random.split(key, num_envs))
+        steps = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for _ in range(max(1, 256 // num_envs)):
+                state, key = one_step(state, key)
+                steps += 1
+            state.observation.block_until_ready()
+        return steps * num_envs
+
+    return run
+
+
+_START_SCRIPT = """
+import json, sys, time
+start = time.perf_counter()
+import numpy as np
+from draw_env import engine
+from draw_env.vector import DrawVectorEnv
+imported = time.perf_counter()
+players = int(sys.argv[1])
+for parallel in (False, True):
+    env = DrawVectorEnv(8, players, "match", parallel=parallel)
+    out = env.reset(seed=0)
+    actions = np.zeros(8, np.int64)
+    engine.random_actions(np.arange(8, dtype=np.int64), out.action_mask, actions)
+    env.step(actions)
+    env.observe(0)
+engine.play_random(np.array(env.states), 1, False)
+ready = time.perf_counter()
+print(json.dumps({"import": imported - start, "ready": ready - start}))
+"""
+
+
+def compile_times(num_players: int) -> dict[str, float]:
+    """Seconds from a fresh process's start to its first batched steps, with an empty numba cache
+    (``first``: everything compiles) and then with the cache the first process wrote (``cached``)."""
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        environ = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for name in ("first", "cached"):
+            done = subprocess.run(
+                [sys.executable, "-c", _START_SCRIPT, str(num_players)],
+                env=environ, capture_output=True, text=True, check=True,
+            )
+            times = json.loads(done.stdout.strip().splitlines()[-1])
+            figures[f"{name} start (s)"] = times["ready"]
+            figures[f"{name} import (s)"] = times["import"]
+    return figures
+
+
 def raw_env_with_pettingzoo_wrappers(num_players: int) -> object:
     from pettingzoo.utils import wrappers
 
@@ -125,9 +257,21 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per subject per round (default 1.0)")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--batch-sizes", default="1,64,1024,4096", help="batch sizes of the batched subjects (default 1,64,1024,4096)"
+    )
+    parser.add_argument("--no-pgx", action="store_true", help="skip the pgx subjects")
+    parser.add_argument("--no-compile-time", action="store_true", help="skip the numba compile-time measurement")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be >= 1 and --seconds > 0")
+    try:
+        batch_sizes = sorted({int(size) for size in args.batch_sizes.split(",")})
+    except ValueError:
+        parser.error("--batch-sizes must be comma-separated integers")
+    if not batch_sizes or batch_sizes[0] < 1:
+        parser.error("--batch-sizes must be integers >= 1")
+    largest = batch_sizes[-1]
 
     players = args.players
     subjects: dict[str, Runner] = {
@@ -139,6 +283,14 @@ def main(argv: list[str] | None = None) -> dict:
         "python_block_dominoes (no observation)": run_open_spiel(observe=False),
         "python_block_dominoes (observation)": run_open_spiel(observe=True),
     }
+    for size in batch_sizes:
+        subjects[f"DrawVectorEnv N={size}"] = run_vector(players, size)
+    subjects[f"DrawVectorEnv N={largest} parallel"] = run_vector(players, largest, parallel=True)
+    subjects[f"batched core N={largest} (no observation)"] = run_batched_core(players, largest)
+    if not args.no_pgx:
+        for game in ("connect_four", "leduc_holdem"):
+            for size in batch_sizes:
+                subjects[f"pgx {game} N={size}"] = run_pgx(game, size)
     rng = random.Random(0)
     rates: dict[str, list[float]] = {name: [] for name in subjects}
     for name, run in subjects.items():  # warm-up: imports, caches
@@ -169,6 +321,22 @@ def main(argv: list[str] | None = None) -> dict:
         "env() / raw_env (cost of the protections)": (ratio("draw_env env()", "draw_env raw_env"), None),
         "env() / raw_env + PettingZoo wrappers": (ratio("draw_env env()", "raw_env + PettingZoo wrappers"), None),
     }
+    vector = f"DrawVectorEnv N={largest}"
+    batched = {
+        f"{vector} / env()": (ratio(vector, "draw_env env()"), 30.0),
+        f"{vector} parallel / env()": (ratio(f"{vector} parallel", "draw_env env()"), None),
+    }
+    if not args.no_pgx:
+        for game in ("connect_four", "leduc_holdem"):
+            goal = 1.0 if game == "connect_four" else None
+            batched[f"{vector} / pgx {game} N={largest}"] = (ratio(vector, f"pgx {game} N={largest}"), goal)
+            batched[f"{vector} parallel / pgx {game} N={largest}"] = (
+                ratio(f"{vector} parallel", f"pgx {game} N={largest}"),
+                None,
+            )
+    ratios.update(batched)
+    core_rate = statistics.median(rates[f"batched core N={largest} (no observation)"])
+    compiled = {} if args.no_compile_time else compile_times(players)
     print(f"Random legal play, {players}-player draw_env; medians of {args.rounds} interleaved rounds of {args.seconds:g} s")
     print(f"{'subject':<42} {'decisions/s':>12}")
     for name, values in rates.items():
@@ -178,12 +346,26 @@ def main(argv: list[str] | None = None) -> dict:
     for name, (value, goal) in ratios.items():
         verdict = "" if goal is None else f">= {goal:g}x: {'met' if value >= goal else 'NOT met'}"
         print(f"{name:<50} {value:>6.2f}x  {verdict}")
+    print()
+    print(
+        f"batched core N={largest}: {core_rate:,.0f} decisions/s; goal >= 10,000,000: "
+        f"{'met' if core_rate >= 1e7 else 'NOT met'}"
+    )
+    if compiled:
+        print(
+            f"numba start, {players} players: first (compiles) {compiled['first start (s)']:.1f} s, goal <= 30: "
+            f"{'met' if compiled['first start (s)'] <= 30 else 'NOT met'}; cached {compiled['cached start (s)']:.1f} s, "
+            f"goal <= 3: {'met' if compiled['cached start (s)'] <= 3 else 'NOT met'} "
+            f"(imports: {compiled['first import (s)']:.1f} s / {compiled['cached import (s)']:.1f} s)"
+        )
     figures = {
         "players": players,
         "rounds": args.rounds,
         "seconds": args.seconds,
         "decisions_per_second": {name: statistics.median(values) for name, values in rates.items()},
         "ratios": {name: value for name, (value, _goal) in ratios.items()},
+        "batch_sizes": batch_sizes,
+        "compile_seconds": compiled,
     }
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:

@@ -62,7 +62,7 @@ Observations: ``write_observation(state, player, match, out)`` writes ``player``
 (the AEC environment's layout and values, float32 ``(258,)``) straight from the state.
 
 Batched kernels over ``states (N, STATE_SIZE)``: ``reset_batch``, ``find_illegal``, ``step_batch``
-(threads) and ``step_batch_serial``, ``observe_batch``, ``observe_seats``, ``random_actions``,
+(threads) and ``step_batch_serial``, ``observe_batch``, ``observe_seats``, ``masks_of``, ``random_actions`` (a uniform legal action per game, for benchmarks and tests),
 ``play_random``. The layout and the API are documented in ``docs/engine.md`` too.
 """
 
@@ -601,30 +601,16 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
 
 
 @njit(cache=True)
-def find_illegal(states: np.ndarray, actions: np.ndarray, finished: np.ndarray, bad: np.ndarray) -> int:
-    """Mark in ``bad`` the games (not finished) whose action is illegal; return how many."""
+def find_illegal(states: np.ndarray, rows: np.ndarray, actions: np.ndarray, finished: np.ndarray,
+                 bad: np.ndarray) -> int:
+    """Mark ``bad[k]`` where game ``rows[k]`` (not finished) is given an illegal or out-of-range
+    ``actions[k]``; return how many."""
     count = 0
-    for i in range(states.shape[0]):
-        bad[i] = False
-        if not finished[i] and not is_legal(states[i], actions[i]):
-            bad[i] = True
-            count += 1
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        bad[k] = (not finished[i]) and not is_legal(states[i], actions[k])
+        count += bad[k]
     return count
-
-
-@njit(cache=True, inline="always")
-def _write_outputs(
-    i: int, state: np.ndarray, match: bool, observe: bool, finished: np.ndarray, obs: np.ndarray,
-    mask: np.ndarray, current: np.ndarray,
-) -> None:
-    seat = state[S_CURRENT]
-    current[i] = seat
-    if observe:
-        write_observation(state, seat, match, obs[i])
-    if finished[i]:
-        mask[i, :] = 0
-    else:
-        legal_mask(state, mask[i])
 
 
 @njit(cache=True, inline="always")
@@ -637,36 +623,52 @@ def _fresh_infos(i: int, state: np.ndarray, hand_points: np.ndarray, hand_pips_o
     blocked[i] = False
 
 
+@njit(cache=True, inline="always")
+def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, observe: bool, obs: np.ndarray,
+                   mask: np.ndarray, current: np.ndarray) -> None:
+    seat = state[S_CURRENT]
+    current[k] = seat
+    if observe:
+        write_observation(state, seat, match, obs[k])
+    if finished:
+        for a in range(NUM_ACTIONS):
+            mask[k, a] = 0
+    else:
+        legal_mask(state, mask[k])
+
+
 @njit(cache=True)
 def _step_one(
-    i: int,
+    k: int,
     states: np.ndarray,
+    rows: np.ndarray,
     actions: np.ndarray,
     match: bool,
     scheme: int,
     autoreset: bool,
     observe: bool,
     finished: np.ndarray,
+    hand_points: np.ndarray,
+    hand_pips_out: np.ndarray,
+    score_out: np.ndarray,
+    blocked: np.ndarray,
     obs: np.ndarray,
     mask: np.ndarray,
     current: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
-    hand_points: np.ndarray,
-    hand_pips_out: np.ndarray,
-    score_out: np.ndarray,
-    blocked: np.ndarray,
 ) -> None:
+    i = rows[k]
     state = states[i]
     n = state[S_NUM_PLAYERS]
     for seat in range(n):
-        rewards[i, seat] = 0.0
+        rewards[k, seat] = 0.0
     if finished[i]:
-        terminated[i] = True  # an ended game stays ended: zero rewards, infos kept (pgx, AEC)
-        _write_outputs(i, state, match, observe, finished, obs, mask, current)
+        terminated[k] = True  # an ended game stays ended: zero rewards, infos kept (pgx, AEC)
+        _write_outputs(k, state, True, match, observe, obs, mask, current)
         return
-    terminated[i] = False
-    status = apply_action(state, actions[i])
+    terminated[k] = False
+    status = apply_action(state, actions[k])
     if status == PLAYING:
         _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
     else:
@@ -676,71 +678,86 @@ def _step_one(
             score_out[i, s] = state[S_SCORES + s]
         blocked[i] = status == BLOCKED
         episode_over = (not match) or match_over(state)
-        hand_rewards(state, scheme, episode_over, rewards[i])
+        hand_rewards(state, scheme, episode_over, rewards[k])
         if episode_over:
-            terminated[i] = True
+            terminated[k] = True
             if autoreset:
                 new_match(state, -1)
             else:
                 finished[i] = True
         else:
             next_hand(state)
-    _write_outputs(i, state, match, observe, finished, obs, mask, current)
+    _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
 
 
 @njit(cache=True, parallel=True)
 def step_batch(
     states: np.ndarray,
+    rows: np.ndarray,
     actions: np.ndarray,
     match: bool,
     scheme: int,
     autoreset: bool,
     observe: bool,
     finished: np.ndarray,
+    hand_points: np.ndarray,
+    hand_pips_out: np.ndarray,
+    score_out: np.ndarray,
+    blocked: np.ndarray,
     obs: np.ndarray,
     mask: np.ndarray,
     current: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
-    hand_points: np.ndarray,
-    hand_pips_out: np.ndarray,
-    score_out: np.ndarray,
-    blocked: np.ndarray,
 ) -> None:
-    """One step of every game (threads over games); actions must be legal (see :func:`find_illegal`).
+    """Step games ``rows`` (distinct, int64 ``(k,)``) with legal ``actions`` ``(k,)``, threads over games.
 
-    Writes ``obs`` (N, 258) float32 (skipped when ``observe`` is False), ``mask`` (N, 58) int8,
-    ``current`` (N,), ``rewards`` (N, n) float32, ``terminated`` (N,) bool and the info arrays.
-    ``finished`` marks games that ended without auto-reset (their actions are ignored).
+    Updates in place, by game: ``states``, ``finished`` (games ended without auto-reset, whose
+    actions are ignored) and the infos ``hand_points``, ``hand_pips_out``, ``score_out`` ``(N, n)``
+    and ``blocked`` ``(N,)``. Writes by row ``k``: ``obs`` ``(k, 258)`` float32 (skipped when
+    ``observe`` is False), ``mask`` ``(k, 58)`` int8, ``current`` ``(k,)``, ``rewards`` ``(k, n)``
+    float32 and ``terminated`` ``(k,)``. Check the actions first with :func:`find_illegal`.
     """
-    for i in prange(states.shape[0]):
-        _step_one(i, states, actions, match, scheme, autoreset, observe, finished, obs, mask, current, rewards,
-                  terminated, hand_points, hand_pips_out, score_out, blocked)
+    for k in prange(rows.shape[0]):
+        _step_one(k, states, rows, actions, match, scheme, autoreset, observe, finished, hand_points,
+                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated)
 
 
 @njit(cache=True)
 def step_batch_serial(
     states: np.ndarray,
+    rows: np.ndarray,
     actions: np.ndarray,
     match: bool,
     scheme: int,
     autoreset: bool,
     observe: bool,
     finished: np.ndarray,
+    hand_points: np.ndarray,
+    hand_pips_out: np.ndarray,
+    score_out: np.ndarray,
+    blocked: np.ndarray,
     obs: np.ndarray,
     mask: np.ndarray,
     current: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
-    hand_points: np.ndarray,
-    hand_pips_out: np.ndarray,
-    score_out: np.ndarray,
-    blocked: np.ndarray,
 ) -> None:
     """:func:`step_batch` on one thread (on a busy machine or for small batches, threads cost more)."""
+    for k in range(rows.shape[0]):
+        _step_one(k, states, rows, actions, match, scheme, autoreset, observe, finished, hand_points,
+                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated)
+
+
+@njit(cache=True)
+def masks_of(states: np.ndarray, finished: np.ndarray, mask: np.ndarray) -> None:
+    """Every game's legal-action mask into ``mask`` (N, 58); zeros where ``finished``."""
     for i in range(states.shape[0]):
-        _step_one(i, states, actions, match, scheme, autoreset, observe, finished, obs, mask, current, rewards,
-                  terminated, hand_points, hand_pips_out, score_out, blocked)
+        if finished[i]:
+            for a in range(NUM_ACTIONS):
+                mask[i, a] = 0
+        else:
+            legal_mask(states[i], mask[i])
 
 
 @njit(cache=True)
@@ -754,13 +771,13 @@ def reset_batch(
     fixed_boneyard_len: np.ndarray,
     openers: np.ndarray,
     finished: np.ndarray,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    current: np.ndarray,
     hand_points: np.ndarray,
     hand_pips_out: np.ndarray,
     score_out: np.ndarray,
     blocked: np.ndarray,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    current: np.ndarray,
 ) -> None:
     """Start a new episode in every game: a fixed deal where ``fixed[i]``, else a random one.
 
@@ -777,7 +794,7 @@ def reset_batch(
             deal_random(state, openers[i])
         finished[i] = False
         _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
-        _write_outputs(i, state, match, True, finished, obs, mask, current)
+        _write_outputs(i, state, False, match, True, obs, mask, current)
 
 
 @njit(cache=True)
@@ -795,10 +812,11 @@ def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, out: np.nd
 
 
 @njit(cache=True)
-def random_actions(states: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
-    """A uniform legal action per game from its mask, drawn from the game's own generator.
+def random_actions(words: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
+    """A uniform legal action per row of ``mask`` (N, 58) into ``out`` (N,), row ``i`` drawn from
+    the generator ``words[i]`` (int64 ``(N,)``, e.g. seeded with ``SeedSequence.generate_state``).
 
-    Games with an all-zero mask get 0 (ignored by a finished game's step).
+    Rows with no legal action (ended games) get 0, which their step ignores.
     """
     for i in range(mask.shape[0]):
         count = 0
@@ -807,7 +825,7 @@ def random_actions(states: np.ndarray, mask: np.ndarray, out: np.ndarray) -> Non
         out[i] = 0
         if count == 0:
             continue
-        pick = random_below(states[i], count)
+        pick = random_below_at(words, i, count)
         for a in range(NUM_ACTIONS):
             if mask[i, a]:
                 if pick == 0:

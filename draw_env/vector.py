@@ -141,8 +141,7 @@ class DrawVectorEnv:
         self._hand_pips = np.zeros((n, players), np.int32)
         self._score = np.zeros((n, players), np.int32)
         self._blocked = np.zeros(n, np.bool_)
-        self._mask = np.zeros((n, NUM_ACTIONS), np.int8)
-        self._current = np.zeros(n, np.int32)
+        self._all = np.arange(n, dtype=np.int64)
         self._bad = np.zeros(n, np.bool_)
         self._seeded = False
         self._has_reset = False
@@ -185,16 +184,17 @@ class DrawVectorEnv:
             self._states[:, engine.S_RNG] = words.view(np.int64)
             self._seeded = True
         obs = np.empty((n, OBSERVATION_SIZE), np.float32)
+        mask = np.empty((n, NUM_ACTIONS), np.int8)
+        current = np.empty(n, np.int32)
         engine.reset_batch(
-            self._states, self._match, scores, fixed, hands, boneyards, lengths,
-            openers, self._finished, obs, self._mask, self._current, self._hand_points, self._hand_pips,
-            self._score, self._blocked,
+            self._states, self._match, scores, fixed, hands, boneyards, lengths, openers, self._finished,
+            self._hand_points, self._hand_pips, self._score, self._blocked, obs, mask, current,
         )
         self._has_reset = True
         return VectorStep(
             obs,
-            self._mask.copy(),
-            self._current.copy(),
+            mask,
+            current,
             np.zeros((n, players), np.float32),
             np.zeros(n, np.bool_),
             np.zeros(n, np.bool_),
@@ -291,51 +291,40 @@ class DrawVectorEnv:
         """
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
-        rows = self._rows(games)
-        n = self.num_envs if rows is None else len(rows)
+        rows = self._all if games is None else self._rows(games)
+        n = len(rows)
         actions = np.asarray(actions)
         if actions.shape != (n,) or not (np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_):
             raise ValueError(f"actions must be an integer array of shape ({n},), got {actions.dtype} {actions.shape}")
         actions = actions.astype(np.int64, copy=False)
-        if rows is None:
-            states, finished, bad, mask, current = self._states, self._finished, self._bad, self._mask, self._current
-            infos = (self._hand_points, self._hand_pips, self._score, self._blocked)
-        else:
-            states, finished, bad = self._states[rows], self._finished[rows], self._bad[rows]
-            mask, current = self._mask[rows], self._current[rows]
-            infos = (self._hand_points[rows], self._hand_pips[rows], self._score[rows], self._blocked[rows])
-        game_ids = np.arange(n) if rows is None else rows
-        out_of_range = ((actions < 0) | (actions >= NUM_ACTIONS)) & ~finished
-        if out_of_range.any():
-            where = np.flatnonzero(out_of_range)
-            raise ValueError(
-                f"actions must be integers in 0..{NUM_ACTIONS - 1} (Discrete(58)); games {_listed(game_ids[where])} "
-                f"got {_listed(actions[where])}"
-            )
-        if engine.find_illegal(states, actions, finished, bad):
-            raise IllegalActionError(self._illegal_message(states, actions, bad, game_ids))
+        bad = self._bad[:n]
+        if engine.find_illegal(self._states, rows, actions, self._finished, bad):
+            where = np.flatnonzero(bad)
+            outside = where[(actions[where] < 0) | (actions[where] >= NUM_ACTIONS)]
+            if len(outside):
+                raise ValueError(
+                    f"actions must be integers in 0..{NUM_ACTIONS - 1} (Discrete(58)); games "
+                    f"{_listed(rows[outside])} got {_listed(actions[outside])}"
+                )
+            raise IllegalActionError(self._illegal_message(rows[where], actions[where]))
         obs = np.empty((n, OBSERVATION_SIZE), np.float32)
+        mask = np.empty((n, NUM_ACTIONS), np.int8)
+        current = np.empty(n, np.int32)
         rewards = np.empty((n, self.num_players), np.float32)
         terminated = np.empty(n, np.bool_)
         kernel = engine.step_batch if self.parallel else engine.step_batch_serial
         kernel(
-            states, actions, self._match, self._scheme, self.autoreset, True,
-            finished, obs, mask, current, rewards, terminated, *infos,
+            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, self._finished,
+            self._hand_points, self._hand_pips, self._score, self._blocked, obs, mask, current, rewards, terminated,
         )
-        if rows is not None:  # fancy indexing copied the rows: write them back
-            self._states[rows], self._finished[rows], self._mask[rows], self._current[rows] = (
-                states, finished, mask, current,
-            )
-            self._hand_points[rows], self._hand_pips[rows], self._score[rows], self._blocked[rows] = infos
+        infos = (self._hand_points, self._hand_pips, self._score, self._blocked)
         return VectorStep(
-            obs, mask.copy(), current.copy(), rewards, terminated, np.zeros(n, np.bool_),
-            *(info.copy() for info in infos),
+            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_),
+            *(info.copy() if games is None else info[rows] for info in infos),
         )
 
-    def _rows(self, games: Any) -> np.ndarray | None:
-        """``games`` checked as distinct indices ``int64 (k,)``, or ``None`` for every game."""
-        if games is None:
-            return None
+    def _rows(self, games: Any) -> np.ndarray:
+        """``games`` checked as distinct indices ``int64 (k,)``."""
         rows = np.asarray(games)
         if (
             rows.ndim != 1
@@ -346,22 +335,18 @@ class DrawVectorEnv:
             raise ValueError(f"games must be distinct integers in 0..{self.num_envs - 1}, got {games!r}")
         return rows.astype(np.int64)
 
-    def _illegal_message(
-        self, states: np.ndarray, actions: np.ndarray, bad: np.ndarray, game_ids: np.ndarray
-    ) -> str:
-        where = np.flatnonzero(bad)
+    def _illegal_message(self, games: np.ndarray, actions: np.ndarray) -> str:
         mask = np.zeros(NUM_ACTIONS, np.int8)
         details = []
-        for k in where[:5]:
-            engine.legal_mask(states[k], mask)
+        for game, action in zip(games[:5].tolist(), actions[:5].tolist()):
+            engine.legal_mask(self._states[game], mask)
             legal = ", ".join(f"{a} ({action_name(int(a))})" for a in np.flatnonzero(mask))
-            action = int(actions[k])
             details.append(
-                f"game {game_ids[k]}: action {action} ({action_name(action)}) is not legal for seat "
-                f"{states[k, engine.S_CURRENT]}; legal actions: {legal}"
+                f"game {game}: action {action} ({action_name(action)}) is not legal for seat "
+                f"{self._states[game, engine.S_CURRENT]}; legal actions: {legal}"
             )
-        more = f"; and {len(where) - 5} more" if len(where) > 5 else ""
-        return f"illegal actions in games {_listed(game_ids[where])}; no game changed. " + "; ".join(details) + more
+        more = f"; and {len(games) - 5} more" if len(games) > 5 else ""
+        return f"illegal actions in games {_listed(games)}; no game changed. " + "; ".join(details) + more
 
     # ------------------------------------------------------------------ observing
 
@@ -392,13 +377,17 @@ class DrawVectorEnv:
 
     @property
     def action_mask(self) -> np.ndarray:
-        """The current legal-action masks, int8 ``(num_envs, 58)`` (a copy)."""
-        return self._mask.copy()
+        """Every game's legal-action mask now, int8 ``(num_envs, 58)`` (zeros in an ended game)."""
+        if not self._has_reset:
+            raise RuntimeError("call reset() before reading action_mask")
+        mask = np.empty((self.num_envs, NUM_ACTIONS), np.int8)
+        engine.masks_of(self._states, self._finished, mask)
+        return mask
 
     @property
     def current_player(self) -> np.ndarray:
-        """The seat to act in each game, int32 ``(num_envs,)`` (a copy)."""
-        return self._current.copy()
+        """The seat to act in each game now, int32 ``(num_envs,)``."""
+        return self._states[:, engine.S_CURRENT].astype(np.int32)
 
     @property
     def states(self) -> np.ndarray:

@@ -179,9 +179,10 @@ def test_same_seed_same_games_and_reset_continues_the_streams() -> None:
         venv = venv or DrawVectorEnv(32, 3, "match")
         out = venv.reset(seed=seed)
         seen = [out.observation]
+        words = np.arange(32, dtype=np.int64)
         for _ in range(60):
             actions = np.zeros(32, np.int64)
-            E.random_actions(venv.states.copy(), out.action_mask, actions)
+            E.random_actions(words, out.action_mask, actions)
             out = venv.step(actions)
             seen += [out.observation, out.rewards, out.action_mask]
         return seen
@@ -313,8 +314,9 @@ def test_random_legal_play_keeps_masks_legal() -> None:
         venv = DrawVectorEnv(128, 2, "match", "zero_sum")
         out = venv.reset(seed=4)
         actions = np.zeros(128, np.int64)
+        words = np.random.SeedSequence(4).generate_state(128, np.uint64).view(np.int64)
         for _ in range(300):
-            E.random_actions(venv.states.copy(), out.action_mask, actions)
+            E.random_actions(words, out.action_mask, actions)
             assert out.action_mask[np.arange(128), actions].all()
             out = venv.step(actions)
             assert (out.action_mask.sum(axis=1) >= 1).all()
