@@ -30,15 +30,218 @@ from agents.specs import build_agent, parse_agent_spec
 from draw_env import describe, tiles
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
-from draw_env.render import describe_action, match_line, oriented_line, result_line
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS, DrawState, action_name
+from draw_env.render import oriented_line
+from draw_env.rules import DRAW, NUM_ACTIONS, PASS, DrawState
 
 DEFAULT_OPPONENT = "ismcts"
 DEFAULT_HINT_AGENT = "ismcts"
 
+#: Every sentence draw-play says, per language (``--lang``). Tile names stay ``[a|b]``.
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "intro": "Draw dominoes: {players} players, {episode}; you are player_{you}. Opponents: {opponents}. Seed {seed}.",
+        "one_hand": "one hand",
+        "a_match": "a match to {target}",
+        "turn": "--- Hand {hand}, your turn (player_{you}) ---",
+        "since": "Since your last turn: ",
+        "line": "Line: {line}",
+        "empty_line": "(empty: lead any tile)",
+        "ends": "Open ends: left {left}, right {right}",
+        "boneyard": "Boneyard: {count} tiles ({drawing})",
+        "may_draw": "you may draw",
+        "no_draw": "no drawing: the last 2 stay",
+        "sizes": "Tiles in hand: {sizes}",
+        "you": "you (player_{seat})",
+        "scores": "Scores: {scores} (target {target})",
+        "hand": "Your hand ({pips} pips): {tiles}",
+        "moves": "Your moves:",
+        "prompt": "Your move (number, e.g. '[1|4] left', 'draw', 'pass', 'hint', 'help', 'quit'): ",
+        "played": "You played {move}.",
+        "left": "left",
+        "right": "right",
+        "draw": "draw",
+        "pass": "pass",
+        "placed": "{who} placed {tile} at the {end} end",
+        "drew": "{who} drew {count} {tiles}",
+        "drew_then": "{who} drew {count} {tiles}, then placed {tile} at the {end} end",
+        "tile_one": "tile",
+        "tile_many": "tiles",
+        "passed": "{who} passed",
+        "hand_over": "=== Hand {hand} over, {result} ===",
+        "domino": "domino: {who} went out and scores {points}",
+        "blocked_shared": "blocked: the lowest total is shared, nobody scores",
+        "blocked": "blocked: {who} holds the single lowest total and scores {points}",
+        "revealed": "  {who}: {tiles} ({pips} pips, {points} points)",
+        "no_tiles": "no tiles",
+        "match_you": "=== Match over: you win with {points} points ===",
+        "match_win": "=== Match over: {who} wins with {points} points ===",
+        "match_drawn": "=== Match over: drawn, the leaders are tied at {points} points ===",
+        "ended": "Game ended early ({reason}).",
+        "input_ended": "input ended",
+        "you_quit": "you quit",
+        "saved": "Record saved to {path} (replay it with: draw-replay {path})",
+        "hint_choice": "  {agent} would play {move} ({number}).",
+        "hint_values": "  Its value of each move (search estimate of your zero-sum hand points):",
+        "type_move": "type a move",
+        "bad_number": "{number} is not a move number: choose 1 to {count}",
+        "cannot_draw": "you cannot draw now: the boneyard is down to its last 2 tiles",
+        "cannot_pass": "you cannot pass: you may pass only with 2 tiles left in the boneyard and no tile that fits",
+        "not_a_move": "'{text}' is not a move",
+        "cannot_place": "{tile} cannot be placed now",
+        "both_ends": "{tile} fits both ends: say '{tile} {left}' or '{tile} {right}'",
+        "name_end": "'{text}' is not a move: name the end, e.g. '{tile} {left}'",
+        "not_legal": "{move} is not legal now",
+        "moves_list": "Moves: ",
+        "help": (
+            "Type the number of a move, or its name ('[1|4] left', 'draw', 'pass'; a tile alone when it fits one end),\n"
+            "'hint' for an agent's advice, 'quit' to stop."
+        ),
+    },
+    "ja": {
+        "intro": "ドロー・ドミノ: {players}人、{episode}。あなたは player_{you} です。相手: {opponents}。シード {seed}。",
+        "one_hand": "1ハンド",
+        "a_match": "{target}点先取の試合",
+        "turn": "--- ハンド{hand}、あなたの番です (player_{you}) ---",
+        "since": "前の番から: ",
+        "line": "列: {line}",
+        "empty_line": "(空: どの牌でも出せます)",
+        "ends": "開いている端: 左 {left}、右 {right}",
+        "boneyard": "山札: {count}枚 ({drawing})",
+        "may_draw": "引けます",
+        "no_draw": "引けません: 最後の2枚は残ります",
+        "sizes": "手牌の数: {sizes}",
+        "you": "あなた (player_{seat})",
+        "scores": "得点: {scores} (目標 {target})",
+        "hand": "あなたの手牌 ({pips}目): {tiles}",
+        "moves": "指せる手:",
+        "prompt": "あなたの手 (番号、'[1|4] 左'、'引く'、'パス'、'hint'、'help'、'quit'): ",
+        "played": "あなたは {move} を指しました。",
+        "left": "左",
+        "right": "右",
+        "draw": "引く",
+        "pass": "パス",
+        "placed": "{who}が{tile}を{end}端に置いた",
+        "drew": "{who}が{count}{tiles}引いた",
+        "drew_then": "{who}が{count}{tiles}引いてから{tile}を{end}端に置いた",
+        "tile_one": "枚",
+        "tile_many": "枚",
+        "passed": "{who}がパスした",
+        "hand_over": "=== ハンド{hand}終了: {result} ===",
+        "domino": "ドミノ: {who}が上がり、{points}点",
+        "blocked_shared": "ブロック: 最少の合計が同点のため得点なし",
+        "blocked": "ブロック: {who}の合計が単独で最少、{points}点",
+        "revealed": "  {who}: {tiles} ({pips}目、{points}点)",
+        "no_tiles": "手牌なし",
+        "match_you": "=== 試合終了: あなたの勝ち ({points}点) ===",
+        "match_win": "=== 試合終了: {who}の勝ち ({points}点) ===",
+        "match_drawn": "=== 試合終了: 引き分け (首位が{points}点で同点) ===",
+        "ended": "ゲームを途中で終了しました ({reason})。",
+        "input_ended": "入力が終わりました",
+        "you_quit": "終了しました",
+        "saved": "記録を {path} に保存しました (再生: draw-replay {path})",
+        "hint_choice": "  {agent}なら {move} ({number}) を指します。",
+        "hint_values": "  各手の評価 (探索による、あなたのこのハンドのゼロサム得点の見積もり):",
+        "type_move": "手を入力してください",
+        "bad_number": "{number}番の手はありません: 1から{count}の番号を選んでください",
+        "cannot_draw": "今は引けません: 山札は最後の2枚です",
+        "cannot_pass": "パスできません: パスできるのは山札が2枚で置ける牌がないときだけです",
+        "not_a_move": "'{text}' は手ではありません",
+        "cannot_place": "{tile} は今は置けません",
+        "both_ends": "{tile} は両端に置けます: '{tile} {left}' か '{tile} {right}' と入力してください",
+        "name_end": "'{text}' は手ではありません: 端を指定してください (例: '{tile} {left}')",
+        "not_legal": "{move} は今は指せません",
+        "moves_list": "指せる手: ",
+        "help": (
+            "手の番号か名前 ('[1|4] 左'、'引く'、'パス'; 一方の端にしか置けない牌は牌だけでも可) を入力してください。\n"
+            "'hint' でエージェントの助言、'quit' で終了します。"
+        ),
+    },
+    "it": {
+        "intro": "Domino Draw: {players} giocatori, {episode}; tu sei player_{you}. Avversari: {opponents}. Seme {seed}.",
+        "one_hand": "una mano",
+        "a_match": "una partita a {target}",
+        "turn": "--- Mano {hand}, tocca a te (player_{you}) ---",
+        "since": "Dal tuo ultimo turno: ",
+        "line": "Linea: {line}",
+        "empty_line": "(vuota: apri con qualsiasi tessera)",
+        "ends": "Estremità libere: sinistra {left}, destra {right}",
+        "boneyard": "Mazzo: {count} tessere ({drawing})",
+        "may_draw": "puoi pescare",
+        "no_draw": "niente pesca: le ultime 2 restano",
+        "sizes": "Tessere in mano: {sizes}",
+        "you": "tu (player_{seat})",
+        "scores": "Punteggi: {scores} (obiettivo {target})",
+        "hand": "La tua mano ({pips} punti): {tiles}",
+        "moves": "Le tue mosse:",
+        "prompt": "La tua mossa (numero, '[1|4] sinistra', 'pesca', 'passo', 'hint', 'help', 'quit'): ",
+        "played": "Hai giocato {move}.",
+        "left": "sinistra",
+        "right": "destra",
+        "draw": "pesca",
+        "pass": "passo",
+        "placed": "{who} ha messo {tile} all'estremità {end}",
+        "drew": "{who} ha pescato {count} {tiles}",
+        "drew_then": "{who} ha pescato {count} {tiles}, poi ha messo {tile} all'estremità {end}",
+        "tile_one": "tessera",
+        "tile_many": "tessere",
+        "passed": "{who} ha passato",
+        "hand_over": "=== Mano {hand} finita: {result} ===",
+        "domino": "domino: {who} ha chiuso e segna {points}",
+        "blocked_shared": "bloccata: il totale più basso è condiviso, nessuno segna",
+        "blocked": "bloccata: {who} ha da solo il totale più basso e segna {points}",
+        "revealed": "  {who}: {tiles} ({pips} punti in mano, {points} punti segnati)",
+        "no_tiles": "nessuna tessera",
+        "match_you": "=== Partita finita: hai vinto con {points} punti ===",
+        "match_win": "=== Partita finita: vince {who} con {points} punti ===",
+        "match_drawn": "=== Partita finita: pareggio, i primi sono pari a {points} punti ===",
+        "ended": "Partita interrotta ({reason}).",
+        "input_ended": "fine dell'input",
+        "you_quit": "hai lasciato",
+        "saved": "Partita salvata in {path} (per rivederla: draw-replay {path})",
+        "hint_choice": "  {agent} giocherebbe {move} ({number}).",
+        "hint_values": "  Il suo valore di ogni mossa (stima della ricerca dei tuoi punti a somma zero nella mano):",
+        "type_move": "scrivi una mossa",
+        "bad_number": "{number} non è il numero di una mossa: scegli da 1 a {count}",
+        "cannot_draw": "ora non puoi pescare: nel mazzo restano le ultime 2 tessere",
+        "cannot_pass": "non puoi passare: si passa solo con 2 tessere nel mazzo e nessuna tessera che si attacca",
+        "not_a_move": "'{text}' non è una mossa",
+        "cannot_place": "{tile} ora non si può mettere",
+        "both_ends": "{tile} va a entrambe le estremità: scrivi '{tile} {left}' o '{tile} {right}'",
+        "name_end": "'{text}' non è una mossa: indica l'estremità, per esempio '{tile} {left}'",
+        "not_legal": "{move} ora non è ammessa",
+        "moves_list": "Mosse: ",
+        "help": (
+            "Scrivi il numero di una mossa o il suo nome ('[1|4] sinistra', 'pesca', 'passo'; la sola tessera se va a\n"
+            "una sola estremità), 'hint' per il consiglio di un agente, 'quit' per smettere."
+        ),
+    },
+}
+
+# Input words, in every language at once (numbers are the same everywhere).
+_ENDS = {"left": 0, "l": 0, "right": 1, "r": 1, "左": 0, "右": 1, "sinistra": 0, "destra": 1}
+_DRAW_WORDS = {"draw", "引く", "pesca"}
+_PASS_WORDS = {"pass", "パス", "passo"}
+_HINT_WORDS = {"hint", "ヒント", "suggerimento"}
+_HELP_WORDS = {"help", "?", "ヘルプ", "aiuto"}
+_QUIT_WORDS = {"quit", "q", "exit", "終了", "esci"}
+
 
 class Quit(Exception):
     """The player typed ``quit`` or the input ended."""
+
+
+def message(lang: str, key: str, **fields: object) -> str:
+    return MESSAGES[lang][key].format(**fields)
+
+
+def move_name(action: int, lang: str = "en") -> str:
+    """``[1|4] left``, ``draw``, ``pass`` in ``lang``."""
+    words = MESSAGES[lang]
+    if action == DRAW:
+        return words["draw"]
+    if action == PASS:
+        return words["pass"]
+    return f"{tiles.NAMES[action >> 1]} {words['left'] if action & 1 == 0 else words['right']}"
 
 
 def split_specs(text: str) -> list[str]:
@@ -57,78 +260,91 @@ def split_specs(text: str) -> list[str]:
     return specs
 
 
-def parse_move(text: str, legal: Sequence[int]) -> int:
+def parse_move(text: str, legal: Sequence[int], lang: str = "en") -> int:
     """The action a line of input names, among ``legal`` (ascending action ids).
 
     Accepts the number shown (1-based), ``draw``, ``pass``, ``[a|b] left``/``right`` (also
-    ``a|b l``, either half first) and a tile alone when exactly one of its placements is legal.
+    ``a|b l``, either half first; the words of any ``--lang``) and a tile alone when exactly one
+    of its placements is legal.
 
     Raises:
-        ValueError: saying what was wrong and what is accepted.
+        ValueError: saying, in ``lang``, what was wrong.
     """
     words = text.strip().lower().split()
     if not words:
-        raise ValueError("type a move")
+        raise ValueError(message(lang, "type_move"))
     if len(words) == 1 and words[0].isdigit():
         number = int(words[0])
         if not 1 <= number <= len(legal):
-            raise ValueError(f"{number} is not a move number: choose 1 to {len(legal)}")
+            raise ValueError(message(lang, "bad_number", number=number, count=len(legal)))
         return legal[number - 1]
-    if words == ["draw"] or words == ["d"]:
+    if len(words) == 1 and words[0] in _DRAW_WORDS:
         if DRAW not in legal:
-            raise ValueError("you cannot draw now: the boneyard is down to its last 2 tiles")
+            raise ValueError(message(lang, "cannot_draw"))
         return DRAW
-    if words == ["pass"] or words == ["p"]:
+    if len(words) == 1 and words[0] in _PASS_WORDS:
         if PASS not in legal:
-            raise ValueError("you cannot pass: you may pass only with 2 tiles left in the boneyard and no tile that fits")
+            raise ValueError(message(lang, "cannot_pass"))
         return PASS
     try:
         tile = tiles.tile_id(f"[{words[0].strip('[]')}]")  # brackets optional: "1|4" too
     except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a move") from None
+        raise ValueError(message(lang, "not_a_move", text=text.strip())) from None
+    name = tiles.NAMES[tile]
+    left, right = MESSAGES[lang]["left"], MESSAGES[lang]["right"]
     placements = [action for action in legal if action < DRAW and action >> 1 == tile]
     if len(words) == 1:
         if len(placements) == 1:
             return placements[0]
         if not placements:
-            raise ValueError(f"{tiles.NAMES[tile]} cannot be placed now")
-        raise ValueError(f"{tiles.NAMES[tile]} fits both ends: say '{tiles.NAMES[tile]} left' or '{tiles.NAMES[tile]} right'")
-    ends = {"left": 0, "l": 0, "right": 1, "r": 1}
-    if len(words) != 2 or words[1] not in ends:
-        raise ValueError(f"{text.strip()!r} is not a move: name the end, e.g. '{tiles.NAMES[tile]} left'")
-    action = 2 * tile + ends[words[1]]
+            raise ValueError(message(lang, "cannot_place", tile=name))
+        raise ValueError(message(lang, "both_ends", tile=name, left=left, right=right))
+    if len(words) != 2 or words[1] not in _ENDS:
+        raise ValueError(message(lang, "name_end", text=text.strip(), tile=name, left=left))
+    action = 2 * tile + _ENDS[words[1]]
     if action not in legal:
-        raise ValueError(f"{action_name(action)} is not legal now")
+        raise ValueError(message(lang, "not_legal", move=move_name(action, lang)))
     return action
 
 
-def summarise_turns(events: Sequence[tuple[int, int]]) -> list[str]:
+def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en") -> list[str]:
     """Readable turns from ``(seat, action)`` events: consecutive draws by one seat are counted."""
+    words = MESSAGES[lang]
     turns: list[str] = []
     draws = 0
     for index, (seat, action) in enumerate(events):
+        who = f"player_{seat}"
         if action == DRAW:
             draws += 1
             following = events[index + 1] if index + 1 < len(events) else None
             if following is not None and following[0] == seat:
                 continue  # the same turn goes on
-            turns.append(f"player_{seat} drew {_tiles(draws)}")
+            turns.append(message(lang, "drew", who=who, count=draws, tiles=_tiles(draws, lang)))
             draws = 0
-            continue
-        sentence = describe_action(seat, action)
-        if draws:
-            sentence = f"player_{seat} drew {_tiles(draws)}, then {sentence.split(' ', 1)[1]}"
+        elif action == PASS:
+            turns.append(message(lang, "passed", who=who))
+        else:
+            end = words["left"] if action & 1 == 0 else words["right"]
+            key = "drew_then" if draws else "placed"
+            turns.append(
+                message(lang, key, who=who, count=draws, tiles=_tiles(draws, lang), tile=tiles.NAMES[action >> 1], end=end)
+            )
             draws = 0
-        turns.append(sentence)
     return turns
 
 
-def _tiles(count: int) -> str:
-    return f"{count} tile{'s' if count != 1 else ''}"
+def _tiles(count: int, lang: str) -> str:
+    return MESSAGES[lang]["tile_one" if count == 1 else "tile_many"]
 
 
-def _seat_name(seat: int, you: int) -> str:
-    return f"you (player_{seat})" if seat == you else f"player_{seat}"
+def result_text(state: DrawState, lang: str = "en") -> str:
+    """How the finished hand ``state`` ended, in ``lang``."""
+    result = state.result
+    assert result is not None
+    if result.winner is None:
+        return message(lang, "blocked_shared")
+    key = "domino" if result.kind == "domino" else "blocked"
+    return message(lang, key, who=f"player_{result.winner}", points=result.points[result.winner])
 
 
 class Game:
@@ -136,6 +352,7 @@ class Game:
 
     def __init__(self, args: argparse.Namespace, stdin: IO[str], stdout: IO[str]) -> None:
         self.args = args
+        self.lang = args.lang
         self.stdin = stdin
         self.stdout = stdout
         self.you = args.seat
@@ -149,12 +366,10 @@ class Game:
             )
         parsed = [parse_agent_spec(spec) for spec in specs]
         self.opponents: dict[int, agents.Agent] = {}
-        labels = []
         others = [seat for seat in range(players) if seat != self.you]
         for seat, (name, kwargs) in zip(others, parsed):
             self.opponents[seat] = build_agent(name, kwargs, args.seed, seat)
-        for seat in range(players):
-            labels.append("human" if seat == self.you else specs[others.index(seat)])
+        labels = ["human" if seat == self.you else specs[others.index(seat)] for seat in range(players)]
         self.hint_spec = parse_agent_spec(args.hint_agent)
         self.hinter: agents.Agent | None = None
         self.env = RecordingWrapper(
@@ -168,77 +383,89 @@ class Game:
     def say(self, text: str = "") -> None:
         print(text, file=self.stdout)
 
-    def show_turn(self, state: DrawState, legal: list[int]) -> None:
-        you, players = self.you, state.num_players
-        self.say()
-        self.say(f"--- Hand {state.hand_number + 1}, your turn (player_{you}) ---")
+    def text(self, key: str, **fields: object) -> str:
+        return message(self.lang, key, **fields)
+
+    def name(self, seat: int) -> str:
+        return self.text("you", seat=seat) if seat == self.you else f"player_{seat}"
+
+    def show_events(self) -> None:
         if self.events:
-            self.say("Since your last turn: " + "; ".join(summarise_turns(self.events)))
-        line = oriented_line(state)
-        self.say(f"Line: {''.join(f'[{a}|{b}]' for a, b in line) or '(empty: lead any tile)'}")
+            self.say(self.text("since") + "; ".join(summarise_turns(self.events, self.lang)))
+            self.events = []
+
+    def show_turn(self, state: DrawState, legal: list[int]) -> None:
+        players = state.num_players
+        self.say()
+        self.say(self.text("turn", hand=state.hand_number + 1, you=self.you))
+        self.show_events()
+        line = "".join(f"[{a}|{b}]" for a, b in oriented_line(state))
+        self.say(self.text("line", line=line or self.text("empty_line")))
         if state.ends is not None:
-            self.say(f"Open ends: left {state.left}, right {state.right}")
+            self.say(self.text("ends", left=state.left, right=state.right))
         if self.args.describe:
-            self.say(describe.describe_line(state.line, self.args.lang))
-        drawing = "you may draw" if state.can_draw else "no drawing: the last 2 stay"
-        self.say(f"Boneyard: {len(state.boneyard)} tiles ({drawing})")
-        sizes = ", ".join(f"{_seat_name(seat, you)} {state.hand_count(seat)}" for seat in range(players))
-        self.say(f"Tiles in hand: {sizes}")
+            self.say(describe.describe_line(state.line, self.lang))
+        drawing = self.text("may_draw" if state.can_draw else "no_draw")
+        self.say(self.text("boneyard", count=len(state.boneyard), drawing=drawing))
+        self.say(self.text("sizes", sizes=", ".join(f"{self.name(s)} {state.hand_count(s)}" for s in range(players))))
         if self.args.episode == "match":
-            scores = ", ".join(f"{_seat_name(seat, you)} {state.scores[seat]}" for seat in range(players))
-            self.say(f"Scores: {scores} (target {state.game.target})")
-        hand = " ".join(tiles.NAMES[t] for t in state.hand_tiles(you))
-        self.say(f"Your hand ({state.hand_pips(you)} pips): {hand}")
-        self.say("Your moves:")
+            scores = ", ".join(f"{self.name(s)} {state.scores[s]}" for s in range(players))
+            self.say(self.text("scores", scores=scores, target=state.game.target))
+        held = " ".join(tiles.NAMES[t] for t in state.hand_tiles(self.you))
+        self.say(self.text("hand", pips=state.hand_pips(self.you), tiles=held))
+        self.say(self.text("moves"))
         for number, action in enumerate(legal, 1):
-            self.say(f"  {number}) {action_name(action)}")
+            self.say(f"  {number}) {move_name(action, self.lang)}")
 
     def show_hand_end(self, finished: DrawState) -> None:
-        if self.events:
-            self.say("Since your last turn: " + "; ".join(summarise_turns(self.events)))
-            self.events = []
+        self.show_events()
         result = finished.result
         assert result is not None
         self.say()
-        self.say(f"=== Hand {finished.hand_number + 1} over, {result_line(finished)} ===")
-        self.say(f"Line: {''.join(f'[{a}|{b}]' for a, b in oriented_line(finished))}")
+        self.say(self.text("hand_over", hand=finished.hand_number + 1, result=result_text(finished, self.lang)))
+        self.say(self.text("line", line="".join(f"[{a}|{b}]" for a, b in oriented_line(finished))))
         for seat in range(finished.num_players):
-            held = " ".join(tiles.NAMES[t] for t in finished.hand_tiles(seat)) or "no tiles"
-            self.say(
-                f"  {_seat_name(seat, self.you)}: {held} ({result.pips[seat]} pips, {result.points[seat]} points)"
-            )
+            held = " ".join(tiles.NAMES[t] for t in finished.hand_tiles(seat)) or self.text("no_tiles")
+            self.say(self.text("revealed", who=self.name(seat), tiles=held, pips=result.pips[seat], points=result.points[seat]))
         if self.args.episode == "match":
-            scores = ", ".join(f"{_seat_name(s, self.you)} {score}" for s, score in enumerate(finished.scores))
-            self.say(f"Scores: {scores} (target {finished.game.target})")
-            over = match_line(finished)
-            if over is not None:
-                self.say(f"=== {over.replace(f'player_{self.you} wins', 'you win')} ===")
+            scores = ", ".join(f"{self.name(s)} {score}" for s, score in enumerate(finished.scores))
+            self.say(self.text("scores", scores=scores, target=finished.game.target))
+            if finished.is_match_over:
+                winner = finished.match_winner
+                if winner is None:
+                    self.say(self.text("match_drawn", points=max(finished.scores)))
+                elif winner == self.you:
+                    self.say(self.text("match_you", points=finished.scores[winner]))
+                else:
+                    self.say(self.text("match_win", who=f"player_{winner}", points=finished.scores[winner]))
 
     # -- input
 
     def ask(self, observation: dict[str, np.ndarray], legal: list[int]) -> int:
         while True:
-            self.stdout.write("Your move (number, e.g. '[1|4] left', 'draw', 'pass', 'hint', 'help', 'quit'): ")
+            self.stdout.write(self.text("prompt"))
             self.stdout.flush()
             line = self.stdin.readline()
             if not line:
                 self.say()
-                raise Quit("input ended")
+                raise Quit(self.text("input_ended"))
             text = line.strip()
             if not self.stdin.isatty():
                 self.say(text)  # piped input: echo it, so that the transcript reads as a dialogue
-            if text.lower() in ("quit", "q", "exit"):
-                raise Quit("you quit")
-            if text.lower() in ("help", "?"):
-                self.say(__doc__.split("\n\n")[2] if __doc__ else "")
+            command = text.lower()
+            if command in _QUIT_WORDS:
+                raise Quit(self.text("you_quit"))
+            if command in _HELP_WORDS:
+                self.say(self.text("help"))
                 continue
-            if text.lower() == "hint":
+            if command in _HINT_WORDS:
                 self.hint(observation, legal)
                 continue
             try:
-                return parse_move(text, legal)
+                return parse_move(text, legal, self.lang)
             except ValueError as error:
-                self.say(f"  {error}. Moves: " + ", ".join(f"{n}) {action_name(a)}" for n, a in enumerate(legal, 1)))
+                moves = ", ".join(f"{n}) {move_name(a, self.lang)}" for n, a in enumerate(legal, 1))
+                self.say(f"  {error} -- {self.text('moves_list')}{moves}")
 
     def hint(self, observation: dict[str, np.ndarray], legal: list[int]) -> None:
         name, kwargs = self.hint_spec
@@ -247,17 +474,18 @@ class Game:
         values_of = getattr(self.hinter, "action_values", None)
         if values_of is None:
             choice = self.hinter.act(observation)
-            self.say(f"  {name} would play {action_name(choice)} ({legal.index(choice) + 1}).")
+            self.say(self.text("hint_choice", agent=name, move=move_name(choice, self.lang), number=legal.index(choice) + 1))
             return
         values = values_of(view_from_observation(observation["observation"], self.env.unwrapped.game.num_players))
         # The search's own rule: the best mean value, ties to the lowest action id.
         choice = max(values, key=lambda action: (values[action], -action))
-        self.say(f"  {name} would play {action_name(choice)} ({legal.index(choice) + 1}).")
+        self.say(self.text("hint_choice", agent=name, move=move_name(choice, self.lang), number=legal.index(choice) + 1))
+        # Search values are zero-sum hand points divided by the search's REWARD_SCALE: show points.
         scale = float(getattr(sys.modules.get(type(self.hinter).__module__), "REWARD_SCALE", 1.0))
-        self.say(f"  Its value of each move (search estimate of your zero-sum hand points, values x {scale:g}):")
+        self.say(self.text("hint_values"))
         for number, action in enumerate(legal, 1):
             if action in values:
-                self.say(f"    {number}) {action_name(action):<14} {values[action] * scale:+7.1f}")
+                self.say(f"    {number}) {move_name(action, self.lang):<14} {values[action] * scale:+7.1f}")
 
     # -- the game
 
@@ -267,14 +495,11 @@ class Game:
         env.reset(seed=self.args.seed)
         for agent in self.opponents.values():
             agent.reset()
-        self.say(
-            f"Draw dominoes: {base.game.num_players} players, one {self.args.episode}; you are player_{self.you}. "
-            f"Opponents: " + ", ".join(f"player_{seat} {env.players[seat]}" for seat in sorted(self.opponents))
-            + f". Seed {self.args.seed}."
-        )
-        quit_reason = None
+        episode = self.text("one_hand") if self.args.episode == "hand" else self.text("a_match", target=base.game.target)
+        opponents = ", ".join(f"player_{seat} {env.players[seat]}" for seat in sorted(self.opponents))
+        self.say(self.text("intro", players=base.game.num_players, episode=episode, you=self.you, opponents=opponents, seed=self.args.seed))
         try:
-            for agent in env.agent_iter():
+            for _agent in env.agent_iter():
                 observation, _reward, terminated, truncated, _info = env.last()
                 if terminated or truncated:
                     env.step(None)
@@ -285,7 +510,6 @@ class Game:
                 if seat == self.you:
                     self.show_turn(state, legal)
                     action = self.ask(observation, legal)
-                    self.events = []
                 else:
                     action = int(self.opponents[seat].act(observation))
                 # The rules, on a copy, say whether this action ends the hand (a match deals on at once).
@@ -293,17 +517,16 @@ class Game:
                 probe.apply_action(action)
                 env.step(action)
                 if seat == self.you:
-                    self.say(f"You played {action_name(action)}.")
+                    self.say(self.text("played", move=move_name(action, self.lang)))
                 else:
                     self.events.append((seat, action))
                 if probe.result is not None:
                     self.show_hand_end(probe)
         except Quit as reason:
-            quit_reason = str(reason)
-            self.say(f"Game ended early ({quit_reason}).")
+            self.say(self.text("ended", reason=str(reason)))
         if self.args.record:
             path = write_record(env.record, self.args.record)
-            self.say(f"Record saved to {path} (replay it with: draw-replay {path})")
+            self.say(self.text("saved", path=path))
         return 0
 
 
@@ -327,7 +550,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang",
         choices=describe.LANGUAGES,
         default="en",
-        help="language of the line description (SPEC section 6); another language than en implies --describe",
+        help="language of the messages and of the line description (SPEC section 6); ja or it also turn on --describe",
     )
     parser.add_argument("--describe", action="store_true", help="also show the line description at each turn")
     parser.add_argument("--hint-agent", default=DEFAULT_HINT_AGENT, help=f"the agent 'hint' asks (default {DEFAULT_HINT_AGENT})")
@@ -355,6 +578,8 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     except KeyboardInterrupt:
         print("\nInterrupted.", file=stdout or sys.stdout)
         return 130
+    except BrokenPipeError:  # e.g. piped into `head`: the reader left, nothing more to say
+        return 0
 
 
 

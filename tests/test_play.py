@@ -45,16 +45,21 @@ def test_piped_first_moves_play_a_hand_to_its_result(tmp_path: Path) -> None:
 
 def test_a_three_player_match_names_the_winner_and_reports_opponents_moves(tmp_path: Path) -> None:
     record = tmp_path / "match.json"
-    text = play(
-        ["--players", "3", "--opponents", "heaviest,variety", "--episode", "match", "--seed", "7", "--lang", "ja", "--record", str(record)],
-        "1\n" * 2000,
-    )
-    assert "Since your last turn: player_1 " in text and "player_2 " in text
-    assert "牌: " in text  # the line description in the chosen language
+    argv = ["--players", "3", "--opponents", "heaviest,variety", "--episode", "match", "--seed", "7"]
+    text = play([*argv, "--record", str(record)], "1\n" * 2000)
+    assert "Since your last turn: player_1 " in text and "; player_2 " in text
+    assert "Scores: you (player_0) 0, player_1 0, player_2 0 (target 61)" in text
     assert re.search(r"=== Match over: (you win|player_\d wins|drawn)", text)
     saved = read_record(record)
     assert saved["players"] == ["human", "heaviest", "variety"] and len(saved["hands"]) >= 2
     assert replay_record(saved) == saved["scores"]
+    # The same game in Japanese: the messages and the line description, the same moves.
+    japanese = play([*argv, "--lang", "ja"], "1\n" * 2000)
+    assert "前の番から: player_1" in japanese and "牌: " in japanese and "あなたの手牌 (" in japanese
+    assert re.search(r"=== 試合終了: ", japanese)
+    assert japanese.count("--- ハンド") == text.count("--- Hand ")
+    italian = play([*argv, "--lang", "it"], "pesca\n" + "1\n" * 2000)
+    assert "Le tue mosse:" in italian and "Tessere: " in italian and "=== Partita finita: " in italian
 
 
 def test_move_names_bad_input_hint_and_end_of_input(tmp_path: Path) -> None:
