@@ -47,15 +47,14 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from draw_env import describe, render
-from draw_env.checks import check_bool
+from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer
 from draw_env.observation import HIGH, OBSERVATION_SIZE, ObservationTable
-from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState, IllegalActionError
+from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState, HandResult, IllegalActionError
 
 EPISODES = ("hand", "match")
 REWARDS = ("zero_sum", "points", "win_loss")
@@ -63,7 +62,6 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 #: What an illegal action through ``env()`` costs the offender: as bad as the worst outcome.
 ILLEGAL_PENALTY = {"zero_sum": -168.0, "points": -168.0, "win_loss": -1.0}
 _OPTION_KEYS = ("hands", "boneyard", "opener", "scores")
-_INFO_KEYS = ("hand_points", "hand_pips", "score", "blocked")
 
 
 def env(**kwargs: Any) -> GuardedEnv:
@@ -74,15 +72,7 @@ def env(**kwargs: Any) -> GuardedEnv:
     return GuardedEnv(raw_env(**kwargs))
 
 
-def check_choice(name: str, value: object, allowed: tuple) -> None:
-    """Raise ``ValueError`` naming ``name`` and the allowed values unless ``value`` is one of them."""
-    # Types count too: 2.0 == 2 and True == 1, yet neither is a number of players.
-    if type(value) not in {type(choice) for choice in allowed} or value not in allowed:
-        listed = ", ".join(repr(choice) for choice in allowed)
-        raise ValueError(f"{name} must be one of {listed}, got {value!r}")
-
-
-class raw_env(AECEnv, EzPickle):
+class raw_env(AECEnv):
     """The Draw dominoes AEC environment without protections: an illegal action raises.
 
     Args:
@@ -94,6 +84,11 @@ class raw_env(AECEnv, EzPickle):
         lang: language of the line description: ``"en"``, ``"ja"`` or ``"it"``.
         reveal_hands: show every hand (and, in the text, the boneyard) face up in ``render()``,
             for spectators; by default hands are hidden until the hand ends.
+
+    Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) hold the whole running game, the deal
+    RNG included: a copy continues exactly like the original under the same actions, and the two
+    share nothing. (PettingZoo's classic environments pickle through ``EzPickle``, which rebuilds
+    an empty environment from the constructor arguments; this one pickles its state.)
     """
 
     metadata = {
@@ -112,11 +107,8 @@ class raw_env(AECEnv, EzPickle):
         lang: str = "en",
         reveal_hands: bool = False,
     ) -> None:
-        EzPickle.__init__(self, num_players, episode, reward, render_mode, lang)
         super().__init__()
-        if isinstance(num_players, np.integer):
-            num_players = int(num_players)
-        check_choice("num_players", num_players, (2, 3, 4))
+        num_players = check_choice("num_players", num_players, (2, 3, 4))
         check_choice("episode", episode, EPISODES)
         check_choice("reward", reward, REWARDS)
         if reward == "win_loss" and episode != "match":
@@ -170,30 +162,42 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> None:
         """Deal a new episode from the seeded RNG, or the deal fixed by ``options``.
 
-        Options (all optional): ``hands`` and ``boneyard`` together fix the deal,
-        ``opener`` the seat that leads, and with ``episode="match"`` ``scores`` the starting
-        scores (each below the target). Unknown keys are ignored with a warning.
+        Args:
+            seed: ``None`` (go on with the environment's RNG; the first reset seeds it from
+                entropy) or a non-negative integer, Python or NumPy.
+            options: all optional: ``hands`` and ``boneyard`` together fix the deal (tiles as
+                ids, ``(a, b)`` pairs or strict ``"[a|b]"`` strings, see
+                :func:`draw_env.tiles.tile_id`), ``opener`` the seat that leads, and with
+                ``episode="match"`` ``scores`` the starting scores (each below the target).
+                Unknown keys are ignored with a warning.
+
+        Raises:
+            ValueError: for a bad seed or option; the environment, its RNG included, is then
+                left exactly as it was.
         """
-        if seed is not None or self._rng is None:
-            self._rng = random.Random(seed)
+        seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict of reset options ({', '.join(_OPTION_KEYS)}), got {options!r}")
-        self._state = self._deal(dict(options) if options else {})
+        rng = random.Random(seed) if seed is not None or self._rng is None else self._rng
+        state = self._deal(dict(options) if options else {}, rng)
+        self._rng = rng
+        self._state = state
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
-        self.infos = {agent: self._info(seat) for seat, agent in enumerate(self.agents)}
-        self.agent_selection = self.agents[self._state.current]
-        self._table.rebuild(self._state)
+        self.infos = {agent: _info(state, seat) for seat, agent in enumerate(self.agents)}
+        self.agent_selection = self.agents[state.current]
+        self._table.rebuild(state)
         self._mask = None
         self._rewards_pending = False
         self._infos_pending = False
         self._last_action = None
         self._finished_hand = None
 
-    def _deal(self, options: dict[str, Any]) -> DrawState:
+    def _deal(self, options: dict[str, Any], rng: random.Random) -> DrawState:
+        """The first state of the episode; ``rng`` moves on only if no ``ValueError`` is raised."""
         unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
         if unknown:
             warnings.warn(
@@ -203,11 +207,11 @@ class raw_env(AECEnv, EzPickle):
             )
         game = self.game
         opener = options.get("opener")
-        if opener is not None and (
-            isinstance(opener, bool) or not isinstance(opener, (int, np.integer)) or not 0 <= opener < game.num_players
-        ):
-            raise ValueError(f"options['opener'] must be a seat in 0..{game.num_players - 1}, got {opener!r}")
-        opener = None if opener is None else int(opener)
+        if opener is not None:
+            try:
+                opener = check_int("opener", opener, minimum=0, maximum=game.num_players - 1)
+            except ValueError:
+                raise ValueError(f"options['opener'] must be a seat in 0..{game.num_players - 1}, got {opener!r}") from None
         scores = options.get("scores")
         if scores is not None:
             if self.episode != "match":
@@ -215,10 +219,7 @@ class raw_env(AECEnv, EzPickle):
             if (
                 not isinstance(scores, (list, tuple))
                 or len(scores) != game.num_players
-                or not all(
-                    isinstance(s, (int, np.integer)) and not isinstance(s, bool) and 0 <= s < game.target
-                    for s in scores
-                )
+                or not all(is_integer(s) and 0 <= s < game.target for s in scores)
             ):
                 raise ValueError(
                     f"options['scores'] must be {game.num_players} integers in 0..{game.target - 1} "
@@ -228,12 +229,14 @@ class raw_env(AECEnv, EzPickle):
         if ("hands" in options) != ("boneyard" in options):
             raise ValueError("options['hands'] and options['boneyard'] fix a deal together: give both or neither")
         if "hands" not in options:
-            return game.new_state(self._rng, opener=opener, scores=scores)
+            return game.new_state(rng, opener=opener, scores=scores)  # cannot fail: all checked above
+        before = rng.getstate()
         if opener is None:
-            opener = self._rng.randrange(game.num_players)
+            opener = rng.randrange(game.num_players)
         try:
             return game.state_from_deal(options["hands"], options["boneyard"], opener, scores)
         except ValueError as error:
+            rng.setstate(before)
             raise ValueError(f"options['hands'] / options['boneyard']: {error}") from None
 
     # ------------------------------------------------------------------ observing
@@ -252,15 +255,6 @@ class raw_env(AECEnv, EzPickle):
         else:
             action_mask = np.zeros(NUM_ACTIONS, np.int8)
         return {"observation": self._table.observe(seat), "action_mask": action_mask}
-
-    def _info(self, seat: int, hand_points: int = 0, blocked: int = 0) -> dict[str, int]:
-        state = self._state
-        return {
-            "hand_points": hand_points,
-            "hand_pips": state.hand_pips(seat),
-            "score": state.scores[seat],
-            "blocked": blocked,
-        }
 
     # ------------------------------------------------------------------ stepping
 
@@ -287,36 +281,21 @@ class raw_env(AECEnv, EzPickle):
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self._rewards_pending = False
         if self._infos_pending:
-            self.infos = {other: self._info(s) for s, other in enumerate(self.agents)}
+            self.infos = {other: _info(state, s) for s, other in enumerate(self.agents)}
             self._infos_pending = False
         if state.result is None:
             self._table.record(state, seat, action, drawn)
-            self.infos[agent] = {
-                "hand_points": 0,
-                "hand_pips": state.hand_pips(seat),
-                "score": state.scores[seat],
-                "blocked": 0,
-            }
+            self.infos[agent] = _info(state, seat)
             self.agent_selection = self.agents[state.current]
         else:
-            self._end_hand()
+            self._end_hand(state, state.result)
         if self.render_mode == "human":
             self.render()
 
-    def _end_hand(self) -> None:
-        state = self._state
-        result = state.result
+    def _end_hand(self, state: DrawState, result: HandResult) -> None:
         players = self.game.num_players
-        blocked = int(result.kind == "blocked")
-        self.infos = {
-            agent: {
-                "hand_points": result.points[seat],
-                "hand_pips": result.pips[seat],
-                "score": state.scores[seat],
-                "blocked": blocked,
-            }
-            for seat, agent in enumerate(self.agents)
-        }
+        # Built before a match deals on, so that they describe the hand that ended.
+        self.infos = {agent: _info(state, seat) for seat, agent in enumerate(self.agents)}
         self._infos_pending = True
         episode_over = self.episode == "hand" or state.is_match_over
         if self.reward_scheme == "win_loss":
@@ -327,19 +306,17 @@ class raw_env(AECEnv, EzPickle):
         elif self.reward_scheme == "points":
             rewards = [float(points) for points in result.points]
         else:
-            total = sum(result.points)
-            rewards = [points - (total - points) / (players - 1) for points in result.points]
+            rewards = list(result.zero_sum)
         self.rewards = {agent: rewards[seat] for seat, agent in enumerate(self.agents)}
         self._rewards_pending = True
         self._accumulate_rewards()
         if episode_over:
             self.terminations = dict.fromkeys(self.agents, True)
-            self._table.rebuild(state)
         else:
             self._finished_hand = state.clone()  # render() shows the result before the next deal
             state.next_hand(self._rng)
-            self._table.rebuild(state)
             self.agent_selection = self.agents[state.current]
+        self._table.rebuild(state)
 
     # ------------------------------------------------------------------ rendering
 
@@ -376,6 +353,17 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self) -> None:
         """Nothing to release: rendering draws into fresh NumPy arrays."""
+
+
+def _info(state: DrawState, seat: int) -> dict[str, int]:
+    """``seat``'s info (SPEC section 4); once the hand is over, about the hand that ended."""
+    result = state.result
+    return {
+        "hand_points": 0 if result is None else result.points[seat],
+        "hand_pips": state.hand_pips(seat),
+        "score": state.scores[seat],
+        "blocked": int(result is not None and result.kind == "blocked"),
+    }
 
 
 def _as_action(action: object) -> int:

@@ -5,20 +5,23 @@ listed in :data:`BLOCKS`. Seats are relative: slot 0 is the observer, then the o
 clockwise; slots past the number of players are always zero, so one layout serves 2, 3 and 4
 players. The first three blocks are the public contract (SPEC section 3).
 
-Speed: an :class:`ObservationTable` keeps every block in absolute seats in one array, updates it
-in place after each action, and serves a player's observation with one gather through a
+Speed: an :class:`ObservationTable` keeps every block in absolute seats in one array (its layout,
+:data:`TABLE_SHAPES`, is derived from :data:`BLOCKS`), updates it in place after each action
+through named views of that array, and serves a player's observation with one gather through a
 per-player index (which also rotates the seats and copies the data). :func:`observe_state`
 builds the same vector from scratch; the tests check the two agree after every action.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from draw_env import tiles
-from draw_env.rules import MAX_PLAYERS, MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame, DrawState, PlayerView
+from draw_env.rules import DRAW, MAX_PLAYERS, MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame, DrawState, PlayerView
 from draw_env.tiles import NUM_TILES, NUM_VALUES
 
 SEATS = MAX_PLAYERS
@@ -29,16 +32,27 @@ MAX_SCORE = 300
 
 @dataclass(frozen=True)
 class Block:
-    """One block of the observation vector."""
+    """One block of the observation vector.
+
+    ``seats`` says how the block relates to seats: ``"none"`` (one value or row for the table),
+    ``"relative"`` (4 rows, one per relative seat, the observer first) or ``"observer"`` (the
+    observer's own row of a per-seat fact, such as its hand).
+    """
 
     name: str
     size: int
     high: float
     meaning: str
+    seats: str = "none"
+
+    @property
+    def width(self) -> int:
+        """The length of one seat's row (the whole block for ``seats="none"``)."""
+        return self.size // SEATS if self.seats == "relative" else self.size
 
 
 BLOCKS: tuple[Block, ...] = (
-    Block("hand", NUM_TILES, 1, "1 for each tile id in the observer's hand"),
+    Block("hand", NUM_TILES, 1, "1 for each tile id in the observer's hand", "observer"),
     Block("line", NUM_TILES, 1, "1 for each tile id on the line"),
     Block("left_end", NUM_VALUES, 1, "one-hot value open at the left end (zeros on an empty line)"),
     Block("right_end", NUM_VALUES, 1, "one-hot value open at the right end (zeros on an empty line)"),
@@ -47,9 +61,10 @@ BLOCKS: tuple[Block, ...] = (
         SEATS * NUM_TILES,
         1,
         "4 rows (relative seat) x 28 tile ids: 1 where that seat placed that tile",
+        "relative",
     ),
     Block("placement_order", NUM_TILES, NUM_TILES, "per tile id, k if it was the k-th tile placed, else 0"),
-    Block("hand_sizes", SEATS, NUM_TILES - PROTECTED_BONEYARD, "tiles held, per relative seat"),
+    Block("hand_sizes", SEATS, NUM_TILES - PROTECTED_BONEYARD, "tiles held, per relative seat", "relative"),
     Block("boneyard_size", 1, NUM_TILES - MIN_PLAYERS, "tiles in the boneyard"),
     Block("can_draw", 1, 1, "1 while the boneyard holds 3 or more tiles"),
     Block(
@@ -57,11 +72,14 @@ BLOCKS: tuple[Block, ...] = (
         SEATS * NUM_VALUES,
         1,
         "4 rows (relative seat) x 7 values: 1 where that seat passed with the value open",
+        "relative",
     ),
-    Block("to_act", SEATS, 1, "one-hot relative seat to act (zeros once the hand is over)"),
-    Block("in_play", SEATS, 1, "1 for each relative seat taken by a player"),
+    Block("to_act", SEATS, 1, "one-hot relative seat to act (zeros once the hand is over)", "relative"),
+    Block("in_play", SEATS, 1, "1 for each relative seat taken by a player", "relative"),
     Block("passes_in_row", 1, SEATS, "passes since the last placement (the hand blocks at n)"),
-    Block("scores", SEATS, MAX_SCORE, "match scores per relative seat (zeros with episode='hand')"),
+    Block(
+        "scores", SEATS, MAX_SCORE, "match scores per relative seat (zeros with episode='hand')", "relative"
+    ),
     Block("target", 1, 100, "the match target (0 with episode='hand')"),
 )
 
@@ -73,26 +91,27 @@ for _block in BLOCKS:
 OBSERVATION_SIZE = _position
 HIGH = np.concatenate([np.full(block.size, block.high, np.float32) for block in BLOCKS])
 
-# The absolute table: the same blocks with seats absolute, every seat's hand, and one
-# always-zero cell that the gathers read for seats nobody sits in.
-_T_HANDS = 0
-_T_LINE = _T_HANDS + SEATS * NUM_TILES
-_T_ENDS = _T_LINE + NUM_TILES
-_T_PLACED_BY = _T_ENDS + 2 * NUM_VALUES
-_T_ORDER = _T_PLACED_BY + SEATS * NUM_TILES
-_T_SIZES = _T_ORDER + NUM_TILES
-_T_BONEYARD = _T_SIZES + SEATS
-_T_CAN_DRAW = _T_BONEYARD + 1
-_T_LACKS = _T_CAN_DRAW + 1
-_T_TO_ACT = _T_LACKS + SEATS * NUM_VALUES
-_T_IN_PLAY = _T_TO_ACT + SEATS
-_T_PASSES = _T_IN_PLAY + SEATS
-_T_SCORES = _T_PASSES + 1
-_T_TARGET = _T_SCORES + SEATS
-_T_ZERO = _T_TARGET + 1
-_TABLE_SIZE = _T_ZERO + 1
+#: The absolute table that :class:`ObservationTable` keeps (and ``raw_env.state()`` returns): the
+#: same blocks in the same order with seats absolute, per-seat blocks as ``(SEATS, width)`` rows
+#: (every seat's hand, not only the observer's; one value per seat as ``(SEATS,)``), then one
+#: always-zero cell that observations read for seats nobody sits in. ``TABLE_SHAPES[name]`` is a
+#: block's shape, ``TABLE_OFFSETS[name]`` where it starts.
+def _table_shape(block: Block) -> tuple[int, ...]:
+    if block.seats == "none":
+        return (block.size,)
+    return (SEATS, block.width) if block.width > 1 else (SEATS,)
 
-# _ENDS_ONE_HOT[left, right] is the 14-entry ends block.
+
+TABLE_SHAPES: dict[str, tuple[int, ...]] = {block.name: _table_shape(block) for block in BLOCKS}
+TABLE_SHAPES["zero"] = (1,)
+TABLE_OFFSETS: dict[str, int] = {}
+_position = 0
+for _name, _shape in TABLE_SHAPES.items():
+    TABLE_OFFSETS[_name] = _position
+    _position += math.prod(_shape)
+TABLE_SIZE = _position
+
+# _ENDS_ONE_HOT[left, right] is the 14 entries of the left_end and right_end blocks, side by side.
 _ENDS_ONE_HOT = np.zeros((NUM_VALUES, NUM_VALUES, 2 * NUM_VALUES), np.float32)
 for _left in range(NUM_VALUES):
     for _right in range(NUM_VALUES):
@@ -100,33 +119,26 @@ for _left in range(NUM_VALUES):
         _ENDS_ONE_HOT[_left, _right, NUM_VALUES + _right] = 1
 
 
+#: _VALUES_OF_MASK[mask] is the 7-entry row with 1 for each value whose bit is set in ``mask``.
+_VALUES_OF_MASK = ((np.arange(1 << NUM_VALUES)[:, None] >> np.arange(NUM_VALUES)) & 1).astype(np.float32)
+
+
 def _gather_index(num_players: int, player: int) -> np.ndarray:
     """For each observation entry, the table cell it reads, seen from ``player``."""
-
-    def seat_rows(table_offset: int, width: int) -> list[int]:
-        index = []
-        for relative in range(SEATS):
-            if relative < num_players:
-                seat = (player + relative) % num_players
-                index.extend(range(table_offset + seat * width, table_offset + (seat + 1) * width))
-            else:
-                index.extend([_T_ZERO] * width)
-        return index
-
     index: list[int] = []
-    index += range(_T_HANDS + player * NUM_TILES, _T_HANDS + (player + 1) * NUM_TILES)
-    index += range(_T_LINE, _T_LINE + NUM_TILES)
-    index += range(_T_ENDS, _T_ENDS + 2 * NUM_VALUES)
-    index += seat_rows(_T_PLACED_BY, NUM_TILES)
-    index += range(_T_ORDER, _T_ORDER + NUM_TILES)
-    index += seat_rows(_T_SIZES, 1)
-    index += [_T_BONEYARD, _T_CAN_DRAW]
-    index += seat_rows(_T_LACKS, NUM_VALUES)
-    index += seat_rows(_T_TO_ACT, 1)
-    index += seat_rows(_T_IN_PLAY, 1)
-    index += [_T_PASSES]
-    index += seat_rows(_T_SCORES, 1)
-    index += [_T_TARGET]
+    for block in BLOCKS:
+        start, width = TABLE_OFFSETS[block.name], block.width
+        if block.seats == "none":
+            index += range(start, start + width)
+        elif block.seats == "observer":
+            index += range(start + player * width, start + (player + 1) * width)
+        else:
+            for relative in range(SEATS):
+                if relative < num_players:
+                    seat = (player + relative) % num_players
+                    index += range(start + seat * width, start + (seat + 1) * width)
+                else:
+                    index += [TABLE_OFFSETS["zero"]] * width
     assert len(index) == OBSERVATION_SIZE
     return np.asarray(index, dtype=np.intp)
 
@@ -134,45 +146,76 @@ def _gather_index(num_players: int, player: int) -> np.ndarray:
 class ObservationTable:
     """Every player's observation of one state, kept up to date action by action.
 
-    Call :meth:`rebuild` after dealing (or whenever the state changed in a way not reported),
-    and :meth:`record` after each action applied to the state.
+    ``table`` is one ``float32`` array of :data:`TABLE_SIZE`; ``views[name]`` are named views of
+    its blocks (shapes :data:`TABLE_SHAPES`), as OpenSpiel's observers keep theirs. Call
+    :meth:`rebuild` after dealing (or whenever the state changed in a way not reported), and
+    :meth:`record` after each action applied to the state.
     """
 
     def __init__(self, game: DrawGame, match: bool) -> None:
         self.num_players = game.num_players
         self.match = match
         self.target = game.target if match else 0
-        self.table = np.zeros(_TABLE_SIZE, np.float32)
         self.gathers = [_gather_index(self.num_players, p) for p in range(self.num_players)]
+        self._bind(np.zeros(TABLE_SIZE, np.float32))
+
+    def _bind(self, table: np.ndarray) -> None:
+        """Make ``table`` the array and set up the named views of its blocks."""
+        self.table = table
+        self.views = {
+            name: table[TABLE_OFFSETS[name] : TABLE_OFFSETS[name] + math.prod(shape)].reshape(shape)
+            for name, shape in TABLE_SHAPES.items()
+        }
+        # The views the per-action update writes, bound once (it runs at every step).
+        views = self.views
+        self._hand, self._line, self._placed_by = views["hand"], views["line"], views["placed_by"]
+        self._order, self._sizes, self._lacks = views["placement_order"], views["hand_sizes"], views["lacks"]
+        self._to_act, self._counts = views["to_act"], views["boneyard_size"]
+        self._can_draw, self._passes = views["can_draw"], views["passes_in_row"]
+        self._in_play, self._scores, self._target = views["in_play"], views["scores"], views["target"]
+        # left_end and right_end are neighbours: one write of _ENDS_ONE_HOT sets both.
+        self._ends = table[TABLE_OFFSETS["left_end"] : TABLE_OFFSETS["right_end"] + NUM_VALUES]
+
+    # Copies (deepcopy, pickle) would turn the views into arrays of their own, detached from the
+    # table: carry the table alone and bind fresh views to the copy.
+    def __getstate__(self) -> dict[str, object]:
+        return {"num_players": self.num_players, "match": self.match, "target": self.target,
+                "gathers": self.gathers, "table": self.table}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.num_players, self.match, self.target = state["num_players"], state["match"], state["target"]
+        self.gathers = state["gathers"]
+        self._bind(state["table"])
 
     def observe(self, player: int) -> np.ndarray:
         """``player``'s observation vector: a new array the table never writes again."""
         return self.table[self.gathers[player]]
 
     def rebuild(self, state: DrawState) -> None:
-        table = self.table
-        table[:] = 0
+        self.table[:] = 0
+        hand, lacks, sizes = self._hand, self._lacks, self._sizes
         for seat in range(self.num_players):
             for tile in state.hand_tiles(seat):
-                table[_T_HANDS + seat * NUM_TILES + tile] = 1
-            table[_T_SIZES + seat] = state.hand_count(seat)
-            for value in range(NUM_VALUES):
-                table[_T_LACKS + seat * NUM_VALUES + value] = state.voids[seat] >> value & 1
-            table[_T_IN_PLAY + seat] = 1
-            if self.match:
-                table[_T_SCORES + seat] = state.scores[seat]
-        for order, (tile, seat, _end) in enumerate(state.line, start=1):
-            table[_T_LINE + tile] = 1
-            table[_T_PLACED_BY + seat * NUM_TILES + tile] = 1
-            table[_T_ORDER + tile] = order
+                hand[seat, tile] = 1
+            sizes[seat] = state.hand_count(seat)
+            if state.voids[seat]:
+                lacks[seat] = _VALUES_OF_MASK[state.voids[seat]]
+        self._in_play[: self.num_players] = 1
+        if self.match:
+            self._scores[: self.num_players] = state.scores
+        line, placed_by, order = self._line, self._placed_by, self._order
+        for position, (tile, seat, _end) in enumerate(state.line, start=1):
+            line[tile] = 1
+            placed_by[seat, tile] = 1
+            order[tile] = position
         if state.ends is not None:
-            table[_T_ENDS : _T_ENDS + 2 * NUM_VALUES] = _ENDS_ONE_HOT[state.ends]
-        table[_T_BONEYARD] = len(state.boneyard)
-        table[_T_CAN_DRAW] = state.can_draw
+            self._ends[:] = _ENDS_ONE_HOT[state.ends]
+        self._counts[0] = len(state.boneyard)
+        self._can_draw[0] = state.can_draw
         if not state.is_hand_over:
-            table[_T_TO_ACT + state.current] = 1
-        table[_T_PASSES] = state.passes_in_row
-        table[_T_TARGET] = self.target
+            self._to_act[state.current] = 1
+        self._passes[0] = state.passes_in_row
+        self._target[0] = self.target
 
     def record(self, state: DrawState, seat: int, action: int, drawn: int) -> None:
         """Bring the table up to date after ``seat`` played ``action`` on ``state``.
@@ -183,28 +226,28 @@ class ObservationTable:
         if state.is_hand_over:
             self.rebuild(state)
             return
-        table = self.table
-        if action < 56:
+        if action < DRAW:
             tile = action >> 1
-            table[_T_HANDS + seat * NUM_TILES + tile] = 0
-            table[_T_LINE + tile] = 1
-            table[_T_PLACED_BY + seat * NUM_TILES + tile] = 1
-            table[_T_ORDER + tile] = len(state.line)
-            table[_T_ENDS : _T_ENDS + 2 * NUM_VALUES] = _ENDS_ONE_HOT[state.left, state.right]
-            table[_T_SIZES + seat] -= 1
-            table[_T_PASSES] = 0
-        elif action == 56:
-            table[_T_HANDS + seat * NUM_TILES + drawn] = 1
-            table[_T_SIZES + seat] += 1
-            table[_T_BONEYARD] -= 1
-            table[_T_CAN_DRAW] = state.can_draw
+            self._hand[seat, tile] = 0
+            self._line[tile] = 1
+            self._placed_by[seat, tile] = 1
+            self._order[tile] = len(state.line)
+            self._ends[:] = _ENDS_ONE_HOT[state.left, state.right]
+            self._sizes[seat] -= 1
+            self._passes[0] = 0
+        elif action == DRAW:
+            self._hand[seat, drawn] = 1
+            self._sizes[seat] += 1
+            self._counts[0] -= 1
+            self._can_draw[0] = state.can_draw
             return  # the drawer keeps the turn
         else:
-            table[_T_LACKS + seat * NUM_VALUES + state.left] = 1
-            table[_T_LACKS + seat * NUM_VALUES + state.right] = 1
-            table[_T_PASSES] = state.passes_in_row
-        table[_T_TO_ACT + seat] = 0
-        table[_T_TO_ACT + state.current] = 1
+            lacks = self._lacks[seat]
+            lacks[state.left] = 1
+            lacks[state.right] = 1
+            self._passes[0] = state.passes_in_row
+        self._to_act[seat] = 0
+        self._to_act[state.current] = 1
 
 
 def observe_state(state: DrawState, player: int, match: bool = False) -> np.ndarray:
@@ -216,7 +259,10 @@ def observe_state(state: DrawState, player: int, match: bool = False) -> np.ndar
 
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:
     """The observation vector cut into its named blocks (views, not copies)."""
-    return {block.name: observation[OFFSETS[block.name] : OFFSETS[block.name] + block.size] for block in BLOCKS}
+    return {
+        block.name: observation[OFFSETS[block.name] : OFFSETS[block.name] + block.size]
+        for block in BLOCKS
+    }
 
 
 def view_from_observation(observation: np.ndarray, num_players: int) -> PlayerView:

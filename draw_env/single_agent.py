@@ -28,7 +28,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from draw_env.draw_dominoes import ILLEGAL_PENALTY, check_choice, raw_env
+from draw_env.checks import check_bool, check_choice, check_int, check_number, check_seed
+from draw_env.draw_dominoes import ILLEGAL_PENALTY, raw_env
 from draw_env.features import FEATURES, encode_observation, feature_size
 from draw_env.rules import NUM_ACTIONS, IllegalActionError
 
@@ -88,25 +89,17 @@ class DrawSingleAgentEnv(gymnasium.Env):
         super().__init__()
         check_choice("features", features, FEATURES)
         check_choice("render_mode", render_mode, (None, "ansi", "rgb_array"))
-        if not isinstance(skip_forced, bool):
-            raise ValueError(f"skip_forced must be True or False, got {skip_forced!r}")
-        if (
-            isinstance(reward_scale, bool)
-            or not isinstance(reward_scale, (int, float))
-            or not reward_scale > 0
-        ):
-            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
+        self.skip_forced = check_bool("skip_forced", skip_forced)
+        self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
         self._aec = raw_env(num_players=num_players, episode=episode, reward=reward, render_mode=render_mode)
-        self.num_players = num_players
+        self.num_players = self._aec.game.num_players
         self.episode = episode
         self.reward_scheme = reward
-        self.reward_scale = float(reward_scale)
         self.features = features
-        self.skip_forced = bool(skip_forced)
         self.render_mode = render_mode
         self.observation_space = spaces.Box(0.0, 1.0, (feature_size(features),), np.float32)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self._initial_seed = seed
+        self._initial_seed = check_seed("seed", seed)
         self._aec_seeded = False
         self._opponents: list[Policy] = []
         self._weights = np.zeros(0)
@@ -143,15 +136,14 @@ class DrawSingleAgentEnv(gymnasium.Env):
         if weights is None:
             weights_array = np.ones(len(policies))
         else:
-            weights_array = np.asarray(weights, dtype=np.float64)
-            if (
-                weights_array.shape != (len(policies),)
-                or (weights_array < 0).any()
-                or (policies and weights_array.sum() <= 0)
-            ):
-                raise ValueError(
-                    f"opponent_weights must be {len(policies)} non-negative numbers, not all zero, got {weights!r}"
-                )
+            allowed = f"{len(policies)} finite non-negative numbers, not all zero"
+            if isinstance(weights, str) or not isinstance(weights, Sequence) or len(weights) != len(policies):
+                raise ValueError(f"opponent_weights must be {allowed}, got {weights!r}")
+            weights_array = np.array(
+                [check_number(f"opponent_weights[{i}]", w, minimum=0) for i, w in enumerate(weights)], np.float64
+            )
+            if policies and weights_array.sum() <= 0:
+                raise ValueError(f"opponent_weights must be {allowed}, got {weights!r}")
         self._opponents = policies
         self._weights = weights_array / weights_array.sum() if policies else weights_array
 
@@ -175,30 +167,45 @@ class DrawSingleAgentEnv(gymnasium.Env):
 
         ``options`` go to the AEC environment's ``reset`` (a fixed deal, an opener, scores),
         except ``options["learner_seat"]``, which fixes the learner's seat.
+
+        Raises:
+            ValueError: for a bad seed or option. The RNGs are then left as they were (neither
+                reseeded nor advanced) and so is the episode in play, except when a set-up deal
+                ends before the learner's first turn: that is only found out by playing it, and
+                the episode is then over (call ``reset`` again).
         """
+        seed = check_seed("seed", seed)
+        aec_options = dict(options or {})
+        learner_seat = aec_options.pop("learner_seat", None)
+        if learner_seat is not None:
+            learner_seat = check_int("options['learner_seat']", learner_seat, minimum=0, maximum=self.num_players - 1)
+        generator = self._np_random
+        saved = (generator, self._np_random_seed, generator and generator.bit_generator.state, self._initial_seed)
+        try:
+            return self._start_episode(seed, learner_seat, aec_options)
+        except ValueError:
+            generator, self._np_random_seed, state, self._initial_seed = saved
+            self._np_random = generator
+            if generator is not None:
+                generator.bit_generator.state = state
+            raise
+
+    def _start_episode(
+        self, seed: int | None, learner_seat: int | None, aec_options: dict[str, Any]
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         if seed is None and self._initial_seed is not None:
             seed, self._initial_seed = self._initial_seed, None
         super().reset(seed=seed)
-        aec_options = dict(options or {})
-        learner_seat = aec_options.pop("learner_seat", None)
         if learner_seat is None:
             learner_seat = int(self.np_random.integers(self.num_players))
-        elif (
-            isinstance(learner_seat, bool)
-            or not isinstance(learner_seat, (int, np.integer))
-            or not (0 <= learner_seat < self.num_players)
-        ):
-            raise ValueError(
-                f"options['learner_seat'] must be a seat in 0..{self.num_players - 1}, got {learner_seat!r}"
-            )
         # The AEC env keeps its own deal RNG between resets; reseed it from ours when we were
         # seeded, and on the first reset, so that one seed fixes every deal.
         aec_seed = None
         if seed is not None or not self._aec_seeded:
             aec_seed = int(self.np_random.integers(2**31))
-            self._aec_seeded = True
-        self._aec.reset(seed=aec_seed, options=aec_options or None)
-        self.learner = self._aec.possible_agents[int(learner_seat)]
+        self._aec.reset(seed=aec_seed, options=aec_options or None)  # leaves itself as it was if it raises
+        self._aec_seeded = True
+        self.learner = self._aec.possible_agents[learner_seat]
         self._seat_policies = {}
         for agent in self._aec.possible_agents:
             if agent == self.learner:
@@ -211,8 +218,9 @@ class DrawSingleAgentEnv(gymnasium.Env):
             self._seat_policies[agent] = policy
         _, terminated = self._play_opponents()
         if terminated:  # only a set-up deal can end before every seat has acted
+            self._observation = None
             raise ValueError("options give a deal that ends before the learner's first turn")
-        return self._learner_observation(), {"learner_seat": int(learner_seat)}
+        return self._learner_observation(), {"learner_seat": learner_seat}
 
     def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's ``action``, then the opponents until the learner's turn or the end.
@@ -231,7 +239,7 @@ class DrawSingleAgentEnv(gymnasium.Env):
             self._observation = None
             info = {**aec.infos[self.learner], "learner_seat": self._learner_seat(), "illegal_action": 1}
             penalty = ILLEGAL_PENALTY[self.reward_scheme] * self.reward_scale
-            return np.zeros(self.observation_space.shape, np.float32), penalty, True, False, info
+            return np.zeros(feature_size(self.features), np.float32), penalty, True, False, info
         reward = aec.rewards[self.learner]
         more_reward, terminated = self._play_opponents()
         reward += more_reward

@@ -107,6 +107,17 @@ BAD_OPTIONS = [
     (two_player_deal(hands=[[*_HANDS[0][:-1], True], _HANDS[1]]), "hands", "0..27"),
     (two_player_deal(hands=[[*_HANDS[0][:-1], "[7|1]"], _HANDS[1]]), "hands", "a, b in 0..6"),
     (two_player_deal(hands=[[*_HANDS[0][:-1], (1, 2, 3)], _HANDS[1]]), "hands", "(a, b) with a, b in 0..6"),
+    # Pairs hold two integers: a list, a string, a bool or a float half is refused, not a TypeError.
+    (two_player_deal(hands=[[*_HANDS[0][:-1], ([1], 4)], _HANDS[1]]), "hands", "(a, b) with a, b in 0..6"),
+    (two_player_deal(hands=[[*_HANDS[0][:-1], ("1", 4)], _HANDS[1]]), "hands", "(a, b) with a, b in 0..6"),
+    (two_player_deal(hands=[[*_HANDS[0][:-1], (True, 4)], _HANDS[1]]), "hands", "(a, b) with a, b in 0..6"),
+    (two_player_deal(hands=[[*_HANDS[0][:-1], (1.0, 4)], _HANDS[1]]), "hands", "(a, b) with a, b in 0..6"),
+    # Tile strings are strict: exactly "[a|b]", ASCII digits 0..6, no spaces.
+    *(
+        (two_player_deal(hands=[[*_HANDS[0][:-1], text], _HANDS[1]]), "hands", "exactly '[a|b]'")
+        for text in ["1|4", "[1|4", "1|4]", "[1|4]x", " [1|4]", "[1 | 4]", "[1|4]\n", "[\u0661|\u0664]",
+                     "[\uff11|\uff14]", "[1|44]", "[|4]", ""]
+    ),
     (two_player_deal(hands=[[*_HANDS[0], 7], _HANDS[1]]), "hands", "more than once"),
     (two_player_deal(boneyard=_BONEYARD[1:]), "boneyard", "all 28 tiles; missing [2|3]"),
     (two_player_deal(boneyard="[0|0]"), "boneyard", "list of tiles"),
@@ -165,6 +176,54 @@ def test_starting_scores_need_a_match() -> None:
 def test_options_must_be_a_mapping(options: object) -> None:
     with pytest.raises(ValueError, match="options must be a dict"):
         draw_env.env().reset(seed=0, options=options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("make", [draw_env.env, draw_env.raw_env], ids=["env", "raw_env"])
+@pytest.mark.parametrize("seed", [np.int64(3), np.uint8(3), np.int32(3)], ids=repr)
+def test_numpy_integer_seeds_deal_like_python_ones(make: Callable[..., AECEnv], seed: np.integer) -> None:
+    numpy_seeded, python_seeded = make(num_players=3), make(num_players=3)
+    numpy_seeded.reset(seed=seed)
+    python_seeded.reset(seed=3)
+    assert repr(numpy_seeded.unwrapped.state_ref) == repr(python_seeded.unwrapped.state_ref)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True, np.float64(3.0), [3]], ids=repr)
+def test_a_bad_seed_names_itself(seed: object) -> None:
+    with pytest.raises(ValueError, match="seed must be a non-negative integer or None"):
+        draw_env.env().reset(seed=seed)  # type: ignore[arg-type]
+
+
+FAILING_RESETS: list[dict[str, Any]] = [
+    {"seed": 7, "options": {"opener": 5}},
+    {"seed": 7, "options": "not a dict"},
+    {"seed": -7},
+    # A fixed deal without an opener draws the opener from the RNG before the deal is checked.
+    {"options": two_player_deal(opener=None, boneyard=_BONEYARD[1:])},
+    {"options": two_player_deal(opener=None, hands=[[*_HANDS[0][:-1], "1|4"], _HANDS[1]])},
+]
+
+
+@pytest.mark.parametrize("make", [draw_env.env, draw_env.raw_env], ids=["env", "raw_env"])
+@pytest.mark.parametrize("failing", FAILING_RESETS, ids=lambda kwargs: repr(kwargs)[:40])
+def test_a_reset_that_raises_leaves_the_game_and_the_rng_as_they_were(
+    make: Callable[..., AECEnv], failing: dict[str, Any]
+) -> None:
+    tried, untouched = make(), make()
+    for env in (tried, untouched):
+        env.reset(seed=1)
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    with pytest.raises(ValueError):
+        tried.reset(**failing)
+    # The episode in play goes on as if nothing happened ...
+    assert repr(tried.unwrapped.state_ref) == repr(untouched.unwrapped.state_ref)
+    for env in (tried, untouched):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
+    assert repr(tried.unwrapped.state_ref) == repr(untouched.unwrapped.state_ref)
+    # ... and the next unseeded deals come from the same, neither reseeded nor advanced, RNG.
+    for _ in range(3):
+        tried.reset()
+        untouched.reset()
+        assert repr(tried.unwrapped.state_ref) == repr(untouched.unwrapped.state_ref)
 
 
 def test_an_unknown_option_warns_and_is_ignored() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import draw_env
 from draw_env import GuardedEnv, tiles
-from draw_env.observation import OFFSETS, split
+from draw_env.observation import BLOCKS, OFFSETS, TABLE_OFFSETS, TABLE_SHAPES, TABLE_SIZE, split
 from draw_env.rules import DRAW, LEFT, RIGHT, place_action
 from draw_env.tiles import tile_id
 from tests.positions import blocked_deal, complete_deal, ids
@@ -140,10 +140,13 @@ def test_reset_with_a_seed_deals_the_same_game_again(num_players: int) -> None:
         lambda t: t,
         lambda t: tiles.TILES[t],
         lambda t: tiles.TILES[t][::-1],
+        lambda t: list(tiles.TILES[t]),
+        lambda t: tuple(np.int64(half) for half in tiles.TILES[t]),
         lambda t: tiles.NAMES[t],
+        lambda t: "[{1}|{0}]".format(*tiles.TILES[t]),
         np.int64,
     ],
-    ids=["id", "pair", "reversed-pair", "string", "numpy-int"],
+    ids=["id", "pair", "reversed-pair", "list-pair", "numpy-pair", "string", "reversed-string", "numpy-int"],
 )
 def test_a_tile_may_be_given_as_an_id_a_pair_or_a_string(spell: Callable[[int], object]) -> None:
     env = make(
@@ -361,3 +364,27 @@ def test_a_match_runs_until_someone_reaches_the_target(num_players: int) -> None
     winner = state.match_winner
     loss = -1 / (num_players - 1)
     assert final_rewards == tuple(1.0 if seat == winner else loss for seat in range(num_players))
+
+
+def test_the_state_table_is_the_blocks_in_absolute_seats_with_every_hand() -> None:
+    """``state()`` (for centralised critics): BLOCKS in order, per-seat blocks as rows by absolute
+    seat, every seat's hand, then the always-zero cell."""
+    assert list(TABLE_SHAPES) == [block.name for block in BLOCKS] + ["zero"]
+    env = make(players=3, hands=THREE_TURNS_HANDS, boneyard=THREE_TURNS_BONEYARD, opener=0)
+    env.step(env.unwrapped.state_ref.legal_actions()[0])
+    table = env.state()
+    assert table.shape == (TABLE_SIZE,) and table[TABLE_OFFSETS["zero"]] == 0
+    views = {
+        name: table[TABLE_OFFSETS[name] :][: int(np.prod(shape))].reshape(shape)
+        for name, shape in TABLE_SHAPES.items()
+    }
+    state = env.unwrapped.state_ref
+    for seat in range(3):
+        assert np.flatnonzero(views["hand"][seat]).tolist() == state.hand_tiles(seat)
+        assert views["hand_sizes"][seat] == state.hand_count(seat)
+    assert np.flatnonzero(views["to_act"]).tolist() == [state.current]
+    observer = env.agent_selection
+    observed = split(env.observe(observer)["observation"])
+    seat = int(observer.split("_")[1])
+    assert np.array_equal(observed["hand"], views["hand"][seat])
+    assert np.array_equal(observed["line"], views["line"])

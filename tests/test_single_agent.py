@@ -229,3 +229,35 @@ def test_bad_learner_seat_option_is_rejected() -> None:
     env = DrawSingleAgentEnv(num_players=3)
     with pytest.raises(ValueError, match="learner_seat"):
         env.reset(options={"learner_seat": 3})
+
+
+def test_numpy_integer_seeds_work_like_python_ones() -> None:
+    numpy_seeded = DrawSingleAgentEnv(num_players=3, seed=np.int64(4))
+    python_seeded = DrawSingleAgentEnv(num_players=3)
+    assert np.array_equal(numpy_seeded.reset()[0], python_seeded.reset(seed=4)[0])
+    assert np.array_equal(numpy_seeded.reset(seed=np.uint16(9))[0], python_seeded.reset(seed=9)[0])
+
+
+@pytest.mark.parametrize(
+    "failing",
+    [
+        {"seed": 5, "options": {"learner_seat": 3}},
+        {"seed": 5, "options": {"opener": 9}},
+        {"options": {"hands": [[0]], "boneyard": []}},
+        {"seed": -1},
+    ],
+    ids=repr,
+)
+def test_a_reset_that_raises_leaves_the_rngs_and_the_episode_as_they_were(failing: dict) -> None:
+    tried, untouched = DrawSingleAgentEnv(num_players=3, seed=1), DrawSingleAgentEnv(num_players=3, seed=1)
+    for env in (tried, untouched):
+        env.reset()
+    with pytest.raises(ValueError):
+        tried.reset(**failing)
+    rng_a, rng_b = np.random.default_rng(0), np.random.default_rng(0)
+    for _ in range(60):  # the episode in play, then unseeded episodes: seats, opponents' moves, deals
+        a = tried.step(random_learner_action(tried, rng_a))
+        b = untouched.step(random_learner_action(untouched, rng_b))
+        assert np.array_equal(a[0], b[0]) and a[1:] == b[1:]
+        if a[2]:
+            assert np.array_equal(tried.reset()[0], untouched.reset()[0])
