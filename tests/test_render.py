@@ -146,7 +146,7 @@ def test_record_video_on_the_single_agent_adapter(tmp_path: Path) -> None:
 
     env = RecordVideo(
         DrawSingleAgentEnv(render_mode="rgb_array", seed=0),
-        video_folder=str(tmp_path),
+        video_folder=str(tmp_path / "videos"),
         episode_trigger=lambda episode: True,
         disable_logger=True,
     )
@@ -160,7 +160,7 @@ def test_record_video_on_the_single_agent_adapter(tmp_path: Path) -> None:
     frames = list(env.recorded_frames)
     assert len(frames) == steps + 1 and all(frame.shape == FRAME_SHAPE for frame in frames)
     env.close()
-    [video] = tmp_path.glob("*.mp4")
+    [video] = (tmp_path / "videos").glob("*.mp4")
     assert video.stat().st_size > 1000
 
 
