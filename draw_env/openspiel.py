@@ -68,7 +68,7 @@ import pyspiel
 from draw_env import tiles
 from draw_env.checks import check_choice
 from draw_env.draw_dominoes import EPISODES, REWARDS
-from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS, observe_state
+from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS, ObservationTable
 from draw_env.rules import DRAW, NUM_ACTIONS, PASS, PROTECTED_BONEYARD, DrawGame, DrawState, action_name
 from draw_env.tiles import NUM_TILES
 
@@ -84,6 +84,7 @@ MAX_MATCH_HANDS = 1000
 DRAWN_SIZE = NUM_TILES
 INFORMATION_STATE_SIZE = OBSERVATION_SIZE + DRAWN_SIZE
 
+_ALL_TILES = frozenset(range(NUM_TILES))
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 # Phases of the hand in play.
@@ -308,14 +309,14 @@ class DrawDominoesState(pyspiel.State):
         if play.phase == _OPENER:
             return [(seat, 1.0 / play.num_players) for seat in range(play.num_players)]
         if play.phase == _DEAL:
-            left = tiles.ALL_TILES_MASK & ~tiles.mask_of(play.dealt)
+            outcomes = sorted(_ALL_TILES - set(play.dealt))
         elif play.phase == _DRAWING:
             assert play.core is not None
-            left = tiles.mask_of(play.core.boneyard)
+            outcomes = sorted(play.core.boneyard)
         else:
             raise ValueError("chance_outcomes() needs a chance node")
-        outcomes = list(tiles.tiles_in(left))
-        return [(tile, 1.0 / len(outcomes)) for tile in outcomes]
+        probability = 1.0 / len(outcomes)
+        return [(tile, probability) for tile in outcomes]
 
     def returns(self) -> list[float]:
         return self._play.returns[:]
@@ -348,8 +349,9 @@ class DrawDominoesState(pyspiel.State):
             if core.result is not None:
                 self._end_hand()
             return
-        if action not in dict(self.chance_outcomes()):
-            raise ValueError(f"chance outcome {action} is not possible here; possible: {self.chance_outcomes()}")
+        possible = [outcome for outcome, _ in self.chance_outcomes()]
+        if action not in possible:
+            raise ValueError(f"chance outcome {action} is not possible here; possible: {possible}")
         play.moves += 1
         if phase == _OPENER:
             play.opener = action
@@ -590,6 +592,8 @@ class DrawDominoesObserver:
         self.match = game.match
         self.target = game.rules.target if game.match else 0
         self.perfect_recall = perfect_recall
+        # The environment's observation table, rebuilt from the rules state at each call.
+        self._table = ObservationTable(game.rules, game.match)
         size = INFORMATION_STATE_SIZE if perfect_recall else OBSERVATION_SIZE
         self.tensor = np.zeros(size, np.float32)
         self.dict = {"observation": self.tensor[:OBSERVATION_SIZE]}
@@ -599,7 +603,8 @@ class DrawDominoesObserver:
     def set_from(self, state: DrawDominoesState, player: int) -> None:
         play = state._play
         if play.core is not None:
-            self.tensor[:OBSERVATION_SIZE] = observe_state(play.core, player, self.match)
+            self._table.rebuild(play.core)
+            self.tensor[:OBSERVATION_SIZE] = self._table.observe(player)
         else:
             self._set_dealing(play, player)
         if self.perfect_recall:
