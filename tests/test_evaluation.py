@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import cli
+from agents import cli, evaluation
 from agents.charts import plot_league
 from agents.cli import main
 from agents.evaluation import deal_options, evaluate
@@ -552,3 +552,31 @@ def test_records_directory_is_checked_first(tmp_path, capsys) -> None:
         main(["heaviest", "variety", "--quiet", "--records", str(tmp_path / "file.txt")])
     assert exit_info.value.code == 2
     assert "--records must be a directory" in capsys.readouterr().err
+
+
+def test_tables_are_played_by_the_backend_chosen_for_them(monkeypatch) -> None:
+    """The seam a batched backend plugs into: per table, backend_for picks who plays its deal tasks."""
+    calls: list[list[tuple[str, ...]]] = []
+
+    def counting(tasks, options, advance):
+        calls.append([task.labels for task in tasks])
+        return evaluation.play_step_by_step(tasks, options, advance)
+
+    def choose(specs):
+        return counting if "heaviest" in [name for name, _ in specs] else evaluation.play_step_by_step
+
+    reference = league(["random", "heaviest", "variety"], 2, 4, episode="hand", seed=1, progress=False)
+    monkeypatch.setattr(evaluation, "backend_for", choose)
+    chosen = league(["random", "heaviest", "variety"], 2, 4, episode="hand", seed=1, progress=False)
+    # Both heaviest tables went to the chosen backend in one call, two deals of 2 replays each.
+    assert calls == [[("random", "heaviest")] * 2 + [("heaviest", "variety")] * 2]
+    assert _without_timing_league(chosen) == _without_timing_league(reference)
+
+
+def _without_timing_league(result) -> dict:
+    data = json.loads(result.to_json())
+    del data["seconds"]
+    for table in data["tables"]:
+        for participant in table["participants"]:
+            del participant["decisions_per_second"]
+    return data
