@@ -43,13 +43,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numba import njit
 
+from agents.base import Observation, SeededAgent, legal_actions, num_players
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS
 from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
 from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
-
-from agents.base import Observation, SeededAgent, legal_actions, num_players
 
 #: Zero-sum hand points are divided by this (the pure-Python agent's scale, the same unit).
 REWARD_SCALE = 40.0
@@ -109,7 +108,7 @@ def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: n
             hand |= 1 << t
         if obs[_O_LINE + t] > 0.5:
             line |= 1 << t
-            k = int(round(obs[_O_ORDER + t])) - 1
+            k = int(obs[_O_ORDER + t] + 0.5) - 1
             seat = 0
             for s in range(SEATS):
                 if obs[_O_PLACED_BY + s * NUM_TILES + t] > 0.5:
@@ -124,16 +123,16 @@ def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: n
         if obs[_O_RIGHT + v] > 0.5:
             state[E.S_RIGHT] = v
     for s in range(n):
-        counts[s] = int(round(obs[_O_SIZES + s]))
+        counts[s] = int(obs[_O_SIZES + s] + 0.5)
         voids = 0
         for v in range(NUM_VALUES):
             if obs[_O_LACKS + s * NUM_VALUES + v] > 0.5:
                 voids |= 1 << v
         state[E.S_VOIDS + s] = voids
-        state[E.S_SCORES + s] = int(round(obs[_O_SCORES + s]))
-    bones = int(round(obs[_O_BONEYARD]))
+        state[E.S_SCORES + s] = int(obs[_O_SCORES + s] + 0.5)
+    bones = int(obs[_O_BONEYARD] + 0.5)
     state[E.S_BONE_END] = bones  # a placeholder count: determinize writes the tiles
-    state[E.S_PASSES] = int(round(obs[_O_PASSES]))
+    state[E.S_PASSES] = int(obs[_O_PASSES] + 0.5)
     state[E.S_CURRENT] = 0
 
 
@@ -541,7 +540,7 @@ def lockstep_walk(
         if not active[b]:
             continue
         meta = metas[b]
-        n_roots = E.legal_actions(bases[b], roots)
+        E.legal_actions(bases[b], roots)
         if meta[_M_NEXT_ROOT] == 0:
             if not determinize(bases[b], counts[b], searchers[b], words[b], worlds[b]):
                 return -1
@@ -714,8 +713,9 @@ class CompiledISMCTSAgent(SeededAgent):
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
         self.exploration = check_number("exploration", exploration, minimum=0)
         self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
-        self._threshold = int(round(self.rollout_randomness * _TWO_32))
-        self._tree = _Tree(_NODES_PER_SIMULATION * ((self.simulations or 2000) + NUM_ACTIONS) + 1)
+        self._threshold = round(self.rollout_randomness * _TWO_32)
+        # Room for the whole budget up to 64k nodes (15 MB); a larger or a timed search grows it.
+        self._tree = _Tree(min(_NODES_PER_SIMULATION * ((self.simulations or 0) + NUM_ACTIONS) + 1, 1 << 16))
 
     def act(self, observation: Observation) -> int:
         actions = legal_actions(observation)
@@ -741,7 +741,8 @@ class CompiledISMCTSAgent(SeededAgent):
         meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
         tree.children[0, :] = -1
         simulations = self.simulations if self.simulations is not None else np.iinfo(np.int64).max
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        seconds = self.seconds
+        deadline = None if seconds is None else time.perf_counter() + seconds
         chunk = 1 if deadline is not None else np.iinfo(np.int64).max
         while True:
             started = time.perf_counter()
@@ -755,13 +756,13 @@ class CompiledISMCTSAgent(SeededAgent):
                 continue
             if meta[_M_DONE] >= simulations:
                 break
-            if deadline is not None:
+            if deadline is not None and seconds is not None:
                 now = time.perf_counter()
                 if now >= deadline:
                     break
                 # Chunks of about a tenth of the budget: few calls, little overshoot.
                 spent = max(now - started, 1e-6)
-                chunk = max(1, min(4 * chunk, int(chunk * 0.1 * self.seconds / spent)))
+                chunk = max(1, min(4 * chunk, int(chunk * 0.1 * seconds / spent)))
         roots = np.empty(NUM_ACTIONS, np.int64)
         actions = roots[: E.legal_actions(base, roots)].copy()
         nodes = tree.children[0, actions]
