@@ -346,7 +346,7 @@ def _fitting(state: np.ndarray, hand: int) -> tuple[int, int]:
     return hand & _HOLDING[left], hand & _HOLDING[state[S_RIGHT]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
     """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count."""
     if state[S_STATUS] != PLAYING:
@@ -389,7 +389,7 @@ def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_legal(state: np.ndarray, action: int) -> bool:
     """Whether ``action`` is legal for the player to act (``DrawState.is_legal``)."""
     if state[S_STATUS] != PLAYING or action < 0 or action >= NUM_ACTIONS:
@@ -438,7 +438,7 @@ def _score(state: np.ndarray, status: int, winner: int) -> None:
         state[S_SCORES + seat] += state[S_POINTS + seat]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_action(state: np.ndarray, action: int) -> int:
     """Play a legal ``action`` for the player to act; return the status after it.
 
@@ -551,7 +551,7 @@ def hand_rewards(state: np.ndarray, scheme: int, episode_over: bool, out: np.nda
 # ---------------------------------------------------------------------- observations
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarray) -> None:
     """``player``'s observation of ``state`` (the AEC layout, :data:`draw_env.observation.BLOCKS`)
     written into ``out``, float32 ``(258,)``; ``match`` fills the scores and target blocks.
@@ -569,7 +569,9 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
     for k in range(state[S_LINE_COUNT]):
         entry = state[S_LINE + k]
         tile = entry & 31
-        relative = (((entry >> LINE_SEAT_SHIFT) & 3) - player + n) % n
+        relative = ((entry >> LINE_SEAT_SHIFT) & 3) - player
+        if relative < 0:  # a compare is cheaper than a modulo here
+            relative += n
         out[_O_LINE + tile] = 1.0
         out[_O_PLACED_BY + relative * NUM_TILES + tile] = 1.0
         out[_O_ORDER + tile] = k + 1
@@ -578,7 +580,9 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
         out[_O_LEFT + left] = 1.0
         out[_O_RIGHT + state[S_RIGHT]] = 1.0
     for relative in range(n):
-        seat = (player + relative) % n
+        seat = player + relative
+        if seat >= n:
+            seat -= n
         out[_O_SIZES + relative] = popcount(state[S_HANDS + seat])
         voids = state[S_VOIDS + seat]
         for value in range(NUM_VALUES):
@@ -591,7 +595,8 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
     out[_O_BONEYARD] = bones
     out[_O_CAN_DRAW] = 1.0 if bones > PROTECTED_BONEYARD else 0.0
     if state[S_STATUS] == PLAYING:
-        out[_O_TO_ACT + (state[S_CURRENT] - player + n) % n] = 1.0
+        to_act = state[S_CURRENT] - player
+        out[_O_TO_ACT + (to_act + n if to_act < 0 else to_act)] = 1.0
     out[_O_PASSES] = state[S_PASSES]
     if match:
         out[_O_TARGET] = target(n)
@@ -637,7 +642,7 @@ def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, obser
         legal_mask(state, mask[k])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step_one(
     k: int,
     states: np.ndarray,
