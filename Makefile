@@ -45,7 +45,7 @@ $(RLLIB_INSTALLED): pyproject.toml $(INSTALLED)
 integrations-env: $(RLLIB_INSTALLED)
 
 test: $(INSTALLED) $(RLLIB_INSTALLED)
-	$(PY) -m pytest -n 2 -q
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q
 
 train: $(INSTALLED)
 	$(VENV)/bin/draw-train --config configs/selfplay_2p.yaml

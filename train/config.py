@@ -177,7 +177,7 @@ class TrainConfig(Section):
     seed: int = integer(0, 0)
     total_timesteps: int = integer(200_000, 1)
     n_envs: int = integer(2, 1)
-    vec_env: Literal["subproc", "dummy"] = "subproc"
+    vec_env: Literal["subproc", "dummy", "batched"] = "subproc"
     episode: Literal["hand", "match"] = "hand"
     reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
     reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)

@@ -37,6 +37,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from threadpoolctl import threadpool_limits
 
 from agents.ppo import NumpyPolicy
 from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
@@ -46,10 +47,19 @@ from train.export import export_policy
 from train.models import new_model
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
+from train.vector_learner import DrawLearnerVecEnv
 
 
 def build_vec_env(config: TrainConfig) -> VecEnv:
-    """``n_envs`` single-agent environments, each in its own process with ``vec_env: subproc``."""
+    """``n_envs`` learner games: batched in one :class:`DrawLearnerVecEnv` with ``vec_env: batched``,
+    else single-agent environments, each in its own process with ``vec_env: subproc``."""
+    if config.vec_env == "batched":
+        return VecMonitor(
+            DrawLearnerVecEnv(
+                config.n_envs, config.num_players, config.episode, config.reward, config.reward_scale,
+                config.features, config.skip_forced, dict(config.opponents), config.seed,
+            )
+        )
     settings = {
         "num_players": config.num_players,
         "episode": config.episode,
@@ -330,6 +340,9 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
         shutil.rmtree(output_dir)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
+    # NumPy opponents multiply small matrices: BLAS threads only wait for each other on 2 shared
+    # cores (measured: 10x slower at 64 rows on a loaded machine).
+    threadpool_limits(1, user_api="blas")
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
