@@ -43,7 +43,7 @@ from draw_env.rules import DrawGame
 import random
 state = DrawGame(2).new_state(random.Random(0))
 agents.make("ismcts", simulations=200, seed=0).act(observe(state, state.current))
-print(time.perf_counter() - started)
+print(time.perf_counter() - started, time.process_time())
 """
 
 
@@ -75,16 +75,16 @@ def time_agent(name: str, budget: int, observations: list[Observation], seed: in
     return statistics.median(times), (time.process_time() - cpu_started) / len(observations)
 
 
-def start_times() -> tuple[float, float]:
-    """Seconds to a first compiled decision in a fresh process: empty numba cache, then that cache."""
+def start_times() -> list[tuple[float, float]]:
+    """``(wall, CPU)`` seconds to a first compiled decision in a fresh process: empty numba cache, then that cache."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": str(ROOT)}
-        runs = [
-            float(subprocess.run([sys.executable, "-c", _START], env=env, check=True, capture_output=True,
-                                 text=True, cwd=ROOT).stdout)
-            for _ in range(2)
-        ]
-    return runs[0], runs[1]
+        runs = []
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", _START], env=env, check=True, capture_output=True,
+                                 text=True, cwd=ROOT).stdout.split()
+            runs.append((float(out[0]), float(out[1])))
+    return runs
 
 
 def main() -> None:
@@ -103,7 +103,7 @@ def main() -> None:
         parser.error("--positions, --budgets and --python-budget must be >= 1")
 
     if not args.no_startup:
-        compile_seconds, cached_seconds = start_times()
+        (compile_wall, compile_cpu), (cached_wall, cached_cpu) = start_times()
     rows = []
     cells = [(n, name, budget) for n in args.players
              for name, budget in [("ismcts_python", args.python_budget)] + [("ismcts", b) for b in args.budgets]]
@@ -126,8 +126,9 @@ def main() -> None:
         print(f"{num_players:>7} {name:>14} {budget:>11} {median * 1e3:>9.2f} {cpu * 1e3:>7.2f} "
               f"{1 / cpu:>15.0f} {reference[num_players] / cpu:>8.1f}")
     if not args.no_startup:
-        print(f"\nCompiled agent, fresh process to its first decision: {compile_seconds:.1f} s with an empty numba "
-              f"cache (JIT compile), {cached_seconds:.1f} s with the cache written by the first.")
+        print(f"\nCompiled agent, fresh process to its first decision (wall / CPU seconds): "
+              f"{compile_wall:.1f} / {compile_cpu:.1f} s with an empty numba cache (JIT compile), "
+              f"{cached_wall:.1f} / {cached_cpu:.1f} s with the cache written by the first.")
 
 
 if __name__ == "__main__":
