@@ -64,7 +64,7 @@ def _patch_opponents(watch: Stopwatch) -> None:
     agents.ppo.NumpyPolicy.act_batch = watch.wrap(agents.ppo.NumpyPolicy.act_batch)  # type: ignore[method-assign]
     for cls in list(agents.batched.BATCHED.values()):
         cls.act_batch = watch.wrap(cls.act_batch)  # type: ignore[method-assign]
-    import agents.baselines as baselines
+    from agents import baselines
 
     for cls in (baselines.HeaviestAgent, baselines.VarietyAgent, baselines.RandomAgent, baselines.RandomForcedAgent):
         cls.act = watch.wrap(cls.act)  # type: ignore[method-assign]

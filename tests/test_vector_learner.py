@@ -34,7 +34,7 @@ def _play(env: DrawLearnerVecEnv, steps: int, seed: int = 0) -> list[tuple[np.nd
     for _ in range(steps):
         masks = get_action_masks(env)
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-        obs, rewards, dones, infos = env.step(actions)
+        obs, rewards, dones, _ = env.step(actions)
         seen.append((obs, rewards, dones))
     return seen
 
