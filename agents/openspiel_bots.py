@@ -39,13 +39,12 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
+from agents.base import Agent, Observation, SeededAgent, legal_actions, num_players
+from agents.ismcts import DEFAULT_SIMULATIONS
 from draw_env import openspiel as draw_openspiel
 from draw_env.checks import check_choice, check_int, check_number
 from draw_env.observation import view_from_observation
 from draw_env.rules import NUM_ACTIONS
-
-from agents.base import Agent, Observation, SeededAgent, legal_actions, num_players
-from agents.ismcts import DEFAULT_SIMULATIONS
 
 #: OpenSpiel's MCTS example (``open_spiel/python/examples/mcts.py``) uses ``uct_c=2``.
 DEFAULT_UCT_C = 2.0
@@ -246,6 +245,9 @@ class AgentBot(pyspiel.Bot):
             raise ValueError(f"this bot plays seat {self._player_id}, but seat {seat} is to act")
         mask = np.zeros(NUM_ACTIONS, np.int8)
         mask[state.legal_actions()] = 1
-        observation = {"observation": np.asarray(state.observation_tensor(seat), np.float32), "action_mask": mask}
+        observation: Observation = {
+            "observation": np.asarray(state.observation_tensor(seat), np.float32),
+            "action_mask": mask,
+        }
         return int(self.agent.act(observation))
 
