@@ -667,7 +667,7 @@ def _information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.n
         if source.current != source.player:
             raise ValueError(f"view must be of the player to act: player {source.player}, to act {source.current}")
         state, counts = state_from_view(source)
-        return state, counts, source.player, any(source.scores)
+        return state, counts, source.player, False  # a view does not say it is a match: hand layout
     vector = np.asarray(source["observation"] if isinstance(source, dict) else source, np.float32)
     if vector.shape != (OBSERVATION_SIZE,):
         raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vector.shape}")
