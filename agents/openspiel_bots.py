@@ -90,8 +90,8 @@ class OpenSpielISMCTSAgent(SeededAgent):
     """OpenSpiel's ``ISMCTSBot`` with random rollouts, deciding from the observation alone.
 
     Args:
-        simulations: simulations per decision (``max_simulations``); default 200, the budget of
-            our ``ismcts``. OpenSpiel's examples use 1000.
+        simulations: simulations per decision (``max_simulations``); default 200, the default
+            budget of our Python search ``ismcts_python``. OpenSpiel's examples use 1000.
         uct_c: the UCT exploration constant; returns are zero-sum hand points.
         rollouts: random rollouts per leaf (``RandomRolloutEvaluator(n_rollouts)``).
         final_policy: ``"max_visit_count"`` (OpenSpiel's default), ``"normalized_visit_count"``

@@ -48,4 +48,4 @@ def test_dqn_learns_from_its_hands() -> None:
 
 def test_quickstart_snippet_runs(capsys: pytest.CaptureFixture[str]) -> None:
     runpy.run_path(str(ROOT / "examples" / "quickstart" / "openspiel_game.py"), run_name="__main__")
-    assert "zero-sum points of ISMCTSBot, heaviest, ismcts:" in capsys.readouterr().out
+    assert "zero-sum points of ISMCTSBot, heaviest, variety:" in capsys.readouterr().out

@@ -10,7 +10,7 @@ game = pyspiel.load_game("python_draw_dominoes(players=3)")
 bots = [
     ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(), uct_c=2.0, max_simulations=20),  # OpenSpiel's
     AgentBot(agents.make("heaviest")),  # ours, as a pyspiel.Bot
-    AgentBot(agents.make("ismcts", simulations=20, seed=0)),
+    AgentBot(agents.make("variety")),
 ]
 state, rng = game.new_initial_state(), np.random.default_rng(0)
 while not state.is_terminal():
@@ -19,4 +19,4 @@ while not state.is_terminal():
         state.apply_action(int(rng.choice(outcomes, p=probabilities)))
     else:
         state.apply_action(int(bots[state.current_player()].step(state)))
-print("zero-sum points of ISMCTSBot, heaviest, ismcts:", state.returns())
+print("zero-sum points of ISMCTSBot, heaviest, variety:", state.returns())
