@@ -79,7 +79,7 @@ class Decisions:
 
     @classmethod
     def load(cls, paths: Sequence[Path]) -> Decisions:
-        shards = [np.load(path) for path in paths]
+        shards = [np.load(path, allow_pickle=False) for path in paths]
         return cls.concatenate(
             [
                 cls(
