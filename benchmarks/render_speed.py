@@ -21,6 +21,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import statistics
 import time
@@ -78,7 +79,7 @@ def main() -> None:
         scenes = collect(players, args.positions, args.seed)
         frames = [render_rgb(scene) for scene in scenes[:50]]
         shapes |= {(frame.shape, frame.dtype.str) for frame in frames}
-        changed = sum(not np.array_equal(a, b) for a, b in zip(frames, frames[1:]))
+        changed = sum(not np.array_equal(a, b) for a, b in itertools.pairwise(frames))
         subjects = {
             "rgb_array": render_rgb,
             "rgb_array (spectator)": spectator,
