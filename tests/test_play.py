@@ -11,11 +11,9 @@ from pathlib import Path
 import pytest
 
 import agents
-
 from agents.play import main, parse_move, split_specs, summarise_turns
 from draw_env.records import read_record, replay_record
 from draw_env.rules import DRAW, PASS
-
 
 # The pure-Python search where it is registered apart (the hint only needs action_values).
 HINT = "ismcts_python" if "ismcts_python" in agents.available() else "ismcts"

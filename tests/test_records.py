@@ -29,7 +29,7 @@ def play(env: RecordingWrapper, seed: int, options: dict | None = None) -> dict:
     """Play one episode with seeded random legal moves and return its record."""
     env.reset(seed=seed, options=options)
     rng = random.Random(seed)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, _reward, terminated, truncated, _info = env.last()
         if terminated or truncated:
             env.step(None)

@@ -32,7 +32,7 @@ def make_record(tmp_path: Path, num_players: int = 3) -> Path:
     env = RecordingWrapper(draw_env.env(num_players=num_players, episode="match"), players=["human", "ppo", "ismcts"][:num_players])
     env.reset(seed=9)
     rng = random.Random(9)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, _reward, terminated, truncated, _info = env.last()
         env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
     return write_record(env.record, tmp_path / "game.json")
