@@ -86,6 +86,7 @@ _O_LACKS = OFFSETS["lacks"]
 _O_PASSES = OFFSETS["passes_in_row"]
 _O_SCORES = OFFSETS["scores"]
 _O_TARGET = OFFSETS["target"]
+_O_TO_ACT = OFFSETS["to_act"]
 
 
 # ---------------------------------------------------------------------- the view as a state
@@ -130,8 +131,7 @@ def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: n
                 voids |= 1 << v
         state[E.S_VOIDS + s] = voids
         state[E.S_SCORES + s] = int(obs[_O_SCORES + s] + 0.5)
-    bones = int(obs[_O_BONEYARD] + 0.5)
-    state[E.S_BONE_END] = bones  # a placeholder count: determinize writes the tiles
+    state[E.S_BONE_END] = int(obs[_O_BONEYARD] + 0.5)  # the size, for the root's legal actions; determinize deals the tiles
     state[E.S_PASSES] = int(obs[_O_PASSES] + 0.5)
     state[E.S_CURRENT] = 0
 
@@ -671,6 +671,8 @@ def _information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.n
     vector = np.asarray(source["observation"] if isinstance(source, dict) else source, np.float32)
     if vector.shape != (OBSERVATION_SIZE,):
         raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vector.shape}")
+    if vector[_O_TO_ACT] < 0.5:
+        raise ValueError("observation must be of the player to act (its to_act block starts with 1)")
     state = np.zeros(E.STATE_SIZE, np.int64)
     counts = np.zeros(SEATS, np.int64)
     state_from_observation(vector, num_players(vector), state, counts)

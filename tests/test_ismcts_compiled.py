@@ -298,6 +298,9 @@ def test_lockstep_arguments_are_checked() -> None:
         agent.action_values_many([observation], uniform, value_weight=2.0)
     with pytest.raises(ValueError, match="prior_weight"):
         agent.action_values_many([observation], uniform, prior_weight=-1.0)
+    state = block_position()
+    with pytest.raises(ValueError, match="player to act"):
+        agent.action_values(observe(state, 1 - state.current))
 
 
 def test_python_and_compiled_views_of_one_position_match() -> None:
