@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install integrations-env test train distill bench clean
+.PHONY: install integrations-env lint test train distill bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,12 @@ $(RLLIB_INSTALLED): pyproject.toml $(INSTALLED)
 
 integrations-env: $(RLLIB_INSTALLED)
 
-test: $(INSTALLED) $(RLLIB_INSTALLED)
+# Lint (ruff) and type-check (mypy over draw_env/ and agents/); settings in pyproject.toml.
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: $(INSTALLED) $(RLLIB_INSTALLED) lint
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q
 
 train: $(INSTALLED)

@@ -162,7 +162,7 @@ class ISMCTSAgent(SeededAgent):
             mover = state.current
             child = node.children.get(action)
             expanded = child is None
-            if expanded:
+            if child is None:
                 child = node.children[action] = _Node()
                 child.available = 1
             path.append((child, mover))

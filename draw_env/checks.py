@@ -84,7 +84,7 @@ def check_choice(name: str, value: T, allowed: Sequence[T]) -> T:
     if not any(same(choice) for choice in allowed):
         listed = ", ".join(repr(choice) for choice in allowed)
         raise ValueError(f"{name} must be one of {listed}, got {value!r}")
-    return int(value) if is_integer(value) else value  # type: ignore[return-value,call-overload]
+    return int(value) if is_integer(value) else value  # type: ignore[call-overload]
 
 
 def check_bool(name: str, value: object) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from draw_env import tiles
+from draw_env.checks import check_choice
 
 LANGUAGES = ("en", "ja", "it")
 
@@ -57,12 +58,6 @@ _WORDS = {
 }
 
 
-def check_language(lang: str) -> str:
-    if lang not in LANGUAGES:
-        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {lang!r}")
-    return lang
-
-
 def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> str:
     """Describe a line given its placements ``(tile, seat, end)`` in the order they were made.
 
@@ -70,7 +65,7 @@ def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> st
         placements: the line's placements; only ``tile`` and ``end`` (0 left, 1 right) are read.
         lang: ``"en"``, ``"ja"`` or ``"it"``.
     """
-    words = _WORDS[check_language(lang)]
+    words = _WORDS[check_choice("lang", lang, LANGUAGES)]
     sides = words["sides"]
     names = tiles.NAMES
     if not placements:

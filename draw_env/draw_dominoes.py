@@ -134,7 +134,7 @@ class raw_env(AECEnv):
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self._table = ObservationTable(self.game, match=episode == "match")
-        self._rng: random.Random | None = None
+        self._rng = random.Random()  # from entropy, until a reset gives a seed
         self._state: DrawState | None = None
         self._mask: bytes | None = None  # the acting agent's mask, computed on demand
         self._rewards_pending = False  # rewards were handed out at the last step
@@ -178,7 +178,7 @@ class raw_env(AECEnv):
         seed = check_seed("seed", seed)
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict of reset options ({', '.join(_OPTION_KEYS)}), got {options!r}")
-        rng = random.Random(seed) if seed is not None or self._rng is None else self._rng
+        rng = self._rng if seed is None else random.Random(seed)
         state = self._deal(dict(options) if options else {}, rng)
         self._rng = rng
         self._state = state

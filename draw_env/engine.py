@@ -208,7 +208,7 @@ def random_below_at(words: np.ndarray, slot: int, n: int) -> int:
     while True:
         product = (_next_u64(words, slot) >> np.uint64(32)) * bound
         if (product & np.uint64(0xFFFFFFFF)) >= threshold:
-            return np.int64(product >> np.uint64(32))  # type: ignore[return-value]
+            return np.int64(product >> np.uint64(32))
 
 
 @njit(cache=True, inline="always")

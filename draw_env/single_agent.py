@@ -12,6 +12,13 @@ negative reward under ``"zero_sum"``, even when an opponent made the last move.
   draws one policy per episode from a weighted list; by default they play uniformly at random
   among legal actions.
 * :meth:`action_masks` gives MaskablePPO the legal actions as a ``bool`` array of 58.
+* Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) carry the whole episode: the AEC game,
+  the learner's seat, every RNG and the opponents themselves, copied by value (an agent object is
+  copied with its own RNG state), so a copy plays on exactly like the original and shares
+  nothing with it. Functions are the exception, by Python's rules: ``pickle`` stores a plain
+  function by name and cannot store a lambda or a closure (``PicklingError``: use
+  ``cloudpickle``), and ``deepcopy`` keeps every function as it is, so a closure's state would be
+  shared. Give an opponent that keeps state (an RNG, a search tree) as an object with ``act``.
 
 Observations (``features``) are the encodings of :mod:`draw_env.features`: ``"scaled"`` (258
 entries) or ``"extended"`` (default, 340 entries).
@@ -179,15 +186,14 @@ class DrawSingleAgentEnv(gymnasium.Env):
         learner_seat = aec_options.pop("learner_seat", None)
         if learner_seat is not None:
             learner_seat = check_int("options['learner_seat']", learner_seat, minimum=0, maximum=self.num_players - 1)
-        generator = self._np_random
-        saved = (generator, self._np_random_seed, generator and generator.bit_generator.state, self._initial_seed)
+        generator, generator_seed, initial_seed = self._np_random, self._np_random_seed, self._initial_seed
+        generator_state = None if generator is None else generator.bit_generator.state
         try:
             return self._start_episode(seed, learner_seat, aec_options)
         except ValueError:
-            generator, self._np_random_seed, state, self._initial_seed = saved
-            self._np_random = generator
-            if generator is not None:
-                generator.bit_generator.state = state
+            self._np_random, self._np_random_seed, self._initial_seed = generator, generator_seed, initial_seed
+            if generator is not None and generator_state is not None:
+                generator.bit_generator.state = generator_state
             raise
 
     def _start_episode(

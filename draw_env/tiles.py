@@ -77,9 +77,9 @@ def tile_id(tile: TileLike) -> int:
         if len(tile) != 2 or not all(is_integer(half) and 0 <= half < NUM_VALUES for half in tile):
             raise ValueError(f"tile pair must be (a, b) with a, b in 0..6, got {tile!r}")
         return _ID_OF_PAIR[int(tile[0]), int(tile[1])]
-    if not is_integer(tile) or not 0 <= tile < NUM_TILES:  # type: ignore[operator]
+    if not is_integer(tile) or not 0 <= tile < NUM_TILES:
         raise ValueError(f"tile must be an id 0..27, an (a, b) pair or '[a|b]', got {tile!r}")
-    return int(tile)  # type: ignore[arg-type]
+    return int(tile)
 
 
 def mask_of(tiles: Iterable[int]) -> int:

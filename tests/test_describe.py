@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import draw_env
+from draw_env.describe import describe_line
 from draw_env.rules import LEFT, place_action
 from draw_env.tiles import tile_id
 from tests.positions import ITALIAN_SEED, JAPANESE_SEED
@@ -93,7 +94,7 @@ def rendered_descriptions(line_tiles: list[int], lang: str) -> dict[tuple[int, .
     for ends in itertools.product((0, 1), repeat=len(line_tiles) - 1):
         env.reset(options=options)
         actions = [place_action(line_tiles[0], LEFT)] + [
-            place_action(tile, end) for tile, end in zip(line_tiles[1:], ends)
+            place_action(tile, end) for tile, end in zip(line_tiles[1:], ends, strict=True)
         ]
         for action in actions:
             if not env.observe(env.agent_selection)["action_mask"][action]:
@@ -166,3 +167,9 @@ def test_human_render_prints_the_same_text(capsys: pytest.CaptureFixture[str]) -
     human.reset(seed=3)
     assert human.render() is None
     assert capsys.readouterr().out == ansi.render() + "\n"
+
+
+@pytest.mark.parametrize("lang", ["fr", "EN", None, 0])
+def test_an_unknown_language_names_itself_and_the_allowed_ones(lang: object) -> None:
+    with pytest.raises(ValueError, match="lang must be one of 'en', 'ja', 'it'"):
+        describe_line([], lang)  # type: ignore[arg-type]

@@ -73,8 +73,8 @@ def test_a_random_match_keeps_every_rule_invariant(
         else:
             assert len(state.boneyard) == 2
         assert sum(points > 0 for points in result.points) <= 1
-        assert all(new >= old for new, old in zip(state.scores, scores))  # scores only grow
-        assert [new - old for new, old in zip(state.scores, scores)] == list(result.points)
+        assert all(new >= old for new, old in zip(state.scores, scores, strict=True))  # scores only grow
+        assert [new - old for new, old in zip(state.scores, scores, strict=True)] == list(result.points)
         scores = list(state.scores)
         if state.is_match_over:
             break

@@ -7,8 +7,8 @@ import pytest
 from stable_baselines3.common.env_checker import check_env
 
 from draw_env.draw_dominoes import ILLEGAL_PENALTY
-from draw_env.observation import OBSERVATION_SIZE
 from draw_env.features import encode_observation, feature_size
+from draw_env.observation import OBSERVATION_SIZE
 from draw_env.single_agent import DrawSingleAgentEnv
 from draw_env.tiles import tile_id
 
