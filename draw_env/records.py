@@ -49,8 +49,6 @@ from draw_env.tiles import NUM_TILES
 FORMAT = "draw-dominoes-record"
 VERSION = 1
 
-_EPISODES = ("hand", "match")
-_REWARDS = ("zero_sum", "points", "win_loss")
 _KINDS = ("domino", "blocked")
 
 
@@ -217,10 +215,10 @@ def validate_record(record: object) -> None:
     players = record["num_players"]
     if not is_integer(players) or players not in (2, 3, 4):
         _fail("num_players", f"must be one of 2, 3, 4, got {players!r}")
-    if record["episode"] not in _EPISODES:
-        _fail("episode", f"must be one of {', '.join(map(repr, _EPISODES))}, got {record['episode']!r}")
-    if record["reward"] not in _REWARDS:
-        _fail("reward", f"must be one of {', '.join(map(repr, _REWARDS))}, got {record['reward']!r}")
+    if record["episode"] not in draw_dominoes.EPISODES:
+        _fail("episode", f"must be one of {', '.join(map(repr, draw_dominoes.EPISODES))}, got {record['episode']!r}")
+    if record["reward"] not in draw_dominoes.REWARDS:
+        _fail("reward", f"must be one of {', '.join(map(repr, draw_dominoes.REWARDS))}, got {record['reward']!r}")
     if record["reward"] == "win_loss" and record["episode"] != "match":
         _fail("reward", "'win_loss' needs episode 'match'")
     names = record["players"]

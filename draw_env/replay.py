@@ -25,6 +25,7 @@ from typing import IO, Any
 from draw_env import describe, tiles
 from draw_env.records import Position, positions, read_record
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
+from draw_env.rules import DRAW
 
 
 def scene_of(record: Mapping[str, Any], position: Position) -> Scene:
@@ -61,7 +62,7 @@ def frame_data(record: Mapping[str, Any], position: Position, lang: str) -> dict
         "scores": list(state.scores),
         "current": None if result is not None else state.current,
         "last": None if position.last is None else describe_action(*position.last),
-        "lastEnd": None if position.last is None or position.last[1] >= 56 else position.last[1] & 1,
+        "lastEnd": None if position.last is None or position.last[1] >= DRAW else position.last[1] & 1,
         "status": status,
         "match": match_line(state) if record["episode"] == "match" else None,
         "description": describe.describe_line(state.line, lang),
