@@ -31,10 +31,12 @@ from draw_env import describe, tiles
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS, DrawState
+from draw_env.rules import DRAW, PASS, DrawState
 
 DEFAULT_OPPONENT = "ismcts"
 DEFAULT_HINT_AGENT = "ismcts"
+#: The hint agent's seed comes from (seed, this), apart from the opponents' (seed, seat).
+_HINT_STREAM = 100
 
 #: Every sentence draw-play says, per language (``--lang``). Tile names stay ``[a|b]``.
 MESSAGES: dict[str, dict[str, str]] = {
@@ -470,7 +472,7 @@ class Game:
     def hint(self, observation: dict[str, np.ndarray], legal: list[int]) -> None:
         name, kwargs = self.hint_spec
         if self.hinter is None:
-            self.hinter = build_agent(name, kwargs, self.args.seed, NUM_ACTIONS)
+            self.hinter = build_agent(name, kwargs, self.args.seed, _HINT_STREAM)
         values_of = getattr(self.hinter, "action_values", None)
         if values_of is None:
             choice = self.hinter.act(observation)
