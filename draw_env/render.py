@@ -285,6 +285,7 @@ HEIGHT = 480
 FRAME_SHAPE = (HEIGHT, WIDTH, 3)
 LINE_HALF = 22  # half-tile size on the line
 HAND_HALF = 12  # half-tile size in the hands
+BONEYARD_HALF = 6  # half-tile size of the boneyard's tiles
 _LINE_TOP = 70
 _LINE_ROW = 54
 _LINE_ROWS = 3
@@ -358,11 +359,17 @@ class Painter:
             self._text(frame, _MARGIN, 46, over, GOLD)
         elif scene.last is not None:
             self._text(frame, _MARGIN, 46, "LAST: " + describe_action(*scene.last).replace("player_", "P"), SKY)
+        row = _LINE_TOP + _LINE_ROWS * _LINE_ROW + 8
         if shown.ends is not None:
-            self._text(
-                frame, _MARGIN, _LINE_TOP + _LINE_ROWS * _LINE_ROW + 8,
-                f"OPEN ENDS: LEFT {shown.left}   RIGHT {shown.right}", GOLD,
-            )
+            self._text(frame, _MARGIN, row, f"OPEN ENDS: LEFT {shown.left}   RIGHT {shown.right}", GOLD)
+        # The boneyard, face down; the last two (never drawn) set apart.
+        x = self._text(frame, 400, row, "BONEYARD", GREY) + 8
+        sprite = back_sprite(BONEYARD_HALF)
+        count = len(shown.boneyard)
+        for index in range(count):
+            if index == count - 2:
+                x += 6
+            x = _blit_row(frame, sprite, x, row - 4)
 
     def _line(self, frame: np.ndarray, state: DrawState, last: tuple[int, int] | None) -> None:
         oriented = oriented_line(state)
