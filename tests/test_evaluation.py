@@ -562,14 +562,16 @@ def test_tables_are_played_by_the_backend_chosen_for_them(monkeypatch) -> None:
         calls.append([task.labels for task in tasks])
         return evaluation.play_step_by_step(tasks, options, advance)
 
-    def choose(specs):
+    def choose(specs, *context):
         return counting if "heaviest" in [name for name, _ in specs] else evaluation.play_step_by_step
 
-    reference = league(["random", "heaviest", "variety"], 2, 4, episode="hand", seed=1, progress=False)
+    # Seeded random agents at every table: the reference plays every table step by step.
+    names = ["random", "heaviest", "random_forced"]
+    reference = league(names, 2, 4, episode="hand", seed=1, progress=False)
     monkeypatch.setattr(evaluation, "backend_for", choose)
-    chosen = league(["random", "heaviest", "variety"], 2, 4, episode="hand", seed=1, progress=False)
+    chosen = league(names, 2, 4, episode="hand", seed=1, progress=False)
     # Both heaviest tables went to the chosen backend in one call, two deals of 2 replays each.
-    assert calls == [[("random", "heaviest")] * 2 + [("heaviest", "variety")] * 2]
+    assert calls == [[("random", "heaviest")] * 2 + [("heaviest", "random_forced")] * 2]
     assert _without_timing_league(chosen) == _without_timing_league(reference)
 
 
