@@ -217,3 +217,21 @@ def test_sigint_saves_a_last_checkpoint_that_resumes(tmp_path: Path) -> None:
     state = read_resume_state(checkpoint, tiny(output).to_dict())
     assert state.timesteps == int(checkpoint.stem.removeprefix("step_")) > 0
     assert not list(output.rglob("*.partial"))
+
+
+def test_a_checkpoint_whose_weights_do_not_load_is_refused_before_writing(run: Path, tmp_path: Path) -> None:
+    from train.selfplay import train
+
+    broken = tmp_path / "broken"
+    shutil.copytree(run / "checkpoints", broken)
+    checkpoint = broken / "step_256.zip"
+    with (
+        zipfile.ZipFile(run / "checkpoints" / "step_256.zip") as source,
+        zipfile.ZipFile(checkpoint, "w") as target,
+    ):
+        for entry in source.namelist():
+            target.writestr(entry, b"not tensors" if entry == "policy.pth" else source.read(entry))
+    output = tmp_path / "out"
+    with pytest.raises(ConfigError, match="policy.pth"):
+        train(tiny(output, "total_timesteps=768"), resume=checkpoint)
+    assert not output.exists()

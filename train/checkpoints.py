@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_file import PolicyWeights, write_checkpoint_record
+from agents.policy_file import PolicyWeights, read_checkpoint, write_checkpoint_record
 from agents.ppo import NumpyPolicy
 from train.config import ConfigError
 
@@ -207,6 +207,10 @@ def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> Resu
         raise ConfigError(
             f"{name}: its side files belong to step {state.get('timesteps')}, the model to step {timesteps}"
         )
+    try:
+        read_checkpoint(path)  # the weights load (as weights only) before the run writes anything
+    except ValueError as error:
+        raise ConfigError(f"{name}: {error}") from None
     saved = state.get("config", {})
     contradictions = [
         f"{key} is {_dotted(saved, key)!r} in the checkpoint and {_dotted(config, key)!r} in the config"
