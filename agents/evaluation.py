@@ -35,15 +35,14 @@ the CPU time the agent spent in them (one process, one thread: the agent's own c
 load of the machine).
 
 Backends: a *backend* plays a list of :class:`DealTask` and returns their outcomes in order.
-:func:`backend_for` picks one per table; today every table plays step by step through the
-PettingZoo environment (:func:`play_step_by_step`, on a process pool). A batched backend for
-tables whose agents support it plugs in there.
+:func:`backend_for` picks one per table: step by step through the PettingZoo environment
+(:func:`play_step_by_step`, on a process pool), or, for tables whose agents all choose for many
+games at once, batched on :class:`draw_env.vector.DrawVectorEnv` (:mod:`agents.batched_play`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import random
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -52,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.batched_play import batchable, play_batched
+from agents.deals import DealTask, FrozenSpec, deal_options, record_name
 from agents.options import RunOptions, seatings_for
 from agents.results import EvaluationResult, GameOutcome, check_writable, summarise
 from agents.specs import (
@@ -66,10 +67,6 @@ from agents.specs import (
 from agents.stats import shared_first
 from draw_env.draw_dominoes import raw_env
 from draw_env.records import RecordingWrapper, write_record
-from draw_env.rules import DrawGame
-
-#: A spec frozen into hashable, picklable form: ``(name, sorted kwargs items)``.
-FrozenSpec = tuple[str, tuple[tuple[str, Any], ...]]
 
 
 @dataclass(frozen=True)
@@ -80,50 +77,12 @@ class TablePlan:
     labels: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class DealTask:
-    """Every replay of one deal at one table: all a backend needs (picklable, for workers).
-
-    Attributes:
-        specs: per participant, its frozen spec.
-        labels: per participant, its label (the ``players`` of its game records).
-        episode: ``"hand"`` or ``"match"``.
-        seed: the run's seed; with ``deal`` it seeds the cards and the seeded agents.
-        deal: index of the deal within its table.
-        seatings: the seatings to play, in order; ``seating[seat]`` is a participant index.
-        records: the directory this table's game records go to, or ``None``.
-    """
-
-    specs: tuple[FrozenSpec, ...]
-    labels: tuple[str, ...]
-    episode: str
-    seed: int
-    deal: int
-    seatings: tuple[tuple[int, ...], ...]
-    records: str | None
-
-
 #: Plays ``tasks`` and returns every game, task after task, each task's seatings in order;
 #: calls the progress callback with the number of games just finished.
 Backend = Callable[[Sequence[DealTask], RunOptions, Callable[[int], None]], list[GameOutcome]]
 
 
 # ---------------------------------------------------------------------------- one game
-
-
-def deal_options(num_players: int, deal_seed: int) -> dict[str, Any]:
-    """The reset options that fix the first hand of a deal: hands by seat, boneyard, opener."""
-    state = DrawGame(num_players).new_state(random.Random(deal_seed))
-    return {
-        "hands": [state.hand_tiles(seat) for seat in range(num_players)],
-        "boneyard": list(state.boneyard),
-        "opener": state.opener,
-    }
-
-
-def record_name(deal: int, seating: Sequence[int]) -> str:
-    """The file name of a game record: its deal and seating (participant index per seat)."""
-    return f"deal-{deal:05d}_seating-{'-'.join(map(str, seating))}.json"
 
 
 def play_game(
@@ -282,8 +241,12 @@ def play_step_by_step(
     return outcomes
 
 
-def backend_for(specs: Sequence[Spec]) -> Backend:
-    """The backend that plays a table of these agents (every table plays step by step today)."""
+def backend_for(specs: Sequence[Spec], options: RunOptions) -> Backend:
+    """The backend that plays a table of these agents: batched where every agent chooses for a
+    batch of games alike (:func:`agents.batched_play.batchable`) and no records are asked for,
+    else step by step."""
+    if options.batched and options.records is None and batchable(specs):
+        return play_batched
     return play_step_by_step
 
 
@@ -334,7 +297,7 @@ def play_tables(tables: Sequence[TablePlan], options: RunOptions, description: s
     plans = [plan_deals(table, options, directory) for table, directory in zip(tables, directories)]
     groups: dict[Backend, list[int]] = {}
     for index, table in enumerate(tables):
-        groups.setdefault(backend_for(table.specs), []).append(index)
+        groups.setdefault(backend_for(table.specs, options), []).append(index)
     per_table: list[list[GameOutcome]] = [[] for _ in tables]
     total = len(tables) * options.games_per_table
     with tqdm(total=total, desc=description, unit="game", disable=not options.progress, dynamic_ncols=True) as bar:
@@ -358,6 +321,7 @@ def evaluate(
     progress: bool = True,
     seatings: str = "rotations",
     records: str | Path | None = None,
+    batched: bool = True,
 ) -> EvaluationResult:
     """Play ``num_games`` games between ``players`` and measure each participant.
 
@@ -376,13 +340,15 @@ def evaluate(
         records: a directory; each game's record (SPEC section 8) is written into a
             sub-directory named after the table (:func:`table_directory`), one file per game
             (:func:`record_name`).
+        batched: play on the batched environment when every participant supports it
+            (:func:`agents.batched_play.batchable`); False plays step by step.
 
     Returns:
         An :class:`~agents.results.EvaluationResult`; ``summary()`` is a readable table,
         ``to_json()`` the data.
     """
     specs = normalise_specs("players", players, minimum=2, maximum=4)
-    options = RunOptions(len(specs), num_games, episode, duplicate, seatings, seed, workers, progress, records)
+    options = RunOptions(len(specs), num_games, episode, duplicate, seatings, seed, workers, progress, records, batched)
     check_buildable(specs)
     labels = participant_labels(specs)
     started = time.perf_counter()

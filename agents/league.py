@@ -78,6 +78,7 @@ def league(
     progress: bool = True,
     seatings: str = "rotations",
     records: str | Path | None = None,
+    batched: bool = True,
 ) -> LeagueResult:
     """A round robin: every combination of ``num_players`` distinct agents plays a table.
 
@@ -86,14 +87,14 @@ def league(
         num_players: 2, 3 or 4 seats per table.
         games_per_pairing: games per table, duplicate replays counted; rounded up to whole deals
             (with 3 players and rotations, 50 becomes 51: 17 deals, each under 3 seatings).
-        episode, duplicate, seed, workers, progress, seatings, records: as in
+        episode, duplicate, seed, workers, progress, seatings, records, batched: as in
             :func:`agents.evaluation.evaluate`; every table plays the same deals.
 
     Returns:
         A :class:`~agents.results.LeagueResult`; the ratings are those of :func:`openskill_ratings`.
     """
     options = RunOptions(
-        num_players, games_per_pairing, episode, duplicate, seatings, seed, workers, progress, records
+        num_players, games_per_pairing, episode, duplicate, seatings, seed, workers, progress, records, batched
     )
     specs = normalise_specs("agent_specs", agent_specs, minimum=options.num_players)
     labels = [spec_label(name, kwargs) for name, kwargs in specs]
@@ -169,6 +170,7 @@ def sweep(
     progress: bool = True,
     seatings: str = "rotations",
     records: str | Path | None = None,
+    batched: bool = True,
 ) -> SweepResult:
     """Evaluate ``agent`` with ``key=value`` for each of ``values`` against ``opponents``.
 
@@ -182,7 +184,7 @@ def sweep(
             f"sweep needs a keyword name and at least one value, got key={key!r}, values={values!r}"
         )
     options = RunOptions(
-        1 + len(opponent_specs), num_games, episode, duplicate, seatings, seed, workers, progress, records
+        1 + len(opponent_specs), num_games, episode, duplicate, seatings, seed, workers, progress, records, batched
     )
     swept = [(name, {**kwargs, key: value}) for value in values]
     check_buildable(swept)

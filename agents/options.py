@@ -45,6 +45,8 @@ class RunOptions:
         progress: show a tqdm progress bar.
         records: a directory to write one game record (SPEC section 8) per game into (kept as a
             ``Path``), or ``None``.
+        batched: play tables whose agents all choose for many games at once on the batched
+            environment (:mod:`agents.batched_play`); False plays every game step by step.
     """
 
     num_players: int
@@ -56,6 +58,7 @@ class RunOptions:
     workers: int = 1
     progress: bool = True
     records: str | os.PathLike[str] | None = None
+    batched: bool = True
 
     def __post_init__(self) -> None:
         checked = {
@@ -68,6 +71,7 @@ class RunOptions:
             "workers": check_int("workers", self.workers, minimum=1),
             "progress": check_bool("progress", self.progress),
             "records": None if self.records is None else _as_path("records", self.records),
+            "batched": check_bool("batched", self.batched),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)  # the plain Python value of each check

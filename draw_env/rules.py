@@ -157,9 +157,14 @@ class HandResult:
     @property
     def zero_sum(self) -> tuple[float, ...]:
         """Each seat's points minus the mean of the other seats' points (the ``"zero_sum"`` reward)."""
-        total = sum(self.points)
-        others = len(self.points) - 1
-        return tuple(points - (total - points) / others for points in self.points)
+        return zero_sum_points(self.points)
+
+
+def zero_sum_points(points: Sequence[int]) -> tuple[float, ...]:
+    """Each seat's hand points minus the mean of the other seats' (the ``"zero_sum"`` reward)."""
+    total = sum(points)
+    others = len(points) - 1
+    return tuple(p - (total - p) / others for p in points)
 
 
 class DrawState:

@@ -42,7 +42,7 @@ from draw_env.draw_dominoes import EPISODES, REWARDS
 from draw_env.observation import HIGH, OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS, DrawGame, IllegalActionError, action_name
 
-_OPTION_KEYS = ("deals", "scores")
+_OPTION_KEYS = ("deals", "scores", "seeds")
 _DEAL_KEYS = ("hands", "boneyard", "opener")
 
 
@@ -158,8 +158,11 @@ class DrawVectorEnv:
                 generator) or ``{"hands", "boneyard", "opener"}`` as the AEC environment's reset
                 options (tiles as ids, ``(a, b)`` pairs or ``"[a|b]"``; ``opener`` optional, else
                 the lottery); with ``episode="match"``, ``"scores"``: a list of ``num_envs``
-                entries, each ``None`` or one integer per seat below the target. Unknown keys
-                are ignored with a warning.
+                entries, each ``None`` or one integer per seat below the target; ``"seeds"``: a
+                list of ``num_envs`` non-negative integers, one seed per game's generator (games
+                given the same seed and deal are dealt the same later hands: duplicate
+                evaluations replay a deal this way), instead of ``seed``. Unknown keys are
+                ignored with a warning.
 
         Raises:
             ValueError: for a malformed seed or option, saying which game and what is wrong; no
@@ -179,7 +182,12 @@ class DrawVectorEnv:
         n, players = self.num_envs, self.num_players
         scores = self._parse_scores(options.get("scores"))
         fixed, hands, boneyards, lengths, openers = self._parse_deals(options.get("deals"))
-        if seed is not None or not self._seeded:
+        game_seeds = self._parse_seeds(options.get("seeds"), seed)
+        if game_seeds is not None:
+            words = np.array([np.random.SeedSequence(s).generate_state(1, np.uint64)[0] for s in game_seeds])
+            self._states[:, engine.S_RNG] = words.view(np.int64)
+            self._seeded = True
+        elif seed is not None or not self._seeded:
             words = np.random.SeedSequence(seed).generate_state(n, np.uint64)
             self._states[:, engine.S_RNG] = words.view(np.int64)
             self._seeded = True
@@ -203,6 +211,15 @@ class DrawVectorEnv:
             self._score.copy(),
             self._blocked.copy(),
         )
+
+    def _parse_seeds(self, seeds: object, seed: int | None) -> list[int] | None:
+        if seeds is None:
+            return None
+        if seed is not None:
+            raise ValueError("give either seed or options['seeds'], not both")
+        if not isinstance(seeds, (list, tuple)) or len(seeds) != self.num_envs:
+            raise ValueError(f"options['seeds'] must be a list of {self.num_envs} seeds, got {seeds!r}")
+        return [check_int(f"options['seeds'][{i}]", value, minimum=0) for i, value in enumerate(seeds)]
 
     def _parse_scores(self, scores: object) -> np.ndarray:
         out = np.zeros((self.num_envs, engine.SEATS), np.int64)

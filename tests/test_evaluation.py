@@ -19,7 +19,8 @@ import pytest
 from agents import cli, evaluation
 from agents.charts import plot_league
 from agents.cli import main
-from agents.evaluation import deal_options, evaluate
+from agents.deals import deal_options
+from agents.evaluation import evaluate
 from agents.league import league, parse_sweep, sweep
 from agents.options import RunOptions, seatings_for
 from agents.results import GameOutcome
