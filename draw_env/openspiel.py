@@ -57,7 +57,6 @@ its information states describe that position as each seat sees it, then the act
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -199,23 +198,23 @@ class _Play:
     """
 
     __slots__ = (
-        "rules",
-        "num_players",
-        "match",
-        "reward",
         "core",
-        "phase",
-        "hand_number",
-        "scores",
-        "opener",
         "dealt",
         "events",
-        "start",
-        "lineage",
+        "hand_number",
         "hand_start",
+        "lineage",
+        "match",
         "moves",
+        "num_players",
+        "opener",
+        "phase",
         "returns",
+        "reward",
         "rewards",
+        "rules",
+        "scores",
+        "start",
     )
 
     def __init__(self, rules: DrawGame, match: bool, reward: str) -> None:

@@ -10,12 +10,12 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import draw_env  # noqa: E402
-from draw_env import openspiel as draw_openspiel  # noqa: E402
-from draw_env.rules import DRAW, DrawGame, IllegalActionError  # noqa: E402
+from open_spiel.python.algorithms import ismcts, mcts
+from open_spiel.python.observation import make_observation
 
-from open_spiel.python.algorithms import ismcts, mcts  # noqa: E402
-from open_spiel.python.observation import make_observation  # noqa: E402
+import draw_env
+from draw_env import openspiel as draw_openspiel
+from draw_env.rules import DRAW, DrawGame, IllegalActionError
 
 SPECS = [
     {"players": 2},

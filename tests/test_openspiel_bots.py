@@ -12,13 +12,13 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import agents  # noqa: E402
-import draw_env  # noqa: E402
-from agents.openspiel_bots import AgentBot, state_from_observation  # noqa: E402
-from draw_env import openspiel as draw_openspiel  # noqa: E402
-from draw_env.observation import view_from_observation  # noqa: E402
+from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 
-from open_spiel.python.algorithms.evaluate_bots import evaluate_bots  # noqa: E402
+import agents
+import draw_env
+from agents.openspiel_bots import AgentBot, state_from_observation
+from draw_env import openspiel as draw_openspiel
+from draw_env.observation import view_from_observation
 
 BOTS = [
     ("openspiel-random", {}),
