@@ -63,7 +63,7 @@ def test_a_run_writes_policy_files_and_no_pickle_of_its_own(run: Path) -> None:
     record = json.loads((run / "final.json").read_text())
     assert record["provenance"]["timesteps"] == 512
     for checkpoint in (run / "final.zip", run / "checkpoints" / "step_256.zip"):
-        for suffix in (".pool.npz", ".state.json", ".policy.json"):
+        for suffix in (".pool.npz", ".state.json", ".policy.json", ".npz", ".json"):
             assert checkpoint.with_suffix(suffix).is_file(), suffix
         with np.load(checkpoint.with_suffix(".pool.npz"), allow_pickle=False) as pool:
             assert all(pool[name].dtype == np.float32 for name in pool.files)
