@@ -171,7 +171,7 @@ def test_draw_distill_writes_a_policy_that_plays_legal_moves(
     agent = agents.make("ppo", path=tmp_path / "final.npz")
     aec = make_aec_env(num_players=2)
     aec.reset(seed=3)
-    for seat_agent in aec.agent_iter():
+    for _seat_agent in aec.agent_iter():
         observation, _, terminated, truncated, _ = aec.last()
         if terminated or truncated:
             break

@@ -127,7 +127,7 @@ def test_numpy_actor_matches_the_torch_policy(tmp_path: Path) -> None:
     aec = make_aec_env(num_players=2)
     aec.reset(seed=0)
 
-    for agent in aec.agent_iter(60):
+    for _agent in aec.agent_iter(60):
         observation, _, terminated, truncated, _ = aec.last()
         if terminated or truncated:
             break
