@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -206,31 +207,40 @@ import numpy as np
 from draw_env import engine
 from draw_env.vector import DrawVectorEnv
 imported = time.perf_counter()
-players = int(sys.argv[1])
-for parallel in (False, True):
+players, everything = int(sys.argv[1]), sys.argv[2] == "all"
+for parallel in (False, True) if everything else (False,):
     env = DrawVectorEnv(8, players, "match", parallel=parallel)
     out = env.reset(seed=0)
     actions = np.zeros(8, np.int64)
     engine.random_actions(np.arange(8, dtype=np.int64), out.action_mask, actions)
     env.step(actions)
     env.observe(0)
-engine.play_random(np.array(env.states), 1, False)
+if everything:
+    engine.play_random(np.array(env.states), 1, False)
 ready = time.perf_counter()
 print(json.dumps({"import": imported - start, "ready": ready - start}))
 """
 
 
 def compile_times(num_players: int) -> dict[str, float]:
-    """Seconds from a fresh process's start to its first batched steps, with an empty numba cache
-    (``first``: everything compiles) and then with the cache the first process wrote (``cached``)."""
+    """Seconds from a fresh process's start to its first batched steps, wall clock and CPU (on a
+    busy machine the wall clock also counts waiting for a core).
+
+    ``first``: an empty numba cache, so everything the environment uses compiles (the
+    single-threaded ``DrawVectorEnv``: reset, step, observe, the random choice); ``cached``: a
+    second process loading that cache; ``everything``: an empty cache again, compiling also the
+    threaded step and the batched core.
+    """
     figures: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as cache:
-        environ = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for name in ("first", "cached"):
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as cache_all:
+        for name, directory, what in (("first", cache, "env"), ("cached", cache, "env"), ("everything", cache_all, "all")):
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
             done = subprocess.run(
-                [sys.executable, "-c", _START_SCRIPT, str(num_players)],
-                env=environ, capture_output=True, text=True, check=True,
+                [sys.executable, "-c", _START_SCRIPT, str(num_players), what],
+                env=dict(os.environ, NUMBA_CACHE_DIR=directory), capture_output=True, text=True, check=True,
             )
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            figures[f"{name} start CPU (s)"] = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
             times = json.loads(done.stdout.strip().splitlines()[-1])
             figures[f"{name} start (s)"] = times["ready"]
             figures[f"{name} import (s)"] = times["import"]
@@ -293,13 +303,17 @@ def main(argv: list[str] | None = None) -> dict:
                 subjects[f"pgx {game} N={size}"] = run_pgx(game, size)
     rng = random.Random(0)
     rates: dict[str, list[float]] = {name: [] for name in subjects}
-    for name, run in subjects.items():  # warm-up: imports, caches
+    # Decisions per second of CPU used by this process (all its threads): on a machine shared with
+    # other jobs, wall-clock rates measure the share of the cores a subject got as much as its speed.
+    cpu_rates: dict[str, list[float]] = {name: [] for name in subjects}
+    for run in subjects.values():  # warm-up: imports, caches, compilation
         run(0.05, rng)
     for _round in range(args.rounds):
         for name, run in subjects.items():
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             decisions = run(args.seconds, rng)
             rates[name].append(decisions / (time.perf_counter() - start))
+            cpu_rates[name].append(decisions / max(time.process_time() - cpu_start, 1e-9))
 
     def ratio(numerator: str, denominator: str) -> float:
         return statistics.median(a / b for a, b in zip(rates[numerator], rates[denominator]))
@@ -336,11 +350,12 @@ def main(argv: list[str] | None = None) -> dict:
             )
     ratios.update(batched)
     core_rate = statistics.median(rates[f"batched core N={largest} (no observation)"])
+    core_cpu_rate = statistics.median(cpu_rates[f"batched core N={largest} (no observation)"])
     compiled = {} if args.no_compile_time else compile_times(players)
     print(f"Random legal play, {players}-player draw_env; medians of {args.rounds} interleaved rounds of {args.seconds:g} s")
-    print(f"{'subject':<42} {'decisions/s':>12}")
+    print(f"{'subject':<42} {'decisions/s':>12} {'per CPU-s':>12}")
     for name, values in rates.items():
-        print(f"{name:<42} {statistics.median(values):>12,.0f}")
+        print(f"{name:<42} {statistics.median(values):>12,.0f} {statistics.median(cpu_rates[name]):>12,.0f}")
     print()
     print(f"{'ratio':<50} {'median':>7}  goal")
     for name, (value, goal) in ratios.items():
@@ -349,20 +364,26 @@ def main(argv: list[str] | None = None) -> dict:
     print()
     print(
         f"batched core N={largest}: {core_rate:,.0f} decisions/s; goal >= 10,000,000: "
-        f"{'met' if core_rate >= 1e7 else 'NOT met'}"
+        f"{'met' if core_rate >= 1e7 else 'NOT met'} ({core_cpu_rate:,.0f} per CPU-second)"
     )
     if compiled:
         print(
             f"numba start, {players} players: first (compiles) {compiled['first start (s)']:.1f} s, goal <= 30: "
             f"{'met' if compiled['first start (s)'] <= 30 else 'NOT met'}; cached {compiled['cached start (s)']:.1f} s, "
             f"goal <= 3: {'met' if compiled['cached start (s)'] <= 3 else 'NOT met'} "
-            f"(imports: {compiled['first import (s)']:.1f} s / {compiled['cached import (s)']:.1f} s)"
+            f"(CPU {compiled['first start CPU (s)']:.1f} s / {compiled['cached start CPU (s)']:.1f} s; "
+            f"imports {compiled['first import (s)']:.1f} s / {compiled['cached import (s)']:.1f} s)"
+        )
+        print(
+            f"numba start compiling everything (threaded step, batched core too): "
+            f"{compiled['everything start (s)']:.1f} s (CPU {compiled['everything start CPU (s)']:.1f} s)"
         )
     figures = {
         "players": players,
         "rounds": args.rounds,
         "seconds": args.seconds,
         "decisions_per_second": {name: statistics.median(values) for name, values in rates.items()},
+        "decisions_per_cpu_second": {name: statistics.median(values) for name, values in cpu_rates.items()},
         "ratios": {name: value for name, (value, _goal) in ratios.items()},
         "batch_sizes": batch_sizes,
         "compile_seconds": compiled,
