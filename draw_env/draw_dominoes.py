@@ -358,11 +358,13 @@ class raw_env(AECEnv):
 def _info(state: DrawState, seat: int) -> dict[str, int]:
     """``seat``'s info (SPEC section 4); once the hand is over, about the hand that ended."""
     result = state.result
+    if result is None:  # the step path: keep it to one dict display
+        return {"hand_points": 0, "hand_pips": state.hand_pips(seat), "score": state.scores[seat], "blocked": 0}
     return {
-        "hand_points": 0 if result is None else result.points[seat],
-        "hand_pips": state.hand_pips(seat),
+        "hand_points": result.points[seat],
+        "hand_pips": result.pips[seat],
         "score": state.scores[seat],
-        "blocked": int(result is not None and result.kind == "blocked"),
+        "blocked": int(result.kind == "blocked"),
     }
 
 
