@@ -34,7 +34,7 @@ _VALUE_OF_TILE = np.zeros((NUM_TILES, NUM_VALUES), np.float32)
 for _tile, (_low, _high) in enumerate(tiles.TILES):
     _VALUE_OF_TILE[_tile, _low] = 1
     _VALUE_OF_TILE[_tile, _high] = 1
-_PIPS_OF_TILE = np.array([low + high for low, high in tiles.TILES], np.float32)
+_PIPS_OF_TILE = np.array(tiles.PIPS, np.float32)
 #: The largest hand total that can occur: every tile but the 2 protected ones held by one seat.
 _MAX_HAND_PIPS = float(np.sort(_PIPS_OF_TILE)[2:].sum())
 _EXTRA_FEATURES = NUM_ACTIONS + 3 * NUM_VALUES + 2 + 1
