@@ -214,7 +214,6 @@ class DrawState:
                 argument is out of range.
         """
         players = game.num_players
-        self.game = game
         if not isinstance(hands, (list, tuple)) or len(hands) != players:
             raise ValueError(f"hands must be a list of {players} lists of tiles, got {hands!r}")
         hand_masks = []
@@ -272,7 +271,6 @@ class DrawState:
     ) -> None:
         """Set the fields for a freshly dealt hand: empty line, the opener to act, no passes."""
         voids = [0] * game.num_players
-        # Empty line, no open ends, the opener to act, no passes, no result.
         self._set(
             game, hands, boneyard, _NO_VALUE, _NO_VALUE, [], 0, opener, 0, voids, scores, opener, hand_number,
             None,
