@@ -320,6 +320,77 @@ class DistillConfig(Section):
 
 
 # ---------------------------------------------------------------------------------------------
+# draw-train with ``pipeline: exploit`` (an approximate best response, train/exploit.py)
+
+
+class ExploitConfig(Section):
+    """Everything one approximate-exploitability run needs; see ``docs/training.md`` for each key."""
+
+    pipeline: Literal["exploit"] = "exploit"
+    target: str = Field(
+        "heaviest", description="an agent spec such as 'heaviest', 'ppo' or 'ismcts:simulations=200'"
+    )
+    num_players: Literal[2, 3, 4] = 2
+    seed: int = integer(0, 0)
+    cpu_minutes: float = number(10.0, 0.0, 10_000.0, low_open=True)
+    init: str | None = Field(
+        None,
+        description="null (a fresh network) or the path of an existing policy file (.npz with its .json) "
+        "or checkpoint .zip to start the exploiter from",
+    )
+    n_envs: int = integer(32, 1)
+    episode: Literal["hand", "match"] = "hand"
+    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
+    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
+    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
+    skip_forced: bool = True
+    ppo: PPOSettings = Field(default_factory=lambda: PPOSettings(n_steps=128, batch_size=512, n_epochs=4))
+    eval_every: float = number(1.0, 0.0, 10_000.0, low_open=True)
+    eval_matches: int = integer(200, 1)
+    final_matches: int = integer(2000, 1)
+    output_dir: str = output_dir("runs/exploit")
+    progress_bar: bool = True
+
+    @field_validator("target")
+    @classmethod
+    def _target_spec(cls, value: str) -> str:
+        from agents.specs import parse_agent_spec
+
+        try:
+            name, kwargs = parse_agent_spec(value)
+        except ValueError as error:
+            raise ValueError(f"must be an agent spec such as 'ismcts:simulations=200', got {value!r} ({error})") from None
+        if name == "ppo" and "path" in kwargs and not Path(str(kwargs["path"])).is_file():
+            raise ValueError(f"must be an agent spec whose ppo path is an existing policy file, got {value!r}")
+        return value
+
+    @field_validator("init")
+    @classmethod
+    def _init_exists(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_file():
+            raise ValueError(
+                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExploitConfig:
+        if self.reward == "win_loss" and self.episode != "match":
+            raise _fail(
+                "reward",
+                "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')",
+                self.reward,
+            )
+        if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
+            raise _fail(
+                "ppo.batch_size",
+                f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}",
+                self.ppo.batch_size,
+            )
+        return self
+
+
+# ---------------------------------------------------------------------------------------------
 # train/rllib_selfplay.py (the key names are RLlib's)
 
 
@@ -570,3 +641,8 @@ def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> Train
 def load_distill_config(path: str | Path | None, overrides: Sequence[str] = ()) -> DistillConfig:
     """:func:`load` for a ``draw-distill`` config."""
     return load(DistillConfig, path, overrides)
+
+
+def load_exploit_config(path: str | Path | None, overrides: Sequence[str] = ()) -> ExploitConfig:
+    """:func:`load` for a ``draw-train`` config with ``pipeline: exploit``."""
+    return load(ExploitConfig, path, overrides)

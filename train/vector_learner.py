@@ -21,7 +21,11 @@ Semantics, as the one-game adapter:
   it and the returned observation is the next episode's first decision (SB3's convention).
 * A pool change (:meth:`update_pool`) applies from each game's next episode on.
 
-Opponents without a batched version (``ismcts``, ``ppo``...) are asked game by game.
+An opponent other than ``self`` and ``snapshots`` is an agent spec (:func:`agents.specs.parse_agent_spec`:
+``"heaviest"``, ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``): the
+batched baselines and ``ppo`` networks answer for all their games at once (a ``ppo`` spec plays as
+``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
+version (``ismcts``...) are asked game by game.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ from stable_baselines3.common.vec_env import VecEnv
 import agents
 from agents.base import Agent
 from agents.batched import BATCHED, BatchAgent, make_batched
-from agents.ppo import NumpyPolicy
+from agents.ppo import NumpyPolicy, PPOAgent
+from agents.specs import parse_agent_spec, takes_seed
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
@@ -68,6 +73,35 @@ class _OneByOne:
         )
 
 
+class _Network:
+    """A ``ppo`` agent's network at this table, deterministic or sampled as the agent plays."""
+
+    def __init__(self, agent: PPOAgent, num_players: int, rng: np.random.Generator) -> None:
+        self.policy = agent.policy_for(num_players)
+        self.deterministic = agent.deterministic
+        self.rng = rng
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.policy.act_batch(observations, masks, deterministic=self.deterministic, rng=self.rng)
+
+
+def make_opponent(spec: str, num_players: int, seed: int) -> BatchAgent | _Network | _OneByOne:
+    """The opponent an agent spec names, answering for a batch of games (see the module docstring).
+
+    Raises:
+        ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
+    """
+    name, kwargs = parse_agent_spec(spec)
+    if name in BATCHED and not kwargs:
+        return make_batched(name, seed=seed)
+    if takes_seed(name):
+        kwargs.setdefault("seed", seed)
+    agent = agents.make(name, **kwargs)
+    if isinstance(agent, PPOAgent):
+        return _Network(agent, num_players, np.random.default_rng(seed))
+    return _OneByOne(agent)
+
+
 class DrawLearnerVecEnv(VecEnv):
     """``num_envs`` games, one learner seat each, opponents batched inside ``step_wait``.
 
@@ -79,8 +113,8 @@ class DrawLearnerVecEnv(VecEnv):
         skip_forced: play the learner's forced moves for it.
         opponents: name -> weight: ``"self"`` (the learner's current policy, sent by
             :meth:`update_pool`), ``"snapshots"`` (frozen past learners, the weight shared among
-            them; until there are some, their weight goes to ``"self"``) or an ``agents.make``
-            name. ``None``: uniformly random legal play.
+            them; until there are some, their weight goes to ``"self"``) or an agent spec
+            (:func:`make_opponent`). ``None``: uniformly random legal play.
         seed: seeds the deals, the seats, the pool draws and the sampled opponents.
     """
 
@@ -105,10 +139,8 @@ class DrawLearnerVecEnv(VecEnv):
         self.seed_value = int(seed)
         self.rng = np.random.default_rng(seed)
         self.weights = {name: float(w) for name, w in (opponents or {"random": 1.0}).items() if w > 0}
-        self.baselines: dict[str, BatchAgent | _OneByOne] = {
-            name: make_batched(name, seed=seed) if name in BATCHED else _OneByOne(agents.make(name, seed=seed))
-            for name in self.weights
-            if name not in (SELF, SNAPSHOTS)
+        self.baselines: dict[str, BatchAgent | _Network | _OneByOne] = {
+            name: make_opponent(name, num_players, seed) for name in self.weights if name not in (SELF, SNAPSHOTS)
         }
         self.current: NumpyPolicy | None = None
         self.snapshots: list[NumpyPolicy] = []
