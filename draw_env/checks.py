@@ -89,7 +89,8 @@ def check_choice(name: str, value: T, allowed: Sequence[T]) -> T:
 
 def check_bool(name: str, value: object) -> bool:
     """``value``, if it is ``True`` or ``False`` (NumPy bools included)."""
-    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")
+    if not isinstance(value, bool) and not numpy_bool:
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
