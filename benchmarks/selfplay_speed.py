@@ -1,9 +1,10 @@
 """Environment steps per second of MaskablePPO self-play: the one-game adapters against the batched learner view.
 
 Runs ``MaskablePPO.learn`` on the default training config (``configs/selfplay_2p.yaml``: 16 envs,
-256 steps per rollout, self/snapshot/heaviest/variety opponents) with each ``vec_env`` in turn,
-``--rollouts`` rollouts each, in the same process, interleaved over ``--rounds`` rounds, and
-splits the wall time into:
+256 steps per rollout, self/snapshot/heaviest/variety opponents) as it is (``vec_env: dummy``), on
+the batched learner view with the same 16 x 256 rollout, and on the batched view with the same
+rollout size spread over 256 games (256 x 16), ``--rollouts`` rollouts each, in the same process,
+interleaved over ``--rounds`` rounds, and splits the wall time into:
 
 * ``opponents``: time inside the opponents' choices (network forward passes and baselines);
 * ``environment``: the rest of the time inside ``VecEnv.step`` and ``reset`` (rules, observations,
@@ -11,8 +12,8 @@ splits the wall time into:
 * ``learner``: everything else (the learner's forward passes while collecting, and the PPO update).
 
 The learner's current actor is sent to the pool before learning, so the ``self`` opponents are
-network opponents as in a real run. Figures are medians over rounds; the speed-up is the median
-of per-round ratios against ``dummy`` (today's default before ``batched``).
+network opponents as in a real run. Figures are medians over rounds; the speed-ups are medians
+of per-round ratios against the first subject.
 
 Usage::
 
@@ -103,23 +104,29 @@ def main() -> None:
     threadpool_limits(1, user_api="blas")  # as draw-train does
     opponents = Stopwatch()
     _patch_opponents(opponents)
-    subjects = ("dummy", "batched")
+    subjects = {
+        "dummy 16x256": ["vec_env=dummy"],
+        "batched 16x256": ["vec_env=batched"],
+        "batched 256x16": ["vec_env=batched", "n_envs=256", "ppo.n_steps=16"],
+    }
     results: dict[str, list[dict[str, float]]] = {name: [] for name in subjects}
-    run(args.config, "batched", 1, opponents)  # warm-up: numba compiles or loads its cache
+    run(args.config, ["vec_env=batched"], 1, opponents)  # warm-up: numba compiles or loads its cache
     for round_number in range(args.rounds):
-        for name in subjects:
-            results[name].append(run(args.config, name, args.rollouts, opponents))
+        for name, overrides in subjects.items():
+            results[name].append(run(args.config, overrides, args.rollouts, opponents))
         print(f"round {round_number + 1}: " + ", ".join(f"{n} {results[n][-1]['steps_per_second']:,.0f}/s" for n in subjects))
-    print(f"\nMaskablePPO self-play, {args.config.name}, {args.rollouts} rollouts per run, medians of {args.rounds} rounds")
-    print(f"{'vec_env':<10} {'env steps/s':>12} {'opponents':>10} {'environment':>12} {'learner':>9}  (share of wall time)")
+    print(f"\nMaskablePPO self-play, {args.config.name}, {args.rollouts} rollouts of 4,096 steps per run, medians of {args.rounds} rounds")
+    print(f"{'subject':<16} {'env steps/s':>12} {'speed-up':>9} {'opponents':>10} {'environment':>12} {'learner':>9}  (share of wall time)")
+    reference = results[next(iter(subjects))]
     for name in subjects:
         rows = results[name]
         median = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
         shares = [median[key] / median["total"] for key in ("opponents", "environment", "learner")]
-        print(f"{name:<10} {median['steps_per_second']:>12,.0f} {shares[0]:>10.0%} {shares[1]:>12.0%} {shares[2]:>9.0%}")
-    ratios = [b["steps_per_second"] / d["steps_per_second"] for b, d in zip(results["batched"], results["dummy"])]
-    print(f"\nbatched / dummy: {statistics.median(ratios):.2f}x (median of per-round ratios)")
-
+        ratio = statistics.median(r["steps_per_second"] / d["steps_per_second"] for r, d in zip(rows, reference))
+        print(
+            f"{name:<16} {median['steps_per_second']:>12,.0f} {ratio:>8.2f}x {shares[0]:>10.0%} "
+            f"{shares[1]:>12.0%} {shares[2]:>9.0%}"
+        )
 
 if __name__ == "__main__":
     main()
