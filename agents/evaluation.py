@@ -42,11 +42,9 @@ games at once, batched on :class:`draw_env.vector.DrawVectorEnv` (:mod:`agents.b
 
 from __future__ import annotations
 
-import multiprocessing
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +52,7 @@ from typing import Any
 from agents.batched_play import batchable, play_batched
 from agents.deals import DealTask, FrozenSpec, deal_options, record_name
 from agents.options import RunOptions, seatings_for
+from agents.parallel import process_map
 from agents.results import EvaluationResult, GameOutcome, check_writable, summarise
 from agents.specs import (
     AgentSpec,
@@ -222,22 +221,12 @@ def play_step_by_step(
 ) -> list[GameOutcome]:
     """The reference backend: every game through the PettingZoo environment, on ``options.workers`` processes."""
     outcomes: list[GameOutcome] = []
-    if options.workers == 1:
-        batches: Iterator[list[GameOutcome]] = map(play_deal, tasks)
-        for batch in batches:
-            outcomes.extend(batch)
-            advance(len(batch))
-        return outcomes
-    # "fork" where the platform has it: workers start at once, and also from a script read on
-    # stdin or a notebook, which "spawn" and "forkserver" cannot re-import. The workers run
-    # the agents in NumPy and plain Python only, so a parent that ran torch threads is safe.
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    # The workers run the agents in NumPy and plain Python only, so a parent that ran torch
+    # threads is safe to fork.
     chunk = max(1, len(tasks) // (options.workers * 16))
-    with ProcessPoolExecutor(options.workers, mp_context=context) as pool:
-        for batch in pool.map(play_deal, tasks, chunksize=chunk):
-            outcomes.extend(batch)
-            advance(len(batch))
+    for batch in process_map(play_deal, tasks, options.workers, chunk):
+        outcomes.extend(batch)
+        advance(len(batch))
     return outcomes
 
 

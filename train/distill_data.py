@@ -16,19 +16,18 @@ The teacher's values are zero-sum hand points divided by :data:`agents.ismcts.RE
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
 import agents
 from agents.ismcts import ISMCTSAgent
+from agents.parallel import process_map
 from agents.specs import parse_agent_spec, seed_sequence_int, takes_seed
 from draw_env.draw_dominoes import raw_env
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
@@ -188,17 +187,10 @@ def collect(config: DistillConfig) -> Decisions:
             disable=not config.progress_bar,
         )
         recorded = 0
-        # With one worker the matches are played in this process (no pool to start, easier to debug).
-        with (
-            get_context("fork").Pool(config.workers)
-            if config.workers > 1
-            else contextlib.nullcontext() as pool
-        ):
-            counts = map(_collect_shard, todo) if pool is None else pool.imap_unordered(_collect_shard, todo)
-            for count in counts:
-                recorded += count
-                progress.update(config.shard_matches)
-                progress.set_postfix(decisions=recorded)
+        for count in process_map(_collect_shard, todo, config.workers):
+            recorded += count
+            progress.update(config.shard_matches)
+            progress.set_postfix(decisions=recorded)
         progress.close()
         print(f"Collected {recorded:,} decisions in {(time.perf_counter() - started) / 60:.1f} min")
     return Decisions.load(paths)
