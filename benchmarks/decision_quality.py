@@ -58,7 +58,7 @@ def main() -> None:
     observations, masks = observations[: args.positions], masks[: args.positions]
 
     judged = []
-    for index, (vector, mask) in enumerate(zip(observations, masks)):
+    for index, vector in enumerate(observations):
         judge = ISMCTSAgent(simulations=args.reference, seed=args.seed * 1_000_003 + index)
         values = judge.action_values(view_from_observation(vector.astype(np.float32), config.num_players))
         judged.append({action: value * REWARD_SCALE for action, value in values.items()})
@@ -75,7 +75,7 @@ def main() -> None:
     results = {}
     for label, agent in choosers.items():
         regrets, draws = [], []
-        for index, (vector, mask) in enumerate(zip(observations, masks)):
+        for index, vector in enumerate(observations):
             legal = np.flatnonzero(mask)
             if agent is None:
                 action = int(legal[np.argmax(teacher_values[index][legal])])
