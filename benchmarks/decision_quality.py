@@ -75,7 +75,7 @@ def main() -> None:
     results = {}
     for label, agent in choosers.items():
         regrets, draws = [], []
-        for index, vector in enumerate(observations):
+        for index, (vector, mask) in enumerate(zip(observations, masks)):
             legal = np.flatnonzero(mask)
             if agent is None:
                 action = int(legal[np.argmax(teacher_values[index][legal])])
