@@ -375,6 +375,9 @@ class ExploitConfig(Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> ExploitConfig:
+        if self.ppo.lr_schedule != "constant":
+            # SB3 schedules by timesteps, and a run of a CPU budget does not know its timesteps ahead.
+            raise _fail("ppo.lr_schedule", "'constant' with pipeline: exploit (the budget is CPU time)", self.ppo.lr_schedule)
         if self.reward == "win_loss" and self.episode != "match":
             raise _fail(
                 "reward",
