@@ -200,15 +200,18 @@ def _next_u64(words: np.ndarray, slot: int) -> np.uint64:
 def random_below_at(words: np.ndarray, slot: int, n: int) -> int:
     """A uniform integer in ``0..n-1`` from the generator ``words[slot]`` (any int64 array).
 
-    Lemire's multiply-and-reject on 32 random bits: no bias. Search keeps its own generator this
-    way, apart from the game's.
+    Lemire's multiply-and-reject on 32 random bits: no bias, and the modulo that sets the
+    rejection threshold is computed only in the rare case it may matter. Search keeps its own
+    generator this way, apart from the game's.
     """
     bound = np.uint64(n)
-    threshold = np.uint64((1 << 32) % n)
-    while True:
-        product = (_next_u64(words, slot) >> np.uint64(32)) * bound
-        if (product & np.uint64(0xFFFFFFFF)) >= threshold:
-            return np.int64(product >> np.uint64(32))
+    low_bits = np.uint64(0xFFFFFFFF)
+    product = (_next_u64(words, slot) >> np.uint64(32)) * bound
+    if (product & low_bits) < bound:
+        threshold = np.uint64((1 << 32) % n)
+        while (product & low_bits) < threshold:
+            product = (_next_u64(words, slot) >> np.uint64(32)) * bound
+    return np.int64(product >> np.uint64(32))
 
 
 @njit(cache=True, inline="always")
