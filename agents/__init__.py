@@ -28,6 +28,7 @@ _REGISTRY: dict[str, str] = {
     "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
     "ismcts_python": "agents.ismcts:ISMCTSAgent",
     "ppo": "agents.ppo:PPOAgent",
+    "ppo_search": "agents.network_search:NetworkSearchAgent",
     # OpenSpiel's bots (the openspiel extra): agents/openspiel_bots.py
     "openspiel-random": "agents.openspiel_bots:OpenSpielRandomAgent",
     "openspiel-mcts": "agents.openspiel_bots:OpenSpielMCTSAgent",

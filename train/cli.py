@@ -5,6 +5,8 @@ Examples::
     draw-train --config configs/selfplay_2p.yaml
     draw-train --config configs/quick.yaml total_timesteps=5000 ppo.learning_rate=1e-4
     draw-train --config configs/selfplay_2p.yaml --resume runs/selfplay_2p/checkpoints/step_200000.zip
+    draw-train --config configs/exit_2p.yaml          # pipeline: exit, expert iteration (train/exit.py)
+    draw-train --config configs/exploit.yaml target=ppo cpu_minutes=30   # pipeline: exploit (train/exploit.py)
 
 A config problem, an output directory that already holds a run, or a checkpoint that does not
 fit the config is one ``draw-train: error: ...`` line and exit status 2, before anything is
@@ -18,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from train.config import ConfigError, load_config
+from train.config import ConfigError, load_config, pipeline_of
 from train.evaluation import evaluation_table
 
 
@@ -38,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     start.add_argument(
         "--overwrite", action="store_true", help="replace the earlier run in output_dir (default: refuse)"
+    )
+    parser.add_argument(
+        "--address",
+        help="pipeline: exit only: collect on the actors of the Ray cluster at this address "
+        "(such as 127.0.0.1:6379) instead of local worker processes",
     )
     parser.add_argument(
         "overrides",
@@ -65,6 +72,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        pipeline = pipeline_of(args.config, args.overrides)
+        if pipeline == "exit":
+            from train.exit import exit_main  # expert iteration (docs/training.md)
+
+            return exit_main(args)
+        if pipeline == "exploit":
+            from train.exploit import exploit_main  # approximate exploitability (docs/training.md)
+
+            return exploit_main(args)
+        if args.address is not None:
+            raise ConfigError("--address applies to configs with pipeline: exit only")
         config = load_config(args.config, args.overrides)
         from train.selfplay import train  # heavy imports (torch) only once the config is valid
 

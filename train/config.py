@@ -320,6 +320,81 @@ class DistillConfig(Section):
 
 
 # ---------------------------------------------------------------------------------------------
+# draw-train with ``pipeline: exit`` (expert iteration, train/exit.py)
+
+
+def _agent_spec(spec: object) -> None:
+    from agents.specs import parse_agent_spec
+
+    try:
+        parse_agent_spec(str(spec))
+    except ValueError as error:
+        raise ValueError(f"must name agent specs such as 'ismcts:simulations=200', got {spec!r} ({error})") from None
+
+
+class ExitEvalSettings(Section):
+    """The evaluation of every iteration: duplicate matches against agent specs (and the previous iteration)."""
+
+    matches: int = integer(100, 1)
+    opponents: list[Any] = Field(
+        default_factory=lambda: ["heaviest", "variety"],
+        description="a list of agent specs such as 'heaviest' or 'ismcts_python:simulations=200'",
+    )
+    previous: bool = True
+    workers: int = workers(1)
+
+    @field_validator("opponents")
+    @classmethod
+    def _specs(cls, value: list[Any]) -> list[Any]:
+        for spec in value:
+            _agent_spec(spec)
+        return value
+
+
+class ExitConfig(Section):
+    """Everything one expert-iteration run needs; see ``docs/training.md`` for each key."""
+
+    pipeline: Literal["exit"] = "exit"
+    num_players: Literal[2, 3, 4] = 2
+    seed: int = integer(0, 0)
+    iterations: int = integer(4, 1)
+    init: str | None = Field(
+        None,
+        description="null (a fresh network) or the path of an existing policy file (.npz with its .json) "
+        "or checkpoint .zip",
+    )
+    net_arch: Widths = layer_widths([512, 512])
+    value_arch: Widths = layer_widths([256, 256])
+    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
+    matches: int = integer(200, 1)
+    lockstep: int = integer(50, 1)
+    simulations: int = integer(200, 1)
+    value_weight: float = number(0.5, 0.0, 1.0)
+    prior_weight: float = number(1.0, 0.0, 100.0)
+    explore: float = number(0.25, 0.0, 1.0)
+    temperature: float = number(0.1, 0.0, 100.0, low_open=True)
+    window: int = integer(2, 1)
+    epochs: int = integer(4, 1)
+    batch_size: int = integer(512, 2)
+    learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
+    value_loss_weight: float = number(1.0, 0.0, 100.0)
+    workers: int = workers(2)
+    output_dir: str = output_dir("runs/exit_2p")
+    tensorboard: bool = True
+    progress_bar: bool = True
+    eval: ExitEvalSettings = Field(default_factory=ExitEvalSettings)
+
+    @field_validator("init")
+    @classmethod
+    def _init_exists(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_file():
+            raise ValueError(
+                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
+            )
+        return value
+
+
+# ---------------------------------------------------------------------------------------------
 # draw-train with ``pipeline: exploit`` (an approximate best response, train/exploit.py)
 
 
@@ -646,6 +721,25 @@ def load_distill_config(path: str | Path | None, overrides: Sequence[str] = ()) 
     return load(DistillConfig, path, overrides)
 
 
+def load_exit_config(path: str | Path | None, overrides: Sequence[str] = ()) -> ExitConfig:
+    """:func:`load` for a ``draw-train`` config with ``pipeline: exit``."""
+    return load(ExitConfig, path, overrides)
+
+
 def load_exploit_config(path: str | Path | None, overrides: Sequence[str] = ()) -> ExploitConfig:
     """:func:`load` for a ``draw-train`` config with ``pipeline: exploit``."""
     return load(ExploitConfig, path, overrides)
+
+
+def pipeline_of(path: str | Path | None, overrides: Sequence[str] = ()) -> str:
+    """The ``pipeline`` a ``draw-train`` config names (``"selfplay"`` when it names none).
+
+    Raises:
+        ConfigError: a file that cannot be read, or an override that is malformed.
+    """
+    data = read_yaml(path) if path is not None else {}
+    for text in overrides:
+        keys, value = parse_override(text)
+        if keys == ["pipeline"]:
+            data["pipeline"] = value
+    return str(data.get("pipeline", "selfplay"))

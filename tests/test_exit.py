@@ -1,0 +1,229 @@
+"""Expert iteration (train/exit.py, draw-train with pipeline: exit) and the search agent on the network."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents
+from agents.policy_file import load_policy_file
+from draw_env.draw_dominoes import raw_env
+from train import cli
+from train.config import ConfigError, load_exit_config
+from train.exit import ExitData, run_exit
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = str(ROOT / "agents" / "policies" / "ppo_2p.npz")
+TINY = [
+    "matches=2",
+    "lockstep=2",
+    "simulations=6",
+    "epochs=1",
+    "workers=1",
+    "net_arch=[32]",
+    "eval.matches=2",
+    "eval.opponents=[heaviest]",
+    "eval.workers=1",
+    "tensorboard=false",
+    "progress_bar=false",
+]
+
+
+def tiny(output_dir: Path, *extra: str):
+    return load_exit_config(None, [*TINY, f"output_dir={output_dir}", *extra])
+
+
+def arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+def same_run(a: Path, b: Path) -> None:
+    """Two runs made the same data, the same networks and the same evaluations."""
+    for k in (1, 2):
+        left, right = arrays(a / f"iter_{k:03d}" / "data.npz"), arrays(b / f"iter_{k:03d}" / "data.npz")
+        left.pop("seconds"), right.pop("seconds")
+        for key in left:
+            np.testing.assert_array_equal(left[key], right[key], err_msg=key)
+    left, right = arrays(a / "final.npz"), arrays(b / "final.npz")
+    assert left.keys() == right.keys()
+    for key in left:
+        np.testing.assert_array_equal(left[key], right[key], err_msg=key)
+    strip = ("train_seconds",)
+    rows = [
+        [{k: v for k, v in row.items() if k not in strip} for row in run["eval"]]
+        for run in (_summary(a), _summary(b))
+    ]
+    assert rows[0] == rows[1]
+
+
+def _summary(path: Path) -> dict:
+    import json
+
+    return json.loads((path / "summary.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def two_iterations(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted two-iteration run from a fresh network."""
+    output = tmp_path_factory.mktemp("exit") / "straight"
+    run_exit(tiny(output, "iterations=2"))
+    return output
+
+
+def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: Path) -> None:
+    summary = _summary(two_iterations)
+    assert [row["opponent"] for row in summary["eval"]] == ["heaviest", "heaviest", "previous"]
+    assert [row["iteration"] for row in summary["eval"]] == [1, 2, 2]
+    for name in ("eval.csv", "strength.png", "state.json", "final.json"):
+        assert (two_iterations / name).is_file(), name
+    weights = load_policy_file(two_iterations / "final.npz")
+    assert weights.value is not None and weights.num_players == 2
+    data = ExitData.load(two_iterations / "iter_001" / "data.npz")
+    assert len(data) > 0 and np.isfinite(data.outcomes).all()
+    assert (data.masks.sum(axis=1) > 1).all()
+    # Every legal action has a search value, no illegal one does.
+    np.testing.assert_array_equal(np.isfinite(data.values), data.masks)
+    # Zero-sum outcomes of two players: each hand's two seats' outcomes cancel, so they are not all one sign.
+    assert (data.outcomes > 0).any() and (data.outcomes < 0).any()
+    player = agents.make("ppo", path=summary["policy"])
+    env = raw_env(num_players=2)
+    env.reset(seed=3)
+    observation = env.observe(env.agent_selection)
+    assert observation["action_mask"][player.act(observation)] == 1
+
+
+def test_resume_continues_to_the_same_result(
+    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from train import exit as exit_module
+
+    output = tmp_path / "resumed"
+    run_exit(tiny(output, "iterations=1"))
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    # Ctrl-C in iteration 2's fit: its data is on disk, its policy is not, one iteration completed.
+    with monkeypatch.context() as patch:
+        patch.setattr(exit_module, "fit", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run_exit(tiny(output, "iterations=2"))
+    assert (output / "iter_002" / "data.npz").is_file()
+    assert not (output / "iter_002" / "policy.npz").exists()
+    assert json.loads((output / "state.json").read_text())["completed"] == 1
+    run_exit(tiny(output, "iterations=2"))
+    same_run(output, two_iterations)
+    with pytest.raises(ConfigError, match="simulations"):
+        run_exit(tiny(output, "iterations=3", "simulations=7"))
+
+
+def test_seeded_run_repeats_and_seed_matters(two_iterations: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    run_exit(tiny(again, "iterations=2"))
+    same_run(again, two_iterations)
+    other = tmp_path / "other"
+    run_exit(tiny(other, "iterations=1", "seed=1"))
+    left = arrays(two_iterations / "iter_001" / "data.npz")
+    right = arrays(other / "iter_001" / "data.npz")
+    assert left["observations"].shape != right["observations"].shape or not np.array_equal(
+        left["observations"], right["observations"]
+    )
+
+
+def test_make_train_pipeline_ends_with_the_policy_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    output = tmp_path / "quick"
+    status = cli.main(
+        [
+            "--config",
+            str(ROOT / "configs" / "exit_quick.yaml"),
+            f"init={SHIPPED}",
+            *TINY[:4],
+            "workers=1",
+            "eval.matches=2",
+            "eval.workers=1",
+            "progress_bar=false",
+            "tensorboard=false",
+            f"output_dir={output}",
+        ]
+    )
+    assert status == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "heaviest" in "\n".join(lines) and "variety" in "\n".join(lines)
+    prefix = "policy written to "
+    assert lines[-1].startswith(prefix)
+    path = lines[-1][len(prefix) :]
+    assert agents.make("ppo", path=path).policy_for(2).has_value
+    # The fit started from the shipped policy: same architecture, changed weights.
+    shipped, trained = arrays(Path(SHIPPED)), arrays(Path(path))
+    assert shipped["policy/0/weight"].shape == trained["policy/0/weight"].shape
+    assert not np.array_equal(shipped["policy/0/weight"], trained["policy/0/weight"])
+
+
+def test_cli_refuses_resume_and_address_where_they_do_not_apply(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["pipeline=exit", f"output_dir={tmp_path}", "--resume", "x.zip"])
+    with pytest.raises(SystemExit):
+        cli.main(["--config", str(ROOT / "configs" / "quick.yaml"), "--address", "127.0.0.1:1"])
+    with pytest.raises(ConfigError, match="eval.opponents"):
+        load_exit_config(None, ["eval.opponents=[nobody]"])
+
+
+@pytest.mark.parametrize("path", [None, "value"])
+def test_search_agent_plays_legal_moves(path: str | None, two_iterations: Path) -> None:
+    policy = None if path is None else str(two_iterations / "final.npz")
+    player = agents.make("ppo_search", path=policy, simulations=8, seed=0)
+    env = raw_env(num_players=2)
+    env.reset(seed=11)
+    moves = 0
+    while not all(env.terminations.values()) and moves < 60:
+        observation = env.observe(env.agent_selection)
+        action = player.act(observation)
+        assert observation["action_mask"][action] == 1
+        env.step(action)
+        moves += 1
+    assert moves > 5
+    with pytest.raises(ValueError, match="simulations"):
+        agents.make("ppo_search", simulations=0)
+
+
+@pytest.mark.ray
+def test_ray_collection_matches_the_local_one(
+    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--address``: the shards run on the actors of a ``ray start --head`` cluster; same results."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        pytest.skip("ray is not installed (the train extra)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the head's default; the driver must say so too
+    head = subprocess.Popen(
+        [str(ray_cli), "start", "--head", "--block", f"--port={port}", "--num-cpus=1",
+         "--include-dashboard=false", "--disable-usage-stats"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert head.stdout is not None
+        for line in head.stdout:
+            if "Ray runtime started" in line:
+                break
+        else:
+            pytest.fail(f"ray start --head exited with {head.wait()}")
+        output = tmp_path / "ray_run"
+        run_exit(tiny(output, "iterations=2"), address=f"127.0.0.1:{port}")
+        same_run(output, two_iterations)
+    finally:
+        head.send_signal(signal.SIGTERM)  # --block: SIGTERM stops the node's processes
+        head.wait(timeout=60)

@@ -1,0 +1,573 @@
+"""Expert iteration: ``draw-train --config configs/exit_2p.yaml`` (a config with ``pipeline: exit``).
+
+Distillation (:mod:`train.distill`) fits a network to a fixed teacher once. Expert iteration
+(Anthony et al., 2017; AlphaZero's loop) repeats, driven by one :class:`train.config.ExitConfig`:
+
+1. **collect** (:func:`collect`): the compiled search guided by the current network
+   (:func:`agents.network_search.network_evaluator`: its policy as the prior, its value mixed
+   with the rollouts at the leaves once it has one) plays ``matches`` self-play matches, many in
+   lockstep (``lockstep`` games per shard, their searches batched into one network call per
+   simulation round). Every decision with more than one legal action records the observation,
+   the mask, the search's value of each root action and, once the hand ends, the acting seat's
+   zero-sum hand points / 40 (the outcome, the unit of the search's values). Shards run on
+   ``workers`` local processes, or with ``address`` on the actors of an existing Ray cluster.
+2. **fit** (:func:`fit`): starting from the current network, the actor learns
+   ``softmax(values / temperature)`` over the legal actions (cross-entropy) and the critic the
+   outcome (mean squared error), on the last ``window`` iterations' data.
+3. **evaluate**: the new policy alone, duplicate matches against ``eval.opponents`` and the
+   previous iteration (Wilson intervals), logged to ``eval.csv``, TensorBoard and
+   ``strength.png``.
+
+Each iteration ``k`` lives in ``output_dir/iter_{k:03d}/`` (``data.npz``, ``policy.npz`` +
+``policy.json``, ``eval.json``), every file written under a temporary name and renamed;
+``state.json`` records the iterations completed and is written last. Rerunning the same command
+continues after the last completed iteration (a larger ``iterations`` extends the run); other
+settings that change the results are refused unless ``--overwrite``. Everything random derives
+from ``seed`` and the iteration and shard numbers, and the fit runs on one thread, so a seeded
+run repeats exactly, interrupted or not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
+from agents.network_search import network_evaluator
+from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
+from agents.ppo import NumpyPolicy
+from agents.specs import seed_sequence_int
+from draw_env.observation import OBSERVATION_SIZE, OFFSETS
+from draw_env.rules import NUM_ACTIONS
+from draw_env.tiles import NUM_TILES
+from train.config import ConfigError, ExitConfig
+from train.evaluation import EvalRow
+
+#: Settings that do not change what a run computes: they may differ when a run is continued.
+FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
+_LINE = slice(OFFSETS["line"], OFFSETS["line"] + NUM_TILES)
+
+
+@dataclass
+class ExitData:
+    """Self-play decisions, one row each.
+
+    Attributes:
+        observations: ``(N, 258)`` int16, the acting seat's observation.
+        masks: ``(N, 58)`` bool, its legal actions (always more than one).
+        values: ``(N, 58)`` float32, the search's value of each legal action (NaN elsewhere),
+            zero-sum hand points / 40.
+        outcomes: ``(N,)`` float32, the acting seat's zero-sum points of the hand / 40.
+        seconds: wall-clock seconds the workers spent playing them.
+    """
+
+    observations: np.ndarray
+    masks: np.ndarray
+    values: np.ndarray
+    outcomes: np.ndarray
+    seconds: float = 0.0
+
+    _KEYS = ("observations", "masks", "values", "outcomes")
+
+    def __len__(self) -> int:
+        return len(self.observations)
+
+    def save(self, path: Path) -> None:
+        partial = path.with_suffix(".partial.npz")
+        arrays = {key: getattr(self, key) for key in self._KEYS}
+        np.savez_compressed(partial, seconds=np.float64(self.seconds), **arrays)
+        os.replace(partial, path)
+
+    @classmethod
+    def load(cls, path: Path) -> ExitData:
+        with np.load(path, allow_pickle=False) as data:
+            return cls(*(data[key] for key in cls._KEYS), seconds=float(data["seconds"]))
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[ExitData]) -> ExitData:
+        return cls(
+            *(np.concatenate([getattr(part, key) for part in parts]) for key in cls._KEYS),
+            seconds=sum(part.seconds for part in parts),
+        )
+
+
+@dataclass
+class ExitRow(EvalRow):
+    """An :class:`EvalRow` of one iteration (``timesteps``: decisions collected so far)."""
+
+    iteration: int = 0
+
+
+# ------------------------------------------------------------------------------------ collect
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """One shard of an iteration's collection: ``games`` matches played in lockstep."""
+
+    config: ExitConfig
+    weights: PolicyWeights
+    iteration: int
+    shard: int
+    games: int
+
+
+def search_targets(values: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
+    """``softmax(values / temperature)`` over each row's legal actions, float32 ``(N, 58)``."""
+    scaled = np.where(masks, np.nan_to_num(values, nan=0.0) / temperature, -np.inf)
+    weights = np.exp(scaled - scaled.max(axis=1, keepdims=True))
+    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def play_shard(task: ShardTask) -> ExitData:
+    """Play one shard's self-play matches with the guided search in every seat; record its decisions.
+
+    Each step searches every game's decision at once (one :meth:`action_values_many` call; forced
+    moves are played without a search). The seat to act plays the best root action, or with
+    probability ``explore`` one drawn from the search's target distribution. Pending decisions
+    get their outcome when their hand ends (rewards arrive, the match ends, or the next
+    observation shows an empty line: a new hand).
+    """
+    from draw_env.vector import DrawVectorEnv
+
+    started = time.perf_counter()
+    config = task.config
+    seed = seed_sequence_int(config.seed, task.iteration, task.shard)
+    rng = np.random.default_rng(seed)
+    policy = NumpyPolicy(task.weights)
+    evaluate = network_evaluator(policy)
+    value_weight = config.value_weight if policy.has_value else 0.0
+    search = CompiledISMCTSAgent(simulations=config.simulations, seed=int(rng.integers(2**62)))
+    env = DrawVectorEnv(task.games, config.num_players, episode="match", reward="zero_sum", autoreset=False)
+    out = env.reset(seed=int(rng.integers(2**62)))
+    observation, mask, current = out.observation, out.action_mask, out.current_player
+    active = np.ones(task.games, bool)
+    records: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    seats: list[int] = []
+    outcomes: list[float] = []
+    pending: list[list[int]] = [[] for _ in range(task.games)]
+    while active.any():
+        games = np.flatnonzero(active)
+        actions = np.argmax(mask[games], axis=1)
+        searched = [i for i, g in enumerate(games) if mask[g].sum() > 1]
+        if searched:
+            views = [{"observation": observation[games[i]], "action_mask": mask[games[i]]} for i in searched]
+            results = search.action_values_many(
+                views, evaluate, value_weight=value_weight, prior_weight=config.prior_weight
+            )
+            for i, values_of in zip(searched, results, strict=True):
+                game = games[i]
+                values = np.full(NUM_ACTIONS, np.nan, np.float32)
+                values[list(values_of)] = list(values_of.values())
+                legal = mask[game] != 0
+                if rng.random() < config.explore:
+                    target = search_targets(values[None], legal[None], config.temperature)[0]
+                    action = int(rng.choice(NUM_ACTIONS, p=target / target.sum()))
+                else:
+                    legal_ids = np.flatnonzero(legal)
+                    action = int(legal_ids[np.argmax(values[legal_ids])])  # ties to the lowest id
+                actions[i] = action
+                pending[game].append(len(records))
+                records.append((observation[game].astype(np.int16), legal, values))
+                seats.append(int(current[game]))
+                outcomes.append(np.nan)
+        out = env.step(actions, games=games)
+        for i, game in enumerate(games):
+            hand_over = (
+                out.terminated[i] or out.rewards[i].any() or not out.observation[i, _LINE].any()
+            )
+            if hand_over and pending[game]:
+                for row in pending[game]:
+                    outcomes[row] = float(out.rewards[i, seats[row]]) / REWARD_SCALE
+                pending[game] = []
+        observation[games], mask[games], current[games] = out.observation, out.action_mask, out.current_player
+        active[games] = ~out.terminated
+    return ExitData(
+        np.array([r[0] for r in records], np.int16).reshape(-1, OBSERVATION_SIZE),
+        np.array([r[1] for r in records], bool).reshape(-1, NUM_ACTIONS),
+        np.array([r[2] for r in records], np.float32).reshape(-1, NUM_ACTIONS),
+        np.array(outcomes, np.float32),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def shard_tasks(config: ExitConfig, weights: PolicyWeights, iteration: int) -> list[ShardTask]:
+    """An iteration's shards: ``matches`` split into groups of at most ``lockstep`` games."""
+    sizes = [min(config.lockstep, config.matches - first) for first in range(0, config.matches, config.lockstep)]
+    return [ShardTask(config, weights, iteration, shard, games) for shard, games in enumerate(sizes)]
+
+
+class _RayCollector:
+    """A Ray actor that plays shards (the class is wrapped by ``ray.remote`` on first use)."""
+
+    def play(self, task: ShardTask) -> ExitData:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+        return play_shard(task)
+
+
+@contextlib.contextmanager
+def _shard_runner(workers: int, address: str | None) -> Iterator[Any]:
+    """``run(tasks) -> iterator of ExitData`` in task order: here, on a process pool, or on Ray actors."""
+    if address is not None:
+        import ray
+
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        try:
+            cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+            actor = ray.remote(num_cpus=1)(_RayCollector)
+            pool = ray.util.ActorPool([actor.remote() for _ in range(cpus)])
+            yield lambda tasks: pool.map(lambda a, task: a.play.remote(task), tasks)
+        finally:
+            ray.shutdown()
+    elif workers > 1:
+        with get_context("fork").Pool(workers) as pool:
+            yield lambda tasks: pool.imap(play_shard, tasks)
+    else:
+        yield lambda tasks: map(play_shard, tasks)
+
+
+def collect(config: ExitConfig, weights: PolicyWeights, iteration: int, runner: Any) -> ExitData:
+    """Play an iteration's matches with the search guided by ``weights``; the decisions in shard order."""
+    from tqdm import tqdm
+
+    tasks = shard_tasks(config, weights, iteration)
+    parts = []
+    with tqdm(total=config.matches, desc=f"iteration {iteration} collect", unit="match",
+              disable=not config.progress_bar) as progress:
+        for task, part in zip(tasks, runner(tasks), strict=True):
+            parts.append(part)
+            progress.update(task.games)
+    return ExitData.concatenate(parts)
+
+
+# ---------------------------------------------------------------------------------------- fit
+
+
+@dataclass
+class FitReport:
+    """The fit of one iteration, measured on the data after the last epoch.
+
+    Attributes:
+        policy_loss: cross-entropy against the search's targets.
+        value_loss: mean squared error of the value against the outcome (in units of 40 points).
+        agreement: share of decisions where the policy's top action is the search's.
+    """
+
+    policy_loss: float
+    value_loss: float
+    agreement: float
+
+
+def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: int) -> tuple[Any, FitReport]:
+    """Train a copy of ``weights`` (policy and value heads) on ``data``; the model and its report.
+
+    Without a value network in ``weights`` the critic starts fresh (the actor's widths).
+    """
+    import torch
+
+    from train.models import model_from_policy
+
+    torch.set_num_threads(1)  # the same sums in the same order on every machine: exact repeats
+    torch.manual_seed(seed_sequence_int(config.seed, iteration, 1 << 20))
+    model = model_from_policy(weights, config.num_players, config.seed)
+    policy = model.policy
+    from draw_env.features import encode_batch
+
+    inputs = torch.from_numpy(encode_batch(data.observations, data.masks, weights.features))
+    masks = torch.from_numpy(data.masks)
+    targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
+    outcomes = torch.from_numpy(data.outcomes)
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    generator = torch.Generator().manual_seed(seed_sequence_int(config.seed, iteration, 1 << 21))
+
+    def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        actor, critic = policy.mlp_extractor(inputs[rows])
+        logits = policy.action_net(actor).masked_fill(~masks[rows], -1e9)
+        log_p = torch.log_softmax(logits, dim=1)
+        value = policy.value_net(critic)[:, 0]
+        return -(targets[rows] * log_p).sum(dim=1).mean(), ((value - outcomes[rows]) ** 2).mean(), logits
+
+    policy.train()
+    for _ in range(config.epochs):
+        order = torch.randperm(len(data), generator=generator)
+        for start in range(0, len(order), config.batch_size):
+            policy_loss, value_loss, _ = losses(order[start : start + config.batch_size])
+            loss = policy_loss + config.value_loss_weight * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    policy.eval()
+    with torch.no_grad():
+        everything = torch.arange(len(data))
+        policy_loss, value_loss, logits = losses(everything)
+        agreement = (logits.argmax(dim=1) == targets.argmax(dim=1)).float().mean()
+    return model, FitReport(float(policy_loss), float(value_loss), float(agreement))
+
+
+# ---------------------------------------------------------------------------------- the loop
+
+
+def _write_json(path: Path, data: Any) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(data, indent=1))
+    os.replace(partial, path)
+
+
+def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
+    """The iterations already completed in ``output_dir`` (0 for a new run).
+
+    Raises:
+        ConfigError: if it holds files but no run of expert iteration, or one made with settings
+            outside :data:`FREE_KEYS` that differ from ``config``'s (unless ``overwrite``).
+    """
+    output_dir = Path(config.output_dir)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
+    if overwrite or not output_dir.is_dir() or not any(output_dir.iterdir()):
+        return 0
+    try:
+        earlier = json.loads((output_dir / "config.json").read_text(encoding="utf-8"))
+        state = json.loads((output_dir / "state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = state = None
+    if not isinstance(earlier, dict) or earlier.get("pipeline") != "exit" or not isinstance(state, dict):
+        raise ConfigError(
+            f"output_dir {str(output_dir)!r} holds files but no run of expert iteration; "
+            "choose another output_dir or pass --overwrite"
+        )
+    current = config.to_dict()
+    differing = [key for key in current if key not in FREE_KEYS and earlier.get(key) != current[key]]
+    if differing:
+        details = "; ".join(f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing)
+        raise ConfigError(
+            f"output_dir {str(output_dir)!r} holds a run made with other settings ({details}): "
+            "pass --overwrite to replace it, or choose another output_dir"
+        )
+    return int(state["completed"])
+
+
+def initial_weights(config: ExitConfig) -> PolicyWeights:
+    """Iteration 0: the policy ``init`` (read as weights only) or a fresh network of ``net_arch``."""
+    from train.distill_fit import init_weights
+    from train.models import new_model, spaces_env
+
+    if config.init is not None:
+        weights = init_weights(config.init)
+        if weights.num_players not in (None, config.num_players):
+            raise ConfigError(
+                f"config key 'init' must be a {config.num_players}-player policy, "
+                f"got one trained for {weights.num_players} players"
+            )
+        return dataclasses.replace(weights, num_players=config.num_players)
+    model = new_model(spaces_env(config.num_players, config.features), list(config.net_arch), "relu", config.seed)
+    return NumpyPolicy.from_sb3(model.policy, config.num_players).weights
+
+
+def _evaluate(config: ExitConfig, policy: Path, previous: Path | None, iteration: int,
+              decisions: int, seconds: float) -> list[ExitRow]:
+    from agents.evaluation import evaluate
+    from train.evaluation import learner_row
+
+    settings = config.eval
+    learner = ("ppo", {"path": str(policy)})
+    opponents: list[tuple[str, Any]] = [(spec, spec) for spec in settings.opponents]
+    if previous is not None and settings.previous:
+        opponents.append(("previous", ("ppo", {"path": str(previous)})))
+    rows = []
+    for label, spec in opponents:
+        result = evaluate(
+            [learner] + [spec] * (config.num_players - 1),
+            num_games=settings.matches,
+            seed=config.seed + 1,  # the same deals every iteration: paired comparisons
+            workers=settings.workers,
+            progress=config.progress_bar,
+        )
+        row = learner_row(result, label, decisions, seconds)
+        rows.append(ExitRow(**dataclasses.asdict(row), iteration=iteration))
+    return rows
+
+
+def write_rows_csv(path: Path, rows: Sequence[ExitRow]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=[f.name for f in dataclasses.fields(ExitRow)])
+        writer.writeheader()
+        writer.writerows(dataclasses.asdict(row) for row in rows)
+    os.replace(partial, path)
+
+
+def iteration_dir(config: ExitConfig, iteration: int) -> Path:
+    return Path(config.output_dir) / f"iter_{iteration:03d}"
+
+
+def _log(config: ExitConfig, rows: list[ExitRow], report: FitReport | None, iteration: int) -> None:
+    """``eval.csv``, ``strength.png`` and TensorBoard scalars after ``iteration``."""
+    from train.plots import plot_learning_curve
+
+    output_dir = Path(config.output_dir)
+    write_rows_csv(output_dir / "eval.csv", rows)
+    partial = output_dir / "strength.partial.png"
+    plot_learning_curve(
+        rows,
+        partial,
+        title=f"{config.num_players}-player expert iteration: the network alone",
+        num_players=config.num_players,
+        x_axes=(("iteration", "iteration"), ("train_seconds", "training minutes (evaluation excluded)")),
+    )
+    os.replace(partial, output_dir / "strength.png")
+    if config.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        with SummaryWriter(str(output_dir / "tensorboard")) as writer:
+            for row in rows:
+                if row.iteration == iteration:
+                    writer.add_scalar(f"win_rate/{row.opponent}", row.win_rate, iteration)
+            if report is not None:
+                for key, value in dataclasses.asdict(report).items():
+                    writer.add_scalar(f"fit/{key}", value, iteration)
+
+
+def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = None) -> dict[str, Any]:
+    """Run (or continue) the loop to ``config.iterations``; return the summary (also ``summary.json``).
+
+    ``address``: collect on the actors of the Ray cluster there (``ray.init(address=...)``) instead
+    of ``workers`` local processes; nothing else changes (the same shards, the same results).
+
+    Raises:
+        ConfigError: before anything is written, for an ``output_dir`` holding another run (see
+            :func:`check_output_dir`) or an ``init`` that is not a policy of this player count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from train.export import export_policy
+
+    completed = check_output_dir(config, overwrite)
+    output_dir = Path(config.output_dir)
+    if overwrite and output_dir.is_dir():
+        shutil.rmtree(output_dir)
+    threadpool_limits(1, user_api="blas")
+    if completed == 0:
+        weights = initial_weights(config)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        _write_json(output_dir / "config.json", config.to_dict())
+        save_policy_file(dataclasses.replace(weights, provenance={"iteration": 0, "init": config.init}),
+                         iteration_dir(config, 0) / "policy.npz")
+        _write_json(output_dir / "state.json", {"completed": 0, "seconds": 0.0, "decisions": 0})
+    state = json.loads((output_dir / "state.json").read_text())
+    rows = [ExitRow(**row) for k in range(1, completed + 1)
+            for row in json.loads((iteration_dir(config, k) / "eval.json").read_text())]
+    with _shard_runner(config.workers, address) as runner:
+        for iteration in range(completed + 1, config.iterations + 1):
+            started = time.perf_counter()
+            folder = iteration_dir(config, iteration)
+            folder.mkdir(parents=True, exist_ok=True)
+            previous = iteration_dir(config, iteration - 1) / "policy.npz"
+            weights = load_policy_file(previous)
+            data_path = folder / "data.npz"
+            if data_path.exists():  # collected before an interruption: the same shards again
+                data = ExitData.load(data_path)
+            else:
+                data = collect(config, weights, iteration, runner)
+                data.save(data_path)
+            window = [ExitData.load(iteration_dir(config, k) / "data.npz")
+                      for k in range(max(1, iteration - config.window + 1), iteration + 1)]
+            model, report = fit(config, ExitData.concatenate(window), weights, iteration)
+            seconds = state["seconds"] + time.perf_counter() - started
+            decisions = state["decisions"] + len(data)
+            policy_path = export_policy(
+                model,
+                folder / "policy.npz",
+                num_players=config.num_players,
+                value=True,
+                provenance={
+                    "trained_by": "draw-train (pipeline: exit)",
+                    "iteration": iteration,
+                    "config": config.to_dict(),
+                    "decisions": decisions,
+                    "train_seconds": round(seconds, 1),
+                    "fit": dataclasses.asdict(report),
+                },
+            )
+            print(
+                f"[iteration {iteration}] {len(data):,} decisions ({data.seconds / 60:.1f} worker-min), "
+                f"policy loss {report.policy_loss:.4f}, value loss {report.value_loss:.4f}, "
+                f"agreement {report.agreement:.1%}",
+                flush=True,
+            )
+            new_rows = _evaluate(config, policy_path, previous if iteration > 1 else None, iteration,
+                                 decisions, seconds)
+            for row in new_rows:
+                print(f"[iteration {iteration}] vs {row.opponent:<12} win {row.win_rate:6.1%} "
+                      f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} matches)", flush=True)
+            _write_json(folder / "eval.json", [dataclasses.asdict(row) for row in new_rows])
+            rows.extend(new_rows)
+            _log(config, rows, report, iteration)
+            state = {"completed": iteration, "seconds": round(seconds, 3), "decisions": decisions}
+            _write_json(output_dir / "state.json", state)
+    final = iteration_dir(config, config.iterations) / "policy.npz"
+    for suffix in (".npz", ".json"):
+        partial = output_dir / f"final.partial{suffix}"
+        shutil.copyfile(final.with_suffix(suffix), partial)
+        os.replace(partial, output_dir / f"final{suffix}")
+    summary = {
+        "config": config.to_dict(),
+        "iterations": config.iterations,
+        "decisions": state["decisions"],
+        "train_seconds": state["seconds"],
+        "final_eval": [dataclasses.asdict(row) for row in rows if row.iteration == config.iterations],
+        "eval": [dataclasses.asdict(row) for row in rows],
+        "policy": str(output_dir / "final.npz"),
+    }
+    _write_json(output_dir / "summary.json", summary)
+    return summary
+
+
+def exit_main(args: Any) -> int:
+    """``draw-train`` for a config with ``pipeline: exit`` (``args`` from :func:`train.cli.build_parser`).
+
+    Prints the last iteration's results table and ends with ``policy written to PATH``.
+
+    Raises:
+        ConfigError: a bad config, ``--resume`` (rerun the same command to continue instead),
+            or an ``output_dir`` holding another run.
+    """
+    from train.config import load_exit_config
+    from train.evaluation import evaluation_table
+
+    if args.resume is not None:
+        raise ConfigError(
+            "--resume does not apply to pipeline: exit: rerun the same command to continue the run in output_dir"
+        )
+    config = load_exit_config(args.config, args.overrides)
+    try:
+        summary = run_exit(config, overwrite=args.overwrite, address=args.address)
+    except KeyboardInterrupt:
+        print("\nInterrupted: the iterations completed stay in output_dir; rerun the command to continue.")
+        return 130
+    print(
+        evaluation_table(
+            summary["final_eval"],
+            config.num_players,
+            title=(
+                f"{config.num_players}-player expert iteration, iteration {config.iterations} "
+                f"({summary['train_seconds'] / 60:.1f} training min): match win rate, duplicate format"
+            ),
+        )
+    )
+    print(f"Summary: {config.output_dir}/summary.json; curve: {config.output_dir}/strength.png")
+    print(f"policy written to {summary['policy']}")
+    return 0
