@@ -6,9 +6,9 @@ then plays greedily against ``random`` and ``heaviest`` (our agents, seated thro
 ``agents.openspiel_bots.AgentBot``) on the same seeded hands before and after training. For
 reference, ``heaviest`` itself plays the same hands against the same opponents.
 
-    .venv/bin/python examples/openspiel_dqn.py --episodes 20000 --eval-hands 1000
+    .venv/bin/python examples/openspiel_dqn.py --episodes 2000 --eval-hands 300
 
-The figures in docs/integrations.md come from that command.
+The figures in docs/integrations.md come from that command (the defaults train longer).
 """
 
 from __future__ import annotations
