@@ -77,7 +77,7 @@ PARAMETERS: dict[str, Any] = {"players": 2, "episode": "hand", "reward": "zero_s
 MAX_HAND_POINTS = 168
 #: A match has no finite worst case (a blocked hand with a shared lowest total scores nothing, and
 #: so can follow itself for ever), but OpenSpiel wants a bound: ``max_game_length`` of a match
-#: assumes at most this many hands (the most that can score a point is 199, with 2 players).
+#: assumes at most this many hands (at most 199 hands can score, each at least a point, with 2 players).
 MAX_MATCH_HANDS = 1000
 #: Size of the ``drawn`` block that the information state tensor adds to the observation vector.
 DRAWN_SIZE = NUM_TILES
