@@ -79,8 +79,8 @@ def two_iterations(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: Path) -> None:
     summary = _summary(two_iterations)
-    assert [row["opponent"] for row in summary["eval"]] == ["heaviest", "heaviest", "previous"]
-    assert [row["iteration"] for row in summary["eval"]] == [1, 2, 2]
+    assert [row["opponent"] for row in summary["eval"]] == ["heaviest", "previous"] * 2
+    assert [row["iteration"] for row in summary["eval"]] == [1, 1, 2, 2]
     for name in ("eval.csv", "strength.png", "state.json", "final.json"):
         assert (two_iterations / name).is_file(), name
     weights = load_policy_file(two_iterations / "final.npz")

@@ -377,7 +377,7 @@ def initial_weights(config: ExitConfig) -> PolicyWeights:
     return NumpyPolicy.from_sb3(model.policy, config.num_players).weights
 
 
-def _evaluate(config: ExitConfig, policy: Path, previous: Path | None, iteration: int,
+def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
               decisions: int, seconds: float) -> list[ExitRow]:
     from agents.evaluation import evaluate
     from train.evaluation import learner_row
@@ -385,7 +385,7 @@ def _evaluate(config: ExitConfig, policy: Path, previous: Path | None, iteration
     settings = config.eval
     learner = ("ppo", {"path": str(policy)})
     opponents: list[tuple[str, Any]] = [(spec, spec) for spec in settings.opponents]
-    if previous is not None and settings.previous:
+    if settings.previous:  # iteration 1's previous is iteration 0: the init
         opponents.append(("previous", ("ppo", {"path": str(previous)})))
     rows = []
     for label, spec in opponents:
@@ -508,8 +508,7 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
                 f"agreement {report.agreement:.1%}",
                 flush=True,
             )
-            new_rows = _evaluate(config, policy_path, previous if iteration > 1 else None, iteration,
-                                 decisions, seconds)
+            new_rows = _evaluate(config, policy_path, previous, iteration, decisions, seconds)
             for row in new_rows:
                 print(f"[iteration {iteration}] vs {row.opponent:<12} win {row.win_rate:6.1%} "
                       f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} matches)", flush=True)
