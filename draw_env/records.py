@@ -35,7 +35,6 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Integral
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -178,7 +177,7 @@ def _fail(field: str, problem: str) -> NoReturn:
 
 
 def _check_int_field(field: str, value: object, minimum: int, maximum: int | None = None) -> int:
-    if not isinstance(value, Integral) or isinstance(value, bool):
+    if not is_integer(value):
         _fail(field, f"must be an integer, got {value!r}")
     number = int(value)
     if number < minimum or (maximum is not None and number > maximum):

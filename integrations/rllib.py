@@ -35,6 +35,7 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 
 import agents
 import draw_env
+from draw_env.checks import check_number
 from draw_env.observation import HIGH, OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
 
@@ -76,13 +77,7 @@ class DrawMultiAgentEnv(MultiAgentEnv):
                 f"env config keys {unknown} are not known; known: num_players, episode, reward, reward_scale"
             )
         reward_scale = config.pop("reward_scale", 0.02)
-        if (
-            isinstance(reward_scale, bool)
-            or not isinstance(reward_scale, (int, float))
-            or not reward_scale > 0
-        ):
-            raise ValueError(f"reward_scale must be a positive number, got {reward_scale!r}")
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
         # The guarded env: RLlib's env check steps random (illegal) actions; they end the hand
         # with the documented penalty instead of raising.
         self.aec = draw_env.env(**config)
@@ -222,10 +217,8 @@ def opponent_policies(weights: Mapping[str, float]) -> tuple[tuple[str, ...], tu
     for name, weight in weights.items():
         if name != SELF and name not in BASELINES:
             raise ValueError(f"opponents: {name!r} is not one of {', '.join((SELF, *BASELINES))}")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
-            raise ValueError(f"opponents[{name!r}] must be a weight >= 0, got {weight!r}")
         ids.append(LEARNER if name == SELF else name)
-        values.append(float(weight))
+        values.append(check_number(f"opponents[{name!r}]", weight, minimum=0))
     if not sum(values) > 0:
         raise ValueError(f"opponents: the weights must sum to more than 0, got {dict(weights)!r}")
     return tuple(ids), tuple(values)

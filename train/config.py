@@ -29,6 +29,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from draw_env.checks import is_integer, is_number
 from draw_env.features import FEATURES
 
 #: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
@@ -88,7 +89,7 @@ def output_dir(default: str) -> Any:
 
 
 def _positive_widths(value: list[Any]) -> list[Any]:
-    if not all(isinstance(width, int) and not isinstance(width, bool) and width >= 1 for width in value):
+    if not all(is_integer(width) and width >= 1 for width in value):
         raise ValueError(f"must be {_WIDTHS}, got {value!r}")
     return value
 
@@ -115,8 +116,7 @@ def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
             raise ValueError(f"must be {what}, got {{}}")
         for name, weight in mapping.items():
             check_name(name)
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1e6:
-                # the comparison is False for NaN too
+            if not is_number(weight) or not 0 <= weight <= 1e6:
                 raise _fail(f"{field}.{name}", "a finite weight in [0, 1e6]", weight)
         if sum(mapping.values()) <= 0:
             raise ValueError(f"must hold weights that are not all zero, got {mapping!r}")
@@ -304,8 +304,7 @@ class DistillConfig(Section):
     def _curve_points(self) -> DistillConfig:
         curve = self.curve
         if not all(
-            isinstance(matches, int)
-            and not isinstance(matches, bool)
+            is_integer(matches)
             and 1 <= matches < self.matches
             and matches % self.shard_matches == 0
             for matches in curve
