@@ -37,7 +37,7 @@ import numpy as np
 from gymnasium import spaces
 
 from draw_env import engine, tiles
-from draw_env.checks import check_bool, check_choice, check_int, check_seed
+from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer
 from draw_env.draw_dominoes import EPISODES, REWARDS
 from draw_env.observation import HIGH, OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS, DrawGame, IllegalActionError, action_name
@@ -237,10 +237,7 @@ class DrawVectorEnv:
                 not isinstance(entry, (Sequence, np.ndarray))
                 or isinstance(entry, str)
                 or len(entry) != players
-                or not all(
-                    isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)) and 0 <= s < goal
-                    for s in entry
-                )
+                or not all(is_integer(s) and 0 <= s < goal for s in entry)
             ):
                 raise ValueError(
                     f"options['scores'][{i}] must be {players} integers in 0..{goal - 1} (below the target), got {entry!r}"
@@ -274,9 +271,7 @@ class DrawVectorEnv:
                 )
             opener = deal.get("opener")
             if opener is not None:
-                if isinstance(opener, (bool, np.bool_)) or not isinstance(opener, (int, np.integer)) or not 0 <= opener < players:
-                    raise ValueError(f"{where}['opener'] must be a seat in 0..{players - 1}, got {opener!r}")
-                openers[i] = int(opener)
+                openers[i] = check_int(f"{where}['opener']", opener, minimum=0, maximum=players - 1)
             try:
                 state = self.game.state_from_deal(deal["hands"], deal["boneyard"], 0)
             except ValueError as error:
