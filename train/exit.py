@@ -49,6 +49,7 @@ from agents.network_search import network_evaluator
 from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.ppo import NumpyPolicy
 from agents.specs import seed_sequence_int
+from draw_env.features import encode_batch
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS
 from draw_env.rules import NUM_ACTIONS
 from draw_env.tiles import NUM_TILES
@@ -285,8 +286,6 @@ def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: i
     torch.manual_seed(seed_sequence_int(config.seed, iteration, 1 << 20))
     model = model_from_policy(weights, config.num_players, config.seed)
     policy = model.policy
-    from draw_env.features import encode_batch
-
     inputs = torch.from_numpy(encode_batch(data.observations, data.masks, weights.features))
     masks = torch.from_numpy(data.masks)
     targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
