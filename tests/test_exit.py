@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -196,9 +197,7 @@ def test_search_agent_plays_legal_moves(path: str | None, two_iterations: Path) 
 
 
 @pytest.mark.ray
-def test_ray_collection_matches_the_local_one(
-    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ray_collection_matches_the_local_one(two_iterations: Path, tmp_path: Path) -> None:
     """``--address``: the shards run on the actors of a ``ray start --head`` cluster; same results."""
     ray_cli = Path(sys.executable).with_name("ray")
     if not ray_cli.exists():
@@ -206,10 +205,12 @@ def test_ray_collection_matches_the_local_one(
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the head's default; the driver must say so too
+    # Token authentication is the head's default and Ray reads the driver's mode once per process
+    # (an earlier test may have imported it): a loopback head for a test opts out instead.
     head = subprocess.Popen(
         [str(ray_cli), "start", "--head", "--block", f"--port={port}", "--num-cpus=1",
          "--include-dashboard=false", "--disable-usage-stats"],
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
