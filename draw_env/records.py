@@ -179,7 +179,7 @@ def _fail(field: str, problem: str) -> NoReturn:
 def _check_int_field(field: str, value: object, minimum: int, maximum: int | None = None) -> int:
     if not is_integer(value):
         _fail(field, f"must be an integer, got {value!r}")
-    number = int(value)
+    number = int(value)  # type: ignore[call-overload]  # an Integral, checked above
     if number < minimum or (maximum is not None and number > maximum):
         bounds = f"in {minimum}..{maximum}" if maximum is not None else f">= {minimum}"
         _fail(field, f"must be an integer {bounds}, got {value!r}")
