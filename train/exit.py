@@ -38,7 +38,6 @@ import shutil
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ import numpy as np
 
 from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
 from agents.network_search import network_evaluator
+from agents.parallel import process_map
 from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.ppo import NumpyPolicy
 from agents.specs import seed_sequence_int
@@ -222,7 +222,8 @@ class _RayCollector:
 
 @contextlib.contextmanager
 def _shard_runner(workers: int, address: str | None) -> Iterator[Any]:
-    """``run(tasks) -> iterator of ExitData`` in task order: here, on a process pool, or on Ray actors."""
+    """``run(tasks) -> iterator of ExitData`` in task order: on the project's process pool
+    (:func:`agents.parallel.process_map`), or on Ray actors."""
     if address is not None:
         import ray
 
@@ -234,11 +235,8 @@ def _shard_runner(workers: int, address: str | None) -> Iterator[Any]:
             yield lambda tasks: pool.map(lambda a, task: a.play.remote(task), tasks)
         finally:
             ray.shutdown()
-    elif workers > 1:
-        with get_context("fork").Pool(workers) as pool:
-            yield lambda tasks: pool.imap(play_shard, tasks)
     else:
-        yield lambda tasks: map(play_shard, tasks)
+        yield lambda tasks: process_map(play_shard, tasks, workers)
 
 
 def collect(config: ExitConfig, weights: PolicyWeights, iteration: int, runner: Any) -> ExitData:
@@ -459,6 +457,11 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
     if overwrite and output_dir.is_dir():
         shutil.rmtree(output_dir)
     threadpool_limits(1, user_api="blas")
+    import torch
+
+    # One torch thread from the start: a fresh network's orthogonal initialisation (a QR
+    # factorisation) rounds differently on one thread and on two, and seeded runs must repeat.
+    torch.set_num_threads(1)
     if completed == 0:
         weights = initial_weights(config)
         output_dir.mkdir(parents=True, exist_ok=True)
