@@ -211,19 +211,17 @@ class TrainConfig(Section):
     def _consistent(self) -> TrainConfig:
         if self.vec_env == "subproc" and self.n_envs > 2:
             raise _fail("n_envs", "1 or 2 with vec_env 'subproc' (one process per env, 2 cores)", self.n_envs)
-        if self.reward == "win_loss" and self.episode != "match":
-            raise _fail(
-                "reward",
-                "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')",
-                self.reward,
-            )
-        if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
-            raise _fail(
-                "ppo.batch_size",
-                f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}",
-                self.ppo.batch_size,
-            )
+        _check_ppo_run(self.reward, self.episode, self.ppo, self.n_envs)
         return self
+
+
+def _check_ppo_run(reward: str, episode: str, ppo: PPOSettings, n_envs: int) -> None:
+    """What every MaskablePPO run on learner games needs: ``win_loss`` only in matches, and
+    minibatches no larger than one rollout."""
+    if reward == "win_loss" and episode != "match":
+        raise _fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", reward)
+    if ppo.batch_size > ppo.n_steps * n_envs:
+        raise _fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {ppo.n_steps * n_envs}", ppo.batch_size)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,18 +450,7 @@ class ExploitConfig(Section):
         if self.ppo.lr_schedule != "constant":
             # SB3 schedules by timesteps, and a run of a CPU budget does not know its timesteps ahead.
             raise _fail("ppo.lr_schedule", "'constant' with pipeline: exploit (the budget is CPU time)", self.ppo.lr_schedule)
-        if self.reward == "win_loss" and self.episode != "match":
-            raise _fail(
-                "reward",
-                "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')",
-                self.reward,
-            )
-        if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
-            raise _fail(
-                "ppo.batch_size",
-                f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}",
-                self.ppo.batch_size,
-            )
+        _check_ppo_run(self.reward, self.episode, self.ppo, self.n_envs)
         return self
 
 
