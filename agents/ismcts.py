@@ -53,6 +53,21 @@ DEFAULT_SIMULATIONS = 200
 REWARD_SCALE = 40.0
 
 
+def check_search_settings(
+    simulations: object, seconds: object, exploration: object, rollout_randomness: object, default_simulations: int
+) -> tuple[int | None, float | None, float, float]:
+    """The settings both ISMCTS agents take, checked: ``(simulations, seconds, exploration,
+    rollout_randomness)``; ``default_simulations`` when neither budget is given."""
+    if simulations is None and seconds is None:
+        simulations = default_simulations
+    return (
+        None if simulations is None else check_int("simulations", simulations, minimum=1),
+        None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True),
+        check_number("exploration", exploration, minimum=0),
+        check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1),
+    )
+
+
 class _Node:
     """One information set of the searcher in the tree (or, below a searcher's draw, the tile).
 
@@ -101,14 +116,9 @@ class ISMCTSAgent(SeededAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed)
-        if simulations is None and seconds is None:
-            simulations = DEFAULT_SIMULATIONS
-        self.simulations = None if simulations is None else check_int("simulations", simulations, minimum=1)
-        self.seconds = (
-            None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
+        self.simulations, self.seconds, self.exploration, self.rollout_randomness = check_search_settings(
+            simulations, seconds, exploration, rollout_randomness, DEFAULT_SIMULATIONS
         )
-        self.exploration = check_number("exploration", exploration, minimum=0)
-        self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
 
     def act(self, observation: Observation) -> int:
         actions = legal_actions(observation)

@@ -44,8 +44,9 @@ import numpy as np
 from numba import njit
 
 from agents.base import Observation, SeededAgent, legal_actions, num_players
+from agents.ismcts import check_search_settings
 from draw_env import engine as E
-from draw_env.checks import check_int, check_number
+from draw_env.checks import check_number
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS
 from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
 from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
@@ -709,12 +710,9 @@ class CompiledISMCTSAgent(SeededAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed)
-        if simulations is None and seconds is None:
-            simulations = DEFAULT_SIMULATIONS
-        self.simulations = None if simulations is None else check_int("simulations", simulations, minimum=1)
-        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
-        self.exploration = check_number("exploration", exploration, minimum=0)
-        self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
+        self.simulations, self.seconds, self.exploration, self.rollout_randomness = check_search_settings(
+            simulations, seconds, exploration, rollout_randomness, DEFAULT_SIMULATIONS
+        )
         self._threshold = round(self.rollout_randomness * _TWO_32)
         # Room for the whole budget up to 64k nodes (15 MB); a larger or a timed search grows it.
         self._tree = _Tree(min(_NODES_PER_SIMULATION * ((self.simulations or 0) + NUM_ACTIONS) + 1, 1 << 16))
