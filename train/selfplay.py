@@ -47,26 +47,14 @@ from train.export import export_policy
 from train.models import new_model
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
-from train.vector_learner import DrawLearnerVecEnv
+from train.vector_learner import learner_vec_env
 
 
 def build_vec_env(config: TrainConfig) -> VecEnv:
-    """``n_envs`` learner games: batched in one :class:`DrawLearnerVecEnv` with ``vec_env: batched``,
+    """``n_envs`` learner games: batched in one :class:`train.vector_learner.DrawLearnerVecEnv` with ``vec_env: batched``,
     else single-agent environments, each in its own process with ``vec_env: subproc``."""
     if config.vec_env == "batched":
-        return VecMonitor(
-            DrawLearnerVecEnv(
-                config.n_envs,
-                config.num_players,
-                config.episode,
-                config.reward,
-                config.reward_scale,
-                config.features,
-                config.skip_forced,
-                dict(config.opponents),
-                config.seed,
-            )
-        )
+        return learner_vec_env(config, dict(config.opponents))
     settings = {
         "num_players": config.num_players,
         "episode": config.episode,

@@ -36,7 +36,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 import agents
 from agents.base import Agent
@@ -47,7 +47,7 @@ from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
 from draw_env.vector import DrawVectorEnv
-from train.config import SELF, SNAPSHOTS
+from train.config import SELF, SNAPSHOTS, ExploitConfig, TrainConfig
 
 
 class _SampledNetwork:
@@ -296,3 +296,20 @@ class DrawLearnerVecEnv(VecEnv):
 
     def _indices(self, indices: Any) -> list[int]:
         return list(self._get_indices(indices))
+
+
+def learner_vec_env(config: TrainConfig | ExploitConfig, opponents: Mapping[str, float]) -> VecMonitor:
+    """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
+    return VecMonitor(
+        DrawLearnerVecEnv(
+            config.n_envs,
+            config.num_players,
+            config.episode,
+            config.reward,
+            config.reward_scale,
+            config.features,
+            config.skip_forced,
+            opponents,
+            config.seed,
+        )
+    )
