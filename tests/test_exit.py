@@ -20,11 +20,11 @@ from train.config import ConfigError, load_exit_config
 from train.exit import ExitData, run_exit
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = str(ROOT / "agents" / "policies" / "ppo_2p.npz")
 TINY = [
     "matches=2",
     "lockstep=2",
     "simulations=6",
+    "plain_simulations=6",
     "epochs=1",
     "workers=1",
     "net_arch=[32]",
@@ -146,8 +146,7 @@ def test_make_train_pipeline_ends_with_the_policy_line(tmp_path: Path, capsys: p
         [
             "--config",
             str(ROOT / "configs" / "exit_quick.yaml"),
-            f"init={SHIPPED}",
-            *TINY[:4],
+            *TINY[:5],
             "workers=1",
             "eval.matches=2",
             "eval.workers=1",
@@ -163,10 +162,10 @@ def test_make_train_pipeline_ends_with_the_policy_line(tmp_path: Path, capsys: p
     assert lines[-1].startswith(prefix)
     path = lines[-1][len(prefix) :]
     assert agents.make("ppo", path=path).policy_for(2).has_value
-    # The fit started from the shipped policy: same architecture, changed weights.
-    shipped, trained = arrays(Path(SHIPPED)), arrays(Path(path))
-    assert shipped["policy/0/weight"].shape == trained["policy/0/weight"].shape
-    assert not np.array_equal(shipped["policy/0/weight"], trained["policy/0/weight"])
+    # A fresh network of the config's widths, fitted: not the iteration-0 weights.
+    fresh, trained = arrays(output / "iter_000" / "policy.npz"), arrays(Path(path))
+    assert trained["policy/0/weight"].shape == (512, 340)
+    assert not np.array_equal(fresh["policy/0/weight"], trained["policy/0/weight"])
 
 
 def test_cli_refuses_resume_and_address_where_they_do_not_apply(tmp_path: Path) -> None:
@@ -228,3 +227,38 @@ def test_ray_collection_matches_the_local_one(two_iterations: Path, tmp_path: Pa
     finally:
         head.send_signal(signal.SIGTERM)  # --block: SIGTERM stops the node's processes
         head.wait(timeout=60)
+
+
+def test_iterations_before_guided_from_search_without_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before ``guided_from`` the plain compiled search at ``plain_simulations`` collects: no network call."""
+    from train import exit as exit_module
+
+    calls: list[int] = []
+    real = exit_module.network_evaluator
+
+    def counting(policy):  # type: ignore[no-untyped-def]
+        evaluate = real(policy)
+
+        def counted(observations: np.ndarray, masks: np.ndarray):  # type: ignore[no-untyped-def]
+            calls.append(len(observations))
+            return evaluate(observations, masks)
+
+        return counted
+
+    monkeypatch.setattr(exit_module, "network_evaluator", counting)
+
+    def shard(iteration: int, *extra: str) -> ExitData:
+        config = tiny(tmp_path / "unused", "guided_from=2", "plain_simulations=12", *extra)
+        weights = exit_module.initial_weights(config)
+        return exit_module.play_shard(exit_module.ShardTask(config, weights, iteration, 0, 2))
+
+    plain = shard(1)
+    assert not calls and len(plain) > 0
+    # The plain budget is plain_simulations; the guided budget does not enter.
+    np.testing.assert_array_equal(plain.values, shard(1, "simulations=7").values)
+    assert not np.array_equal(np.nan_to_num(plain.values[:20]), np.nan_to_num(shard(1, "plain_simulations=30").values[:20]))
+    assert not calls
+    shard(2)
+    assert calls, "from guided_from on, the search calls the network"

@@ -366,6 +366,8 @@ class ExitConfig(Section):
     matches: int = integer(200, 1)
     lockstep: int = integer(50, 1)
     simulations: int = integer(200, 1)
+    guided_from: int = integer(1, 1)
+    plain_simulations: int = integer(2000, 1)
     value_weight: float = number(0.5, 0.0, 1.0)
     prior_weight: float = number(1.0, 0.0, 100.0)
     explore: float = number(0.25, 0.0, 1.0)

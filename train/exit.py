@@ -5,7 +5,9 @@ Distillation (:mod:`train.distill`) fits a network to a fixed teacher once. Expe
 
 1. **collect** (:func:`collect`): the compiled search guided by the current network
    (:func:`agents.network_search.network_evaluator`: its policy as the prior, its value mixed
-   with the rollouts at the leaves once it has one) plays ``matches`` self-play matches, many in
+   with the rollouts at the leaves once it has one; before iteration ``guided_from``, the plain
+   compiled search at ``plain_simulations``, which needs no network and is far cheaper per
+   simulation) plays ``matches`` self-play matches, many in
    lockstep (``lockstep`` games per shard, their searches batched into one network call per
    simulation round). Every decision with more than one legal action records the observation,
    the mask, the search's value of each root action and, once the hand ends, the acting seat's
@@ -133,10 +135,12 @@ def search_targets(values: np.ndarray, masks: np.ndarray, temperature: float) ->
 
 
 def play_shard(task: ShardTask) -> ExitData:
-    """Play one shard's self-play matches with the guided search in every seat; record its decisions.
+    """Play one shard's self-play matches with the search in every seat; record its decisions.
 
-    Each step searches every game's decision at once (one :meth:`action_values_many` call; forced
-    moves are played without a search). The seat to act plays the best root action, or with
+    From iteration ``guided_from`` on, the search is guided by the network and each step
+    searches every game's decision at once (one :meth:`action_values_many` call, ``simulations``
+    each); before that it is the plain compiled ``ismcts`` at ``plain_simulations``, one decision
+    at a time. Forced moves are played without a search. The seat to act plays the best root action, or with
     probability ``explore`` one drawn from the search's target distribution. Pending decisions
     get their outcome when their hand ends (rewards arrive, the match ends, or the next
     observation shows an empty line: a new hand).
@@ -147,10 +151,12 @@ def play_shard(task: ShardTask) -> ExitData:
     config = task.config
     seed = seed_sequence_int(config.seed, task.iteration, task.shard)
     rng = np.random.default_rng(seed)
+    guided = task.iteration >= config.guided_from
     policy = NumpyPolicy(task.weights)
     evaluate = network_evaluator(policy)
     value_weight = config.value_weight if policy.has_value else 0.0
-    search = CompiledISMCTSAgent(simulations=config.simulations, seed=int(rng.integers(2**62)))
+    simulations = config.simulations if guided else config.plain_simulations
+    search = CompiledISMCTSAgent(simulations=simulations, seed=int(rng.integers(2**62)))
     env = DrawVectorEnv(task.games, config.num_players, episode="match", reward="zero_sum", autoreset=False)
     out = env.reset(seed=int(rng.integers(2**62)))
     observation, mask, current = out.observation, out.action_mask, out.current_player
@@ -165,9 +171,12 @@ def play_shard(task: ShardTask) -> ExitData:
         searched = [i for i, g in enumerate(games) if mask[g].sum() > 1]
         if searched:
             views = [{"observation": observation[games[i]], "action_mask": mask[games[i]]} for i in searched]
-            results = search.action_values_many(
-                views, evaluate, value_weight=value_weight, prior_weight=config.prior_weight
-            )
+            if guided:
+                results = search.action_values_many(
+                    views, evaluate, value_weight=value_weight, prior_weight=config.prior_weight
+                )
+            else:  # one search at a time: without network calls to share, lockstep only costs
+                results = [search.action_values(view) for view in views]
             for i, values_of in zip(searched, results, strict=True):
                 game = games[i]
                 values = np.full(NUM_ACTIONS, np.nan, np.float32)
@@ -277,6 +286,7 @@ def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: i
     Without a value network in ``weights`` the critic starts fresh (the actor's widths).
     """
     import torch
+    from tqdm import tqdm
 
     from train.models import model_from_policy
 
@@ -289,6 +299,8 @@ def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: i
     targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
     outcomes = torch.from_numpy(data.outcomes)
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    steps = config.epochs * -(-len(data) // config.batch_size)
+    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
     generator = torch.Generator().manual_seed(seed_sequence_int(config.seed, iteration, 1 << 21))
 
     def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -299,7 +311,8 @@ def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: i
         return -(targets[rows] * log_p).sum(dim=1).mean(), ((value - outcomes[rows]) ** 2).mean(), logits
 
     policy.train()
-    for _ in range(config.epochs):
+    for _ in tqdm(range(config.epochs), desc=f"iteration {iteration} fit", unit="epoch",
+                  disable=not config.progress_bar):
         order = torch.randperm(len(data), generator=generator)
         for start in range(0, len(order), config.batch_size):
             policy_loss, value_loss, _ = losses(order[start : start + config.batch_size])
@@ -307,6 +320,7 @@ def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: i
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            schedule.step()
     policy.eval()
     with torch.no_grad():
         everything = torch.arange(len(data))
