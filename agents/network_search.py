@@ -20,11 +20,15 @@ import numpy as np
 from agents.base import BaseAgent, Observation, legal_actions, num_players
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.ppo import NumpyPolicy, load_policy, shipped_policy
-from draw_env.checks import check_int, check_number
+from draw_env.checks import check_choice, check_int, check_number
 from draw_env.features import encode_batch
 
 #: Defaults of the search at play time (docs/training.md, "Expert iteration", gives the measurement).
 DEFAULT_SIMULATIONS = 200
+GUIDES = ("root", "tree")
+DEFAULT_GUIDE = "tree"
+DEFAULT_PRIOR_VISITS = 200.0
+DEFAULT_TEMPERATURE = 0.1
 DEFAULT_VALUE_WEIGHT = 0.5
 DEFAULT_PRIOR_WEIGHT = 1.0
 
@@ -55,16 +59,49 @@ def network_evaluator(policy: NumpyPolicy, use_value: bool = True) -> Evaluator:
     return evaluate
 
 
+def root_values(
+    actions: np.ndarray, visits: np.ndarray, totals: np.ndarray, logits: np.ndarray,
+    temperature: float, prior_visits: float,
+) -> dict[int, float]:
+    """Each root action's search mean shrunk toward the network's estimate of it.
+
+    A policy fitted to ``softmax(values / temperature)`` has logits ``values / temperature`` up to
+    a constant per position, so ``temperature * logit`` is the network's value of each action (its
+    average over the legal actions set to the search's). That estimate counts as ``prior_visits``
+    extra visits: ``(totals + prior_visits * estimate) / (visits + prior_visits)``. The search
+    corrects the network where this position differs from the average one it learnt; the
+    network damps the search's sampling noise.
+
+    Args:
+        actions: ``(L,)`` the legal root actions; ``visits``, ``totals``: ``(L,)`` their statistics.
+        logits: ``(58,)`` the network's logits of the position.
+    """
+    estimate = temperature * logits[actions].astype(np.float64)
+    estimate += totals.sum() / visits.sum() - estimate.mean()
+    combined = (totals + prior_visits * estimate) / (visits + prior_visits)
+    return {int(action): float(value) for action, value in zip(actions, combined, strict=True)}
+
+
 class NetworkSearchAgent(BaseAgent):
-    """The compiled ISMCTS with a policy network as its prior and (if it has one) leaf value.
+    """The compiled ISMCTS with a policy network, at the root or throughout the tree.
+
+    ``guide="root"``: the plain compiled search (rollouts only, no network call inside it) and,
+    at the root, the network's action values as ``prior_visits`` extra visits of each root action
+    (:func:`root_values`): one forward pass a decision. ``guide="tree"``: the network's policy
+    is the prior of every node (progressive bias ``prior_weight``) and its value, if the file has
+    one, is mixed with the rollouts at the leaves (``value_weight``): one forward pass a simulation.
 
     Args:
         path: a policy file ``.npz`` (or checkpoint ``.zip``); ``None``: the shipped policy for
             the table's player count.
         simulations: simulations per decision (>= 1).
-        value_weight: weight of the network's value against the rollout's at a leaf, in 0..1
-            (ignored, i.e. 0, when the file has no value network).
-        prior_weight: weight of the progressive-bias term ``prior / (1 + visits)`` (>= 0).
+        guide: ``"root"`` or ``"tree"``.
+        prior_visits: (root) the visits the network's estimate of a root action counts as (>= 0).
+        temperature: (root) the temperature the policy was fitted with (> 0): its logits times
+            this are action values in the search's unit.
+        value_weight: (tree) weight of the network's value against the rollout's at a leaf, in
+            0..1 (ignored, i.e. 0, when the file has no value network).
+        prior_weight: (tree) weight of the progressive-bias term ``prior / (1 + visits)`` (>= 0).
         exploration: the UCB1 constant.
         seed: seeds every decision's search; ``None`` for fresh entropy.
 
@@ -79,19 +116,25 @@ class NetworkSearchAgent(BaseAgent):
         self,
         path: str | os.PathLike[str] | None = None,
         simulations: int = DEFAULT_SIMULATIONS,
+        guide: str = DEFAULT_GUIDE,
+        prior_visits: float = DEFAULT_PRIOR_VISITS,
+        temperature: float = DEFAULT_TEMPERATURE,
         value_weight: float = DEFAULT_VALUE_WEIGHT,
         prior_weight: float = DEFAULT_PRIOR_WEIGHT,
         exploration: float = 1.0,
         seed: int | None = None,
     ) -> None:
         self.simulations = check_int("simulations", simulations, minimum=1)
+        self.guide = check_choice("guide", guide, GUIDES)
+        self.prior_visits = check_number("prior_visits", prior_visits, minimum=0)
+        self.temperature = check_number("temperature", temperature, minimum=0, exclusive_minimum=True)
         self.value_weight = check_number("value_weight", value_weight, minimum=0, maximum=1)
         self.prior_weight = check_number("prior_weight", prior_weight, minimum=0)
         self._search = CompiledISMCTSAgent(simulations=self.simulations, exploration=exploration, seed=seed)
         self._fixed = None if path is None else load_policy(path)
-        self._evaluators: dict[int, tuple[Evaluator, float]] = {}
+        self._evaluators: dict[int, tuple[Evaluator, float, NumpyPolicy]] = {}
 
-    def _evaluator(self, players: int) -> tuple[Evaluator, float]:
+    def _evaluator(self, players: int) -> tuple[Evaluator, float, NumpyPolicy]:
         found = self._evaluators.get(players)
         if found is None:
             policy = self._fixed if self._fixed is not None else load_policy(shipped_policy(players))
@@ -99,7 +142,7 @@ class NetworkSearchAgent(BaseAgent):
                 raise ValueError(
                     f"the policy was trained for {policy.num_players} players, but the table has {players}"
                 )
-            found = (network_evaluator(policy), self.value_weight if policy.has_value else 0.0)
+            found = (network_evaluator(policy), self.value_weight if policy.has_value else 0.0, policy)
             self._evaluators[players] = found
         return found
 
@@ -107,8 +150,16 @@ class NetworkSearchAgent(BaseAgent):
         actions = legal_actions(observation)
         if len(actions) == 1:
             return actions[0]
-        evaluate, value_weight = self._evaluator(num_players(observation["observation"]))
-        [values] = self._search.action_values_many(
-            [observation], evaluate, value_weight=value_weight, prior_weight=self.prior_weight
-        )
+        evaluate, value_weight, policy = self._evaluator(num_players(observation["observation"]))
+        if self.guide == "root":
+            result = self._search.search(observation)
+            mask = np.asarray(observation["action_mask"])
+            logits = policy.logits_batch(encode_batch(np.asarray(observation["observation"])[None], mask[None],
+                                                      policy.features))[0]
+            values = root_values(result.actions, result.visits, result.totals, logits, self.temperature,
+                                 self.prior_visits)
+        else:
+            [values] = self._search.action_values_many(
+                [observation], evaluate, value_weight=value_weight, prior_weight=self.prior_weight
+            )
         return max(actions, key=lambda action: (values[action], -action))

@@ -233,21 +233,17 @@ def test_iterations_before_guided_from_search_without_the_network(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before ``guided_from`` the plain compiled search at ``plain_simulations`` collects: no network call."""
+    from agents.ppo import NumpyPolicy
     from train import exit as exit_module
 
     calls: list[int] = []
-    real = exit_module.network_evaluator
+    real = NumpyPolicy.logits_batch
 
-    def counting(policy):  # type: ignore[no-untyped-def]
-        evaluate = real(policy)
+    def counted(self: NumpyPolicy, inputs: np.ndarray) -> np.ndarray:
+        calls.append(len(inputs))
+        return real(self, inputs)
 
-        def counted(observations: np.ndarray, masks: np.ndarray):  # type: ignore[no-untyped-def]
-            calls.append(len(observations))
-            return evaluate(observations, masks)
-
-        return counted
-
-    monkeypatch.setattr(exit_module, "network_evaluator", counting)
+    monkeypatch.setattr(NumpyPolicy, "logits_batch", counted)
 
     def shard(iteration: int, *extra: str) -> ExitData:
         config = tiny(tmp_path / "unused", "guided_from=2", "plain_simulations=12", *extra)
@@ -262,3 +258,27 @@ def test_iterations_before_guided_from_search_without_the_network(
     assert not calls
     shard(2)
     assert calls, "from guided_from on, the search calls the network"
+    tree_calls = len(calls)
+    calls.clear()
+    root = shard(2, "guide=root", "simulations=12")
+    # guide: root calls the network once a step for all games, not once a simulation.
+    assert 0 < len(calls) < tree_calls
+    assert not np.array_equal(np.nan_to_num(root.values[:20]), np.nan_to_num(plain.values[:20]))
+
+
+def test_root_values_shrink_the_search_means_toward_the_network() -> None:
+    from agents.network_search import root_values
+
+    actions = np.array([3, 7, 9])
+    visits = np.array([10.0, 10.0, 10.0])
+    totals = np.array([5.0, 0.0, -5.0])  # means 0.5, 0.0, -0.5
+    logits = np.zeros(58)
+    logits[[3, 7, 9]] = [-10.0, 0.0, 10.0]  # the network ranks them the other way round
+    alone = root_values(actions, visits, totals, logits, 0.1, 0.0)
+    assert alone == pytest.approx({3: 0.5, 7: 0.0, 9: -0.5})
+    even = root_values(actions, visits, totals, logits, 0.1, 10.0)
+    # Equal weights: the average of the search's mean and the network's estimate (centred on
+    # the search's mean, here 0): (0.5 - 1) / 2, (0 + 0) / 2, (-0.5 + 1) / 2.
+    assert even == pytest.approx({3: -0.25, 7: 0.0, 9: 0.25})
+    trusting = root_values(actions, visits, totals, logits, 0.1, 1e6)
+    assert max(trusting, key=trusting.__getitem__) == 9

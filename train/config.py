@@ -367,6 +367,8 @@ class ExitConfig(Section):
     lockstep: int = integer(50, 1)
     simulations: int = integer(200, 1)
     guided_from: int = integer(1, 1)
+    guide: Literal["root", "tree"] = "tree"
+    prior_visits: float = number(200.0, 0.0, 1e6)
     plain_simulations: int = integer(2000, 1)
     value_weight: float = number(0.5, 0.0, 1.0)
     prior_weight: float = number(1.0, 0.0, 100.0)

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
-from agents.network_search import network_evaluator
+from agents.network_search import network_evaluator, root_values
 from agents.parallel import process_map
 from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.ppo import NumpyPolicy
@@ -137,10 +137,13 @@ def search_targets(values: np.ndarray, masks: np.ndarray, temperature: float) ->
 def play_shard(task: ShardTask) -> ExitData:
     """Play one shard's self-play matches with the search in every seat; record its decisions.
 
-    From iteration ``guided_from`` on, the search is guided by the network and each step
-    searches every game's decision at once (one :meth:`action_values_many` call, ``simulations``
-    each); before that it is the plain compiled ``ismcts`` at ``plain_simulations``, one decision
-    at a time. Forced moves are played without a search. The seat to act plays the best root action, or with
+    Before iteration ``guided_from`` the search is the plain compiled ``ismcts`` at
+    ``plain_simulations``, one decision at a time. From then on it is guided by the network at
+    ``simulations``: with ``guide: root``, the plain search plus the network's values of the root
+    actions as ``prior_visits`` visits (:func:`agents.network_search.root_values`, one forward
+    pass for all games per step); with ``guide: tree``, every game's decision searched at once
+    with the network at every node (one :meth:`action_values_many` call). Forced moves are
+    played without a search. The seat to act plays the best root action, or with
     probability ``explore`` one drawn from the search's target distribution. Pending decisions
     get their outcome when their hand ends (rewards arrive, the match ends, or the next
     observation shows an empty line: a new hand).
@@ -171,12 +174,21 @@ def play_shard(task: ShardTask) -> ExitData:
         searched = [i for i, g in enumerate(games) if mask[g].sum() > 1]
         if searched:
             views = [{"observation": observation[games[i]], "action_mask": mask[games[i]]} for i in searched]
-            if guided:
+            if guided and config.guide == "tree":
                 results = search.action_values_many(
                     views, evaluate, value_weight=value_weight, prior_weight=config.prior_weight
                 )
-            else:  # one search at a time: without network calls to share, lockstep only costs
-                results = [search.action_values(view) for view in views]
+            else:  # one search at a time: without network calls inside, lockstep only costs
+                found = [search.search(view) for view in views]
+                if guided:  # the network's values of the root actions as prior_visits visits
+                    rows = games[searched]
+                    logits = policy.logits_batch(encode_batch(observation[rows], mask[rows], policy.features))
+                    results = [
+                        root_values(r.actions, r.visits, r.totals, row_logits, config.temperature, config.prior_visits)
+                        for r, row_logits in zip(found, logits, strict=True)
+                    ]
+                else:
+                    results = [r.values() for r in found]
             for i, values_of in zip(searched, results, strict=True):
                 game = games[i]
                 values = np.full(NUM_ACTIONS, np.nan, np.float32)
