@@ -266,6 +266,18 @@ def test_iterations_before_guided_from_search_without_the_network(
     assert not np.array_equal(np.nan_to_num(root.values[:20]), np.nan_to_num(plain.values[:20]))
 
 
+def test_guided_settings_may_change_until_a_guided_iteration_ran(tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    run_exit(tiny(output, "iterations=1", "guided_from=2"))
+    # Iteration 1 searched alone: the guided search's settings shaped nothing yet.
+    run_exit(tiny(output, "iterations=2", "guided_from=2", "guide=root", "simulations=9", "prior_visits=50"))
+    with pytest.raises(ConfigError, match="prior_visits"):
+        run_exit(tiny(output, "iterations=3", "guided_from=2", "guide=root", "simulations=9", "prior_visits=60"))
+    with pytest.raises(ConfigError, match="plain_simulations"):
+        run_exit(tiny(output, "iterations=3", "guided_from=2", "guide=root", "simulations=9",
+                      "prior_visits=50", "plain_simulations=7"))
+
+
 def test_root_values_shrink_the_search_means_toward_the_network() -> None:
     from agents.network_search import root_values
 

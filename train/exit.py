@@ -60,6 +60,8 @@ from train.evaluation import EvalRow
 
 #: Settings that do not change what a run computes: they may differ when a run is continued.
 FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
+#: Settings of the guided search only: they may differ while no guided iteration has run.
+GUIDED_KEYS = ("guide", "simulations", "prior_visits", "value_weight", "prior_weight")
 _LINE = slice(OFFSETS["line"], OFFSETS["line"] + NUM_TILES)
 
 
@@ -355,7 +357,8 @@ def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
 
     Raises:
         ConfigError: if it holds files but no run of expert iteration, or one made with settings
-            outside :data:`FREE_KEYS` that differ from ``config``'s (unless ``overwrite``).
+            outside :data:`FREE_KEYS` that differ from ``config``'s (unless ``overwrite``); the
+            :data:`GUIDED_KEYS` may differ while the next iteration to run is still unguided.
     """
     output_dir = Path(config.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
@@ -373,14 +376,21 @@ def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
             "choose another output_dir or pass --overwrite"
         )
     current = config.to_dict()
-    differing = [key for key in current if key not in FREE_KEYS and earlier.get(key) != current[key]]
+    completed = int(state["completed"])
+    # Guided settings made nothing yet if no completed iteration was guided and the next one's
+    # data (kept from an interruption) was not collected by a guided search.
+    guided_ran = completed >= config.guided_from or (
+        completed + 1 >= config.guided_from and (iteration_dir(config, completed + 1) / "data.npz").exists()
+    )
+    free = FREE_KEYS + (() if guided_ran else GUIDED_KEYS)
+    differing = [key for key in current if key not in free and earlier.get(key) != current[key]]
     if differing:
         details = "; ".join(f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing)
         raise ConfigError(
             f"output_dir {str(output_dir)!r} holds a run made with other settings ({details}): "
             "pass --overwrite to replace it, or choose another output_dir"
         )
-    return int(state["completed"])
+    return completed
 
 
 def initial_weights(config: ExitConfig) -> PolicyWeights:
