@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.results import GAME_NOUNS, EvaluationResult, LeagueResult, SweepResult
+from draw_env.files import atomic_path
 
 
 def _pyplot() -> Any:
@@ -23,16 +22,9 @@ def _pyplot() -> Any:
 
 def _save(figure: Any, path: str | os.PathLike[str]) -> None:
     """Write ``figure`` as a PNG to ``path`` atomically (a temporary file, then a rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(descriptor)
     try:
-        figure.savefig(temporary, format="png", dpi=120)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        with atomic_path(path) as temporary:
+            figure.savefig(temporary, format="png", dpi=120)
     finally:
         _pyplot().close(figure)
 

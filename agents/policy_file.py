@@ -37,7 +37,6 @@ import json
 import os
 import pickle  # for its exception class only: nothing here unpickles
 import re
-import secrets
 import warnings
 import zipfile
 from collections.abc import Mapping
@@ -49,6 +48,7 @@ import numpy as np
 
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
+from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
 
 FORMAT = "draw-dominoes-policy"
@@ -177,8 +177,8 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
         "provenance": dict(weights.provenance),
     }
     text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    _atomic_write(target, data)
-    _atomic_write(record_path(target), text.encode("utf-8"))
+    write_bytes_atomic(target, data)
+    write_text_atomic(record_path(target), text)
     return target
 
 
@@ -276,19 +276,6 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
 
 def _fail(where: Path, key: str, message: str) -> NoReturn:
     raise ValueError(f"{where}: '{key}' {message}")
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # A fresh name opened with "x" (not mkstemp, whose files are private to the owner).
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(temporary, "xb") as handle:
-            handle.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------------- SB3 models and checkpoints
@@ -409,7 +396,7 @@ def write_checkpoint_record(
         "activation": activation,
     }
     target = checkpoint_record_path(checkpoint)
-    _atomic_write(target, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    write_text_atomic(target, json.dumps(record, indent=1) + "\n")
     return target
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from agents.specs import Spec
 from agents.stats import wilson_interval
+from draw_env.files import write_text_atomic
 
 GAME_NOUNS = {"hand": "hands", "match": "matches"}
 
@@ -52,16 +53,7 @@ def write_json(data: Mapping[str, Any], path: str | os.PathLike[str] | None = No
     """``data`` as indented JSON text, also written to ``path`` (parents created, atomically) if given."""
     text = json.dumps(data, indent=2)
     if path is not None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text + "\n")
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_text_atomic(path, text + "\n")
     return text
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from pettingzoo.utils import BaseWrapper
 
 from draw_env import draw_dominoes
 from draw_env.checks import is_integer
+from draw_env.files import write_text_atomic
 from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name
 from draw_env.tiles import NUM_TILES
 
@@ -324,19 +324,7 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
         The path written. Parent directories are created.
     """
     validate_record(record)
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, ensure_ascii=False, separators=(",", ":"))
-            handle.write("\n")
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a record or page is for sharing
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -17,12 +17,12 @@ import html
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from draw_env import describe, tiles
+from draw_env.files import write_text_atomic
 from draw_env.records import Position, positions, read_record
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
 from draw_env.rules import DRAW
@@ -208,18 +208,7 @@ def html_page(record: Mapping[str, Any], lang: str = "en", title: str | None = N
 
 def write_html(record: Mapping[str, Any], path: str | os.PathLike[str], lang: str = "en") -> Path:
     """Write :func:`html_page` to ``path`` atomically (temp file, then rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(html_page(record, lang))
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; a record or page is for sharing
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(path, html_page(record, lang))
 
 
 def step_through(record: Mapping[str, Any], stdin: IO[str], stdout: IO[str], lang: str = "en") -> None:

@@ -12,7 +12,8 @@ has three side files:
 
 :func:`save_checkpoint` writes everything under temporary names, renames the side files, and
 renames the zip last: a zip on disk always has its side files, and an interrupted save leaves
-at most a ``*.partial`` file. :func:`read_resume_state` checks a checkpoint before a run writes
+at most a hidden ``.*.partial.*`` file (:func:`draw_env.files.atomic_path`; none unless the
+process was killed outright). :func:`read_resume_state` checks a checkpoint before a run writes
 anything. Resuming loads the zip itself with ``MaskablePPO.load``, which unpickles its ``data``
 entry: resume only from checkpoints your own runs wrote (policy files, ``.npz`` + ``.json``,
 are the files that are safe to take from others).
@@ -22,9 +23,9 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ import numpy as np
 
 from agents.policy_file import PolicyWeights, read_checkpoint, write_checkpoint_record
 from agents.ppo import NumpyPolicy
+from draw_env.files import atomic_path
 from train.config import ConfigError
 
 STATE_FORMAT = "draw-train-state"
@@ -47,10 +49,6 @@ def pool_path(checkpoint: Path) -> Path:
 
 def state_path(checkpoint: Path) -> Path:
     return checkpoint.with_suffix(".state.json")
-
-
-def _partial(path: Path) -> Path:
-    return path.with_name(path.name + ".partial")
 
 
 def _pool_arrays(snapshots: Sequence[NumpyPolicy]) -> tuple[dict[str, np.ndarray], list[dict[str, Any]]]:
@@ -80,20 +78,19 @@ def save_model(
     Every file is written under a temporary name and renamed into place, so that an interrupted
     save leaves no truncated file and no zip without its side files.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    side = dict(side_files or {})
-    for target, data in side.items():
-        _partial(target).write_bytes(data)
-    model.save(_partial(path))
-    for target in side:
-        os.replace(_partial(target), target)
-    write_checkpoint_record(
-        path,
-        num_players=num_players,
-        features=features,
-        activation=model.policy.activation_fn.__name__.lower(),
-    )
-    os.replace(_partial(path), path)
+    # The zip's atomic_path is entered first so that it renames last; the side files rename when
+    # the inner stack closes, after the model is saved and before the record and the zip.
+    with atomic_path(path) as zip_temporary:
+        with ExitStack() as side_files_written:
+            for target, data in (side_files or {}).items():
+                side_files_written.enter_context(atomic_path(target)).write_bytes(data)
+            model.save(zip_temporary)  # the temporary name ends in .zip, so SB3 adds no suffix
+        write_checkpoint_record(
+            path,
+            num_players=num_players,
+            features=features,
+            activation=model.policy.activation_fn.__name__.lower(),
+        )
 
 
 def save_checkpoint(

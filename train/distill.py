@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import shutil
 import sys
 import time
@@ -32,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from draw_env.files import write_json_atomic
 from train.config import ConfigError, DistillConfig, load_distill_config
 from train.distill_data import Decisions, collect, shard_paths
 from train.evaluation import EvalRow, evaluate_checkpoint, evaluation_table, learner_row
@@ -74,12 +74,6 @@ def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
             f"output_dir {str(output_dir)!r} holds a collection made with other settings ({details}): "
             "pass --overwrite to replace it, or choose another output_dir"
         )
-
-
-def _write_json(path: Path, data: Any) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1))
-    os.replace(partial, path)
 
 
 def save_student(model: Any, num_players: int, features: str, path: Path, provenance: dict[str, Any]) -> Path:
@@ -132,7 +126,7 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bo
     if overwrite and output_dir.is_dir():
         shutil.rmtree(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    _write_json(output_dir / "config.json", config.to_dict())
+    write_json_atomic(output_dir / "config.json", config.to_dict(), indent=1)
     final_path = output_dir / "final.zip"
     policy_path = final_path.with_suffix(".npz")
     summary_path = output_dir / "summary.json"
@@ -177,7 +171,7 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bo
             x_axes=(("timesteps", "decisions searched by the teacher"),),
         )
         summary["learning_curve_png"] = str(figure)
-    _write_json(summary_path, summary)
+    write_json_atomic(summary_path, summary, indent=1)
     return summary
 
 

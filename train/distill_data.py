@@ -16,7 +16,6 @@ The teacher's values are zero-sum hand points divided by :data:`agents.ismcts.RE
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Sequence
@@ -30,6 +29,7 @@ from agents.ismcts import ISMCTSAgent
 from agents.parallel import process_map
 from agents.specs import parse_agent_spec, seed_sequence_int, takes_seed
 from draw_env.draw_dominoes import raw_env
+from draw_env.files import atomic_path
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
 from draw_env.rules import NUM_ACTIONS
 from train.config import TEACHER, DistillConfig
@@ -57,12 +57,11 @@ class Decisions:
 
     def save(self, path: Path) -> None:
         # Written under a temporary name first: an interrupted run never leaves a half shard.
-        partial = path.with_suffix(".partial.npz")
         extra = {} if self.seconds is None else {"seconds": np.float64(self.seconds)}
-        np.savez_compressed(
-            partial, observations=self.observations, masks=self.masks, values=self.values, **extra
-        )
-        os.replace(partial, path)
+        with atomic_path(path) as temporary:
+            np.savez_compressed(
+                temporary, observations=self.observations, masks=self.masks, values=self.values, **extra
+            )
 
     @classmethod
     def concatenate(cls, parts: Sequence[Decisions]) -> Decisions:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from agents.evaluation import evaluate
 from agents.results import EvaluationResult
+from draw_env.files import atomic_path
 
 
 @dataclass
@@ -94,13 +94,11 @@ def learner_row(result: EvaluationResult, baseline: str, timesteps: int, train_s
 
 def write_eval_csv(path: Path, rows: Sequence[EvalRow]) -> None:
     """The evaluation history as CSV, one :class:`EvalRow` a line (written whole, then renamed)."""
-    partial = path.with_name(path.name + ".partial")
-    with open(partial, "w", newline="", encoding="utf-8") as handle:
+    with atomic_path(path) as temporary, open(temporary, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=[f.name for f in dataclasses.fields(EvalRow)])
         writer.writeheader()
         for row in rows:
             writer.writerow(dataclasses.asdict(row))
-    os.replace(partial, path)
 
 
 def first_reaching(rows: Sequence[EvalRow], baseline: str, win_rate: float) -> EvalRow | None:
