@@ -35,7 +35,6 @@ import contextlib
 import csv
 import dataclasses
 import json
-import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -52,6 +51,7 @@ from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.ppo import NumpyPolicy
 from agents.specs import seed_sequence_int
 from draw_env.features import encode_batch
+from draw_env.files import atomic_path, write_json_atomic
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS
 from draw_env.rules import NUM_ACTIONS
 from draw_env.tiles import NUM_TILES
@@ -90,10 +90,9 @@ class ExitData:
         return len(self.observations)
 
     def save(self, path: Path) -> None:
-        partial = path.with_suffix(".partial.npz")
         arrays = {key: getattr(self, key) for key in self._KEYS}
-        np.savez_compressed(partial, seconds=np.float64(self.seconds), **arrays)
-        os.replace(partial, path)
+        with atomic_path(path) as temporary:
+            np.savez_compressed(temporary, seconds=np.float64(self.seconds), **arrays)
 
     @classmethod
     def load(cls, path: Path) -> ExitData:
@@ -347,9 +346,7 @@ def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: i
 
 
 def _write_json(path: Path, data: Any) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1))
-    os.replace(partial, path)
+    write_json_atomic(path, data, indent=1)
 
 
 def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
@@ -435,12 +432,10 @@ def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
 
 
 def write_rows_csv(path: Path, rows: Sequence[ExitRow]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    with open(partial, "w", newline="", encoding="utf-8") as handle:
+    with atomic_path(path) as temporary, open(temporary, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=[f.name for f in dataclasses.fields(ExitRow)])
         writer.writeheader()
         writer.writerows(dataclasses.asdict(row) for row in rows)
-    os.replace(partial, path)
 
 
 def iteration_dir(config: ExitConfig, iteration: int) -> Path:
@@ -453,15 +448,14 @@ def _log(config: ExitConfig, rows: list[ExitRow], report: FitReport | None, iter
 
     output_dir = Path(config.output_dir)
     write_rows_csv(output_dir / "eval.csv", rows)
-    partial = output_dir / "strength.partial.png"
-    plot_learning_curve(
-        rows,
-        partial,
-        title=f"{config.num_players}-player expert iteration: the network alone",
-        num_players=config.num_players,
-        x_axes=(("iteration", "iteration"), ("train_seconds", "training minutes (evaluation excluded)")),
-    )
-    os.replace(partial, output_dir / "strength.png")
+    with atomic_path(output_dir / "strength.png") as temporary:  # keeps .png, which savefig reads
+        plot_learning_curve(
+            rows,
+            temporary,
+            title=f"{config.num_players}-player expert iteration: the network alone",
+            num_players=config.num_players,
+            x_axes=(("iteration", "iteration"), ("train_seconds", "training minutes (evaluation excluded)")),
+        )
     if config.tensorboard:
         from torch.utils.tensorboard import SummaryWriter
 
@@ -557,9 +551,8 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
             _write_json(output_dir / "state.json", state)
     final = iteration_dir(config, config.iterations) / "policy.npz"
     for suffix in (".npz", ".json"):
-        partial = output_dir / f"final.partial{suffix}"
-        shutil.copyfile(final.with_suffix(suffix), partial)
-        os.replace(partial, output_dir / f"final{suffix}")
+        with atomic_path(output_dir / f"final{suffix}") as temporary:
+            shutil.copyfile(final.with_suffix(suffix), temporary)
     summary = {
         "config": config.to_dict(),
         "iterations": config.iterations,
