@@ -1,28 +1,39 @@
-"""Environment steps per second of MaskablePPO self-play: the one-game adapters against the batched learner view.
+"""Environment steps per second of MaskablePPO self-play: the old default config against the new one.
 
-Runs ``MaskablePPO.learn`` on the default training config (``configs/selfplay_2p.yaml``: 16 envs,
-256 steps per rollout, self/snapshot/heaviest/variety opponents) as it is (``vec_env: dummy``), on
-the batched learner view with the same 16 x 256 rollout, and on the batched view with the same
-rollout size spread over 256 games (256 x 16), ``--rollouts`` rollouts each, in the same process,
-interleaved over ``--rounds`` rounds, and splits the wall time into:
+Runs ``MaskablePPO.learn`` (``draw-train``'s model and environments, without its evaluations and
+checkpoints) on two configs in the same process, interleaved over ``--rounds`` rounds, each for
+``--steps`` learner steps (whole rollouts):
 
-* ``opponents``: time inside the opponents' choices (network forward passes and baselines);
-* ``environment``: the rest of the time inside ``VecEnv.step`` and ``reset`` (rules, observations,
-  encodings, the learner's forced moves);
-* ``learner``: everything else (the learner's forward passes while collecting, and the PPO update).
+* ``old default``: ``configs/selfplay_2p.yaml`` as it was at commit b4ac0c0, spelled out as
+  overrides (:data:`OLD_DEFAULT`): 16 one-game adapters in a ``DummyVecEnv`` x 256 steps a
+  rollout, minibatches of 512, 4 epochs, learning rate 3e-4;
+* ``new default``: the config file as it is now (the batched learner games).
 
-The learner's current actor is sent to the pool before learning, so the ``self`` opponents are
-network opponents as in a real run. Figures are medians over rounds; the speed-ups are medians
-of per-round ratios against the first subject.
+``--subject NAME='KEY=VALUE ...'`` adds a config of your own (overrides on ``--config``). The
+wall time of each run is split into:
+
+* ``environment``: inside ``VecEnv.step`` and ``reset``, the opponents' choices excepted (rules,
+  observations, encodings, the learner's forced moves);
+* ``opponents``: inside the opponents' choices (network forward passes and baselines);
+* ``collection forward``: the learner's own policy forward passes while collecting (SB3's
+  ``policy.forward``: actor, critic, masked sampling);
+* ``PPO update``: ``MaskablePPO.train`` (the epochs of minibatch gradient steps);
+* ``other``: the rest (rollout buffer, action masks, GAE, callbacks).
+
+The learner's current actor is sent to the pool before learning (and a snapshot of it), so the
+``self`` and ``snapshots`` opponents are network opponents as in a real run. Figures are medians
+over rounds; speed-ups are medians of per-round ratios against the first subject (one torch and
+one BLAS thread, as ``draw-train`` runs).
 
 Usage::
 
-    python benchmarks/selfplay_speed.py [--rounds 3] [--rollouts 4] [--config configs/selfplay_2p.yaml]
+    python benchmarks/selfplay_speed.py [--rounds 5] [--steps 32768] [--config configs/selfplay_2p.yaml]
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import time
 from collections.abc import Callable
@@ -37,9 +48,21 @@ import agents.ppo
 from agents.ppo import NumpyPolicy
 from train.config import load_config
 from train.opponents import SampledPolicy
-from train.selfplay import build_model, build_vec_env
+from train.selfplay import build_model, build_vec_env, unchecked_distributions
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: ``configs/selfplay_2p.yaml``'s settings at commit b4ac0c0 that the new default changed.
+OLD_DEFAULT = [
+    "vec_env=dummy",
+    "n_envs=16",
+    "ppo.n_steps=256",
+    "ppo.batch_size=512",
+    "ppo.n_epochs=4",
+    "ppo.learning_rate=3e-4",
+]
+#: The parts of the wall time, in the order printed.
+PARTS = ("environment", "opponents", "collection forward", "PPO update", "other")
 
 
 class Stopwatch:
@@ -63,70 +86,108 @@ def _patch_opponents(watch: Stopwatch) -> None:
     """Time every opponent's choice, one-game and batched alike."""
     SampledPolicy.act = watch.wrap(SampledPolicy.act)  # type: ignore[method-assign]
     agents.ppo.NumpyPolicy.act_batch = watch.wrap(agents.ppo.NumpyPolicy.act_batch)  # type: ignore[method-assign]
-    for cls in list(agents.batched.BATCHED.values()):
-        cls.act_batch = watch.wrap(cls.act_batch)  # type: ignore[method-assign]
+    for batched in list(agents.batched.BATCHED.values()):
+        batched.act_batch = watch.wrap(batched.act_batch)  # type: ignore[method-assign]
     from agents import baselines
 
-    for cls in (baselines.HeaviestAgent, baselines.VarietyAgent, baselines.RandomAgent, baselines.RandomForcedAgent):
-        cls.act = watch.wrap(cls.act)  # type: ignore[method-assign]
+    for one_game in (baselines.HeaviestAgent, baselines.VarietyAgent, baselines.RandomAgent, baselines.RandomForcedAgent):
+        one_game.act = watch.wrap(one_game.act)  # type: ignore[method-assign]
 
 
-def run(config_path: Path, overrides: list[str], rollouts: int, opponents: Stopwatch) -> dict[str, float]:
+def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatch) -> dict[str, float]:
+    """One ``learn`` of about ``steps`` learner steps; seconds by part, and steps per second."""
     config = load_config(config_path, [*overrides, "tensorboard=false", "progress_bar=false"])
     venv = build_vec_env(config)
-    environment = Stopwatch()
-    venv.step_wait = environment.wrap(venv.step_wait)  # type: ignore[method-assign]
-    venv.reset = environment.wrap(venv.reset)  # type: ignore[method-assign]
+    stepping = Stopwatch()
+    venv.step_wait = stepping.wrap(venv.step_wait)  # type: ignore[method-assign]
+    venv.reset = stepping.wrap(venv.reset)  # type: ignore[method-assign]
     model = build_model(config, venv, None)
-    venv.env_method("update_pool", NumpyPolicy.from_sb3(model.policy, config.num_players), [])
-    steps = rollouts * config.n_envs * config.ppo.n_steps
+    forward, update = Stopwatch(), Stopwatch()
+    model.policy.forward = forward.wrap(model.policy.forward)  # type: ignore[method-assign]
+    model.train = update.wrap(model.train)  # type: ignore[method-assign]
+    actor = NumpyPolicy.from_sb3(model.policy, config.num_players, value=False)
+    venv.env_method("update_pool", actor, [actor])
+    rollout = config.n_envs * config.ppo.n_steps
+    steps = max(1, round(steps / rollout)) * rollout
     opponents.seconds = 0.0
-    started = time.perf_counter()
-    model.learn(total_timesteps=steps)
-    total = time.perf_counter() - started
+    with unchecked_distributions():  # as draw-train runs
+        started = time.perf_counter()
+        model.learn(total_timesteps=steps)
+        total = time.perf_counter() - started
     venv.close()
-    return {
-        "steps_per_second": steps / total,
-        "total": total,
+    parts = {
+        "environment": stepping.seconds - opponents.seconds,
         "opponents": opponents.seconds,
-        "environment": environment.seconds - opponents.seconds,
-        "learner": total - environment.seconds,
+        "collection forward": forward.seconds,
+        "PPO update": update.seconds,
     }
+    parts["other"] = total - sum(parts.values())
+    return {"steps_per_second": model.num_timesteps / total, "total": total, "steps": model.num_timesteps, **parts}
+
+
+def _describe(config_path: Path, overrides: list[str]) -> str:
+    config = load_config(config_path, overrides)
+    ppo = config.ppo
+    return (
+        f"{config.vec_env}: {config.n_envs} {'games' if config.vec_env == 'batched' else 'envs'} x {ppo.n_steps} "
+        f"steps a rollout, minibatch {ppo.batch_size}, "
+        f"{ppo.n_epochs} epochs, lr {ppo.learning_rate:g}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "selfplay_2p.yaml")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--rollouts", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=32768, help="learner steps per run (rounded to whole rollouts)")
+    parser.add_argument(
+        "--subject",
+        action="append",
+        default=[],
+        metavar="NAME='KEY=VALUE ...'",
+        help="another config to measure: overrides on --config (repeatable)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     threadpool_limits(1, user_api="blas")  # as draw-train does
     opponents = Stopwatch()
     _patch_opponents(opponents)
-    subjects = {
-        "dummy 16x256": ["vec_env=dummy"],
-        "batched 16x256": ["vec_env=batched"],
-        "batched 256x16": ["vec_env=batched", "n_envs=256", "ppo.n_steps=16"],
-    }
+    subjects: dict[str, list[str]] = {"old default": OLD_DEFAULT, "new default": []}
+    for text in args.subject:
+        name, _, overrides = text.partition("=")
+        subjects[name] = shlex.split(overrides)
+    for name, overrides in subjects.items():
+        print(f"{name}: {_describe(args.config, overrides)}")
     results: dict[str, list[dict[str, float]]] = {name: [] for name in subjects}
-    run(args.config, ["vec_env=batched"], 1, opponents)  # warm-up: numba compiles or loads its cache
+    run(args.config, [], 4096, opponents)  # warm-up: numba compiles or loads its cache
     for round_number in range(args.rounds):
         for name, overrides in subjects.items():
-            results[name].append(run(args.config, overrides, args.rollouts, opponents))
-        print(f"round {round_number + 1}: " + ", ".join(f"{n} {results[n][-1]['steps_per_second']:,.0f}/s" for n in subjects))
-    print(f"\nMaskablePPO self-play, {args.config.name}, {args.rollouts} rollouts of 4,096 steps per run, medians of {args.rounds} rounds")
-    print(f"{'subject':<16} {'env steps/s':>12} {'speed-up':>9} {'opponents':>10} {'environment':>12} {'learner':>9}  (share of wall time)")
-    reference = results[next(iter(subjects))]
-    for name in subjects:
-        rows = results[name]
-        median = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
-        shares = [median[key] / median["total"] for key in ("opponents", "environment", "learner")]
-        ratio = statistics.median(r["steps_per_second"] / d["steps_per_second"] for r, d in zip(rows, reference))
+            results[name].append(run(args.config, overrides, args.steps, opponents))
         print(
-            f"{name:<16} {median['steps_per_second']:>12,.0f} {ratio:>8.2f}x {shares[0]:>10.0%} "
-            f"{shares[1]:>12.0%} {shares[2]:>9.0%}"
+            f"round {round_number + 1}: "
+            + ", ".join(f"{n} {results[n][-1]['steps_per_second']:,.0f}/s" for n in subjects),
+            flush=True,
         )
+    print(
+        f"\nMaskablePPO self-play, {args.config.name}, {args.steps:,} learner steps per run, "
+        f"medians of {args.rounds} rounds; ms per 1,000 steps by part (share of the wall time)"
+    )
+    print(f"{'subject':<14} {'steps/s':>8} {'speed-up':>9}  " + "  ".join(f"{part:>20}" for part in PARTS))
+    reference = results[next(iter(subjects))]
+    for name, rows in results.items():
+        median = {key: statistics.median(row[key] for row in rows) for key in rows[0]}
+        ratio = statistics.median(r["steps_per_second"] / d["steps_per_second"] for r, d in zip(rows, reference))
+        cells = []
+        for part in PARTS:
+            per_thousand = statistics.median(1e6 * row[part] / row["steps"] for row in rows)
+            cells.append(f"{per_thousand:7.1f} ms ({median[part] / median['total']:4.0%})".rjust(20))
+        print(f"{name:<14} {median['steps_per_second']:>8,.0f} {ratio:>8.2f}x  " + "  ".join(cells))
+    print("\nold default / new default, time per learner step by part (medians of per-round ratios):")
+    new = results["new default"]
+    for part in PARTS:
+        ratio = statistics.median((o[part] / o["steps"]) / max(n[part] / n["steps"], 1e-12) for o, n in zip(reference, new))
+        print(f"  {part:<20} {ratio:6.2f}x")
+
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -48,7 +48,7 @@ def test_every_returned_observation_is_a_learner_decision(num_players: int) -> N
     ended = 0
     for _ in range(150):
         masks = get_action_masks(env)
-        assert (env._current == env._learner).all()  # the learner is to act in every game
+        assert (env.games._current == env.games._learner).all()  # the learner is to act in every game
         assert masks.any(axis=1).all()
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         obs, rewards, dones, infos = env.step(actions)
@@ -60,7 +60,7 @@ def test_every_returned_observation_is_a_learner_decision(num_players: int) -> N
         ended += int(dones.sum())
         assert (rewards[~dones] == 0).all()  # hand episodes: rewards arrive when the hand ends
     assert ended > 50
-    assert set(np.unique(env._learner)) == set(range(num_players))  # the learner sits everywhere
+    assert set(np.unique(env.games._learner)) == set(range(num_players))  # the learner sits everywhere
 
 
 def test_zero_sum_rewards_of_two_players_are_won_or_lost_points() -> None:
@@ -84,12 +84,12 @@ def test_pool_updates_apply_to_new_episodes_and_network_opponents_play() -> None
     policy = load_policy(shipped_policy(2))
     env = DrawLearnerVecEnv(16, 2, opponents={"self": 0.5, "snapshots": 0.5}, seed=3)
     env.reset()
-    assert all(type(player).__name__ == "RandomBatch" for player in env._players)  # nothing sent yet
+    assert all(type(player).__name__ == "RandomBatch" for player in env.games._players)  # nothing sent yet
     env.env_method("update_pool", policy, [policy])
-    assert sum(type(player).__name__ == "_SampledNetwork" for player in env._players) == 2
+    assert sum(type(player).__name__ == "_SampledNetwork" for player in env.games._players) == 2
     _play(env, 80)
-    codes = env._seat_codes[env._seat_codes >= 0]
-    assert all(type(env._players[code]).__name__ == "_SampledNetwork" for code in codes)
+    codes = env.games._seat_codes[env.games._seat_codes >= 0]
+    assert all(type(env.games._players[code]).__name__ == "_SampledNetwork" for code in codes)
 
 
 def test_maskable_ppo_learns_on_it_through_the_config_key() -> None:
@@ -99,3 +99,33 @@ def test_maskable_ppo_learns_on_it_through_the_config_key() -> None:
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=256, seed=0, device="cpu")
     model.learn(total_timesteps=512)
     assert model.num_timesteps >= 512
+
+
+def test_opponents_are_asked_only_where_they_have_a_choice() -> None:
+    env = DrawLearnerVecEnv(32, 3, episode="match", opponents={"variety": 1.0, "random": 1.0}, seed=4)
+    seen: list[np.ndarray] = []
+
+    def recording(original: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+        def recorded(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            seen.append(masks.sum(axis=1))
+            return original(observations, masks)
+
+        return recorded
+
+    for player in env.games._players:
+        player.act_batch = recording(player.act_batch)  # type: ignore[method-assign]
+    steps = _play(env, 60)
+    assert len(steps) == 61 and seen
+    choices = np.concatenate(seen)
+    # Forced moves (a forced draw, mostly) are played without asking: every row asked has a choice.
+    assert choices.size > 500 and (choices >= 2).all()
+
+
+def test_the_vec_env_uses_the_shared_core() -> None:
+    from train.learner_games import LearnerGames
+
+    env = DrawLearnerVecEnv(8, 2, opponents={"heaviest": 1.0}, seed=0)
+    assert isinstance(env.games, LearnerGames)
+    obs = env.reset()
+    assert np.array_equal(env.action_masks(), env.games.action_mask.astype(bool))
+    assert np.array_equal(obs[:, 258:316], env.games.action_mask)  # extended features carry the mask

@@ -1,9 +1,10 @@
 """Self-play training of a MaskablePPO policy for Draw dominoes.
 
 :func:`train` checks everything first (the config, the output directory, the ``--resume``
-checkpoint against the config) and writes nothing before that. It then builds the vectorised
-single-agent environments (one :class:`train.opponents.OpponentPoolEnv` per worker) and the
-MaskablePPO model, and trains it with SB3's callbacks:
+checkpoint against the config) and writes nothing before that. It then builds the learner's
+games (``vec_env: batched``, the shipped configs: :class:`train.vector_learner.DrawLearnerVecEnv`;
+else one :class:`train.opponents.OpponentPoolEnv` per worker) and the MaskablePPO model, and
+trains it with SB3's callbacks:
 
 * :class:`SelfPlayPool` sends the learner's current actor to the workers after every rollout
   (the ``self`` opponent) and the snapshot pool when it changed (the ``snapshots`` opponents);
@@ -176,6 +177,22 @@ def sigint_requests_stop() -> Iterator[Callable[[], bool]]:
         yield lambda: bool(seen)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def unchecked_distributions() -> Iterator[None]:
+    """While active, ``torch.distributions`` skips its argument checks (restored afterwards).
+
+    Every distribution in training is built from our own network's logits, and MaskablePPO builds
+    two per forward pass: the checks cost 3.5% of a batched self-play run's wall time (measured
+    with ``vec_env: batched``, 256 games), and the numbers are the same without them.
+    """
+    previous = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(False)
+    try:
+        yield
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(previous)
 
 
 def every(steps: int, task: Callable[[], None], start: int) -> EveryNTimesteps:
@@ -354,7 +371,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
-    with sigint_requests_stop() as stop_requested:
+    with sigint_requests_stop() as stop_requested, unchecked_distributions():
         venv = build_vec_env(config)
         try:
             if resumed is not None:

@@ -1,0 +1,365 @@
+"""The batched learner games: one learner seat per game, the opponents acting inside ``step``.
+
+:class:`LearnerGames` is the core that both learner views share: the Stable-Baselines3 ``VecEnv``
+:class:`train.vector_learner.DrawLearnerVecEnv` (``draw-train`` with ``vec_env: batched``, the
+exploiter) and the Gymnasium ``VectorEnv`` :class:`train.gym_learner.DrawLearnerVectorEnv`. It
+plays ``num_envs`` games of :class:`draw_env.vector.DrawVectorEnv` in lockstep, arrays in and out.
+In each game one seat is the learner (drawn per episode); every other seat is an opponent drawn
+per episode from a weighted pool, and opponents move inside :meth:`LearnerGames.step`, batched:
+all games whose opponent at the seat to act is the same policy get one call, so a baseline
+answers with NumPy array operations (:mod:`agents.batched`) and a network opponent with one
+forward pass for all its games (:meth:`agents.ppo.NumpyPolicy.act_batch`). It is the batched
+counterpart of :class:`draw_env.single_agent.DrawSingleAgentEnv` wrapped in
+:class:`train.opponents.OpponentPoolEnv`, with the same options and the same pool protocol
+(:meth:`LearnerGames.update_pool`).
+
+Semantics, as the one-game adapter:
+
+* Observations are :mod:`draw_env.features` encodings of the learner's observation; rewards the
+  learner's AEC reward times ``reward_scale``; an episode is a hand or a match; no episode is
+  ever truncated (every hand ends).
+* With ``skip_forced`` the learner's forced moves (one legal action) are played for it, except in
+  a game whose episode already ended during this step (the learner then sees its forced move, so
+  that one step never spans two episodes).
+* Auto-reset in the same step: when an episode ends, the returned observation is the next
+  episode's first decision, and :attr:`LearnerStep.final_observation` holds the learner's last
+  observation of the ended one (the decision it just answered: the end of a hand is no decision).
+* A pool change (:meth:`LearnerGames.update_pool`) applies from each game's next episode on.
+* ``reset(seed=s)`` seeds everything (deals, seats, pool draws, sampled opponents): the same seed
+  and the same learner actions give the same games.
+
+An opponent other than ``self`` and ``snapshots`` is an agent spec (:func:`agents.specs.parse_agent_spec`:
+``"heaviest"``, ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``): the
+batched baselines and ``ppo`` networks answer for all their games at once (a ``ppo`` spec plays as
+``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
+version (``ismcts``...) are asked game by game.
+
+This module imports numpy, draw_env, agents and train.config (no torch, no Stable-Baselines3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import agents
+from agents.base import Agent
+from agents.batched import BATCHED, BatchAgent, make_batched
+from agents.ppo import NumpyPolicy, PPOAgent
+from agents.specs import parse_agent_spec, takes_seed
+from draw_env.checks import check_bool, check_number, check_seed
+from draw_env.features import encode_batch, feature_size
+from draw_env.observation import OBSERVATION_SIZE
+from draw_env.rules import NUM_ACTIONS
+from draw_env.vector import DrawVectorEnv
+from train.config import SELF, SNAPSHOTS
+
+
+class _SampledNetwork:
+    """A network opponent that samples its moves, as the learner does while training."""
+
+    def __init__(self, policy: NumpyPolicy, rng: np.random.Generator) -> None:
+        self.policy = policy
+        self.rng = rng
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.policy.act_batch(observations, masks, deterministic=False, rng=self.rng)
+
+
+class _OneByOne:
+    """A one-game agent asked game by game (for agents without a batched version)."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.array(
+            [self.agent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)], np.int64
+        )
+
+
+class _Network:
+    """A ``ppo`` agent's network at this table, deterministic or sampled as the agent plays."""
+
+    def __init__(self, agent: PPOAgent, num_players: int, rng: np.random.Generator) -> None:
+        self.policy = agent.policy_for(num_players)
+        self.deterministic = agent.deterministic
+        self.rng = rng
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.policy.act_batch(observations, masks, deterministic=self.deterministic, rng=self.rng)
+
+
+Opponent = BatchAgent | _Network | _OneByOne | _SampledNetwork
+
+
+def make_opponent(spec: str, num_players: int, seed: int | None) -> BatchAgent | _Network | _OneByOne:
+    """The opponent an agent spec names, answering for a batch of games (see the module docstring).
+
+    Raises:
+        ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
+    """
+    name, kwargs = parse_agent_spec(spec)
+    if name in BATCHED and not kwargs:
+        return make_batched(name, seed=seed)
+    if takes_seed(name):
+        kwargs.setdefault("seed", seed)
+    agent = agents.make(name, **kwargs)
+    if isinstance(agent, PPOAgent):
+        return _Network(agent, num_players, np.random.default_rng(seed))
+    return _OneByOne(agent)
+
+
+def _checked_weights(opponents: Mapping[str, float] | None) -> dict[str, float]:
+    """The pool's positive weights by name (``None``: uniformly random play)."""
+    if opponents is None:
+        return {"random": 1.0}
+    if not isinstance(opponents, Mapping):
+        raise ValueError(f"opponents must be a mapping of opponent names to weights, got {opponents!r}")
+    weights = {}
+    for name, weight in opponents.items():
+        value = check_number(f"opponents[{name!r}]", weight, minimum=0)
+        if value > 0:
+            weights[str(name)] = value
+    if not weights:
+        raise ValueError(f"opponents must give at least one opponent a weight above 0, got {dict(opponents)!r}")
+    return weights
+
+
+class LearnerStep(NamedTuple):
+    """What :meth:`LearnerGames.step` returns, one row per game (``F = feature_size(features)``).
+
+    Attributes:
+        observation: float32 ``(num_envs, F)``, the learner's next decision (in a game whose
+            episode ended, the next episode's first).
+        action_mask: int8 ``(num_envs, 58)``, the learner's legal actions there.
+        reward: float32 ``(num_envs,)``, the learner's AEC rewards of this step times ``reward_scale``.
+        done: bool ``(num_envs,)``, the episode ended during this step.
+        final_observation: float32 ``(num_envs, F)``, the observation the learner answered with
+            this step's action: where ``done``, the ended episode's last observation.
+        final_action_mask: int8 ``(num_envs, 58)``, its legal actions.
+    """
+
+    observation: np.ndarray
+    action_mask: np.ndarray
+    reward: np.ndarray
+    done: np.ndarray
+    final_observation: np.ndarray
+    final_action_mask: np.ndarray
+
+
+class LearnerGames:
+    """``num_envs`` games, one learner seat each, opponents batched inside :meth:`step`.
+
+    Args:
+        num_envs: games played in lockstep.
+        num_players, episode, reward: as :func:`draw_env.env`.
+        reward_scale: the learner's reward is its AEC reward times this (> 0).
+        features: ``"scaled"`` or ``"extended"`` (see :mod:`draw_env.features`).
+        skip_forced: play the learner's forced moves for it.
+        opponents: name -> weight (>= 0): ``"self"`` (the learner's current policy, sent by
+            :meth:`update_pool`), ``"snapshots"`` (frozen past learners, the weight shared among
+            them; until there are some, their weight goes to ``"self"``) or an agent spec
+            (:func:`make_opponent`). Until a policy is sent, games whose pool holds only
+            ``"self"``/``"snapshots"`` play uniformly random opponents. ``None``: uniformly
+            random legal play.
+        seed: seeds the deals, the seats, the pool draws and the sampled opponents until
+            ``reset(seed=...)`` seeds them anew (``None``: fresh entropy).
+
+    Raises:
+        ValueError: for a bad argument, naming it and the allowed values.
+    """
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_players: int = 2,
+        episode: str = "hand",
+        reward: str = "zero_sum",
+        reward_scale: float = 0.02,
+        features: str = "extended",
+        skip_forced: bool = True,
+        opponents: Mapping[str, float] | None = None,
+        seed: int | None = 0,
+    ) -> None:
+        self.venv = DrawVectorEnv(num_envs, num_players, episode, reward, autoreset=True)
+        self.num_envs = self.venv.num_envs
+        self.num_players = self.venv.num_players
+        self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
+        self.features = features
+        self.feature_size = feature_size(features)
+        self.skip_forced = check_bool("skip_forced", skip_forced)
+        self.weights = _checked_weights(opponents)
+        self.seed_value = check_seed("seed", seed)
+        self.current: NumpyPolicy | None = None
+        self.snapshots: list[NumpyPolicy] = []
+        n = self.num_envs
+        self._learner = np.zeros(n, np.int64)
+        # Opponents in play: each seat's code into self._players (-1: the learner), kept for the episode.
+        self._seat_codes = np.full((n, num_players), -1, np.int64)
+        self._players: list[Opponent] = []
+        self._pool: list[int] = []
+        self._pool_weights = np.zeros(0)
+        self._seed_streams(self.seed_value)
+        self._reset_once = False
+        self._obs = np.zeros((n, OBSERVATION_SIZE), np.float32)
+        self._mask = np.zeros((n, NUM_ACTIONS), np.int8)
+        self._current = np.zeros(n, np.int64)
+        # The learner's encoded observation now: what the last reset or step returned.
+        self._observation = np.zeros((n, self.feature_size), np.float32)
+
+    # ------------------------------------------------------------------ the pool
+
+    def update_pool(self, current: NumpyPolicy | None = None, snapshots: Sequence[NumpyPolicy] | None = None) -> None:
+        """Replace the learner's current policy and/or the snapshots (from the next episodes on)."""
+        if current is not None:
+            self.current = current
+        if snapshots is not None:
+            self.snapshots = list(snapshots)
+        self._install()
+
+    def _seed_streams(self, seed: int | None) -> None:
+        """Seed the pool draws and build the named opponents from ``seed`` (their own streams)."""
+        self.rng = np.random.default_rng(seed)
+        self.baselines: dict[str, BatchAgent | _Network | _OneByOne] = {
+            name: make_opponent(name, self.num_players, seed) for name in self.weights if name not in (SELF, SNAPSHOTS)
+        }
+        self._install()
+
+    def _install(self) -> None:
+        entries: list[tuple[Opponent, float]] = []
+        self_weight = self.weights.get(SELF, 0.0)
+        snapshot_weight = self.weights.get(SNAPSHOTS, 0.0)
+        if not self.snapshots:
+            self_weight += snapshot_weight
+        else:
+            entries += [(_SampledNetwork(s, self.rng), snapshot_weight / len(self.snapshots)) for s in self.snapshots]
+        if self.current is not None and self_weight > 0:
+            entries.append((_SampledNetwork(self.current, self.rng), self_weight))
+        entries += [(agent, self.weights[name]) for name, agent in self.baselines.items()]
+        if sum(weight for _, weight in entries) <= 0:  # only policy opponents asked for, none sent yet
+            entries = [(make_batched("random", seed=self.seed_value), 1.0)]
+        # Keep the opponents that games in play still use; drop the rest.
+        codes = self._seat_codes
+        used = np.unique(codes[codes >= 0])
+        remap = np.full(max(len(self._players), 1), -1, np.int64)
+        kept = [self._players[code] for code in used]
+        remap[used] = np.arange(len(used))
+        codes[codes >= 0] = remap[codes[codes >= 0]]
+        self._players = kept + [player for player, _ in entries]
+        self._pool = list(range(len(kept), len(self._players)))
+        weights = np.array([weight for _, weight in entries])
+        self._pool_weights = weights / weights.sum()
+
+    def _seat_players(self, games: np.ndarray) -> None:
+        """Draw the learner's seat and each opponent for new episodes in ``games``."""
+        if not games.size:
+            return
+        self._learner[games] = self.rng.integers(self.num_players, size=len(games))
+        codes = np.asarray(self._pool)[self.rng.choice(len(self._pool), size=(len(games), self.num_players), p=self._pool_weights)]
+        codes[np.arange(len(games)), self._learner[games]] = -1
+        self._seat_codes[games] = codes
+
+    # ------------------------------------------------------------------ playing
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        """New episodes in every game; the learner's first observations float32 ``(num_envs, F)``.
+
+        ``seed`` seeds every stream anew (deals, seats, pool draws, every opponent's sampling:
+        the named opponents are rebuilt from it, unless this is the first reset and the seed is
+        the constructor's, whose opponents are then still untouched); ``None`` continues them,
+        except at the very first reset, which uses the constructor's seed.
+
+        Raises:
+            ValueError: if ``seed`` is not ``None`` or a non-negative integer; nothing changes then.
+        """
+        seed = check_seed("seed", seed)
+        fresh = seed is not None or not self._reset_once
+        self._seat_codes[:] = -1
+        # Before the first reset the streams are as the constructor seeded them: rebuild them only
+        # for another seed, so that opponents built by the constructor stay the ones that play.
+        if seed is not None and (self._reset_once or seed != self.seed_value):
+            self.seed_value = seed
+            self._seed_streams(seed)
+        out = self.venv.reset(seed=self.seed_value if fresh else None)
+        self._reset_once = True
+        self._obs[:], self._mask[:], self._current[:] = out.observation, out.action_mask, out.current_player
+        self._seat_players(np.arange(self.num_envs))
+        self._advance(np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, bool))
+        self._observation = self._encode()
+        return self._observation
+
+    def step(self, actions: Any) -> LearnerStep:
+        """Play the learner's action in every game, then the opponents' until the learner decides again.
+
+        Args:
+            actions: integer ``(num_envs,)``, the learner's action in each game.
+
+        Raises:
+            ValueError: for a wrong shape or type, or actions outside ``0..57``;
+                :class:`draw_env.IllegalActionError` (a ``ValueError``) naming the games whose
+                action is illegal and listing their legal actions. No game changes then.
+        """
+        if not self._reset_once:
+            raise RuntimeError("call reset() before step()")
+        n = self.num_envs
+        final_observation, final_mask = self._observation, self._mask.copy()
+        rewards = np.zeros(n, np.float32)
+        dones = np.zeros(n, bool)
+        # DrawVectorEnv checks the actions before any game moves: an error leaves everything as it was.
+        out = self.venv.step(actions)
+        self._absorb(np.arange(n), out, rewards, dones)
+        self._advance(rewards, dones)
+        self._observation = self._encode()
+        return LearnerStep(
+            self._observation, self._mask.copy(), rewards * self.reward_scale, dones, final_observation, final_mask
+        )
+
+    def _absorb(self, games: np.ndarray, out: Any, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """Take a step's rows for ``games``: the learner's reward, and new episodes where one ended."""
+        rewards[games] += out.rewards[np.arange(len(games)), self._learner[games]]
+        self._obs[games], self._mask[games], self._current[games] = out.observation, out.action_mask, out.current_player
+        ended = games[out.terminated]
+        if ended.size:
+            dones[ended] = True
+            self._seat_codes[ended] = -1
+            self._seat_players(ended)
+
+    def _advance(self, rewards: np.ndarray, dones: np.ndarray) -> None:
+        """Let opponents (and the learner's forced moves) play until the learner decides everywhere."""
+        while True:
+            waiting = self._current != self._learner
+            choices = self._mask.sum(axis=1)
+            forced = ~waiting & (choices == 1) & ~dones if self.skip_forced else np.zeros_like(waiting)
+            games = np.flatnonzero(waiting | forced)
+            if not games.size:
+                return
+            actions = self._mask[games].argmax(axis=1).astype(np.int64)  # the forced moves
+            # Opponents are asked only where they have a choice: with one legal action every agent
+            # plays it, and a forced draw is a frequent move (a network would spend a forward pass on it).
+            asked = waiting[games] & (choices[games] > 1)
+            codes = self._seat_codes[games, self._current[games]]
+            for code in np.unique(codes[asked]):
+                rows = np.flatnonzero(asked & (codes == code))
+                picked = games[rows]
+                actions[rows] = self._players[code].act_batch(self._obs[picked], self._mask[picked])
+            self._absorb(games, self.venv.step(actions, games=games), rewards, dones)
+
+    def _encode(self) -> np.ndarray:
+        return encode_batch(self._obs, self._mask, self.features)
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """The learner's legal actions in every game now: a new int8 ``(num_envs, 58)``."""
+        return self._mask.copy()
+
+    @property
+    def learner_seat(self) -> np.ndarray:
+        """The learner's absolute seat in each game's episode now: a new int64 ``(num_envs,)``."""
+        return self._learner.copy()
+
+    def close(self) -> None:
+        """Nothing to release."""
+        self.venv.close()
