@@ -69,7 +69,10 @@ class DrawSingleAgentEnv(gymnasium.Env):
         reward_scale: every reward is multiplied by this (default 0.02: 50 points give 1.0).
         features: ``"scaled"`` or ``"extended"`` (see the module docstring).
         skip_forced: play the learner's forced moves (a single legal action: a forced draw or
-            pass, a lone fitting tile) for it, so that every learner step is a real choice.
+            pass, a lone fitting tile) for it, so that every learner step is a real choice. An
+            episode that ends before the learner has a choice to make (with 4 players a hand, or
+            even a match, can end with every learner move forced) is then not the learner's:
+            :meth:`reset` deals the next one (see there).
         seed: seeds the first :meth:`reset` that is given no seed.
         render_mode: ``None``, ``"ansi"`` (the AEC environment's text) or ``"rgb_array"`` (its
             picture, e.g. for gymnasium's ``RecordVideo``).
@@ -175,11 +178,25 @@ class DrawSingleAgentEnv(gymnasium.Env):
         ``options`` go to the AEC environment's ``reset`` (a fixed deal, an opener, scores),
         except ``options["learner_seat"]``, which fixes the learner's seat.
 
+        An episode that ends before the learner's first decision (with ``skip_forced``, when
+        every learner move until the end was forced; with a set-up deal, also without) has no
+        step to return its reward from: it is played out and replaced by a new one (seat,
+        opponents and deals drawn anew from the continuing streams, the same ``options``
+        applied), until the learner has a choice to make.
+
+        Returns:
+            ``(observation, info)``: the learner's first decision and ``info`` with
+            ``learner_seat`` (its seat), ``skipped_episodes`` (how many episodes were replaced
+            as above, usually 0) and ``reset_reward`` (the learner's scaled reward that arrived
+            before this first decision, which no step returns: the replaced episodes' and, in a
+            match, that of hands which ended before it; usually 0.0).
+
         Raises:
             ValueError: for a bad seed or option. The RNGs are then left as they were (neither
-                reseeded nor advanced) and so is the episode in play, except when a set-up deal
-                ends before the learner's first turn: that is only found out by playing it, and
-                the episode is then over (call ``reset`` again).
+                reseeded nor advanced) and so is the episode in play, except when the hand
+                set up by ``options["hands"]`` ends the episode before the learner's first
+                decision: that is only found out by playing it, and the episode is then over
+                (call ``reset`` again).
         """
         seed = check_seed("seed", seed)
         aec_options = dict(options or {})
@@ -202,16 +219,39 @@ class DrawSingleAgentEnv(gymnasium.Env):
         if seed is None and self._initial_seed is not None:
             seed, self._initial_seed = self._initial_seed, None
         super().reset(seed=seed)
-        if learner_seat is None:
-            learner_seat = int(self.np_random.integers(self.num_players))
-        # The AEC env keeps its own deal RNG between resets; reseed it from ours when we were
-        # seeded, and on the first reset, so that one seed fixes every deal.
-        aec_seed = None
-        if seed is not None or not self._aec_seeded:
-            aec_seed = int(self.np_random.integers(2**31))
-        self._aec.reset(seed=aec_seed, options=aec_options or None)  # leaves itself as it was if it raises
-        self._aec_seeded = True
-        self.learner = self._aec.possible_agents[learner_seat]
+        skipped, reset_reward = 0, 0.0
+        while True:
+            seat = int(self.np_random.integers(self.num_players)) if learner_seat is None else learner_seat
+            # The AEC env keeps its own deal RNG between resets; reseed it from ours when we were
+            # seeded, and on the first reset, so that one seed fixes every deal. A replacement
+            # episode (below) continues that RNG.
+            aec_seed = None
+            if (seed is not None and not skipped) or not self._aec_seeded:
+                aec_seed = int(self.np_random.integers(2**31))
+            self._aec.reset(seed=aec_seed, options=aec_options or None)  # leaves itself as it was if it raises
+            self._aec_seeded = True
+            self.learner = self._aec.possible_agents[seat]
+            self._draw_opponents()
+            first_hand = self._aec.state_ref.hand_number
+            reward, terminated = self._play_opponents()
+            reset_reward += reward
+            if not terminated:
+                break
+            # The episode ended before the learner had a choice (skip_forced played every one of
+            # its moves; the ended state stays in place). Dealt from the RNG, it is replaced. A
+            # hand set up by the options that ends its episode so is the caller's deal to fix.
+            self._observation = None
+            if "hands" in aec_options and self._aec.state_ref.hand_number == first_hand:
+                raise ValueError(
+                    "options['hands'] / options['boneyard'] give a deal that ends the episode before the "
+                    f"learner's first decision (learner seat {seat}, skip_forced={self.skip_forced})"
+                )
+            skipped += 1
+        info = {"learner_seat": seat, "skipped_episodes": skipped, "reset_reward": reset_reward * self.reward_scale}
+        return self._learner_observation(), info
+
+    def _draw_opponents(self) -> None:
+        """Draw each opponent seat's policy for the episode (and reset it)."""
         self._seat_policies = {}
         for agent in self._aec.possible_agents:
             if agent == self.learner:
@@ -222,11 +262,6 @@ class DrawSingleAgentEnv(gymnasium.Env):
                 if hasattr(policy, "reset"):
                     policy.reset()
             self._seat_policies[agent] = policy
-        _, terminated = self._play_opponents()
-        if terminated:  # only a set-up deal can end before every seat has acted
-            self._observation = None
-            raise ValueError("options give a deal that ends before the learner's first turn")
-        return self._learner_observation(), {"learner_seat": learner_seat}
 
     def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's ``action``, then the opponents until the learner's turn or the end.

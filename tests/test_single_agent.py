@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from stable_baselines3.common.env_checker import check_env
 
+import agents
 from draw_env.draw_dominoes import ILLEGAL_PENALTY
 from draw_env.features import encode_observation, feature_size
 from draw_env.observation import OBSERVATION_SIZE
@@ -261,3 +262,81 @@ def test_a_reset_that_raises_leaves_the_rngs_and_the_episode_as_they_were(failin
         assert np.array_equal(a[0], b[0]) and a[1:] == b[1:]
         if a[2]:
             assert np.array_equal(tried.reset()[0], untouched.reset()[0])
+
+
+def _record_aec_steps(env: DrawSingleAgentEnv) -> list[tuple[bool, int, float, bool]]:
+    """Spy on the AEC steps the adapter takes: (the learner moved, its legal actions, learner reward, over)."""
+    aec = env.unwrapped._aec
+    played: list[tuple[bool, int, float, bool]] = []
+    step = aec.step
+
+    def recording_step(action: int) -> None:
+        by_learner, legal = aec.agent_selection == env.learner, len(aec.state_ref.legal_actions())
+        step(action)
+        played.append((by_learner, legal, aec.rewards[env.learner], aec.terminations[env.learner]))
+
+    aec.step = recording_step  # the instance attribute shadows the method
+    return played
+
+
+@pytest.mark.parametrize(("episode", "seed", "resets"), [("hand", 70, 35), ("match", 162, 86)])
+def test_skip_forced_replaces_an_episode_that_ends_before_the_learners_first_decision(
+    episode: str, seed: int, resets: int
+) -> None:
+    """With 4 players a hand, or even a match (a hand of 61+ points), can end with every learner
+    move forced. Such an episode has no step to end with: reset replaces it and reports it, where it
+    used to raise "options give a deal that ends before the learner's first turn" in training. The
+    seeds are ones where this happens at the last of ``resets`` resets."""
+    opponents = [agents.make(name, seed=seed) for name in ("heaviest", "variety", "random")]
+    env = DrawSingleAgentEnv(
+        num_players=4, opponents=opponents, episode=episode, reward_scale=SCALE, skip_forced=True, seed=seed
+    )
+    played = _record_aec_steps(env)
+    earlier = [env.reset()[1] for _ in range(resets - 1)]
+    played.clear()
+    _, info = env.reset()  # raised ValueError before the fix
+    assert info["skipped_episodes"] == 1 and all(e["skipped_episodes"] == 0 for e in earlier)
+    ended = [over for *_, over in played].index(True)  # then a new episode was dealt
+    assert all(legal == 1 for by_learner, legal, *_ in played[: ended + 1] if by_learner)  # only forced moves
+    assert any(by_learner for by_learner, *_ in played[: ended + 1])
+    learner_rewards = sum(reward for _, _, reward, _ in played)
+    assert learner_rewards != 0 and info["reset_reward"] == pytest.approx(learner_rewards * SCALE)
+    # The replacement episode is the learner's, from a real decision on to its end.
+    assert info["learner_seat"] == env.unwrapped._aec.possible_agents.index(env.learner)
+    rng = np.random.default_rng(seed)
+    done = False
+    while not done:
+        assert env.unwrapped._aec.agent_selection == env.learner and env.action_masks().sum() >= 2
+        _, _, done, _, _ = env.step(random_learner_action(env, rng))
+
+
+def _deal_where_opponent_goes_out_first() -> dict:
+    """Seat 0 opens with its only tile, [0|1] (if it places rather than draws), and goes out; the
+    learner (seat 1) keeps 69 pips."""
+    learner = ["[6|6]", "[5|6]", "[5|5]", "[4|6]", "[4|5]", "[4|4]", "[3|6]"]
+    used = {tile_id(t) for t in learner + ["[0|1]"]}
+    boneyard = [t for t in range(28) if t not in used]
+    return {"hands": [["[0|1]"], learner], "boneyard": boneyard, "opener": 0, "learner_seat": 1}
+
+
+def _first_placement(observation: dict) -> int:
+    return int(np.flatnonzero(observation["action_mask"][:56])[0])
+
+
+def test_a_set_up_deal_that_ends_the_episode_before_the_learners_turn_is_rejected() -> None:
+    env = DrawSingleAgentEnv(num_players=2, opponents=_first_placement, reward_scale=SCALE, seed=0)
+    with pytest.raises(ValueError, match=r"options\['hands'\].*before the learner's first decision"):
+        env.reset(options=_deal_where_opponent_goes_out_first())
+    assert env.reset()[1]["skipped_episodes"] == 0  # a dealt episode follows normally
+    match = DrawSingleAgentEnv(num_players=2, opponents=_first_placement, episode="match", reward_scale=SCALE, seed=0)
+    with pytest.raises(ValueError, match=r"options\['hands'\]"):  # its 69 points end the match
+        match.reset(options={**_deal_where_opponent_goes_out_first(), "scores": [31, 0]})
+
+
+def test_a_match_set_up_hand_that_ends_before_the_learners_turn_goes_on_to_the_next() -> None:
+    env = DrawSingleAgentEnv(num_players=2, opponents=_first_placement, episode="match", reward_scale=SCALE, seed=0)
+    _, info = env.reset(options=_deal_where_opponent_goes_out_first())
+    # The set-up hand is over (the opponent scored the learner's 69 pips); the match goes on.
+    assert info["skipped_episodes"] == 0 and info["reset_reward"] == pytest.approx(-69 * SCALE)
+    assert list(env.unwrapped._aec.state_ref.scores) == [69, 0]
+    assert env.unwrapped._aec.agent_selection == env.learner == "player_1"

@@ -129,3 +129,28 @@ def test_the_vec_env_uses_the_shared_core() -> None:
     obs = env.reset()
     assert np.array_equal(env.action_masks(), env.games.action_mask.astype(bool))
     assert np.array_equal(obs[:, 258:316], env.games.action_mask)  # extended features carry the mask
+
+
+def test_reset_replaces_an_episode_that_ends_before_the_learners_first_decision() -> None:
+    """As the one-game adapter's reset: with 4 players a hand can end with every learner move forced;
+    reset (no step, so no step to keep two episodes apart) deals the next one and goes on skipping
+    forced moves. Seed 101's 4096 games hold such a game (3856) whose next episode opened with a forced
+    learner move, which the first observation used to show."""
+    env = DrawLearnerVecEnv(4096, 4, opponents={"heaviest": 1, "variety": 1, "random": 1}, seed=101)
+    ended: list[int] = []
+    step = env.games.venv.step
+
+    def recording_step(actions: np.ndarray, games: np.ndarray | None = None) -> object:
+        out = step(actions, games=games)
+        ended.extend(np.asarray(games)[out.terminated].tolist())
+        return out
+
+    env.games.venv.step = recording_step  # type: ignore[method-assign]
+    env.reset()
+    assert ended == [3856]  # the situation under test happened, inside reset
+    assert (env.games.venv.current_player == env.games.learner_seat).all()
+    assert (env.action_masks().sum(axis=1) >= 2).all()  # every first observation is a real decision
+    env.games.venv.step = step  # type: ignore[method-assign]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        env.step(np.array([rng.choice(np.flatnonzero(m)) for m in env.action_masks()]))

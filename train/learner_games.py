@@ -20,7 +20,12 @@ Semantics, as the one-game adapter:
   ever truncated (every hand ends).
 * With ``skip_forced`` the learner's forced moves (one legal action) are played for it, except in
   a game whose episode already ended during this step (the learner then sees its forced move, so
-  that one step never spans two episodes).
+  that one step never spans two episodes). In :meth:`LearnerGames.reset`, which is no step, they
+  are always played: an episode that ends there before the learner's first decision (with 4
+  players a hand, or a match, can end with every learner move forced) is replaced by the next,
+  as :meth:`draw_env.single_agent.DrawSingleAgentEnv.reset` does, and every game's first
+  observation is a real decision. The rewards that arrive during ``reset`` (in those episodes,
+  or a match's hands that ended before the learner's first decision) are returned by no step.
 * Auto-reset in the same step: when an episode ends, the returned observation is the next
   episode's first decision, and :attr:`LearnerStep.final_observation` holds the learner's last
   observation of the ended one (the decision it just answered: the end of a hand is no decision).
@@ -270,7 +275,9 @@ class LearnerGames:
         ``seed`` seeds every stream anew (deals, seats, pool draws, every opponent's sampling:
         the named opponents are rebuilt from it, unless this is the first reset and the seed is
         the constructor's, whose opponents are then still untouched); ``None`` continues them,
-        except at the very first reset, which uses the constructor's seed.
+        except at the very first reset, which uses the constructor's seed. With ``skip_forced``
+        an episode that ends before the learner's first decision is replaced by the next one
+        (its rewards are returned by no step; see the module docstring).
 
         Raises:
             ValueError: if ``seed`` is not ``None`` or a non-negative integer; nothing changes then.
@@ -287,7 +294,7 @@ class LearnerGames:
         self._reset_once = True
         self._obs[:], self._mask[:], self._current[:] = out.observation, out.action_mask, out.current_player
         self._seat_players(np.arange(self.num_envs))
-        self._advance(np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, bool))
+        self._advance(np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, bool), in_step=False)
         self._observation = self._encode()
         return self._observation
 
@@ -327,12 +334,19 @@ class LearnerGames:
             self._seat_codes[ended] = -1
             self._seat_players(ended)
 
-    def _advance(self, rewards: np.ndarray, dones: np.ndarray) -> None:
-        """Let opponents (and the learner's forced moves) play until the learner decides everywhere."""
+    def _advance(self, rewards: np.ndarray, dones: np.ndarray, in_step: bool = True) -> None:
+        """Let opponents (and the learner's forced moves) play until the learner decides everywhere.
+
+        In a step (``in_step``) a game whose episode ended (``dones``) stops skipping the learner's
+        forced moves, so that the step ends in the episode that follows; ``reset`` is no step and
+        keeps skipping them, replacing every episode that ends before the learner's first decision.
+        """
         while True:
             waiting = self._current != self._learner
             choices = self._mask.sum(axis=1)
-            forced = ~waiting & (choices == 1) & ~dones if self.skip_forced else np.zeros_like(waiting)
+            forced = ~waiting & (choices == 1) if self.skip_forced else np.zeros_like(waiting)
+            if in_step:
+                forced &= ~dones
             games = np.flatnonzero(waiting | forced)
             if not games.size:
                 return
