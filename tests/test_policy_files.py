@@ -30,9 +30,14 @@ from train.export import export_policy
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ROOT / "agents" / "policies"
 #: Observations of 2-, 3- and 4-player matches with the logits (and values) the SB3 actors (and
-#: critics) gave them, recorded when the shipped zips were converted into policy files.
+#: critics) gave them, recorded when the shipped zips were converted into policy files, and for
+#: the policies shipped since from the SB3 networks their weights were exported from.
 REFERENCE = Path(__file__).resolve().parent / "data" / "policy_reference.npz"
-SHIPPED = [f"ppo_{n}p{kind}" for n in (2, 3, 4) for kind in ("", "_selfplay")]
+SHIPPED = [f"ppo_{n}p{kind}" for n in (2, 3, 4) for kind in ("", "_selfplay")] + ["ppo_2p_distilled"]
+#: Names the shipped policies had when they were converted from SB3 zips, where they changed.
+FORMER_NAMES = {"ppo_2p_distilled": "ppo_2p"}
+#: Shipped policies without a value network (distilled: no critic was trained).
+WITHOUT_VALUE = ("ppo_2p_distilled", "ppo_4p")
 
 
 @pytest.fixture(scope="module")
@@ -76,16 +81,14 @@ def test_shipped_policy_files_give_the_sb3_networks_outputs(
     ]
     assert chosen == best.tolist()
     np.testing.assert_array_equal(policy.act_batch(vectors, masks), best)
-    if name.endswith(
-        "_selfplay"
-    ):  # the self-play critic was trained: it ships; distillation trains no critic
-        np.testing.assert_allclose(
-            policy.values_batch(inputs), reference[f"values/{name}"], atol=1e-4, rtol=0
-        )
-    else:
+    if name in WITHOUT_VALUE:
         assert not policy.has_value
         with pytest.raises(ValueError, match="no value network"):
             policy.values_batch(inputs)
+    else:  # self-play and expert iteration train a critic: it ships
+        np.testing.assert_allclose(
+            policy.values_batch(inputs), reference[f"values/{name}"], atol=1e-4, rtol=0
+        )
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -96,10 +99,14 @@ def test_shipped_records_describe_their_policy_and_where_it_came_from(name: str)
     assert (
         record["networks"]["policy"]["widths"][0] == 340 and record["networks"]["policy"]["widths"][-1] == 58
     )
-    assert ("value" in record["networks"]) == name.endswith("_selfplay")
+    assert ("value" in record["networks"]) == (name not in WITHOUT_VALUE)
     provenance = record["provenance"]
-    assert provenance["converted"]["from"] == f"agents/policies/{name}.zip"
     assert "command" in provenance or "commands" in provenance  # carried over from the training record
+    if "converted" in provenance:  # shipped as an SB3 zip first (under its former name)
+        assert provenance["converted"]["from"] == f"agents/policies/{FORMER_NAMES.get(name, name)}.zip"
+    else:  # exported by draw-train, with the evaluations that made it shipped
+        assert provenance["trained_by_run"]["trained_by"] == "draw-train (pipeline: exit)"
+        assert provenance["results"] and all("command" in result for result in provenance["results"])
 
 
 def test_no_shipped_file_needs_unpickling() -> None:
@@ -256,9 +263,9 @@ def test_a_policy_file_holding_a_pickled_array_is_refused(tmp_path: Path) -> Non
 
 
 def _edited_copy(tmp_path: Path, edit: Any) -> Path:
-    target = tmp_path / "edited.npz"
-    target.write_bytes((POLICIES / "ppo_2p.npz").read_bytes())
-    record = json.loads(record_path(POLICIES / "ppo_2p.npz").read_text())
+    target = tmp_path / "edited.npz"  # a policy without a value network: some edits add one
+    target.write_bytes((POLICIES / "ppo_2p_distilled.npz").read_bytes())
+    record = json.loads(record_path(POLICIES / "ppo_2p_distilled.npz").read_text())
     edit(record)
     record_path(target).write_text(json.dumps(record))
     return target
