@@ -37,7 +37,7 @@ SHIPPED = [f"ppo_{n}p{kind}" for n in (2, 3, 4) for kind in ("", "_selfplay")] +
 #: Names the shipped policies had when they were converted from SB3 zips, where they changed.
 FORMER_NAMES = {"ppo_2p_distilled": "ppo_2p"}
 #: Shipped policies without a value network (distilled: no critic was trained).
-WITHOUT_VALUE = ("ppo_2p_distilled", "ppo_4p")
+WITHOUT_VALUE = ("ppo_2p_distilled",)
 
 
 @pytest.fixture(scope="module")
