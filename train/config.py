@@ -125,6 +125,19 @@ def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
     return field_validator(field)(classmethod(validate))  # type: ignore[arg-type]
 
 
+def _init_validator() -> Any:
+    """The validator of an ``init`` key: ``None`` (a fresh network) or an existing policy file."""
+
+    def validate(cls: type, value: str | None) -> str | None:
+        if value is not None and not Path(value).is_file():
+            raise ValueError(
+                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
+            )
+        return value
+
+    return field_validator("init")(classmethod(validate))  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------------------------------------
 # draw-train
 
@@ -289,14 +302,7 @@ class DistillConfig(Section):
         _partner_spec,
     )
 
-    @field_validator("init")
-    @classmethod
-    def _init_exists(cls, value: str | None) -> str | None:
-        if value is not None and not Path(value).is_file():
-            raise ValueError(
-                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
-            )
-        return value
+    _init_exists = _init_validator()
 
     @model_validator(mode="after")
     def _curve_points(self) -> DistillConfig:
@@ -385,14 +391,7 @@ class ExitConfig(Section):
     progress_bar: bool = True
     eval: ExitEvalSettings = Field(default_factory=ExitEvalSettings)
 
-    @field_validator("init")
-    @classmethod
-    def _init_exists(cls, value: str | None) -> str | None:
-        if value is not None and not Path(value).is_file():
-            raise ValueError(
-                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
-            )
-        return value
+    _init_exists = _init_validator()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,14 +439,7 @@ class ExploitConfig(Section):
             raise ValueError(f"must be an agent spec whose ppo path is an existing policy file, got {value!r}")
         return value
 
-    @field_validator("init")
-    @classmethod
-    def _init_exists(cls, value: str | None) -> str | None:
-        if value is not None and not Path(value).is_file():
-            raise ValueError(
-                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
-            )
-        return value
+    _init_exists = _init_validator()
 
     @model_validator(mode="after")
     def _consistent(self) -> ExploitConfig:
