@@ -20,6 +20,7 @@ gives the measurements behind the defaults."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -86,6 +87,26 @@ def root_values(
     estimate += totals.sum() / visits.sum() - estimate.mean()
     combined = (totals + prior_visits * estimate) / (visits + prior_visits)
     return {int(action): float(value) for action, value in zip(actions, combined, strict=True)}
+
+
+def root_guided_values(
+    search: CompiledISMCTSAgent, policy: NumpyPolicy, views: Sequence[Observation],
+    temperature: float, prior_visits: float,
+) -> list[dict[int, float]]:
+    """``guide="root"`` for many decisions: the plain search of each view, then :func:`root_values`
+    with the policy's logits of all of them from one forward pass.
+
+    Args:
+        views: observation dicts of the players to act (``observation`` (258,), ``action_mask`` (58,)).
+    """
+    found = [search.search(view) for view in views]
+    observations = np.stack([np.asarray(view["observation"]) for view in views])
+    masks = np.stack([np.asarray(view["action_mask"]) for view in views])
+    logits = policy.logits_batch(encode_batch(observations, masks, policy.features))
+    return [
+        root_values(result.actions, result.visits, result.totals, row, temperature, prior_visits)
+        for result, row in zip(found, logits, strict=True)
+    ]
 
 
 class NetworkSearchAgent(BaseAgent):
@@ -158,12 +179,7 @@ class NetworkSearchAgent(BaseAgent):
             return actions[0]
         evaluate, value_weight, policy = self._evaluator(num_players(observation["observation"]))
         if self.guide == "root":
-            result = self._search.search(observation)
-            mask = np.asarray(observation["action_mask"])
-            logits = policy.logits_batch(encode_batch(np.asarray(observation["observation"])[None], mask[None],
-                                                      policy.features))[0]
-            values = root_values(result.actions, result.visits, result.totals, logits, self.temperature,
-                                 self.prior_visits)
+            [values] = root_guided_values(self._search, policy, [observation], self.temperature, self.prior_visits)
         else:
             [values] = self._search.action_values_many(
                 [observation], evaluate, value_weight=value_weight, prior_weight=self.prior_weight

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
-from agents.network_search import network_evaluator, root_values
+from agents.network_search import network_evaluator, root_guided_values
 from agents.parallel import process_map
 from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.ppo import NumpyPolicy
@@ -179,17 +179,10 @@ def play_shard(task: ShardTask) -> ExitData:
                 results = search.action_values_many(
                     views, evaluate, value_weight=value_weight, prior_weight=config.prior_weight
                 )
+            elif guided:  # the plain search, then the network's root values as prior_visits visits
+                results = root_guided_values(search, policy, views, config.temperature, config.prior_visits)
             else:  # one search at a time: without network calls inside, lockstep only costs
-                found = [search.search(view) for view in views]
-                if guided:  # the network's values of the root actions as prior_visits visits
-                    rows = games[searched]
-                    logits = policy.logits_batch(encode_batch(observation[rows], mask[rows], policy.features))
-                    results = [
-                        root_values(r.actions, r.visits, r.totals, row_logits, config.temperature, config.prior_visits)
-                        for r, row_logits in zip(found, logits, strict=True)
-                    ]
-                else:
-                    results = [r.values() for r in found]
+                results = [search.action_values(view) for view in views]
             for i, values_of in zip(searched, results, strict=True):
                 game = games[i]
                 values = np.full(NUM_ACTIONS, np.nan, np.float32)
