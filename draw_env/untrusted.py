@@ -1,0 +1,255 @@
+"""Bounded readers for the JSON and YAML files that people exchange (records, policy records,
+configs, run state): every such file is treated as hostile.
+
+Each reader bounds the size of the input and the nesting depth *before* a recursive parser or
+validator sees it (Python's ``json`` and anything that walks the result recurse, so 100,000
+nested ``[`` would otherwise end in a ``RecursionError``), rejects what no file of ours holds
+(YAML anchors and aliases, whose expansion a 500-byte file can blow up; ``NaN``; repeated keys;
+integers of more than :data:`MAX_INT_DIGITS` digits, numbers beyond a float's range) and reports every problem as one
+:class:`UntrustedInputError` (a ``ValueError``) whose message starts with the file's name.
+Nothing in a file is ever executed or unpickled here.
+
+PyYAML is imported only by the YAML functions (``draw_env`` itself needs only NumPy,
+Gymnasium, PettingZoo and numba).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_INT_DIGITS",
+    "UntrustedInputError",
+    "check_depth",
+    "loads_json",
+    "loads_yaml",
+    "read_json",
+    "read_text",
+    "read_yaml",
+]
+
+#: The deepest nesting of lists and mappings a file may have; our deepest file (a game
+#: record: record -> hands -> hand -> actions -> [seat, action]) needs 5.
+MAX_DEPTH = 32
+#: The largest file read by default (a 2,000-hand match record is about 2 MB).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Longest integer literal accepted: int64 needs 19 digits; Python's own guard (4,300 digits)
+#: comes with a message that names no file.
+MAX_INT_DIGITS = 20
+
+
+class UntrustedInputError(ValueError):
+    """A file or text that cannot be used; the message is one line that names it."""
+
+
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, refused before reading when larger than ``max_bytes``."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > max_bytes:
+                raise UntrustedInputError(f"{name}: the file is {size} bytes, more than the {max_bytes} allowed")
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise UntrustedInputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise UntrustedInputError(f"{name}: is a directory, not a file") from None
+    except OSError as error:
+        raise UntrustedInputError(f"{name}: cannot be read ({error.strerror or error})") from None
+    if len(data) > max_bytes:  # a file that grew while being read, or a device
+        raise UntrustedInputError(f"{name}: more than the {max_bytes} bytes allowed")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> str:
+    """``path`` decoded as strict UTF-8 (a leading byte-order mark is dropped), size-bounded."""
+    data = read_bytes(path, max_bytes)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise UntrustedInputError(
+            f"{os.fspath(path)}: not UTF-8 text (byte {error.start} is {data[error.start]:#04x})"
+        ) from None
+
+
+def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
+    """Refuse JSON ``text`` whose lists and objects nest deeper than ``max_depth``.
+
+    A linear scan that skips string contents, so it is safe on any input, and a recursive parser
+    run after it never recurses deeper than ``max_depth``.
+    """
+    depth = 0
+    in_string = False
+    escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, index) + 1
+                raise UntrustedInputError(
+                    f"{source}: nested deeper than {max_depth} levels (line {line}, column "
+                    f"{index - text.rfind(chr(10), 0, index)})"
+                )
+        elif char in "]}":
+            depth -= 1
+
+
+def _no_duplicates(source: str):  # type: ignore[no-untyped-def]
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        mapping: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in mapping:
+                raise UntrustedInputError(f"{source}: the key {key!r} appears twice in one object")
+            mapping[key] = value
+        return mapping
+
+    return build
+
+
+def _bounded_int(source: str):  # type: ignore[no-untyped-def]
+    def parse(literal: str) -> int:
+        if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+            raise UntrustedInputError(
+                f"{source}: an integer of {len(literal.lstrip('-'))} digits (at most {MAX_INT_DIGITS})"
+            )
+        return int(literal)
+
+    return parse
+
+
+def _finite_float(source: str):  # type: ignore[no-untyped-def]
+    def parse(literal: str) -> float:
+        value = float(literal)
+        if value - value != 0.0:  # inf (1e999 overflows) or nan
+            raise UntrustedInputError(f"{source}: {literal[:40]} is out of a float's range")
+        return value
+
+    return parse
+
+
+def _no_constant(source: str):  # type: ignore[no-untyped-def]
+    def parse(literal: str) -> float:
+        raise UntrustedInputError(f"{source}: {literal} is not a number JSON allows")
+
+    return parse
+
+
+def loads_json(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse JSON ``text`` (named ``source`` in messages) within the bounds of this module.
+
+    Raises:
+        UntrustedInputError: too deep, not JSON, a repeated key, ``NaN``/``Infinity``, or an
+            over-long integer; the message starts with ``source``.
+    """
+    check_depth(text, source, max_depth)
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_no_duplicates(source),
+            parse_int=_bounded_int(source),
+            parse_float=_finite_float(source),
+            parse_constant=_no_constant(source),
+        )
+    except json.JSONDecodeError as error:
+        raise UntrustedInputError(
+            f"{source}: not valid JSON at line {error.lineno}, column {error.colno} ({error.msg})"
+        ) from None
+    except UntrustedInputError:
+        raise
+    except (ValueError, RecursionError) as error:  # e.g. a float literal Python cannot hold
+        raise UntrustedInputError(f"{source}: not valid JSON ({error})") from None
+
+
+def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES, max_depth: int = MAX_DEPTH) -> Any:
+    """:func:`loads_json` of a file: size-bounded, strict UTF-8, messages name the file."""
+    return loads_json(read_text(path, max_bytes), os.fspath(path), max_depth)
+
+
+def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse YAML ``text`` with PyYAML's safe loader, within the bounds of this module.
+
+    The event stream is checked first (no anchors or aliases, at most ``max_depth`` levels of
+    nesting), then the text is built into plain Python data; a mapping that repeats a key is
+    refused (PyYAML would silently keep the last value).
+
+    Raises:
+        UntrustedInputError: the message starts with ``source`` and gives the line (and column)
+            of the problem; a repeated key is named with its dotted path, for example
+            ``line 4: duplicate key 'ppo.gamma' (first on line 2)``.
+    """
+    import yaml
+
+    def where(mark: Any) -> str:
+        return f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise UntrustedInputError(
+                    f"{source}{where(event.start_mark)}: YAML anchors and aliases (& and *) are not allowed"
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    raise UntrustedInputError(
+                        f"{source}{where(event.start_mark)}: nested deeper than {max_depth} levels"
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None:
+            _check_yaml_keys(node, source)
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise UntrustedInputError(
+            f"{source}{where(mark)}: not valid YAML ({error.problem or error.context})"
+        ) from None
+    except yaml.YAMLError as error:
+        raise UntrustedInputError(f"{source}: not valid YAML ({error})") from None
+    except (ValueError, OverflowError) as error:  # e.g. a timestamp or number PyYAML cannot build
+        if isinstance(error, UntrustedInputError):
+            raise
+        raise UntrustedInputError(f"{source}: not valid YAML ({error})") from None
+
+
+def _check_yaml_keys(node: Any, source: str, keys: tuple[str, ...] = ()) -> None:
+    """Refuse a mapping that repeats a key (depth is already bounded, so recursion is safe)."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                dotted = ".".join((*keys, key))
+                raise UntrustedInputError(
+                    f"{source}, line {line}: duplicate key {dotted!r} (first on line {seen[key]})"
+                )
+            seen[key] = line
+            _check_yaml_keys(value_node, source, (*keys, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _check_yaml_keys(item, source, keys)
+
+
+def read_yaml(path: str | os.PathLike[str], max_bytes: int = 1024 * 1024, max_depth: int = MAX_DEPTH) -> Any:
+    """:func:`loads_yaml` of a file (1 MiB at most by default: configs are small)."""
+    return loads_yaml(read_text(Path(path), max_bytes), os.fspath(path), max_depth)
