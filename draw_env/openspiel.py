@@ -761,7 +761,7 @@ def deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
             sections[current].append(line)
     game_lines = sections.get("[Game]", [])
     if len(game_lines) != 1 or not (game_lines[0] == SHORT_NAME or game_lines[0].startswith(SHORT_NAME + "(")):
-        return _pyspiel_deserialize_game_and_state(text)  # type: ignore[no-any-return]
+        return _pyspiel_deserialize_game_and_state(text)
     if "[State]" not in sections:
         raise ValueError("serialized game and state: the [State] section is missing")
     try:

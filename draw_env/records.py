@@ -176,7 +176,13 @@ def _deal_of(state: DrawState) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- validation
 
 
+#: Longest description of a problem in a message: a record's values can be megabytes long.
+_MAX_PROBLEM_CHARS = 300
+
+
 def _fail(field: str, problem: str) -> NoReturn:
+    if len(problem) > _MAX_PROBLEM_CHARS:
+        problem = problem[:_MAX_PROBLEM_CHARS] + "..."
     raise ValueError(f"record field {field} {problem}")
 
 
