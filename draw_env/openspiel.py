@@ -760,8 +760,15 @@ def deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
         else:
             sections[current].append(line)
     game_lines = sections.get("[Game]", [])
-    if len(game_lines) != 1 or not (game_lines[0] == SHORT_NAME or game_lines[0].startswith(SHORT_NAME + "(")):
+    if not any(SHORT_NAME in line for line in game_lines):
         return _pyspiel_deserialize_game_and_state(text)
+    if len(game_lines) != 1 or not (game_lines[0] == SHORT_NAME or game_lines[0].startswith(SHORT_NAME + "(")):
+        # Any other game string that names this game (a wrapper game around it, a near spelling)
+        # is refused rather than left to OpenSpiel, whose reader of this game's states unpickles.
+        raise ValueError(
+            f"serialized game and state, [Game] section: only a {SHORT_NAME}(...) game string is read, got "
+            f"{' '.join(game_lines)[:80]!r}"
+        )
     if "[State]" not in sections:
         raise ValueError("serialized game and state: the [State] section is missing")
     try:

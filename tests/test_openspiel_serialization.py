@@ -115,11 +115,19 @@ def test_an_illegal_player_action_and_a_finished_game_are_named() -> None:
 
 @pytest.mark.parametrize(
     ("game_line", "message"),
-    [("python_draw_dominoes(players=7)", "players must be one of 2, 3, 4"), ("python_draw_dominoes(players=2", r"\[Game\] section")],
+    [
+        ("python_draw_dominoes(players=7)", "players must be one of 2, 3, 4"),
+        ("python_draw_dominoes(players=2", r"\[Game\] section: Missing closing bracket"),
+        # Other game strings that name this game: refused rather than left to OpenSpiel.
+        (" python_draw_dominoes", r"\[Game\] section: only a python_draw_dominoes\(\.\.\.\) game string is read"),
+        ("misere(game=python_draw_dominoes())", r"\[Game\] section: only a python_draw_dominoes"),
+        ("turn_based_simultaneous_game(game=python_draw_dominoes())", r"\[Game\] section: only a python_draw_dominoes"),
+    ],
 )
 def test_a_bad_game_section_is_a_value_error(game_line: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        pyspiel.deserialize_game_and_state(f"[Meta]\nVersion: 1\n[Game]\n{game_line}\n[State]\n")
+        pyspiel.deserialize_game_and_state(f"[Meta]\nVersion: 1\n[Game]\n{game_line}\n[State]\n{EVIL_DICT}\n")
+    assert RAN == []
 
 
 def test_a_state_started_from_a_position_says_it_cannot_be_serialized() -> None:
