@@ -268,7 +268,7 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-            action = _as_action(action)  # raises ValueError outside Discrete(58)
+            action = as_action(action)  # raises ValueError outside Discrete(58)
         state = self._state
         seat = state.current
         drawn = state.boneyard[0] if action == DRAW and state.boneyard else -1
@@ -368,8 +368,13 @@ def _info(state: DrawState, seat: int) -> dict[str, int]:
     }
 
 
-def _as_action(action: object) -> int:
-    """Accept Python and NumPy integers (also 0-d or one-element arrays) in ``0..57``."""
+def as_action(action: object) -> int:
+    """``action`` as an ``int``: what ``step`` accepts, Python and NumPy integers (also 0-d or
+    one-element arrays) in ``0..57``; a ``ValueError`` for anything else.
+
+    The one normalisation of an action: the environment and the wrappers that look at actions
+    (:class:`draw_env.records.RecordingWrapper`) all go through it.
+    """
     if isinstance(action, np.ndarray) and action.size == 1:
         action = action.reshape(()).item()
     if isinstance(action, np.integer):

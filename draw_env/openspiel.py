@@ -58,6 +58,7 @@ its information states describe that position as each seat sees it, then the act
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,7 +66,7 @@ import numpy as np
 import pyspiel
 
 from draw_env import tiles
-from draw_env.checks import check_choice
+from draw_env.checks import check_choice, check_int
 from draw_env.draw_dominoes import EPISODES, REWARDS
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS, ObservationTable
 from draw_env.rules import DRAW, NUM_ACTIONS, PASS, PROTECTED_BONEYARD, DrawGame, DrawState, action_name
@@ -86,6 +87,8 @@ INFORMATION_STATE_SIZE = OBSERVATION_SIZE + DRAWN_SIZE
 _ALL_TILES = frozenset(range(NUM_TILES))
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+#: A line of a serialized state: one action id, plain ASCII digits.
+_ACTION_LINE = re.compile(r"0|[1-9][0-9]?")
 # Phases of the hand in play.
 _OPENER, _DEAL, _PLAY, _DRAWING, _OVER = range(5)
 
@@ -179,6 +182,41 @@ class DrawDominoesGame(pyspiel.Game):
             raise ValueError("position must be a hand in play, got a finished hand")
         state = DrawDominoesState(self)
         state._play.start_position(position)
+        return state
+
+    def deserialize_state(self, text: str) -> DrawDominoesState:
+        """The state that :meth:`DrawDominoesState.serialize` wrote: its history replayed.
+
+        ``text`` is OpenSpiel's history format, one action per line (chance outcomes included);
+        each line must be a plain integer, legal where it is applied, and ``text`` at most
+        three characters per action of :meth:`max_history_length`. Nothing in it is unpickled
+        or evaluated (OpenSpiel's default for Python games unpickles a ``__dict__`` line).
+
+        Raises:
+            ValueError: naming the line and what is wrong with it, e.g. ``python_draw_dominoes
+                state text, line 17: action 57 (pass) is not legal here; legal: 0, 56``.
+        """
+        where = f"{SHORT_NAME} state text"
+        if not isinstance(text, str):
+            raise ValueError(f"{where} must be a str, got {type(text).__name__}")  # noqa: TRY004
+        limit = 3 * self.max_history_length() + 1
+        if len(text) > limit:
+            raise ValueError(f"{where} has {len(text)} characters, more than the {limit} of the longest game")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the newline that ends the last action
+        state = self.new_initial_state()
+        for number, line in enumerate(lines, 1):
+            if not _ACTION_LINE.fullmatch(line):
+                raise ValueError(f"{where}, line {number}: must be an action id (an integer), got {line[:40]!r}")
+            action = int(line)
+            if state.is_terminal():
+                raise ValueError(f"{where}, line {number}: the game is over, yet the text goes on with {action}")
+            legal = state.legal_actions()
+            if action not in legal:
+                name = f"chance outcome {action}" if state.is_chance_node() else f"action {action} ({action_name(action)})"
+                raise ValueError(f"{where}, line {number}: {name} is not legal here; legal: {', '.join(map(str, legal))}")
+            state.apply_action(action)
         return state
 
     def make_py_observer(
@@ -429,6 +467,22 @@ class DrawDominoesState(pyspiel.State):
         pending = " (drawing)" if play.phase == _DRAWING else ""
         return f"hand {play.hand_number}{pending}: {play.core!r}; actions: {events}"
 
+    # ------------------------------------------------------------------ serialization
+
+    def serialize(self) -> str:
+        """The history, one action per line (OpenSpiel's format for C++ games): no pickle.
+
+        :meth:`DrawDominoesGame.deserialize_state` replays it. A state made by
+        :meth:`DrawDominoesGame.new_state_from_position` has no history from the initial state
+        and cannot be serialized (``ValueError``).
+        """
+        if self._play.lineage is not None:
+            raise ValueError(
+                "a state made by new_state_from_position cannot be serialized: its history does not "
+                "start from the initial state"
+            )
+        return "".join(f"{action}\n" for action in self.history())
+
     # ------------------------------------------------------------------ resampling
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Callable[[], float]) -> DrawDominoesState:
@@ -440,14 +494,15 @@ class DrawDominoesState(pyspiel.State):
                 ``pyspiel.UniformProbabilitySampler``); two calls seed the sampling.
 
         Raises:
-            ValueError: during a deal or once the game is over (nothing is hidden to sample).
+            ValueError: if ``player_id`` is not a seat (an integer in ``0..n-1``), or during a deal
+                or once the game is over (nothing is hidden to sample).
         """
         play = self._play
+        player = check_int("player_id", player_id, minimum=0, maximum=play.num_players - 1)
         if play.core is None or play.phase == _OVER:
             raise ValueError("resample_from_infostate needs a hand in play (not its deal, not the end)")
         seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
         rng = random.Random(seed)
-        player = int(player_id)
         sampled = play.core.view(player).sample_state(rng)
         start_tiles, drawn_tiles = _reconstruct(play, player, sampled.hands, rng)
         game = self.get_game()
@@ -655,4 +710,75 @@ class DrawDominoesObserver:
         return f"{head} | {events}"
 
 
+# ---------------------------------------------------------------------- game and state strings
+
+# OpenSpiel's own functions, which serialize a Python game's state as a pickle of its __dict__
+# and unpickle whatever a string holds there (in C++, out of reach of the methods above).
+_pyspiel_serialize_game_and_state = pyspiel.serialize_game_and_state
+_pyspiel_deserialize_game_and_state = pyspiel.deserialize_game_and_state
+_SECTIONS = ("[Meta]", "[Game]", "[State]")
+
+
+def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
+    """``pyspiel.serialize_game_and_state``, with this game's state as its history (no pickle).
+
+    The sections are OpenSpiel's (``[Meta]``, ``[Game]``, ``[State]``); other games' states are
+    serialized by OpenSpiel itself.
+    """
+    if not isinstance(state, DrawDominoesState):
+        return str(_pyspiel_serialize_game_and_state(game, state))
+    return (
+        "# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\nVersion: 1\n\n"
+        f"[Game]\n{game.serialize()}\n[State]\n{state.serialize()}"
+    )
+
+
+def deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
+    """``pyspiel.deserialize_game_and_state`` that never unpickles a ``python_draw_dominoes`` state.
+
+    A string whose game is ``python_draw_dominoes`` is read here: the game string is loaded by
+    ``pyspiel.load_game`` (its parameters checked) and the state rebuilt by
+    :meth:`DrawDominoesGame.deserialize_state`. Other games' strings go to OpenSpiel.
+
+    Raises:
+        ValueError: if the sections are malformed or the state text is refused.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a serialized game and state must be a str, got {type(text).__name__}")  # noqa: TRY004
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line or line.startswith("#"):
+            continue
+        if line in _SECTIONS:
+            if line in sections or (current is None) != (line == "[Meta]"):
+                raise ValueError(f"serialized game and state, line {number}: section {line} out of order")
+            current = line
+            sections[line] = []
+        elif current is None:
+            raise ValueError(f"serialized game and state, line {number}: text before the [Meta] section")
+        else:
+            sections[current].append(line)
+    game_lines = sections.get("[Game]", [])
+    if not any(SHORT_NAME in line for line in game_lines):
+        return _pyspiel_deserialize_game_and_state(text)
+    if len(game_lines) != 1 or not (game_lines[0] == SHORT_NAME or game_lines[0].startswith(SHORT_NAME + "(")):
+        # Any other game string that names this game (a wrapper game around it, a near spelling)
+        # is refused rather than left to OpenSpiel, whose reader of this game's states unpickles.
+        raise ValueError(
+            f"serialized game and state, [Game] section: only a {SHORT_NAME}(...) game string is read, got "
+            f"{' '.join(game_lines)[:80]!r}"
+        )
+    if "[State]" not in sections:
+        raise ValueError("serialized game and state: the [State] section is missing")
+    try:
+        game = pyspiel.load_game(game_lines[0])
+    except pyspiel.SpielError as error:
+        raise ValueError(f"serialized game and state, [Game] section: {error}") from None
+    return game, game.deserialize_state("".join(f"{line}\n" for line in sections["[State]"]))
+
+
 pyspiel.register_game(_game_type(PARAMETERS["reward"], PARAMETERS["episode"]), DrawDominoesGame)
+# The module functions that users call: this game's strings are read as history, never unpickled.
+pyspiel.serialize_game_and_state = serialize_game_and_state
+pyspiel.deserialize_game_and_state = deserialize_game_and_state

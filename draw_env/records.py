@@ -44,6 +44,7 @@ from draw_env.checks import is_integer
 from draw_env.files import write_text_atomic
 from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name
 from draw_env.tiles import NUM_TILES
+from draw_env.untrusted import read_json
 
 FORMAT = "draw-dominoes-record"
 VERSION = 1
@@ -127,23 +128,26 @@ class RecordingWrapper(BaseWrapper):
         if record is None or agent is None or base.terminations[agent] or base.truncations[agent]:
             self.env.step(action)  # before reset, after the end, or a dead agent's step: nothing to record
             return
+        # The environment's own reading of an action (NumPy integers and one-element arrays
+        # included); what it refuses raises the environment's ValueError, and nothing changes.
+        action = draw_dominoes.as_action(action)
         state = base.state_ref
         seat = state.current
-        legal = is_integer(action) and state.is_legal(int(action))
+        legal = state.is_legal(action)
         # The rules, applied to a copy, say how the hand ends: in a match that goes on, the env
         # deals the next hand within the same step.
         probe = state.clone()
         if legal:
-            probe.apply_action(int(action))
+            probe.apply_action(action)
         self.env.step(action)  # raw_env raises on an illegal action: then nothing is recorded
         if not legal:
             # Through env(), an illegal action ends the episode and changes nothing else.
             if all(base.terminations.values()):
-                record["illegal_action"] = [seat, int(action)]
+                record["illegal_action"] = [seat, action]
                 record["finished"] = True
             return
         hand = record["hands"][-1]
-        hand["actions"].append([seat, int(action)])
+        hand["actions"].append([seat, action])
         result = probe.result
         if result is None:
             return
@@ -172,7 +176,13 @@ def _deal_of(state: DrawState) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- validation
 
 
+#: Longest description of a problem in a message: a record's values can be megabytes long.
+_MAX_PROBLEM_CHARS = 300
+
+
 def _fail(field: str, problem: str) -> NoReturn:
+    if len(problem) > _MAX_PROBLEM_CHARS:
+        problem = problem[:_MAX_PROBLEM_CHARS] + "..."
     raise ValueError(f"record field {field} {problem}")
 
 
@@ -223,6 +233,9 @@ def validate_record(record: object) -> None:
     names = record["players"]
     if not isinstance(names, list) or len(names) != players or not all(isinstance(n, str) for n in names):
         _fail("players", f"must be a list of {players} strings, got {names!r}")
+    for seat, name in enumerate(names):
+        if not name.isprintable() and any(0xD800 <= ord(char) <= 0xDFFF for char in name):
+            _fail(f"players[{seat}]", f"must be Unicode text, got a lone surrogate in {name!r}")
     finished = record.get("finished", True)
     if not isinstance(finished, bool):
         _fail("finished", f"must be true or false, got {finished!r}")
@@ -330,14 +343,15 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
 def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a record written by :func:`write_record` (plain JSON: nothing runs).
 
+    The file is read with :func:`draw_env.untrusted.read_json`: bounded in size and nesting,
+    strict UTF-8, no repeated keys, no over-long numbers.
+
     Raises:
-        ValueError: if the file is not JSON or not a valid record (the message names the file).
+        ValueError: if the file is not JSON or not a valid record; one line that starts with the
+            file's name and names the field, e.g. ``game.json: record field hands[2].actions[5]
+            must be a [seat, action] pair, got [0]``.
     """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{os.fspath(path)} is not a JSON record: {error}") from None
+    record = read_json(path)
     try:
         validate_record(record)
     except ValueError as error:
@@ -353,15 +367,17 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
 
     Each hand is dealt as recorded (reset options ``hands``, ``boneyard``, ``opener`` and, in a
     match, the scores so far), its actions are stepped in order, and the hand must end exactly
-    at its last action with the recorded points and pips; a match must go on after every hand
-    but the last and end after the last one when the record is finished; each later hand's
-    opener is one seat clockwise from the previous one's.
+    at its last action with the recorded points and pips (and ``kind`` and ``winner``, when the
+    record gives them); a match must go on after every hand but the last; each later hand's
+    opener is one seat clockwise from the previous one's. Every field the replay can recompute
+    must agree: ``finished`` (the game ended, by its rules or by the ``illegal_action``), the
+    ``illegal_action`` (illegal for the seat to act where the record stops), ``winner``, ``scores``.
 
     Returns:
         The final scores.
 
     Raises:
-        ValueError: on any mismatch, naming the hand and the step.
+        ValueError: on any mismatch, naming the field (e.g. ``hands[1].actions[3]``).
     """
     validate_record(record)
     players = int(record["num_players"])
@@ -371,12 +387,18 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
     hands = record["hands"]
     finished = record.get("finished", True)
     illegal = record.get("illegal_action")
+    if illegal is not None and not finished:
+        _fail("finished", "must be true: an illegal_action ends the game")
+    # What the replay says of the whole game: over by the rules, and who won.
+    over = False
+    winner: int | None = None
     for k, hand in enumerate(hands):
+        field = f"hands[{k}]"
         last = k == len(hands) - 1
         if k > 0 and hand["opener"] != (hands[k - 1]["opener"] + 1) % players:
-            raise ValueError(
-                f"hand {k}: opener {hand['opener']} is not one seat clockwise from hand {k - 1}'s "
-                f"opener {hands[k - 1]['opener']}"
+            _fail(
+                f"{field}.opener",
+                f"must be one seat clockwise from hands[{k - 1}]'s opener {hands[k - 1]['opener']}, got {hand['opener']}",
             )
         options: dict[str, Any] = {"hands": hand["hands"], "boneyard": hand["boneyard"], "opener": hand["opener"]}
         if episode == "match":
@@ -385,49 +407,65 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
         base = env.unwrapped
         actions = hand["actions"]
         state = base.state_ref
+        probe = state
         for step, (seat, action) in enumerate(actions):
-            where = f"hand {k}, step {step}"
+            where = f"{field}.actions[{step}]"
             state = base.state_ref
             if state.result is not None or state.hand_number != 0:
-                raise ValueError(f"{where}: the hand already ended, yet the record goes on with {action_name(action)}")
+                _fail(where, f"follows the end of the hand ({action_name(action)})")
             if seat != state.current:
-                raise ValueError(f"{where}: the record says seat {seat} acts, but it is seat {state.current}'s turn")
+                _fail(where, f"says seat {seat} acts, but it is seat {state.current}'s turn")
             if not state.is_legal(action):
-                raise ValueError(
-                    f"{where}: action {action} ({action_name(action)}) by seat {seat} is not legal; legal: "
-                    + ", ".join(f"{a} ({action_name(a)})" for a in state.legal_actions())
+                _fail(
+                    where,
+                    f"plays {action} ({action_name(action)}) by seat {seat}, which is not legal; legal: "
+                    + ", ".join(f"{a} ({action_name(a)})" for a in state.legal_actions()),
                 )
+            # The rules state after the action, kept: in a match the env deals on at a hand's end.
+            probe = state.clone()
+            probe.apply_action(action)
             env.step(action)
-        state = base.state_ref
-        ended = state.result is not None or state.hand_number != 0
+        result = probe.result
         if "points" not in hand:
-            if ended:
-                raise ValueError(f"hand {k}: the hand ended at step {len(actions) - 1} but the record has no result")
+            if result is not None:
+                _fail(f"{field}.points", f"is missing, yet the hand ended at its action {len(actions) - 1}")
             if illegal is not None:
                 seat, action = illegal
-                if seat != state.current or state.is_legal(action):
-                    raise ValueError(
-                        f"hand {k}, step {len(actions)}: the recorded illegal action {action} by seat {seat} "
-                        f"is not an illegal action of the seat to act ({state.current})"
+                if seat != probe.current or probe.is_legal(action):
+                    _fail(
+                        "illegal_action",
+                        f"must be an illegal action of the seat to act ({probe.current}) where {field} stops, "
+                        f"got {action} ({action_name(action)}) by seat {seat}",
                     )
-            return scores
-        if not ended:
-            raise ValueError(f"hand {k}: the hand has not ended after its {len(actions)} recorded actions")
-        infos = [base.infos[agent] for agent in base.possible_agents]
-        points = [int(info["hand_points"]) for info in infos]
-        pips = [int(info["hand_pips"]) for info in infos]
-        if points != list(hand["points"]):
-            raise ValueError(f"hand {k}: the record's points {hand['points']} differ from the replay's {points}")
-        if pips != list(hand["pips"]):
-            raise ValueError(f"hand {k}: the record's pips {hand['pips']} differ from the replay's {pips}")
-        scores = [int(info["score"]) for info in infos]
-        over = all(base.terminations.values())
-        if episode == "match" and not last and over:
-            raise ValueError(f"hand {k}: the match ended here (scores {scores}) but the record goes on")
-        if last and finished and illegal is None and not over:
-            raise ValueError(f"hand {k}: the record is finished but the match goes on (scores {scores})")
+            break
+        if result is None:
+            _fail(f"{field}.actions", f"must end the hand, but it goes on after its {len(actions)} actions")
+        for key, replayed in (("points", list(result.points)), ("pips", list(result.pips))):
+            if list(hand[key]) != replayed:
+                _fail(f"{field}.{key}", f"must be the replay's {replayed}, got {hand[key]}")
+        for key, value in (("kind", result.kind), ("winner", result.winner)):
+            if key in hand and (hand[key] != value or type(hand[key]) is not type(value)):
+                _fail(f"{field}.{key}", f"must be the replay's {value!r}, got {hand[key]!r}")
+        scores = list(probe.scores)
+        over = episode == "hand" or probe.is_match_over
+        winner = result.winner if episode == "hand" else probe.match_winner
+        if not last and over:
+            _fail("hands", f"go on after the match ended in {field} (scores {scores})")
+    else:
+        if illegal is not None:
+            _fail("illegal_action", "must be absent: the last hand of the record is complete, so the game ended by its rules")
+        if over != finished:
+            _fail(
+                "finished",
+                f"must be {'true' if over else 'false'}: the "
+                + ("game ended" if over else f"match goes on after the last hand (scores {scores})"),
+            )
     if list(record["scores"]) != scores:
-        raise ValueError(f"scores: the record's {record['scores']} differ from the replay's {scores}")
+        _fail("scores", f"must be the replay's {scores}, got {record['scores']}")
+    if "winner" in record:
+        expected = winner if over and illegal is None else None
+        if record["winner"] != expected:
+            _fail("winner", f"must be the replay's {expected!r}, got {record['winner']!r}")
     return scores
 
 

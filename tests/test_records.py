@@ -144,35 +144,35 @@ def test_replay_names_the_hand_and_step_of_a_mismatch() -> None:
     wrong_points["hands"][1]["points"] = list(reversed(wrong_points["hands"][1]["points"]))
     wrong_points["scores"] = np.sum([h["points"] for h in wrong_points["hands"]], axis=0).tolist()
     if wrong_points["hands"][1]["points"] != record["hands"][1]["points"]:
-        with pytest.raises(ValueError, match="hand 1: the record's points"):
+        with pytest.raises(ValueError, match=r"hands\[1\]\.points must be the replay.s"):
             replay_record(wrong_points)
     wrong_pips = copy.deepcopy(record)
     wrong_pips["hands"][0]["pips"][0] += 1
-    with pytest.raises(ValueError, match="hand 0: the record's pips"):
+    with pytest.raises(ValueError, match=r"hands\[0\]\.pips must be the replay.s"):
         replay_record(wrong_pips)
     wrong_seat = copy.deepcopy(record)
     seat, _action = wrong_seat["hands"][1]["actions"][3]
     wrong_seat["hands"][1]["actions"][3][0] = (seat + 1) % 3
-    with pytest.raises(ValueError, match="hand 1, step 3: the record says seat"):
+    with pytest.raises(ValueError, match=r"hands\[1\]\.actions\[3\] says seat"):
         replay_record(wrong_seat)
     wrong_action = copy.deepcopy(record)
     actions = wrong_action["hands"][1]["actions"]
     step = next(i for i, (_s, a) in enumerate(actions) if a < DRAW and i > 0)
     actions[step][1] = PASS  # never legal with a playable tile
-    with pytest.raises(ValueError, match=f"hand 1, step {step}: action 57 \\(pass\\)"):
+    with pytest.raises(ValueError, match=rf"hands\[1\]\.actions\[{step}\] plays 57 \(pass\)"):
         replay_record(wrong_action)
     short = copy.deepcopy(record)
     short["hands"][0]["actions"].pop()
-    with pytest.raises(ValueError, match="hand 0: the hand has not ended"):
+    with pytest.raises(ValueError, match=r"hands\[0\]\.actions must end the hand"):
         replay_record(short)
     cut = copy.deepcopy(record)
     cut["hands"].pop()
     cut["scores"] = np.sum([h["points"] for h in cut["hands"]], axis=0).tolist()
-    with pytest.raises(ValueError, match="the record is finished but the match goes on"):
+    with pytest.raises(ValueError, match="finished must be false: the match goes on"):
         replay_record(cut)
     swapped = copy.deepcopy(record)
     swapped["hands"][1]["opener"] = (swapped["hands"][1]["opener"] + 1) % 3
-    with pytest.raises(ValueError, match="hand 1: opener"):
+    with pytest.raises(ValueError, match=r"hands\[1\]\.opener must be one seat clockwise"):
         replay_record(swapped)
 
 
@@ -215,7 +215,7 @@ def test_files_are_written_atomically_and_read_safely(tmp_path: Path) -> None:
         write_record(broken, path)
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["game.json"]
     (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(ValueError, match="bad.json is not a JSON record"):
+    with pytest.raises(ValueError, match="bad.json: not valid JSON"):
         read_record(tmp_path / "bad.json")
     (tmp_path / "other.json").write_text(json.dumps({**record, "format": "x"}))
     with pytest.raises(ValueError, match="other.json: record field format"):
@@ -229,3 +229,94 @@ def test_wrapper_arguments() -> None:
         RecordingWrapper(object())  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="reset"):
         RecordingWrapper(draw_env.env()).record  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "convert", [int, np.int8, np.int64, np.uint8, np.array, lambda a: np.array([a])], ids=["int", "int8", "int64", "uint8", "array", "array1"]
+)
+def test_the_wrapper_records_every_action_the_env_accepts(convert) -> None:
+    """NumPy integers and one-element arrays are actions of env(): recorded like Python ints."""
+    plain = play(RecordingWrapper(draw_env.env(num_players=3, episode="match")), 4)
+    env = RecordingWrapper(draw_env.env(num_players=3, episode="match"))
+    env.reset(seed=4)
+    rng = random.Random(4)
+    for _agent in env.agent_iter():
+        observation, _reward, terminated, truncated, _info = env.last()
+        env.step(None if terminated or truncated else convert(int(rng.choice(np.flatnonzero(observation["action_mask"])))))
+    assert env.record == plain
+    assert "illegal_action" not in env.record and replay_record(env.record) == plain["scores"]
+    # What env() refuses, the wrapper refuses with the same message, recording nothing.
+    env.reset(seed=4)
+    with pytest.raises(ValueError, match=r"action must be an integer in 0\.\.57"):
+        env.step(np.array([1, 2]))
+    assert env.record["hands"][0]["actions"] == [] and "illegal_action" not in env.record
+
+
+def test_reading_a_hostile_file_names_the_file(tmp_path: Path) -> None:
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000)
+    with pytest.raises(ValueError, match=r"nested\.json: nested deeper than"):
+        read_record(nested)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"players": ["caf\xe9"]}')
+    with pytest.raises(ValueError, match=r"latin\.json: not UTF-8"):
+        read_record(latin)
+    long_int = tmp_path / "long.json"
+    long_int.write_text('{"num_players": ' + "9" * 5000 + "}")
+    with pytest.raises(ValueError, match=r"long\.json: an integer of 5000 digits"):
+        read_record(long_int)
+    record = finished_match()
+    record["hands"][0]["actions"][5] = [0]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=r"bad\.json: record field hands\[0\]\.actions\[5\] must be"):
+        read_record(bad)
+    surrogate = finished_match()
+    surrogate["players"][1] = "\ud800"
+    with pytest.raises(ValueError, match=r"players\[1\] must be Unicode text"):
+        validate_record(surrogate)
+
+
+def hand_record() -> dict:
+    return play(RecordingWrapper(draw_env.env(num_players=2)), 6)
+
+
+@pytest.mark.parametrize(
+    ("make", "change", "message"),
+    [
+        (finished_match, lambda r: r.update(finished=False), "finished must be true: the game ended"),
+        (hand_record, lambda r: r.update(finished=False), "finished must be true: the game ended"),
+        (finished_match, lambda r: r.update(winner=(r["winner"] + 1) % 3), "winner must be the replay's"),
+        (finished_match, lambda r: r.update(winner=None), "winner must be the replay's"),
+        (hand_record, lambda r: r.update(winner=1 - r["hands"][0]["winner"]), "winner must be the replay's"),
+        (
+            finished_match,
+            lambda r: r["hands"][0].update(kind={"domino": "blocked", "blocked": "domino"}[r["hands"][0]["kind"]]),
+            r"hands\[0\]\.kind must be the replay's",
+        ),
+        (finished_match, lambda r: r["hands"][1].update(winner=None), r"hands\[1\]\.winner must be the replay's"),
+        (hand_record, lambda r: r.update(illegal_action=[0, 57]), "illegal_action must be absent: the last hand of the record is complete"),
+    ],
+    ids=["match-finished", "hand-finished", "winner", "winner-null", "hand-winner", "kind", "hand-entry-winner", "illegal-after-end"],
+)
+def test_replay_refuses_a_record_that_contradicts_itself(make, change, message: str) -> None:
+    record = make()
+    replay_record(record)
+    change(record)
+    with pytest.raises(ValueError, match=message):
+        replay_record(record)
+
+
+def test_an_unfinished_record_cannot_claim_a_winner_or_an_unended_illegal_action() -> None:
+    env = RecordingWrapper(draw_env.env(num_players=2))
+    env.reset(seed=3)
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    unfinished = env.record
+    replay_record(unfinished)
+    with pytest.raises(ValueError, match="winner must be the replay's None, got 0"):
+        replay_record({**unfinished, "winner": 0})
+    with pytest.raises(ValueError, match="finished must be true: an illegal_action ends the game"):
+        replay_record({**unfinished, "illegal_action": [unfinished["hands"][0]["actions"][0][0] ^ 1, 57]})
+    legal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+    with pytest.raises(ValueError, match="illegal_action must be an illegal action of the seat to act"):
+        replay_record({**unfinished, "finished": True, "illegal_action": [env.unwrapped.state_ref.current, legal]})

@@ -7,6 +7,8 @@ Chromium is not installed (``.ci/run`` installs Debian's ``chromium``).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -16,7 +18,10 @@ import select
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -141,44 +146,160 @@ class DevTools:
         os.close(self._read)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
-def test_the_page_loads_without_errors_and_the_right_arrow_steps(tmp_path: Path) -> None:
-    record_path = make_record(tmp_path)
-    page = tmp_path / "game.html"
-    main([str(record_path), "--html", str(page)], stdout=io.StringIO())
-    browser = DevTools(tmp_path / "profile")
-    try:
+class Page:
+    """One page open in headless Chromium: evaluate expressions, press keys, collect errors."""
+
+    def __init__(self, browser: DevTools, path: Path) -> None:
+        self.browser = browser
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
-            browser.send(f"{domain}.enable", session=session)
-        browser.send("Page.navigate", {"url": page.as_uri()}, session=session)
+            browser.send(f"{domain}.enable", session=self.session)
+        browser.send("Page.navigate", {"url": path.as_uri()}, session=self.session)
         browser.wait_for("Page.loadEventFired")
 
-        def evaluate(expression: str) -> object:
-            return browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)["result"]["value"]
+    def evaluate(self, expression: str) -> Any:
+        reply = self.browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=self.session)
+        return reply["result"].get("value")
 
-        before = evaluate("document.getElementById('board').innerHTML")
-        counter = evaluate("document.getElementById('counter').textContent")
-        assert counter.startswith("Position 1 of ") and "<rect" in before
+    def press(self, key: str, code: int) -> None:
         for kind in ("keyDown", "keyUp"):
-            browser.send(
-                "Input.dispatchKeyEvent",
-                {"type": kind, "key": "ArrowRight", "code": "ArrowRight", "windowsVirtualKeyCode": 39},
-                session=session,
+            self.browser.send(
+                "Input.dispatchKeyEvent", {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code}, session=self.session
             )
-        after = evaluate("document.getElementById('board').innerHTML")
-        assert evaluate("document.getElementById('counter').textContent").startswith("Position 2 of ")
-        assert after != before
-        assert evaluate("location.hash") == "#2"
-        browser.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "End", "code": "End", "windowsVirtualKeyCode": 35}, session=session)
-        assert "Match over" in evaluate("document.getElementById('match').textContent")
-        errors = [
-            event for event in browser.events
+
+    def errors(self) -> list[dict]:
+        return [
+            event for event in self.browser.events
             if event.get("method") == "Runtime.exceptionThrown"
             or (event.get("method") == "Runtime.consoleAPICalled" and event["params"]["type"] in ("error", "assert"))
             or (event.get("method") == "Log.entryAdded" and event["params"]["entry"]["level"] == "error")
         ]
-        assert errors == []
+
+
+@contextmanager
+def open_page(tmp_path: Path, path: Path) -> Iterator[Page]:
+    browser = DevTools(tmp_path / "profile")
+    try:
+        yield Page(browser, path)
     finally:
         browser.close()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+def test_the_page_loads_without_errors_and_the_right_arrow_steps(tmp_path: Path) -> None:
+    record_path = make_record(tmp_path)
+    path = tmp_path / "game.html"
+    main([str(record_path), "--html", str(path)], stdout=io.StringIO())
+    with open_page(tmp_path, path) as page:
+        before = page.evaluate("document.getElementById('board').innerHTML")
+        counter = page.evaluate("document.getElementById('counter').textContent")
+        assert counter.startswith("Position 1 of ") and "<rect" in before
+        page.press("ArrowRight", 39)
+        after = page.evaluate("document.getElementById('board').innerHTML")
+        assert page.evaluate("document.getElementById('counter').textContent").startswith("Position 2 of ")
+        assert after != before
+        assert page.evaluate("location.hash") == "#2"
+        page.press("End", 35)
+        assert "Match over" in page.evaluate("document.getElementById('match').textContent")
+        assert page.errors() == []
+
+
+# Player names that would be markup or code if a page took them for anything but text: each
+# live handler would set a data-pwned marker on the document.
+HOSTILE_NAMES = [
+    '<svg onload="document.documentElement.dataset.pwned=1">__RECORD__',
+    "<img src=x onerror=\"document.documentElement.dataset.pwned=2\"> __FRAMES__ \u2028\u2029 '\"`",
+    "</script><script>document.documentElement.dataset.pwned=3</script>__TITLE__ &amp; __DATA__ __CSP__",
+]
+
+
+def hostile_record(tmp_path: Path) -> Path:
+    env = RecordingWrapper(draw_env.env(num_players=3, episode="match"), players=HOSTILE_NAMES)
+    env.reset(seed=9)
+    rng = random.Random(9)
+    for _agent in env.agent_iter():
+        observation, _reward, terminated, truncated, _info = env.last()
+        env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    return write_record(env.record, tmp_path / "hostile.json")
+
+
+def test_the_page_keeps_hostile_names_as_data(tmp_path: Path) -> None:
+    record = json.loads(hostile_record(tmp_path).read_text(encoding="utf-8"))
+    page = html_page(record)
+    # No markup of the record's: the page's own elements only, two scripts (data and code).
+    for fragment in ("<svg onload", "<img", 'onerror="', "</script><script>"):
+        assert fragment not in page
+    assert page.count("<script") == 2
+    data = re.search(r'<script type="application/json" id="game-data">(.*?)</script>', page, re.DOTALL)
+    assert data is not None and json.loads(data.group(1))["record"]["players"] == HOSTILE_NAMES
+    assert "\u2028" not in data.group(1) and "<" not in data.group(1)
+    # The policy admits exactly the page's own script (by hash) and no inline handler.
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert policy is not None and "'unsafe-inline'" not in policy.group(1)
+    script = re.search(r"<script>(.*?)</script>", page, re.DOTALL)
+    assert script is not None
+    digest = base64.b64encode(hashlib.sha256(script.group(1).encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}';" in policy.group(1)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+def test_hostile_names_show_as_text_in_the_browser_and_nothing_of_the_record_runs(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.html"
+    assert main([str(hostile_record(tmp_path)), "--html", str(path)], stdout=io.StringIO()) == 0
+    with open_page(tmp_path, path) as page:
+        labels = page.evaluate("Array.from(document.querySelectorAll('#board text')).map(t => t.textContent)")
+        for seat, name in enumerate(HOSTILE_NAMES):
+            assert any(f"{name} (player_{seat}): " in label for label in labels)
+        assert page.evaluate("document.title") == f"Draw dominoes: {' vs '.join(HOSTILE_NAMES)} (match)"
+        assert page.evaluate("document.getElementById('title').textContent") == page.evaluate("document.title")
+        page.press("ArrowRight", 39)
+        assert page.evaluate("document.getElementById('counter').textContent").startswith("Position 2 of ")
+        page.press("End", 35)
+        assert "Match over" in page.evaluate("document.getElementById('match').textContent")
+        # Nothing of the record became an element or ran.
+        assert page.evaluate("document.querySelectorAll('img, script:not([id]) ~ script, body svg svg').length") == 0
+        assert page.evaluate("document.scripts.length") == 2
+        assert page.evaluate("document.documentElement.dataset.pwned") is None
+        assert page.evaluate("document.documentElement.outerHTML").count("data-pwned") == 0
+        assert page.errors() == []
+        # Defence in depth: the page's policy refuses an inline handler even when one gets in.
+        page.evaluate(
+            "const probe = document.createElement('img');"
+            "probe.setAttribute('onerror', 'document.documentElement.dataset.pwned=4');"
+            "probe.src = 'x'; document.body.appendChild(probe); 0"
+        )
+        time.sleep(0.5)
+        assert page.evaluate("document.documentElement.dataset.pwned") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[" * 100_000, "nested deeper than"),
+        (b'{"players": ["caf\xe9"]}', "not UTF-8"),
+        (b'{"version": 1' + b"0" * 5000 + b"}", "an integer of 5001 digits"),
+        (b'{"format": "draw-dominoes-record"', "not valid JSON"),
+        (None, "no such file"),
+        ("winner", "record field winner must be the replay's"),
+        ("action", r"record field hands\[1\]\.actions\[2\] (says seat|plays)"),
+    ],
+    ids=["nested", "latin-1", "long-int", "truncated", "missing", "wrong-winner", "wrong-action"],
+)
+def test_draw_replay_refuses_a_bad_file_in_one_line(tmp_path: Path, capsys, content, message: str) -> None:
+    path = tmp_path / "bad.json"
+    if content in ("winner", "action"):
+        record = json.loads(make_record(tmp_path).read_text())
+        if content == "winner":
+            record["winner"] = (record["winner"] + 1) % 3
+        else:
+            record["hands"][1]["actions"][2][1] = 57 - record["hands"][1]["actions"][2][1] % 2
+        path.write_text(json.dumps(record))
+    elif content is not None:
+        path.write_bytes(content)
+    for extra in ([], ["--html", str(tmp_path / "out.html")]):
+        assert main([str(path), *extra], stdin=io.StringIO(""), stdout=io.StringIO()) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"draw-replay: error: {path}: ") and "Traceback" not in err
+        assert re.search(message, err)
+        assert not (tmp_path / "out.html").exists()
