@@ -132,7 +132,7 @@ def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
             depth -= 1
 
 
-def _no_duplicates(source: str):  # type: ignore[no-untyped-def]
+def _no_duplicates(source: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         mapping: dict[str, Any] = {}
         for key, value in pairs:
@@ -144,7 +144,7 @@ def _no_duplicates(source: str):  # type: ignore[no-untyped-def]
     return build
 
 
-def _bounded_int(source: str):  # type: ignore[no-untyped-def]
+def _bounded_int(source: str) -> Callable[[str], int]:
     def parse(literal: str) -> int:
         if len(literal.lstrip("-")) > MAX_INT_DIGITS:
             raise UntrustedInputError(
@@ -155,7 +155,7 @@ def _bounded_int(source: str):  # type: ignore[no-untyped-def]
     return parse
 
 
-def _finite_float(source: str):  # type: ignore[no-untyped-def]
+def _finite_float(source: str) -> Callable[[str], float]:
     def parse(literal: str) -> float:
         value = float(literal)
         if value - value != 0.0:  # inf (1e999 overflows) or nan
@@ -165,7 +165,7 @@ def _finite_float(source: str):  # type: ignore[no-untyped-def]
     return parse
 
 
-def _no_constant(source: str):  # type: ignore[no-untyped-def]
+def _no_constant(source: str) -> Callable[[str], float]:
     def parse(literal: str) -> float:
         raise UntrustedInputError(f"{source}: {literal} is not a number JSON allows")
 

@@ -21,7 +21,6 @@ are the files that are safe to take from others).
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -47,7 +46,7 @@ from draw_env.files import atomic_path
 from draw_env.untrusted import ArrayHeader, loads_json, read_npz
 from train.config import ConfigError
 from train.evaluation import EvalRow
-from train.run_files import RunFile, read_run_file, seconds
+from train.run_files import RunFile, read_run_file, row_schema, seconds
 
 STATE_FORMAT = "draw-train-state"
 STATE_VERSION = 1
@@ -185,6 +184,9 @@ class SnapshotEntry(RunFile):
     num_players: Literal[2, 3, 4]
 
 
+EVAL_ROW = row_schema(EvalRow)
+
+
 class TrainState(RunFile):
     """``step_N.state.json``: what :func:`save_checkpoint` writes beside the model zip."""
 
@@ -192,7 +194,7 @@ class TrainState(RunFile):
     version: Literal[STATE_VERSION]  # type: ignore[valid-type]
     timesteps: int = Field(ge=0)
     train_seconds: float = seconds()
-    eval_rows: list[EvalRow]
+    eval_rows: list[EVAL_ROW]  # type: ignore[valid-type]
     config: dict[str, Any]
     snapshots: list[SnapshotEntry]
 
@@ -248,7 +250,7 @@ def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> Resu
         checkpoint=path,
         timesteps=timesteps,
         train_seconds=state.train_seconds,
-        eval_rows=[dataclasses.asdict(row) for row in state.eval_rows],
+        eval_rows=[row.model_dump() for row in state.eval_rows],
         snapshots=_read_pool(pool_path(path), state.snapshots, name),
     )
 

@@ -9,12 +9,16 @@ example ``runs/exit_2p/state.json: field 'completed' must be an integer >= 0, go
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import typing
+from collections.abc import Collection, Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from draw_env.untrusted import read_json
+from draw_env.untrusted import ArrayHeader, read_json, read_npz
 from train.config import ConfigError
 
 T = TypeVar("T")
@@ -28,6 +32,19 @@ class RunFile(BaseModel):
     (a later version may add some)."""
 
     model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="ignore")
+
+
+def row_schema(cls: type) -> type[RunFile]:
+    """A strict schema for a JSON object of the dataclass ``cls``'s fields (an evaluation row).
+
+    Pydantic's strict mode takes only instances for a dataclass, never JSON: hence a model.
+    """
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {
+        field.name: (hints[field.name], ... if field.default is dataclasses.MISSING else field.default)
+        for field in dataclasses.fields(cls)
+    }
+    return create_model(cls.__name__, __base__=RunFile, **fields)
 
 
 def seconds() -> Any:
@@ -64,3 +81,36 @@ def _describe(error: ValidationError) -> str:
     where = f"field {field!r}" if field else "the file"
     message = first["msg"][0].lower() + first["msg"][1:]
     return f"{where}: {message}, got {value}"
+
+
+def read_rows(
+    path: str | os.PathLike[str],
+    columns: Mapping[str, int],
+    scalars: Collection[str] = (),
+    optional: Collection[str] = (),
+) -> dict[str, np.ndarray]:
+    """The arrays of a data shard ``.npz`` a run wrote (:func:`draw_env.untrusted.read_npz`).
+
+    Args:
+        columns: name -> rank of each array with one row per item (all with the same row count).
+        scalars: names of 0-d arrays that must be present; ``optional``: those that may be.
+
+    Raises:
+        ConfigError: another set of arrays, another rank, rows that differ, or a malformed file.
+    """
+    required = {**columns, **dict.fromkeys(scalars, 0)}
+    allowed = {**required, **dict.fromkeys(optional, 0)}
+
+    def check(headers: Mapping[str, ArrayHeader]) -> None:
+        if not set(required) <= set(headers) <= set(allowed):
+            raise ValueError(f"holds the arrays {sorted(headers)[:8]}, expected {sorted(required)}")
+        for name, header in headers.items():
+            if len(header.shape) != allowed[name]:
+                raise ValueError(f"{name} must have {allowed[name]} dimensions, got the shape {header.shape}")
+        if len({headers[name].shape[0] for name in columns}) > 1:
+            raise ValueError(f"its arrays differ in rows: {[headers[name].shape for name in columns]}")
+
+    try:
+        return read_npz(path, check)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
