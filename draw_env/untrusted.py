@@ -78,7 +78,16 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) ->
             size = os.fstat(handle.fileno()).st_size
             if size > max_bytes:
                 raise UntrustedInputError(f"{name}: the file is {size} bytes, more than the {max_bytes} allowed")
-            data = handle.read(max_bytes + 1)
+            # In chunks: one read(max_bytes + 1) would reserve max_bytes of memory for any file.
+            chunks: list[bytes] = []
+            total = 0
+            while total <= max_bytes:
+                chunk = handle.read(min(1024 * 1024, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
     except FileNotFoundError:
         raise UntrustedInputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -220,6 +229,7 @@ def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     def where(mark: Any) -> str:
         return f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
 
+    _check_brackets(text, source, max_depth)
     try:
         depth = 0
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
@@ -242,14 +252,43 @@ def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         raise UntrustedInputError(
-            f"{source}{where(mark)}: not valid YAML ({error.problem or error.context})"
+            f"{source}{where(mark)}: not valid YAML ({_one_line(error.problem or error.context)})"
         ) from None
     except yaml.YAMLError as error:
-        raise UntrustedInputError(f"{source}: not valid YAML ({error})") from None
+        raise UntrustedInputError(f"{source}: not valid YAML ({_one_line(error)})") from None
     except (ValueError, OverflowError) as error:  # e.g. a timestamp or number PyYAML cannot build
         if isinstance(error, UntrustedInputError):
             raise
-        raise UntrustedInputError(f"{source}: not valid YAML ({error})") from None
+        raise UntrustedInputError(f"{source}: not valid YAML ({_one_line(error)})") from None
+
+
+def _one_line(text: object) -> str:
+    """``text`` with its line breaks and runs of spaces made single spaces (PyYAML's messages
+    span lines)."""
+    return " ".join(str(text).split())
+
+
+def _check_brackets(text: str, source: str, max_depth: int) -> None:
+    """Refuse YAML ``text`` with more than ``max_depth`` unclosed ``[`` or ``{`` at any point.
+
+    PyYAML's scanner reads a whole nested flow collection before it yields the first event (each
+    open bracket may start a mapping key), in time that grows with the square of its depth, so
+    the event check alone would come too late. Quotes are not parsed here (YAML's are subtle, and
+    a quote inside a plain scalar must not hide what follows): brackets inside strings count too,
+    which only a string of more than ``max_depth`` unbalanced brackets would notice.
+    """
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, index) + 1
+                raise UntrustedInputError(
+                    f"{source}, line {line}, column {index - text.rfind(chr(10), 0, index)}: "
+                    f"nested deeper than {max_depth} levels"
+                )
+        elif char in "]}" and depth > 0:
+            depth -= 1
 
 
 def _check_yaml_keys(node: Any, source: str, keys: tuple[str, ...] = ()) -> None:

@@ -33,12 +33,12 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from draw_env.commands import reported_errors
-from draw_env.files import check_writable, write_json_atomic
+from draw_env.files import write_json_atomic
 from train.config import ConfigError, DistillConfig, load_distill_config
 from train.distill_data import Decisions, collect, shard_paths
 from train.evaluation import EvalRow, evaluate_checkpoint, evaluation_table, learner_row
 from train.plots import plot_learning_curve
-from train.run_files import RunFile, read_run_file
+from train.run_files import RunFile, check_output_dir_writable, read_run_file
 
 STAGES = ("collect", "fit", "evaluate", "curve")
 #: The settings that make the shards: a run directory holds one collection.
@@ -64,7 +64,7 @@ def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
     output_dir = Path(config.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_writable("config key 'output_dir'", output_dir, directory=True, create=False)
+    check_output_dir_writable(output_dir)
     if not output_dir.is_dir() or not any(output_dir.iterdir()):
         return
     if not (output_dir / "config.json").is_file():

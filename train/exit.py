@@ -51,13 +51,20 @@ from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.ppo import NumpyPolicy
 from agents.specs import seed_sequence_int
 from draw_env.features import encode_batch
-from draw_env.files import atomic_path, check_writable, write_json_atomic
+from draw_env.files import atomic_path, write_json_atomic
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS
 from draw_env.rules import NUM_ACTIONS
 from draw_env.tiles import NUM_TILES
 from train.config import ConfigError, ExitConfig
 from train.evaluation import EvalRow
-from train.run_files import RunFile, read_rows, read_run_file, row_schema, seconds
+from train.run_files import (
+    RunFile,
+    check_output_dir_writable,
+    read_rows,
+    read_run_file,
+    row_schema,
+    seconds,
+)
 
 #: Settings that do not change what a run computes: they may differ when a run is continued.
 FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
@@ -376,7 +383,7 @@ def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
     output_dir = Path(config.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_writable("config key 'output_dir'", output_dir, directory=True, create=False)
+    check_output_dir_writable(output_dir)
     if overwrite or not output_dir.is_dir() or not any(output_dir.iterdir()):
         return 0
     if not all((output_dir / name).is_file() for name in ("config.json", "state.json")):

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
+from draw_env.files import check_writable
 from draw_env.untrusted import ArrayHeader, read_json, read_npz
 from train.config import ConfigError
 
@@ -45,6 +46,18 @@ def row_schema(cls: type) -> type[RunFile]:
         for field in dataclasses.fields(cls)
     }
     return create_model(cls.__name__, __base__=RunFile, **fields)
+
+
+def check_output_dir_writable(output_dir: str | os.PathLike[str]) -> None:
+    """Refuse an ``output_dir`` where the run could not write (nothing is created here).
+
+    Raises:
+        ConfigError: naming the config key ``output_dir`` and the reason.
+    """
+    try:
+        check_writable("config key 'output_dir'", output_dir, directory=True, create=False)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def seconds() -> Any:

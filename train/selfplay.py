@@ -40,7 +40,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from threadpoolctl import threadpool_limits
 
 from agents.ppo import NumpyPolicy
-from draw_env.files import check_writable, write_json_atomic
+from draw_env.files import write_json_atomic
 from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
 from train.config import ConfigError, TrainConfig
 from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
@@ -48,6 +48,7 @@ from train.export import export_policy
 from train.models import new_model
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
+from train.run_files import check_output_dir_writable
 from train.vector_learner import learner_vec_env
 
 
@@ -327,7 +328,7 @@ def check_output_dir(output_dir: Path, resume: bool, overwrite: bool) -> None:
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_writable("config key 'output_dir'", output_dir, directory=True, create=False)
+    check_output_dir_writable(output_dir)
     if not output_dir.is_dir() or not any(output_dir.iterdir()) or resume:
         return
     if not overwrite:
