@@ -20,7 +20,7 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(figure: Any, path: str | os.PathLike[str]) -> None:
+def save_figure(figure: Any, path: str | os.PathLike[str]) -> None:
     """Write ``figure`` as a PNG to ``path`` atomically (a temporary file, then a rename)."""
     try:
         with atomic_path(path) as temporary:
@@ -49,7 +49,7 @@ def plot_evaluation(result: EvaluationResult, path: str | os.PathLike[str]) -> N
     axis.set_title(f"{result.num_games} {GAME_NOUNS[result.episode]}, {result.num_players} players")
     axis.legend()
     figure.tight_layout()
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def plot_league(result: LeagueResult, path: str | os.PathLike[str]) -> None:
@@ -88,7 +88,7 @@ def plot_league(result: LeagueResult, path: str | os.PathLike[str]) -> None:
         axis.set_title("first places")
         axis.legend(loc="lower right")
     figure.tight_layout()
-    _save(figure, path)
+    save_figure(figure, path)
 
 
 def plot_sweep(result: SweepResult, path: str | os.PathLike[str]) -> None:
@@ -122,4 +122,4 @@ def plot_sweep(result: SweepResult, path: str | os.PathLike[str]) -> None:
         lines[0] + more[0], lines[1] + more[1], loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3
     )
     figure.tight_layout()
-    _save(figure, path)
+    save_figure(figure, path)

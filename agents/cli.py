@@ -14,9 +14,11 @@ from agents.charts import plot_evaluation, plot_league, plot_sweep
 from agents.evaluation import evaluate
 from agents.league import league, parse_sweep, sweep
 from agents.options import SEATINGS, RunOptions
-from agents.results import GAME_NOUNS, check_writable
+from agents.results import GAME_NOUNS
 from agents.specs import parse_agent_spec
+from draw_env.commands import reported_errors
 from draw_env.draw_dominoes import EPISODES
+from draw_env.files import check_writable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Networks choose for many games at once with small matrix products: BLAS threads only wait
     # for each other on a shared machine (measured 10x slower at 64 rows under load).
     threadpool_limits(1, user_api="blas")
-    try:
+    with reported_errors(parser):
         specs = [parse_agent_spec(text) for text in args.agents]
         swept = parse_sweep(args.sweep) if args.sweep else None
         if args.league:
@@ -161,15 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             outcome = evaluate(specs, args.games, **common)
             plot = plot_evaluation
-    except ValueError as error:
-        parser.error(str(error))
-    print(outcome.summary())
-    if args.json:
-        outcome.to_json(args.json)
-        print(f"JSON written to {args.json}")
-    if args.png:
-        plot(outcome, args.png)
-        print(f"Chart written to {args.png}")
+        print(outcome.summary())
+        if args.json:
+            outcome.to_json(args.json)
+            print(f"JSON written to {args.json}")
+        if args.png:
+            plot(outcome, args.png)
+            print(f"Chart written to {args.png}")
     if args.records:
         print(f"Game records written under {args.records}")
     return 0

@@ -53,7 +53,7 @@ from agents.batched_play import batchable, play_batched
 from agents.deals import DealTask, FrozenSpec, deal_options, record_name
 from agents.options import RunOptions, seatings_for
 from agents.parallel import process_map
-from agents.results import EvaluationResult, GameOutcome, check_writable, summarise
+from agents.results import EvaluationResult, GameOutcome, summarise
 from agents.specs import (
     AgentSpec,
     Spec,
@@ -65,6 +65,7 @@ from agents.specs import (
 )
 from agents.stats import shared_first
 from draw_env.draw_dominoes import raw_env
+from draw_env.files import check_writable
 from draw_env.records import RecordingWrapper, write_record
 
 

@@ -18,6 +18,7 @@ replayed with ``draw-replay FILE``.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -28,6 +29,8 @@ import agents
 import draw_env
 from agents.specs import build_agent, parse_agent_spec
 from draw_env import describe, tiles
+from draw_env.commands import reported_errors
+from draw_env.files import check_writable
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
@@ -94,6 +97,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "name_end": "'{text}' is not a move: name the end, e.g. '{tile} {left}'",
         "not_legal": "{move} is not legal now",
         "moves_list": "Moves: ",
+        "not_utf8": "that line is not UTF-8 text",
         "help": (
             "Type the number of a move, or its name ('[1|4] left', 'draw', 'pass'; a tile alone when it fits one end),\n"
             "'hint' for an agent's advice, 'quit' to stop."
@@ -153,6 +157,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "name_end": "'{text}' は手ではありません: 端を指定してください (例: '{tile} {left}')",
         "not_legal": "{move} は今は指せません",
         "moves_list": "指せる手: ",
+        "not_utf8": "その行は UTF-8 のテキストではありません",
         "help": (
             "手の番号か名前 ('[1|4] 左'、'引く'、'パス'; 一方の端にしか置けない牌は牌だけでも可) を入力してください。\n"
             "'hint' でエージェントの助言、'quit' で終了します。"
@@ -212,6 +217,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "name_end": "'{text}' non è una mossa: indica l'estremità, per esempio '{tile} {left}'",
         "not_legal": "{move} ora non è ammessa",
         "moves_list": "Mosse: ",
+        "not_utf8": "quella riga non è testo UTF-8",
         "help": (
             "Scrivi il numero di una mossa o il suo nome ('[1|4] sinistra', 'pesca', 'passo'; la sola tessera se va a\n"
             "una sola estremità), 'hint' per il consiglio di un agente, 'quit' per smettere."
@@ -225,6 +231,8 @@ _DRAW_WORDS = {"draw", "引く", "pesca"}
 _PASS_WORDS = {"pass", "パス", "passo"}
 _HINT_WORDS = {"hint", "ヒント", "suggerimento"}
 _HELP_WORDS = {"help", "?", "ヘルプ", "aiuto"}
+#: What a byte that is not UTF-8 reads as: standard input is decoded with errors="replace".
+_UNDECODABLE = "\ufffd"
 _QUIT_WORDS = {"quit", "q", "exit", "終了", "esci"}
 
 
@@ -454,6 +462,10 @@ class Game:
             text = line.strip()
             if not self.stdin.isatty():
                 self.say(text)  # piped input: echo it, so that the transcript reads as a dialogue
+            if _UNDECODABLE in text:  # a byte that is not UTF-8 (see main): a bad line, not a crash
+                moves = ", ".join(f"{n}) {move_name(a, self.lang)}" for n, a in enumerate(legal, 1))
+                self.say(f"  {self.text('not_utf8')} -- {self.text('moves_list')}{moves}")
+                continue
             command = text.lower()
             if command in _QUIT_WORDS:
                 raise Quit(self.text("you_quit"))
@@ -571,18 +583,21 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
         args.seed = int(np.random.SeedSequence().entropy % 2**31)  # type: ignore[operator]
     elif args.seed < 0:
         parser.error(f"--seed must be a non-negative integer, got {args.seed}")
-    try:
-        game = Game(args, stdin or sys.stdin, stdout or sys.stdout)
-    except ValueError as error:
-        parser.error(str(error))
-    try:
-        return game.play()
-    except KeyboardInterrupt:
-        print("\nInterrupted.", file=stdout or sys.stdout)
-        return 130
-    except BrokenPipeError:  # e.g. piped into `head`: the reader left, nothing more to say
-        return 0
-
+    if stdin is None:
+        stdin = sys.stdin
+        if isinstance(stdin, io.TextIOWrapper):
+            stdin.reconfigure(errors="replace")  # a bad byte becomes a bad line, answered in ask()
+    with reported_errors(parser):
+        if args.record is not None:
+            check_writable("--record", args.record)  # before the game, not after it
+        game = Game(args, stdin, stdout or sys.stdout)
+        try:
+            return game.play()
+        except KeyboardInterrupt:
+            print("\nInterrupted.", file=stdout or sys.stdout)
+            return 130
+        except BrokenPipeError:  # e.g. piped into `head`: the reader left, nothing more to say
+            return 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Policy files: a network's weights as NumPy arrays, with a JSON record beside them.
 
 A policy file is a pair ``NAME.npz`` + ``NAME.json``. Nothing in it runs code when loaded: the
-arrays are read with ``np.load(..., allow_pickle=False)`` and the record is plain JSON.
+record is plain JSON, read first and bounded; the arrays' names, shapes and dtypes are checked
+against it from the archive's directory and ``.npy`` headers before any array is read, and no
+pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
 
 ``NAME.npz`` holds float32 arrays only, two per layer, input layer first:
 ``policy/{i}/weight`` ``(out, in)`` and ``policy/{i}/bias`` ``(out,)`` for the policy network,
@@ -50,6 +52,7 @@ from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
 from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
+from draw_env.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, ArrayHeader, loads_npz, read_bytes, read_json
 
 FORMAT = "draw-dominoes-policy"
 CHECKPOINT_FORMAT = "draw-dominoes-checkpoint"
@@ -182,85 +185,100 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
     return target
 
 
+#: The largest record (``NAME.json``) read: its provenance is free-form but small.
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+#: The widest layer a policy file may declare (the shipped ones use 512).
+MAX_WIDTH = 65_536
+
+
 def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
     """Read a policy file ``path`` (``.npz``) and its JSON record, checking one against the other.
 
+    Nothing is trusted: the record is read with :func:`draw_env.untrusted.read_json` (bounded
+    size and depth) and checked first; it fixes the name, shape and dtype of every array, which
+    are compared with the archive's zip directory and ``.npy`` headers before any array is read
+    (:func:`draw_env.untrusted.loads_npz`: plain numbers only, never a pickle, sizes bounded).
+
     Raises:
         ValueError: if either file is missing or malformed, they do not match, or an array is
-            not float32 (pickled objects are refused, never loaded).
+            not float32; the message names the file and the field.
     """
     target = Path(path)
     record_file = record_path(target)
     for needed in (target, record_file):
         if not needed.is_file():
             raise ValueError(f"policy file {str(target)!r} needs {str(needed)!r}, which does not exist")
-    try:
-        record = json.loads(record_file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{record_file}: not a JSON record ({error})") from None
+    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         _fail(record_file, "format", f"must be {FORMAT!r}")
     if record.get("version") != VERSION:
         _fail(
             record_file,
             "version",
-            f"must be {VERSION} (this code reads version {VERSION}), got {record.get('version')!r}",
-        )
-    data = target.read_bytes()
-    if record.get("sha256") != hashlib.sha256(data).hexdigest():
-        _fail(
-            record_file,
-            "sha256",
-            f"does not match {target.name}: the weights are not the ones this record describes",
+            f"must be {VERSION} (this code reads version {VERSION}), got {_short(record.get('version'))}",
         )
     networks = record.get("networks")
     if not isinstance(networks, dict) or "policy" not in networks or not set(networks) <= set(OUTPUTS):
         _fail(
             record_file,
             "networks",
-            f"must map 'policy' (and optionally 'value') to their layers, got {networks!r}",
+            f"must map 'policy' (and optionally 'value') to their layers, got {_short(networks)}",
         )
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
-        raise ValueError(f"{target}: not a NumPy .npz of plain arrays ({error})") from None
-    listed: set[str] = set()
-    layers: dict[str, tuple[Layer, ...]] = {}
+    expected: dict[str, tuple[int, ...]] = {}
+    layer_names: dict[str, list[str]] = {}
     for name, spec in networks.items():
         widths = spec.get("widths") if isinstance(spec, dict) else None
         if (
             not isinstance(widths, list)
             or len(widths) < 2
-            or not all(type(w) is int and w > 0 for w in widths)
+            or not all(type(w) is int and 0 < w <= MAX_WIDTH for w in widths)
         ):
             _fail(
                 record_file,
                 f"networks.{name}.widths",
-                f"must list at least 2 positive integers, got {widths!r}",
+                f"must list at least 2 integers in 1..{MAX_WIDTH}, got {_short(widths)}",
             )
         names = _array_names(name, len(widths) - 1)
         if spec.get("arrays") != names:
-            _fail(record_file, f"networks.{name}.arrays", f"must be {names}, got {spec.get('arrays')!r}")
-        missing = [array for array in names if array not in arrays]
-        if missing:
-            raise ValueError(f"{target}: lacks the arrays {missing} listed in {record_file.name}")
-        listed.update(names)
-        layers[name] = tuple(
-            (arrays[weight], arrays[bias]) for weight, bias in zip(names[::2], names[1::2], strict=True)
-        )
-        if _widths(layers[name]) != widths:
-            _fail(
-                record_file,
-                f"networks.{name}.widths",
-                f"is {widths} but the arrays give {_widths(layers[name])}",
-            )
-    extra = sorted(set(arrays) - listed)
-    if extra:
-        raise ValueError(f"{target}: holds arrays {extra} that {record_file.name} does not list")
+            _fail(record_file, f"networks.{name}.arrays", f"must be {names}, got {_short(spec.get('arrays'))}")
+        for index, (inputs, outputs) in enumerate(zip(widths, widths[1:], strict=False)):
+            expected[f"{name}/{index}/weight"] = (outputs, inputs)
+            expected[f"{name}/{index}/bias"] = (outputs,)
+        layer_names[name] = names
     provenance = record.get("provenance", {})
     if not isinstance(provenance, dict):
         _fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
+    data = read_bytes(target, MAX_ARRAY_BYTES)
+    if record.get("sha256") != hashlib.sha256(data).hexdigest():
+        _fail(
+            record_file,
+            "sha256",
+            f"does not match {target.name}: the weights are not the ones this record describes",
+        )
+
+    def check(headers: Mapping[str, ArrayHeader]) -> None:
+        missing = [array for array in expected if array not in headers]
+        if missing:
+            raise ValueError(f"lacks the arrays {missing} listed in {record_file.name}")
+        extra = sorted(set(headers) - set(expected))
+        if extra:
+            raise ValueError(f"holds arrays {[name[:80] for name in extra]} that {record_file.name} does not list")
+        for array, shape in expected.items():
+            header = headers[array]
+            if header.shape != shape:
+                network = array.split("/")[0]
+                raise ValueError(
+                    f"{array} has the shape {header.shape}, but '{network}' widths in "
+                    f"{record_file.name} ('networks.{network}.widths') give {shape}"
+                )
+            if header.dtype != np.float32:
+                raise ValueError(f"{array}: arrays must be float32, got {header.dtype}")
+
+    arrays = loads_npz(data, str(target), check, MAX_ARRAY_BYTES)
+    layers = {
+        name: tuple((arrays[weight], arrays[bias]) for weight, bias in zip(names[::2], names[1::2], strict=True))
+        for name, names in layer_names.items()
+    }
     try:
         return PolicyWeights(
             policy=layers["policy"],
@@ -272,6 +290,12 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
         )
     except ValueError as error:
         raise ValueError(f"{record_file}: {error}") from None
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 200 characters (a hostile record may hold anything)."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _fail(where: Path, key: str, message: str) -> NoReturn:
@@ -415,13 +439,7 @@ def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
     target = Path(path)
     if not target.is_file():
         raise ValueError(f"{target}: no such checkpoint file")
-    try:
-        with zipfile.ZipFile(target) as archive:
-            if "policy.pth" not in archive.namelist():
-                raise ValueError(f"{target}: not an SB3 model (no policy.pth entry)")
-            payload = archive.read("policy.pth")
-    except (zipfile.BadZipFile, OSError) as error:
-        raise ValueError(f"{target}: not an SB3 model ({error})") from None
+    payload = read_zip_member(target, "policy.pth", MAX_ARRAY_BYTES, what="an SB3 model")
     import torch
 
     try:
@@ -450,11 +468,37 @@ def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
         raise ValueError(f"{target}: {error}") from None
 
 
-def _read_checkpoint_record(side: Path) -> dict[str, Any]:
+def read_zip_member(path: Path, member: str, max_bytes: int, *, what: str) -> bytes:
+    """The bytes of ``member`` of the zip ``path`` (``what`` it should be, for messages), read
+    with at most ``max_bytes`` bytes decompressed whatever the zip directory claims.
+
+    Raises:
+        ValueError: ``path`` is no zip, lacks ``member``, or ``member`` is larger than ``max_bytes``.
+    """
     try:
-        record = json.loads(side.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{side}: not a JSON record ({error})") from None
+        with zipfile.ZipFile(read_bytes_io(path)) as archive:
+            try:
+                info = archive.getinfo(member)
+            except KeyError:
+                raise ValueError(f"{path}: not {what} (no {member} entry)") from None
+            if info.file_size > max_bytes:
+                raise ValueError(f"{path}: its {member} is {info.file_size} bytes, more than the {max_bytes} allowed")
+            with archive.open(info) as handle:
+                payload = handle.read(max_bytes + 1)
+    except ZIP_ERRORS as error:
+        raise ValueError(f"{path}: not {what} ({error})") from None
+    if len(payload) > max_bytes:
+        raise ValueError(f"{path}: its {member} holds more than the {max_bytes} bytes allowed")
+    return payload
+
+
+def read_bytes_io(path: Path) -> io.BytesIO:
+    """The file ``path`` in memory (size-bounded), for :mod:`zipfile`."""
+    return io.BytesIO(read_bytes(path, MAX_ARRAY_BYTES))
+
+
+def _read_checkpoint_record(side: Path) -> dict[str, Any]:
+    record = read_json(side, max_bytes=MAX_RECORD_BYTES)
     if not isinstance(record, dict) or record.get("format") != CHECKPOINT_FORMAT:
         _fail(side, "format", f"must be {CHECKPOINT_FORMAT!r}")
     settings = {key: record.get(key) for key in ("activation", "features", "num_players")}

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,31 +20,6 @@ from agents.stats import wilson_interval
 from draw_env.files import write_text_atomic
 
 GAME_NOUNS = {"hand": "hands", "match": "matches"}
-
-
-def check_writable(name: str, path: str | os.PathLike[str], directory: bool = False) -> Path:
-    """``path`` as a ``Path`` once a file (or, with ``directory``, files inside it) can be written there.
-
-    Missing parent directories (or the directory itself) are created. Meant to run before a long
-    evaluation, so that a typo fails in a second rather than after an hour.
-
-    Raises:
-        ValueError: naming ``name`` and the reason.
-    """
-    target = Path(path)
-    folder = target if directory else target.parent
-    if not directory and target.is_dir():
-        raise ValueError(f"{name} must be a file path, but {target} is a directory")
-    if directory and target.exists() and not target.is_dir():
-        raise ValueError(f"{name} must be a directory, but {target} is a file")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        descriptor, probe = tempfile.mkstemp(prefix=".draw-eval-probe-", dir=folder)
-        os.close(descriptor)
-        os.unlink(probe)
-    except OSError as error:
-        raise ValueError(f"{name}: cannot write to {folder}: {error.strerror or error}") from None
-    return target
 
 
 def write_json(data: Mapping[str, Any], path: str | os.PathLike[str] | None = None) -> str:

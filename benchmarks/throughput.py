@@ -52,6 +52,7 @@ from collections.abc import Callable
 import numpy as np
 
 import draw_env
+from draw_env.files import write_json_atomic
 from draw_env.rules import DrawGame
 
 Runner = Callable[[float, random.Random], int]
@@ -389,8 +390,7 @@ def main(argv: list[str] | None = None) -> dict:
         "compile_seconds": compiled,
     }
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(figures, handle, indent=2)
+        write_json_atomic(args.json, figures, indent=2)
     return figures
 
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_path", "temporary_name", "write_bytes_atomic", "write_json_atomic", "write_text_atomic"]
+__all__ = ["atomic_path", "check_writable", "temporary_name", "write_bytes_atomic", "write_json_atomic", "write_text_atomic"]
 
 #: Marks every temporary name (``.{stem}.{pid}-{token}.partial{suffix}``), so that a test or a
 #: person can tell leftovers of a killed process (``kill -9`` runs no cleanup) from real files.
@@ -93,3 +94,40 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any, indent: int | Non
     ``": "`` separators), so the text is exactly what ``json.dumps(data, indent=indent)`` gives.
     """
     return write_text_atomic(path, json.dumps(data, indent=indent))
+
+
+def check_writable(name: str, path: str | os.PathLike[str], directory: bool = False, create: bool = True) -> Path:
+    """``path`` as a ``Path`` once a file (or, with ``directory``, files inside it) can be written there.
+
+    Meant to run before a long job (an evaluation, a game, a training run), so that a typo or an
+    unwritable place fails in a second rather than after an hour. With ``create`` (the default)
+    missing parent directories (or the directory itself) are created and a probe file is written
+    and removed; without it nothing is created: the nearest existing folder must be a writable
+    directory.
+
+    Raises:
+        ValueError: naming ``name`` and the reason.
+    """
+    target = Path(path)
+    folder = target if directory else target.parent
+    if not directory and target.is_dir():
+        raise ValueError(f"{name} must be a file path, but {target} is a directory")
+    if directory and target.exists() and not target.is_dir():
+        raise ValueError(f"{name} must be a directory, but {target} is a file")
+    if not create:
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise ValueError(f"{name}: cannot write to {folder}: {existing} is not a directory")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ValueError(f"{name}: cannot write to {folder}: {existing} is not writable")
+        return target
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        descriptor, probe = tempfile.mkstemp(prefix=".draw-probe-", dir=folder)
+        os.close(descriptor)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{name}: cannot write to {folder}: {error.strerror or error}") from None
+    return target

@@ -1,5 +1,5 @@
-"""Bounded readers for the JSON and YAML files that people exchange (records, policy records,
-configs, run state): every such file is treated as hostile.
+"""Bounded readers for the JSON, YAML and NumPy ``.npz`` files that people exchange (records,
+policy files, configs, run state): every such file is treated as hostile.
 
 Each reader bounds the size of the input and the nesting depth *before* a recursive parser or
 validator sees it (Python's ``json`` and anything that walks the result recurse, so 100,000
@@ -9,27 +9,45 @@ integers of more than :data:`MAX_INT_DIGITS` digits, numbers beyond a float's ra
 :class:`UntrustedInputError` (a ``ValueError``) whose message starts with the file's name.
 Nothing in a file is ever executed or unpickled here.
 
+An ``.npz`` (:func:`loads_npz`, :func:`read_npz`) is checked from its zip directory and each
+member's ``.npy`` header before any array is read: member names, dtypes (plain numbers only),
+shapes and sizes, which the caller checks against what it expects; then each array is read with
+at most the bytes its header promises (a compressed member that decompresses to more is refused).
+
 PyYAML is imported only by the YAML functions (``draw_env`` itself needs only NumPy,
 Gymnasium, PettingZoo and numba).
 """
 
 from __future__ import annotations
 
+import io
 import json
+import lzma
 import os
-from collections.abc import Callable
+import zipfile
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = [
+    "MAX_ARRAY_BYTES",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_INT_DIGITS",
+    "ArrayHeader",
+    "ZIP_ERRORS",
     "UntrustedInputError",
     "check_depth",
     "loads_json",
+    "loads_npz",
     "loads_yaml",
+    "read_bytes",
     "read_json",
+    "read_npz",
     "read_text",
     "read_yaml",
 ]
@@ -42,6 +60,10 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Longest integer literal accepted: int64 needs 19 digits; Python's own guard (4,300 digits)
 #: comes with a message that names no file.
 MAX_INT_DIGITS = 20
+#: The most bytes the arrays of one ``.npz`` may hold together, uncompressed.
+MAX_ARRAY_BYTES = 256 * 1024 * 1024
+#: The most members one ``.npz`` may hold.
+MAX_NPZ_MEMBERS = 4096
 
 
 class UntrustedInputError(ValueError):
@@ -56,7 +78,16 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) ->
             size = os.fstat(handle.fileno()).st_size
             if size > max_bytes:
                 raise UntrustedInputError(f"{name}: the file is {size} bytes, more than the {max_bytes} allowed")
-            data = handle.read(max_bytes + 1)
+            # In chunks: one read(max_bytes + 1) would reserve max_bytes of memory for any file.
+            chunks: list[bytes] = []
+            total = 0
+            while total <= max_bytes:
+                chunk = handle.read(min(1024 * 1024, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
     except FileNotFoundError:
         raise UntrustedInputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -198,6 +229,7 @@ def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     def where(mark: Any) -> str:
         return f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
 
+    _check_brackets(text, source, max_depth)
     try:
         depth = 0
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
@@ -220,14 +252,43 @@ def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         raise UntrustedInputError(
-            f"{source}{where(mark)}: not valid YAML ({error.problem or error.context})"
+            f"{source}{where(mark)}: not valid YAML ({_one_line(error.problem or error.context)})"
         ) from None
     except yaml.YAMLError as error:
-        raise UntrustedInputError(f"{source}: not valid YAML ({error})") from None
+        raise UntrustedInputError(f"{source}: not valid YAML ({_one_line(error)})") from None
     except (ValueError, OverflowError) as error:  # e.g. a timestamp or number PyYAML cannot build
         if isinstance(error, UntrustedInputError):
             raise
-        raise UntrustedInputError(f"{source}: not valid YAML ({error})") from None
+        raise UntrustedInputError(f"{source}: not valid YAML ({_one_line(error)})") from None
+
+
+def _one_line(text: object) -> str:
+    """``text`` with its line breaks and runs of spaces made single spaces (PyYAML's messages
+    span lines)."""
+    return " ".join(str(text).split())
+
+
+def _check_brackets(text: str, source: str, max_depth: int) -> None:
+    """Refuse YAML ``text`` with more than ``max_depth`` unclosed ``[`` or ``{`` at any point.
+
+    PyYAML's scanner reads a whole nested flow collection before it yields the first event (each
+    open bracket may start a mapping key), in time that grows with the square of its depth, so
+    the event check alone would come too late. Quotes are not parsed here (YAML's are subtle, and
+    a quote inside a plain scalar must not hide what follows): brackets inside strings count too,
+    which only a string of more than ``max_depth`` unbalanced brackets would notice.
+    """
+    depth = 0
+    for index, char in enumerate(text):
+        if char in "[{":
+            depth += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, index) + 1
+                raise UntrustedInputError(
+                    f"{source}, line {line}, column {index - text.rfind(chr(10), 0, index)}: "
+                    f"nested deeper than {max_depth} levels"
+                )
+        elif char in "]}" and depth > 0:
+            depth -= 1
 
 
 def _check_yaml_keys(node: Any, source: str, keys: tuple[str, ...] = ()) -> None:
@@ -254,3 +315,156 @@ def _check_yaml_keys(node: Any, source: str, keys: tuple[str, ...] = ()) -> None
 def read_yaml(path: str | os.PathLike[str], max_bytes: int = 1024 * 1024, max_depth: int = MAX_DEPTH) -> Any:
     """:func:`loads_yaml` of a file (1 MiB at most by default: configs are small)."""
     return loads_yaml(read_text(Path(path), max_bytes), os.fspath(path), max_depth)
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy .npz archives
+
+
+@dataclass(frozen=True)
+class ArrayHeader:
+    """What a member's ``.npy`` header says, read before the array itself."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    fortran_order: bool
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the array's data takes (Python integers: no overflow)."""
+        count = 1
+        for size in self.shape:
+            count *= size
+        return count * self.dtype.itemsize
+
+
+#: Errors the zip and decompression libraries raise on malformed input.
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    NotImplementedError,  # an unsupported compression method
+    RuntimeError,  # an encrypted member
+    EOFError,
+    OSError,
+    ValueError,
+    zlib.error,
+    lzma.LZMAError,
+)
+_PLAIN_KINDS = "biufc"  # bool, signed and unsigned integers, floats, complex numbers
+
+
+def _npy_header(member: Any, name: str, fail: Callable[[str], UntrustedInputError]) -> tuple[ArrayHeader, int]:
+    """The header of the ``.npy`` stream ``member`` (positioned at its start) and its length."""
+    from numpy.lib import format as npy
+
+    try:
+        version = npy.read_magic(member)
+        if version == (1, 0):
+            shape, fortran_order, dtype = npy.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, fortran_order, dtype = npy.read_array_header_2_0(member)
+        else:
+            raise fail(f"member {name!r} is .npy format {version[0]}.{version[1]} (1.0 and 2.0 are read)")
+    except UntrustedInputError:
+        raise
+    except (*ZIP_ERRORS, SyntaxError, TypeError) as error:
+        raise fail(f"member {name!r} has no valid .npy header ({error})") from None
+    dtype = np.dtype(dtype)
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in _PLAIN_KINDS:
+        raise fail(f"member {name!r} holds {dtype} values, not plain numbers")
+    if not all(type(size) is int and size >= 0 for size in shape):
+        raise fail(f"member {name!r} has the shape {shape!r}")
+    return ArrayHeader(tuple(shape), dtype, bool(fortran_order)), member.tell()
+
+
+def loads_npz(
+    data: bytes,
+    source: str,
+    check: Callable[[Mapping[str, ArrayHeader]], None] | None = None,
+    max_array_bytes: int = MAX_ARRAY_BYTES,
+) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` bytes ``data`` (named ``source`` in messages), read safely.
+
+    First the zip directory and every member's ``.npy`` header are read: each member must be a
+    ``NAME.npy`` of plain numbers (no objects, no records: nothing is ever unpickled), named once,
+    and the arrays must hold at most ``max_array_bytes`` together. ``check`` then sees
+    ``{NAME: ArrayHeader}`` and raises ``ValueError`` on a name, shape or dtype it does not
+    expect, *before* any array is read. Each array is then read with at most the bytes its header
+    promises.
+
+    Raises:
+        UntrustedInputError: the message starts with ``source``; a ``ValueError`` of ``check``
+            is passed on as one, prefixed with ``source``.
+    """
+
+    def fail(message: str) -> UntrustedInputError:
+        return UntrustedInputError(f"{source}: not a NumPy .npz of plain arrays ({message})")
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except ZIP_ERRORS as error:
+        raise fail(f"not a zip archive: {error}") from None
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_NPZ_MEMBERS:
+            raise fail(f"{len(members)} members, at most {MAX_NPZ_MEMBERS}")
+        headers: dict[str, ArrayHeader] = {}
+        offsets: dict[str, int] = {}
+        total = 0
+        for info in members:
+            name = info.filename
+            if not name.endswith(".npy") or info.is_dir():
+                raise fail(f"member {name[:80]!r} is not a .npy array")
+            key = name[: -len(".npy")]
+            if key in headers:
+                raise fail(f"member {name[:80]!r} appears twice")
+            if info.flag_bits & 0x1:
+                raise fail(f"member {name[:80]!r} is encrypted")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise fail(f"member {name[:80]!r} uses compression method {info.compress_type}")
+            try:
+                with archive.open(info) as member:
+                    header, offset = _npy_header(member, name, fail)
+            except UntrustedInputError:
+                raise
+            except ZIP_ERRORS as error:
+                raise fail(f"member {name[:80]!r} cannot be read: {error}") from None
+            total += header.nbytes
+            if total > max_array_bytes:
+                raise fail(f"the arrays hold more than the {max_array_bytes} bytes allowed")
+            if info.file_size != offset + header.nbytes:
+                raise fail(
+                    f"member {name[:80]!r} is {info.file_size} bytes but its header promises {offset + header.nbytes}"
+                )
+            headers[key] = header
+            offsets[key] = offset
+        if check is not None:
+            try:
+                check(headers)
+            except UntrustedInputError:
+                raise
+            except ValueError as error:
+                raise UntrustedInputError(f"{source}: {error}") from None
+        arrays: dict[str, np.ndarray] = {}
+        for key, header in headers.items():
+            try:
+                with archive.open(f"{key}.npy") as member:
+                    member.read(offsets[key])
+                    payload = member.read(header.nbytes)
+                    extra = member.read(1)  # reaching the end checks the member's CRC
+            except ZIP_ERRORS as error:
+                raise fail(f"member {key + '.npy'!r} cannot be read: {error}") from None
+            if len(payload) != header.nbytes or extra:
+                raise fail(f"member {key + '.npy'!r} does not hold the {header.nbytes} bytes its header promises")
+            array = np.frombuffer(payload, dtype=header.dtype).copy()
+            arrays[key] = array.reshape(header.shape, order="F" if header.fortran_order else "C")
+        return arrays
+
+
+def read_npz(
+    path: str | os.PathLike[str],
+    check: Callable[[Mapping[str, ArrayHeader]], None] | None = None,
+    max_bytes: int = MAX_ARRAY_BYTES,
+) -> dict[str, np.ndarray]:
+    """:func:`loads_npz` of a file of at most ``max_bytes`` bytes; messages name the file."""
+    return loads_npz(read_bytes(path, max_bytes), os.fspath(path), check, max_bytes)

@@ -23,19 +23,30 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
-from agents.policy_file import PolicyWeights, read_checkpoint, write_checkpoint_record
+from agents.policy_file import (
+    ACTIVATIONS,
+    PolicyWeights,
+    read_checkpoint,
+    read_zip_member,
+    write_checkpoint_record,
+)
 from agents.ppo import NumpyPolicy
+from draw_env.checks import is_integer
+from draw_env.features import FEATURES
 from draw_env.files import atomic_path
+from draw_env.untrusted import ArrayHeader, loads_json, read_npz
 from train.config import ConfigError
+from train.evaluation import EvalRow
+from train.run_files import RunFile, read_run_file, row_schema, seconds
 
 STATE_FORMAT = "draw-train-state"
 STATE_VERSION = 1
@@ -145,15 +156,47 @@ def _dotted(config: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-def _zip_timesteps(path: Path) -> int | None:
-    """``num_timesteps`` from the zip's ``data`` entry, read as plain JSON (nothing decoded)."""
+#: The largest ``data`` entry of an SB3 zip read for its timestep count (it is JSON of a few kB).
+MAX_DATA_BYTES = 16 * 1024 * 1024
+
+
+def _zip_timesteps(path: Path, name: str) -> int:
+    """``num_timesteps`` from the zip's ``data`` entry, read as bounded JSON (nothing decoded)."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            data = json.loads(archive.read("data"))
-    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError):
-        return None
+        payload = read_zip_member(path, "data", MAX_DATA_BYTES, what="a model zip written by SB3")
+        data = loads_json(payload.decode("utf-8", errors="strict"), f"{path}'s data entry")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}: not a model zip written by SB3 (its data entry is not UTF-8)") from None
+    except ValueError as error:
+        raise ConfigError(f"{name}: {error}") from None
     steps = data.get("num_timesteps") if isinstance(data, dict) else None
-    return steps if isinstance(steps, int) else None
+    if not is_integer(steps) or steps < 0:
+        raise ConfigError(f"{name}: not a model zip written by SB3 (its data entry has no num_timesteps)")
+    return int(steps)
+
+
+class SnapshotEntry(RunFile):
+    """One snapshot of the pool, as ``.state.json`` describes it."""
+
+    layers: int = Field(ge=1, le=64)
+    activation: Literal[ACTIVATIONS]  # type: ignore[valid-type]
+    features: Literal[FEATURES]  # type: ignore[valid-type]
+    num_players: Literal[2, 3, 4]
+
+
+EVAL_ROW = row_schema(EvalRow)
+
+
+class TrainState(RunFile):
+    """``step_N.state.json``: what :func:`save_checkpoint` writes beside the model zip."""
+
+    format: Literal[STATE_FORMAT]  # type: ignore[valid-type]
+    version: Literal[STATE_VERSION]  # type: ignore[valid-type]
+    timesteps: int = Field(ge=0)
+    train_seconds: float = seconds()
+    eval_rows: list[EVAL_ROW]  # type: ignore[valid-type]
+    config: dict[str, Any]
+    snapshots: list[SnapshotEntry]
 
 
 def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> ResumeState:
@@ -185,30 +228,17 @@ def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> Resu
                 else ""
             )
             raise ConfigError(f"{name}: its side file {needed.name} is missing{reason}")
-    try:
-        state = json.loads(state_path(path).read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConfigError(f"{name}: {state_path(path).name} is not JSON ({error})") from None
-    if (
-        not isinstance(state, dict)
-        or state.get("format") != STATE_FORMAT
-        or state.get("version") != STATE_VERSION
-    ):
+    state = read_run_file(state_path(path), TrainState, what=f"{name}: its side file {state_path(path).name}")
+    timesteps = _zip_timesteps(path, name)
+    if timesteps != state.timesteps:
         raise ConfigError(
-            f"{name}: {state_path(path).name} is not a {STATE_FORMAT} version {STATE_VERSION} file"
-        )
-    timesteps = _zip_timesteps(path)
-    if timesteps is None:
-        raise ConfigError(f"{name}: not a model zip written by SB3")
-    if timesteps != state.get("timesteps"):
-        raise ConfigError(
-            f"{name}: its side files belong to step {state.get('timesteps')}, the model to step {timesteps}"
+            f"{name}: its side files belong to step {state.timesteps}, the model to step {timesteps}"
         )
     try:
         read_checkpoint(path)  # the weights load (as weights only) before the run writes anything
     except ValueError as error:
         raise ConfigError(f"{name}: {error}") from None
-    saved = state.get("config", {})
+    saved = state.config
     contradictions = [
         f"{key} is {_dotted(saved, key)!r} in the checkpoint and {_dotted(config, key)!r} in the config"
         for key in MODEL_KEYS
@@ -219,29 +249,44 @@ def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> Resu
     return ResumeState(
         checkpoint=path,
         timesteps=timesteps,
-        train_seconds=float(state["train_seconds"]),
-        eval_rows=list(state["eval_rows"]),
-        snapshots=_read_pool(pool_path(path), state["snapshots"], name),
+        train_seconds=state.train_seconds,
+        eval_rows=[row.model_dump() for row in state.eval_rows],
+        snapshots=_read_pool(pool_path(path), state.snapshots, name),
     )
 
 
-def _read_pool(path: Path, described: list[dict[str, Any]], name: str) -> list[NumpyPolicy]:
+def _read_pool(path: Path, described: list[SnapshotEntry], name: str) -> list[NumpyPolicy]:
+    """The snapshot pool: names, dtypes and ranks checked from the headers before any array is read."""
+    expected = {
+        f"{index}/{layer}/{part}": 2 if part == "weight" else 1
+        for index, entry in enumerate(described)
+        for layer in range(entry.layers)
+        for part in ("weight", "bias")
+    }
+
+    def check(headers: Mapping[str, ArrayHeader]) -> None:
+        if set(headers) != set(expected):
+            unexpected = sorted(set(headers) ^ set(expected))[:4]
+            raise ValueError(f"its arrays do not match the snapshots of the state file (first differences: {unexpected})")
+        for key, rank in expected.items():
+            if headers[key].dtype != np.float32 or len(headers[key].shape) != rank:
+                raise ValueError(f"{key} must be a float32 array of rank {rank}, got {headers[key].dtype} {headers[key].shape}")
+
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
+        arrays = read_npz(path, check)
         return [
             NumpyPolicy(
                 PolicyWeights(
                     policy=tuple(
                         (arrays[f"{index}/{layer}/weight"], arrays[f"{index}/{layer}/bias"])
-                        for layer in range(entry["layers"])
+                        for layer in range(entry.layers)
                     ),
-                    activation=entry["activation"],
-                    features=entry["features"],
-                    num_players=entry["num_players"],
+                    activation=entry.activation,
+                    features=entry.features,
+                    num_players=entry.num_players,
                 )
             )
             for index, entry in enumerate(described)
         ]
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
+    except ValueError as error:
         raise ConfigError(f"{name}: its snapshot pool {path.name} is malformed ({error})") from None

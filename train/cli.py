@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from draw_env.commands import reported_errors
 from train.config import ConfigError, load_config, pipeline_of
 from train.evaluation import evaluation_table
 
@@ -71,26 +72,25 @@ def results_table(summary: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        pipeline = pipeline_of(args.config, args.overrides)
-        if pipeline == "exit":
-            from train.exit import exit_main  # expert iteration (docs/training.md)
+    with reported_errors(parser):
+        try:
+            pipeline = pipeline_of(args.config, args.overrides)
+            if pipeline == "exit":
+                from train.exit import exit_main  # expert iteration (docs/training.md)
 
-            return exit_main(args)
-        if pipeline == "exploit":
-            from train.exploit import exploit_main  # approximate exploitability (docs/training.md)
+                return exit_main(args)
+            if pipeline == "exploit":
+                from train.exploit import exploit_main  # approximate exploitability (docs/training.md)
 
-            return exploit_main(args)
-        if args.address is not None:
-            raise ConfigError("--address applies to configs with pipeline: exit only")
-        config = load_config(args.config, args.overrides)
-        from train.selfplay import train  # heavy imports (torch) only once the config is valid
+                return exploit_main(args)
+            if args.address is not None:
+                raise ConfigError("--address applies to configs with pipeline: exit only")
+            config = load_config(args.config, args.overrides)
+            from train.selfplay import train  # heavy imports (torch) only once the config is valid
 
-        summary = train(config, resume=args.resume, overwrite=args.overwrite)
-    except ConfigError as error:
-        parser.error(str(error))
-    except KeyboardInterrupt:
-        return 130
+            summary = train(config, resume=args.resume, overwrite=args.overwrite)
+        except KeyboardInterrupt:
+            return 130
     print(results_table(summary))
     if summary["learning_curve"]:
         print(f"Learning curve: {summary['learning_curve']}")

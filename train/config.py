@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -31,6 +30,10 @@ from pydantic.fields import FieldInfo
 
 from draw_env.checks import is_integer, is_number
 from draw_env.features import FEATURES
+from draw_env.untrusted import loads_yaml, read_text
+
+#: The largest config file read (ours are a few kB).
+MAX_CONFIG_BYTES = 1024 * 1024
 
 #: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
 SELF = "self"
@@ -66,18 +69,31 @@ def number(default: float, low: float, high: float, *, low_open: bool = False) -
     )
 
 
+#: The largest integer any key takes: int32's, the limit of the libraries a run hands its
+#: numbers to (NumPy's legacy seeding, which SB3 uses, takes seeds below 2**32, and a run seeds
+#: its environments and evaluations with small offsets from ``seed``).
+MAX_INT = 2**31 - 1
+
+
 def integer(default: int, minimum: int, maximum: int | None = None) -> Any:
-    """An integer field ``>= minimum`` (and ``<= maximum``)."""
+    """An integer field ``>= minimum`` (and ``<= maximum``; never above :data:`MAX_INT`)."""
     if maximum is None:
-        return Field(default, ge=minimum, description=f"an integer >= {minimum}")
+        return Field(default, ge=minimum, le=MAX_INT, description=f"an integer >= {minimum} (at most {MAX_INT})")
     return Field(default, ge=minimum, le=maximum, description=f"an integer in [{minimum}, {maximum}]")
+
+
+def seed_field() -> Any:
+    """A run's seed: an integer in ``[0, MAX_INT]``."""
+    return integer(0, 0, MAX_INT)
 
 
 def workers(default: int) -> Any:
     return Field(default, ge=1, le=2, description="1 or 2 (the project runs on 2 cores)")
 
 
-_WIDTHS = "a non-empty list of positive layer widths, such as [256, 256]"
+#: The widest layer a config may ask for (policy files allow no wider).
+MAX_WIDTH = 65_536
+_WIDTHS = f"a non-empty list of layer widths in 1..{MAX_WIDTH}, such as [256, 256]"
 
 
 def layer_widths(default: Sequence[int]) -> Any:
@@ -89,7 +105,7 @@ def output_dir(default: str) -> Any:
 
 
 def _positive_widths(value: list[Any]) -> list[Any]:
-    if not all(is_integer(width) and width >= 1 for width in value):
+    if not all(is_integer(width) and 1 <= width <= MAX_WIDTH for width in value):
         raise ValueError(f"must be {_WIDTHS}, got {value!r}")
     return value
 
@@ -187,7 +203,7 @@ class TrainConfig(Section):
     """Everything one ``draw-train`` run needs; see ``docs/training.md`` for each key."""
 
     num_players: Literal[2, 3, 4] = 2
-    seed: int = integer(0, 0)
+    seed: int = seed_field()
     total_timesteps: int = integer(200_000, 1)
     n_envs: int = integer(2, 1)
     vec_env: Literal["subproc", "dummy", "batched"] = "subproc"
@@ -261,7 +277,7 @@ class DistillConfig(Section):
     """Everything one ``draw-distill`` run needs; see ``docs/training.md`` for each key."""
 
     num_players: Literal[2, 3, 4] = 2
-    seed: int = integer(0, 0)
+    seed: int = seed_field()
     teacher_simulations: int = integer(200, 1)
     partners: dict[Any, Any] = Field(
         default_factory=lambda: {TEACHER: 0.6, "variety": 0.2, "heaviest": 0.2},
@@ -359,7 +375,7 @@ class ExitConfig(Section):
 
     pipeline: Literal["exit"] = "exit"
     num_players: Literal[2, 3, 4] = 2
-    seed: int = integer(0, 0)
+    seed: int = seed_field()
     iterations: int = integer(4, 1)
     init: str | None = Field(
         None,
@@ -406,7 +422,7 @@ class ExploitConfig(Section):
         "heaviest", description="an agent spec such as 'heaviest', 'ppo' or 'ismcts:simulations=200'"
     )
     num_players: Literal[2, 3, 4] = 2
-    seed: int = integer(0, 0)
+    seed: int = seed_field()
     cpu_minutes: float = number(10.0, 0.0, 10_000.0, low_open=True)
     init: str | None = Field(
         None,
@@ -491,14 +507,14 @@ class RLlibEvaluation(Section):
         min_length=1,
         description="a non-empty list of baseline names (" + ", ".join(BASELINES) + ")",
     )
-    num_games: int = Field(200, ge=0, description="an integer >= 0 (0 skips the evaluation)")
+    num_games: int = Field(200, ge=0, le=MAX_INT, description="an integer >= 0 (0 skips the evaluation)")
     episode: Literal["hand", "match"] = "match"
 
 
 class RLlibConfig(Section):
     """Everything one ``train/rllib_selfplay.py`` run needs; see ``configs/rllib_selfplay.yaml``."""
 
-    seed: int = integer(0, 0)
+    seed: int = seed_field()
     iterations: int = integer(20, 1)
     env: RLlibEnv = Field(default_factory=RLlibEnv)
     learner_seats: int = integer(1, 1)
@@ -593,53 +609,23 @@ def build(model: type[Model], data: Any) -> Model:
         raise ConfigError(_message(model, error.errors()[0], data)) from None
 
 
-def _check_duplicates(node: yaml.Node, path: str, keys: tuple[str, ...] = ()) -> None:
-    """Reject a mapping that repeats a key (PyYAML would silently keep the last one)."""
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                dotted = ".".join((*keys, key))
-                raise ConfigError(
-                    f"config file {path!r}, line {line}: duplicate key {dotted!r} (first on line {seen[key]})"
-                )
-            seen[key] = line
-            _check_duplicates(value_node, path, (*keys, key))
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _check_duplicates(item, path, keys)
-
-
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """A YAML config file's mapping (empty file: ``{}``), every problem one :class:`ConfigError` line."""
-    name = str(path)
+    """A YAML config file's mapping (empty file: ``{}``), every problem one :class:`ConfigError` line.
+
+    The file is read with :func:`draw_env.untrusted.read_yaml`: at most 1 MiB, no anchors or
+    aliases, bounded nesting, no repeated keys.
+    """
+    name = f"config file {str(path)!r}"
+    if not Path(path).exists():
+        raise ConfigError(f"{name} does not exist")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"config file {name!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"config file {name!r} cannot be read: {error}") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None:
-            _check_duplicates(node, name)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(
-            f"config file {name!r}{where}: not valid YAML ({error.problem or error.context})"
-        ) from None
-    except yaml.YAMLError as error:
-        raise ConfigError(f"config file {name!r}: not valid YAML ({error})") from None
+        data = loads_yaml(read_text(path, MAX_CONFIG_BYTES), name)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(
-            f"config file {name!r} must hold a mapping at the top level, got {type(data).__name__}"
-        )
+        raise ConfigError(f"{name} must hold a mapping at the top level, got {type(data).__name__}")
     return data
 
 
@@ -653,10 +639,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not separator or not key.strip():
         raise ConfigError(f"override {text!r} must look like KEY=VALUE (for example ppo.learning_rate=1e-4)")
     try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError as error:
-        problem = getattr(error, "problem", None) or error
-        raise ConfigError(f"override {text!r}: the value is not valid YAML ({problem})") from None
+        value = loads_yaml(raw, f"override {text[:200]!r}")
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
         value = float(value)
     return key.strip().split("."), value

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import shutil
 import sys
 import time
@@ -31,15 +30,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict, Field
+
+from draw_env.commands import reported_errors
 from draw_env.files import write_json_atomic
 from train.config import ConfigError, DistillConfig, load_distill_config
 from train.distill_data import Decisions, collect, shard_paths
 from train.evaluation import EvalRow, evaluate_checkpoint, evaluation_table, learner_row
 from train.plots import plot_learning_curve
+from train.run_files import RunFile, check_output_dir_writable, read_run_file
 
 STAGES = ("collect", "fit", "evaluate", "curve")
 #: The settings that make the shards: a run directory holds one collection.
 COLLECTION_KEYS = ("num_players", "seed", "teacher_simulations", "partners", "shard_matches")
+
+
+class DistillSummary(RunFile):
+    """``summary.json`` of an earlier run, of which a rerun keeps every key (and reads ``decisions``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    decisions: int = Field(0, ge=0)
 
 
 def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
@@ -53,17 +64,15 @@ def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
     output_dir = Path(config.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
+    check_output_dir_writable(output_dir)
     if not output_dir.is_dir() or not any(output_dir.iterdir()):
         return
-    try:
-        earlier = json.loads((output_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        earlier = None
-    if not isinstance(earlier, dict):
+    if not (output_dir / "config.json").is_file():
         raise ConfigError(
             f"output_dir {str(output_dir)!r} holds files but no config.json of a distillation; "
             "choose another output_dir"
         )
+    earlier = read_run_file(output_dir / "config.json", dict[str, Any])
     current = config.to_dict()
     differing = [key for key in COLLECTION_KEYS if earlier.get(key) != current[key]]
     if differing and not overwrite:
@@ -125,12 +134,14 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bo
     output_dir = Path(config.output_dir)
     if overwrite and output_dir.is_dir():
         shutil.rmtree(output_dir)
+    summary_path = output_dir / "summary.json"
+    summary: dict[str, Any] = (
+        read_run_file(summary_path, DistillSummary).model_dump() if summary_path.exists() else {}
+    )
     output_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(output_dir / "config.json", config.to_dict(), indent=1)
     final_path = output_dir / "final.zip"
     policy_path = final_path.with_suffix(".npz")
-    summary_path = output_dir / "summary.json"
-    summary: dict[str, Any] = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     summary["config"] = config.to_dict()
     if "collect" in stages or "fit" in stages:
         decisions = collect(config)
@@ -239,16 +250,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     stages = tuple(stage for stage in STAGES if args.stage is None or stage in args.stage)
-    try:
-        config = load_distill_config(args.config, args.overrides)
-        summary = distill(config, stages, overwrite=args.overwrite)
-    except ConfigError as error:
-        parser.error(str(error))
-    except KeyboardInterrupt:
-        print(
-            "\nInterrupted: the shards written so far stay in output_dir/data; rerun the command to continue."
-        )
-        return 130
+    with reported_errors(parser):
+        try:
+            config = load_distill_config(args.config, args.overrides)
+            summary = distill(config, stages, overwrite=args.overwrite)
+        except KeyboardInterrupt:
+            print(
+                "\nInterrupted: the shards written so far stay in output_dir/data; rerun the command to continue."
+            )
+            return 130
     if "final_eval" in summary and "evaluate" in stages:
         print(
             evaluation_table(

@@ -33,6 +33,7 @@ from draw_env.files import atomic_path
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
 from draw_env.rules import NUM_ACTIONS
 from train.config import TEACHER, DistillConfig
+from train.run_files import read_rows
 
 
 @dataclass
@@ -77,7 +78,7 @@ class Decisions:
 
     @classmethod
     def load(cls, paths: Sequence[Path]) -> Decisions:
-        shards = [np.load(path, allow_pickle=False) for path in paths]
+        shards = [read_rows(path, {"observations": 2, "masks": 2, "values": 2}, optional=("seconds",)) for path in paths]
         return cls.concatenate(
             [
                 cls(

@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
-import json
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -43,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
 from agents.network_search import network_evaluator, root_guided_values
@@ -57,6 +57,14 @@ from draw_env.rules import NUM_ACTIONS
 from draw_env.tiles import NUM_TILES
 from train.config import ConfigError, ExitConfig
 from train.evaluation import EvalRow
+from train.run_files import (
+    RunFile,
+    check_output_dir_writable,
+    read_rows,
+    read_run_file,
+    row_schema,
+    seconds,
+)
 
 #: Settings that do not change what a run computes: they may differ when a run is continued.
 FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
@@ -96,8 +104,8 @@ class ExitData:
 
     @classmethod
     def load(cls, path: Path) -> ExitData:
-        with np.load(path, allow_pickle=False) as data:
-            return cls(*(data[key] for key in cls._KEYS), seconds=float(data["seconds"]))
+        data = read_rows(path, {"observations": 2, "masks": 2, "values": 2, "outcomes": 1}, ("seconds",))
+        return cls(*(data[key] for key in cls._KEYS), seconds=float(data["seconds"]))
 
     @classmethod
     def concatenate(cls, parts: Sequence[ExitData]) -> ExitData:
@@ -342,6 +350,28 @@ def _write_json(path: Path, data: Any) -> None:
     write_json_atomic(path, data, indent=1)
 
 
+class ExitState(RunFile):
+    """``state.json``: the iterations completed, their training seconds and decisions collected."""
+
+    completed: int = Field(ge=0)
+    seconds: float = seconds()
+    decisions: int = Field(ge=0)
+
+
+def read_state(output_dir: Path) -> ExitState:
+    return read_run_file(output_dir / "state.json", ExitState)
+
+
+def read_rows_of(config: ExitConfig, completed: int) -> list[ExitRow]:
+    """The evaluation rows of iterations ``1..completed`` (each ``eval.json``), checked."""
+    schema = list[row_schema(ExitRow)]  # type: ignore[misc]
+    return [
+        ExitRow(**row.model_dump())
+        for iteration in range(1, completed + 1)
+        for row in read_run_file(iteration_dir(config, iteration) / "eval.json", schema)
+    ]
+
+
 def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
     """The iterations already completed in ``output_dir`` (0 for a new run).
 
@@ -353,20 +383,23 @@ def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
     output_dir = Path(config.output_dir)
     if output_dir.exists() and not output_dir.is_dir():
         raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
+    check_output_dir_writable(output_dir)
     if overwrite or not output_dir.is_dir() or not any(output_dir.iterdir()):
         return 0
-    try:
-        earlier = json.loads((output_dir / "config.json").read_text(encoding="utf-8"))
-        state = json.loads((output_dir / "state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        earlier = state = None
-    if not isinstance(earlier, dict) or earlier.get("pipeline") != "exit" or not isinstance(state, dict):
+    if not all((output_dir / name).is_file() for name in ("config.json", "state.json")):
         raise ConfigError(
             f"output_dir {str(output_dir)!r} holds files but no run of expert iteration; "
             "choose another output_dir or pass --overwrite"
         )
+    earlier = read_run_file(output_dir / "config.json", dict[str, Any])
+    if earlier.get("pipeline") != "exit":
+        raise ConfigError(
+            f"output_dir {str(output_dir)!r} holds files but no run of expert iteration; "
+            "choose another output_dir or pass --overwrite"
+        )
+    completed = read_state(output_dir).completed
+    read_rows_of(config, completed)  # every file a continued run reads, checked before it writes
     current = config.to_dict()
-    completed = int(state["completed"])
     # Guided settings made nothing yet if no completed iteration was guided and the next one's
     # data (kept from an interruption) was not collected by a guided search.
     guided_ran = completed >= config.guided_from or (
@@ -492,9 +525,8 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
         save_policy_file(dataclasses.replace(weights, provenance={"iteration": 0, "init": config.init}),
                          iteration_dir(config, 0) / "policy.npz")
         _write_json(output_dir / "state.json", {"completed": 0, "seconds": 0.0, "decisions": 0})
-    state = json.loads((output_dir / "state.json").read_text())
-    rows = [ExitRow(**row) for k in range(1, completed + 1)
-            for row in json.loads((iteration_dir(config, k) / "eval.json").read_text())]
+    state = read_state(output_dir).model_dump()
+    rows = read_rows_of(config, completed)
     with _shard_runner(config.workers, address) as runner:
         for iteration in range(completed + 1, config.iterations + 1):
             started = time.perf_counter()

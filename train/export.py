@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,8 @@ from agents.policy_file import (
     weights_from_sb3,
 )
 from draw_env.checks import check_bool, check_choice
+from draw_env.commands import reported_errors
+from draw_env.untrusted import read_json
 
 
 def export_policy(
@@ -97,8 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-value", action="store_true", help="leave out the value network")
     parser.add_argument("--provenance", help="a JSON file whose object is stored as the record's provenance")
     args = parser.parse_args(argv)
-    try:
-        provenance = None if args.provenance is None else json.loads(Path(args.provenance).read_text())
+    with reported_errors(parser):
+        provenance = None if args.provenance is None else read_json(args.provenance)
+        if provenance is not None and not isinstance(provenance, dict):
+            raise ValueError(f"{args.provenance}: must hold a JSON object, got {type(provenance).__name__}")
         written = export_policy(
             args.checkpoint,
             args.output,
@@ -106,8 +109,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             value=not args.no_value,
             provenance=provenance,
         )
-    except (ValueError, OSError) as error:
-        parser.exit(2, f"python -m train.export: error: {error}\n")
     print(f"Policy file: {written} (record: {written.with_suffix('.json')})")
     return 0
 

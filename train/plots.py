@@ -11,6 +11,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from agents.charts import save_figure
+
 
 class CurvePoint(Protocol):
     timesteps: int
@@ -67,5 +69,4 @@ def plot_learning_curve(
     axes[0].legend(loc="lower right")
     figure.suptitle(title)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)

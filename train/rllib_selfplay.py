@@ -24,7 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from train.config import ConfigError, RLlibConfig, load
+from agents.charts import save_figure
+from draw_env.commands import reported_errors
+from draw_env.files import check_writable, write_text_atomic
+from train.config import RLlibConfig, load
 
 
 def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> RLlibConfig:
@@ -163,8 +166,7 @@ def plot_curve(records: Sequence[IterationRecord], path: Path) -> None:
     axes.set_title("RLlib PPO self-play on Draw dominoes")
     axes.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -210,12 +212,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     shorthands = [
         f"{key}={getattr(args, option)}" for option, key in _OPTION_KEYS.items() if getattr(args, option)
     ]
-    try:
+    with reported_errors(parser):
         config = load_config(args.config, [*args.overrides, *shorthands]).to_dict()
-    except ConfigError as error:
-        parser.error(str(error))
-    output = Path(config["output_dir"])
-    output.mkdir(parents=True, exist_ok=True)
+        output = check_writable("config key 'output_dir'", config["output_dir"], directory=True)
 
     checkpoint, records = train(config, args.address)
     minutes = records[-1].seconds / 60
@@ -255,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         ):
             print(result.summary())
             summary["evaluation"].append(result.to_dict())
-    (output / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_text_atomic(output / "summary.json", json.dumps(summary, indent=2, default=str))
     return summary
 
 

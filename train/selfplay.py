@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shutil
 import signal
@@ -41,6 +40,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from threadpoolctl import threadpool_limits
 
 from agents.ppo import NumpyPolicy
+from draw_env.files import write_json_atomic
 from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
 from train.config import ConfigError, TrainConfig
 from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
@@ -48,6 +48,7 @@ from train.export import export_policy
 from train.models import new_model
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
+from train.run_files import check_output_dir_writable
 from train.vector_learner import learner_vec_env
 
 
@@ -327,6 +328,7 @@ def check_output_dir(output_dir: Path, resume: bool, overwrite: bool) -> None:
     """
     if output_dir.exists() and not output_dir.is_dir():
         raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
+    check_output_dir_writable(output_dir)
     if not output_dir.is_dir() or not any(output_dir.iterdir()) or resume:
         return
     if not overwrite:
@@ -369,7 +371,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
     # cores (measured: 10x slower at 64 rows on a loaded machine).
     threadpool_limits(1, user_api="blas")
     output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+    write_json_atomic(output_dir / "config.json", config.to_dict(), indent=1)
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
     with sigint_requests_stop() as stop_requested, unchecked_distributions():
         venv = build_vec_env(config)
@@ -452,5 +454,5 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
         "seconds_to_75pct_vs_heaviest": None if reached is None else reached.train_seconds,
         "steps_to_75pct_vs_heaviest": None if reached is None else reached.timesteps,
     }
-    (output_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_json_atomic(output_dir / "summary.json", summary, indent=1)
     return summary
