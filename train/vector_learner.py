@@ -36,9 +36,10 @@ class DrawLearnerVecEnv(VecEnv):
     """``num_envs`` games, one learner seat each, opponents batched inside ``step_wait``.
 
     Args:
-        num_envs, num_players, episode, reward, reward_scale, features, skip_forced, opponents,
-            seed: as :class:`train.learner_games.LearnerGames` (``seed`` seeds the first
-            ``reset`` unless ``seed()`` gives another).
+        num_envs: games played at once, each with one learner seat.
+        num_players, episode, reward, reward_scale, features, skip_forced, opponents, seed: as
+            :class:`train.learner_games.LearnerGames` (``seed`` seeds the first ``reset`` unless
+            ``seed()`` gives another).
 
     Attributes:
         games: the :class:`train.learner_games.LearnerGames` core.
