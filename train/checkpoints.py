@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from agents.policy_file import PolicyWeights, read_checkpoint, write_checkpoint_record
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.files import atomic_path
 from train.config import ConfigError
 
