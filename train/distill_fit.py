@@ -78,7 +78,6 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[PolicyValueNetwork
     from agents.ismcts import REWARD_SCALE
 
     torch.set_num_threads(max(1, config.workers))
-    torch.manual_seed(config.seed)
     init = None if config.init is None else init_weights(config.init)
     network = build_student(config, init)
     features = config.features if init is None else init.features
@@ -93,28 +92,21 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[PolicyValueNetwork
     order = np.random.default_rng(config.seed).permutation(len(decisions))
     held_out = round(len(order) * config.validation_share)
     validation, training = torch.from_numpy(order[:held_out]), torch.from_numpy(order[held_out:])
-    optimizer = torch.optim.Adam(network.policy.parameters(), lr=config.learning_rate)
-    steps = config.epochs * -(-len(training) // config.batch_size)
-    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
 
     def loss_of(rows: torch.Tensor) -> torch.Tensor:
         return -(targets[rows] * network.log_probabilities(inputs[rows], masks[rows])).sum(dim=1).mean()
 
     reports = []
-    generator = torch.Generator().manual_seed(config.seed)
-    for epoch in range(1, config.epochs + 1):
-        network.train()
-        shuffled = training[torch.randperm(len(training), generator=generator)]
-        total, batches = 0.0, 0
-        for start in range(0, len(shuffled), config.batch_size):
-            loss = loss_of(shuffled[start : start + config.batch_size])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach())
-            batches += 1
-        network.eval()
+    epochs = network.fit(
+        training,
+        loss_of,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        generator=torch.Generator().manual_seed(config.seed),
+        parameters=network.policy.parameters(),  # the policy network only
+    )
+    for epoch, train_loss in enumerate(epochs, 1):
         with torch.no_grad():
             chosen = network.log_probabilities(inputs[validation], masks[validation]).argmax(dim=1)
             legal_values = values[validation].masked_fill(~masks[validation], -torch.inf)
@@ -122,7 +114,7 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[PolicyValueNetwork
             regret = (best - values[validation].gather(1, chosen[:, None])[:, 0]) * REWARD_SCALE
             report = FitReport(
                 epoch=epoch,
-                train_loss=total / max(batches, 1),
+                train_loss=train_loss,
                 validation_loss=float(loss_of(validation)) if held_out else float("nan"),
                 agreement=float((chosen == teacher_best).float().mean()) if held_out else float("nan"),
                 regret_points=float(regret.mean()) if held_out else float("nan"),

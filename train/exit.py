@@ -308,30 +308,29 @@ def fit(
     masks = torch.from_numpy(data.masks)
     targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
     outcomes = torch.from_numpy(data.outcomes)
-    optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate)
-    steps = config.epochs * -(-len(data) // config.batch_size)
-    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
-    generator = torch.Generator().manual_seed(seed_sequence_int(config.seed, iteration, 1 << 21))
+    everything = torch.arange(len(data))
 
     def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         log_p = network.log_probabilities(inputs[rows], masks[rows])
         value = network.values(inputs[rows])
         return -(targets[rows] * log_p).sum(dim=1).mean(), ((value - outcomes[rows]) ** 2).mean(), log_p
 
-    network.train()
-    for _ in tqdm(range(config.epochs), desc=f"iteration {iteration} fit", unit="epoch",
+    def loss_of(rows: torch.Tensor) -> torch.Tensor:
+        policy_loss, value_loss, _ = losses(rows)
+        return policy_loss + config.value_loss_weight * value_loss
+
+    epochs = network.fit(
+        everything,
+        loss_of,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        generator=torch.Generator().manual_seed(seed_sequence_int(config.seed, iteration, 1 << 21)),
+    )
+    for _ in tqdm(epochs, total=config.epochs, desc=f"iteration {iteration} fit", unit="epoch",
                   disable=not config.progress_bar):
-        order = torch.randperm(len(data), generator=generator)
-        for start in range(0, len(order), config.batch_size):
-            policy_loss, value_loss, _ = losses(order[start : start + config.batch_size])
-            loss = policy_loss + config.value_loss_weight * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-    network.eval()
+        pass  # each epoch runs as the progress bar asks for it
     with torch.no_grad():
-        everything = torch.arange(len(data))
         policy_loss, value_loss, log_p = losses(everything)
         agreement = (log_p.argmax(dim=1) == targets.argmax(dim=1)).float().mean()
     return network, FitReport(float(policy_loss), float(value_loss), float(agreement))

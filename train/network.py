@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -118,6 +118,41 @@ class PolicyValueNetwork(torch.nn.Module):
     def values(self, inputs: torch.Tensor) -> torch.Tensor:
         """The value network's outputs ``(N,)`` for encoded inputs ``(N, feature_size)``."""
         return self._forward(self.value, inputs)[:, 0]
+
+    def fit(
+        self,
+        rows: torch.Tensor,
+        loss_of: Callable[[torch.Tensor], torch.Tensor],
+        *,
+        epochs: int,
+        batch_size: int,
+        learning_rate: float,
+        generator: torch.Generator,
+        parameters: Iterable[torch.nn.Parameter] | None = None,
+    ) -> Iterator[float]:
+        """Train the network to lower ``loss_of(batch of rows)``; yields each epoch's mean
+        training loss (the epochs run as they are asked for).
+
+        Each epoch shuffles ``rows`` (int64 ``(N,)``, indices into the caller's data) with
+        ``generator`` and takes mini-batches of ``batch_size``, one Adam step each, the learning
+        rate decaying linearly from ``learning_rate`` to 0 over the whole fit. ``parameters``:
+        the ones to train (default: all, policy and value networks).
+        """
+        optimizer = torch.optim.Adam(self.parameters() if parameters is None else parameters, lr=learning_rate)
+        steps = epochs * -(-len(rows) // batch_size)
+        schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
+        for _ in range(epochs):
+            shuffled = rows[torch.randperm(len(rows), generator=generator)]
+            total, batches = 0.0, 0
+            for start in range(0, len(shuffled), batch_size):
+                loss = loss_of(shuffled[start : start + batch_size])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+                total += float(loss.detach())
+                batches += 1
+            yield total / max(batches, 1)
 
     @classmethod
     def from_weights(cls, weights: PolicyWeights, seed: int = 0) -> PolicyValueNetwork:
