@@ -132,3 +132,17 @@ def test_the_numpy_twin_plays_as_it_was_told_one_game_or_many() -> None:
     assert [one_by_one.act(view) for view in views] == [policy.choose(view, False, again) for view in views]
     with pytest.raises(ValueError, match="rng"):
         policy.playing(False).act(views[int(np.argmax(masks.sum(axis=1)))])
+
+
+def test_ppo_is_another_name_of_the_network_agent_everywhere() -> None:
+    import agents
+    from agents.batched_play import batchable
+    from agents.policy_network import NetworkAgent
+    from train.learner_games import make_opponent
+
+    assert agents.agent_class("ppo") is agents.agent_class("network") is NetworkAgent
+    assert batchable([("network", {}), ("ppo", {"path": str(POLICIES / "ppo_2p.npz")}), ("heaviest", {})])
+    assert not batchable([("network", {"deterministic": False}), ("heaviest", {})])
+    for spec in ("network", f"ppo:path={POLICIES / 'ppo_2p.npz'}"):
+        opponent = make_opponent(spec, 2, seed=0)
+        assert isinstance(opponent, NumpyPolicy) and opponent.deterministic and opponent.num_players == 2
