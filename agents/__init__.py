@@ -6,7 +6,7 @@ the observation dict the environment gives, and ``reset()`` is called at the sta
 hand or match.
 
 The registry maps a name to an ``"module:Class"`` import path, imported on first use, so that
-importing :mod:`agents` stays light (``ppo`` loads its policy on first use; it needs torch only
+importing :mod:`agents` stays light (``network`` loads its policy on first use; it needs torch only
 to read a training checkpoint ``.zip``).
 """
 
@@ -27,7 +27,8 @@ _REGISTRY: dict[str, str] = {
     "variety": "agents.baselines:VarietyAgent",
     "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
     "ismcts_python": "agents.ismcts:ISMCTSAgent",
-    "ppo": "agents.ppo:PPOAgent",
+    "network": "agents.policy_network:NetworkAgent",
+    "ppo": "agents.policy_network:NetworkAgent",  # the same agent, under the name existing specs use
     "ppo_search": "agents.network_search:NetworkSearchAgent",
     # OpenSpiel's bots (the openspiel extra): agents/openspiel_bots.py
     "openspiel-random": "agents.openspiel_bots:OpenSpielRandomAgent",

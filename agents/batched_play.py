@@ -1,7 +1,7 @@
 """The batched evaluation backend: many games of a table at once on :class:`draw_env.vector.DrawVectorEnv`.
 
 Tables whose participants all choose for a batch of games (:func:`batchable`: ``heaviest``,
-``variety`` and deterministic ``ppo`` policies) are played here instead of step by step: every
+``variety`` and deterministic ``network`` policies) are played here instead of step by step: every
 game of the run is one row of the batched environment, and at each step each participant
 chooses for all the games where it is to act in one call (one forward pass of a network for all
 of them). The results have the same format and the same duplicate deals as the step-by-step
@@ -11,7 +11,7 @@ backend (:func:`agents.evaluation.play_step_by_step`):
   replays of a deal share the generator that deals a match's later hands, so they see the same
   later hands too; those later hands come from the engine's generator, so in matches they differ
   from the step-by-step backend's (a hand episode plays exactly the same games);
-* ``heaviest`` and ``variety`` choose exactly as their one-game versions; a ``ppo`` network's
+* ``heaviest`` and ``variety`` choose exactly as their one-game versions; a network's
   batched forward pass differs from the one-row pass by float rounding only.
 
 Think time is the CPU time of each batched call, shared equally among the real decisions
@@ -29,7 +29,8 @@ import numpy as np
 from agents.batched import BATCHED, BatchAgent, make_batched
 from agents.deals import DealTask, deal_options
 from agents.options import RunOptions
-from agents.ppo import PPOAgent
+from agents.policy_network import NAMES as NETWORK_NAMES
+from agents.policy_network import NetworkAgent
 from agents.results import GameOutcome
 from agents.specs import Spec, build_agent, seed_sequence_int
 from agents.stats import shared_first
@@ -46,29 +47,19 @@ _DETERMINISTIC = ("heaviest", "variety")
 def batchable(specs: Sequence[Spec]) -> bool:
     """True if every participant can choose for a batch of games with the same play as alone."""
     return all(
-        name in _DETERMINISTIC or (name == "ppo" and kwargs.get("deterministic", True) is True)
+        name in _DETERMINISTIC or (name in NETWORK_NAMES and kwargs.get("deterministic", True) is True)
         for name, kwargs in specs
     )
 
 
-class _NetworkBatch:
-    """A deterministic ``ppo`` participant: its network at this table, one forward pass per call."""
-
-    name = "ppo"
-
-    def __init__(self, agent: PPOAgent, num_players: int) -> None:
-        self.policy = agent.policy_for(num_players)
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.policy.act_batch(observations, masks, deterministic=True)
-
-
 def _batch_agent(name: str, kwargs: dict[str, Any], num_players: int) -> BatchAgent:
+    """A batched agent for a :func:`batchable` spec; a deterministic network plays its network at
+    this table (one forward pass per call)."""
     if name in BATCHED:
         return make_batched(name)
     agent = build_agent(name, kwargs)
-    assert isinstance(agent, PPOAgent)
-    return _NetworkBatch(agent, num_players)
+    assert isinstance(agent, NetworkAgent) and agent.deterministic
+    return agent.policy_for(num_players)
 
 
 def _deal_key(state: np.ndarray, num_players: int) -> tuple[Any, ...]:

@@ -31,8 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "Agents: " + ", ".join(agents.available()) + ".\n"
             "Keyword arguments follow a colon, e.g. ismcts:simulations=200,seed=1 or\n"
-            "ppo:path=agents/policies/ppo_2p.npz (plain ppo plays the shipped policy for the table's\n"
-            "player count).\n"
+            "network:path=agents/policies/ppo_2p.npz (plain network, or its other name ppo, plays the\n"
+            "shipped policy for the table's player count).\n"
             "Examples:\n"
             "  draw-eval heaviest variety --games 1000 --workers 2 --json results/hv.json --png results/hv.png\n"
             "  draw-eval --league random random_forced heaviest variety ismcts --players 3 --games 60\n"
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--step-by-step",
         action="store_true",
         help="play every game through the PettingZoo environment, also where all agents could play "
-        "many games at once on the batched environment (heaviest, variety, deterministic ppo)",
+        "many games at once on the batched environment (heaviest, variety, deterministic network)",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(

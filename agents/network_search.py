@@ -26,7 +26,7 @@ import numpy as np
 
 from agents.base import BaseAgent, Observation, legal_actions, num_players
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
-from agents.ppo import NumpyPolicy, load_policy, shipped_policy
+from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
 from draw_env.checks import check_choice, check_int, check_number
 from draw_env.features import encode_batch
 

@@ -67,8 +67,10 @@ PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 #: ``(weight (out, in), bias (out,))``.
 Layer = tuple[np.ndarray, np.ndarray]
 
-# SB3 names in policy.pth: hidden layers of the MLP extractor, then the output layer.
+# SB3 names in policy.pth: hidden layers of the MLP extractor, then the output layer. The one
+# place that knows them (with sb3_state_dict and weights_from_state_dict below).
 _SB3_HIDDEN = {"policy": "mlp_extractor.policy_net", "value": "mlp_extractor.value_net"}
+_SB3_OUTPUT = {"policy": "action_net", "value": "value_net"}
 _SB3_KEY = re.compile(
     r"^mlp_extractor\.(policy|value)_net\.(\d+)\.(weight|bias)$|^(action|value)_net\.(weight|bias)$"
 )
@@ -373,19 +375,16 @@ def weights_from_state_dict(
     )
 
 
-def weights_from_sb3(
-    policy: Any,
-    num_players: int | None,
-    *,
-    value: bool = True,
-    provenance: Mapping[str, Any] | None = None,
-) -> PolicyWeights:
-    """The networks of a live ``MaskableActorCriticPolicy`` (``model.policy``), copied to NumPy."""
-    activation = getattr(policy, "activation_fn", None)
-    name = getattr(activation, "__name__", repr(activation)).lower()
-    if name not in ACTIVATIONS:
-        raise ValueError(f"the policy's activation must be ReLU or Tanh, got {name}")
-    return weights_from_state_dict(policy.state_dict(), name, num_players, value=value, provenance=provenance)
+def sb3_state_dict(weights: PolicyWeights) -> dict[str, np.ndarray]:
+    """``weights``' arrays under the names of a ``MaskableActorCriticPolicy`` state dict: the
+    inverse of :func:`weights_from_state_dict`."""
+    state = {}
+    for name, layers in weights.networks().items():
+        for index, (weight, bias) in enumerate(layers):
+            # SB3 builds [Linear, activation, Linear, ...]: the Linear layers sit at even indices.
+            prefix = _SB3_OUTPUT[name] if index == len(layers) - 1 else f"{_SB3_HIDDEN[name]}.{2 * index}"
+            state[f"{prefix}.weight"], state[f"{prefix}.bias"] = weight, bias
+    return state
 
 
 def _to_float32(tensor: Any) -> np.ndarray:

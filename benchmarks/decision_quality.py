@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.ismcts import REWARD_SCALE, ISMCTSAgent
-from agents.ppo import PPOAgent
+from agents.policy_network import PPOAgent
 from draw_env.observation import OFFSETS, view_from_observation
 from draw_env.rules import DRAW
 from train.config import load_distill_config

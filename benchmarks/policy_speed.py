@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import agents
 from agents.base import observe
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from benchmarks.ismcts_speed import decision_points
 
 

@@ -44,10 +44,9 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import agents.batched
-import agents.ppo
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from train.config import load_config
-from train.opponents import SampledPolicy
+from train.sb3_adapter import weights_of
 from train.selfplay import build_model, build_vec_env, unchecked_distributions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,8 +83,8 @@ class Stopwatch:
 
 def _patch_opponents(watch: Stopwatch) -> None:
     """Time every opponent's choice, one-game and batched alike."""
-    SampledPolicy.act = watch.wrap(SampledPolicy.act)  # type: ignore[method-assign]
-    agents.ppo.NumpyPolicy.act_batch = watch.wrap(agents.ppo.NumpyPolicy.act_batch)  # type: ignore[method-assign]
+    NumpyPolicy.act = watch.wrap(NumpyPolicy.act)  # type: ignore[method-assign]
+    NumpyPolicy.act_batch = watch.wrap(NumpyPolicy.act_batch)  # type: ignore[method-assign]
     for batched in list(agents.batched.BATCHED.values()):
         batched.act_batch = watch.wrap(batched.act_batch)  # type: ignore[method-assign]
     from agents import baselines
@@ -105,7 +104,7 @@ def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatc
     forward, update = Stopwatch(), Stopwatch()
     model.policy.forward = forward.wrap(model.policy.forward)  # type: ignore[method-assign]
     model.train = update.wrap(model.train)  # type: ignore[method-assign]
-    actor = NumpyPolicy.from_sb3(model.policy, config.num_players, value=False)
+    actor = NumpyPolicy(weights_of(model, config.num_players, value=False))
     venv.env_method("update_pool", actor, [actor])
     rollout = config.n_envs * config.ppo.n_steps
     steps = max(1, round(steps / rollout)) * rollout

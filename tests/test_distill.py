@@ -11,7 +11,7 @@ import pytest
 
 import agents
 from agents.ismcts import ISMCTSAgent
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from agents.specs import seed_sequence_int
 from draw_env import env as make_aec_env
 from draw_env.observation import view_from_observation
@@ -131,11 +131,11 @@ def test_two_worker_processes_collect_the_same_decisions_as_one(tmp_path: Path) 
 
 def test_fit_trains_a_fresh_actor_towards_the_teacher(tmp_path: Path) -> None:
     config = small_config(tmp_path, "epochs=6", "validation_share=0.2")
-    model, reports = fit(config, collect(config))
+    network, reports = fit(config, collect(config))
     assert len(reports) == 6
     assert reports[-1].train_loss < reports[0].train_loss
     assert 0.0 <= reports[-1].agreement <= 1.0 and reports[-1].regret_points >= 0.0
-    actor = NumpyPolicy.from_sb3(model.policy)
+    actor = NumpyPolicy(network.to_weights(None))
     assert [weight.shape[0] for weight, _ in actor.weights.policy[:-1]] == [
         32
     ] and actor.features == "extended"
@@ -143,9 +143,9 @@ def test_fit_trains_a_fresh_actor_towards_the_teacher(tmp_path: Path) -> None:
 
 def test_fit_from_a_policy_file_moves_only_its_actor(tmp_path: Path) -> None:
     config = small_config(tmp_path, f"init={INIT}", "epochs=2")
-    model, _ = fit(config, collect(config))
+    network, _ = fit(config, collect(config))
     before = NumpyPolicy.load(INIT).weights
-    after = NumpyPolicy.from_sb3(model.policy).weights
+    after = network.to_weights(None)
     assert not np.array_equal(before.policy[-1][0], after.policy[-1][0])
     assert before.value is not None and after.value is not None
     for (weight, bias), (weight_after, bias_after) in zip(before.value, after.value, strict=True):
@@ -203,13 +203,11 @@ def test_an_init_checkpoint_is_read_as_weights_only(tmp_path: Path) -> None:
     import pickle
     import zipfile
 
-    from train.checkpoints import save_model
-    from train.models import new_model, spaces_env
+    from train.network import PolicyValueNetwork
+    from train.sb3_adapter import save_network_checkpoint
 
     honest = tmp_path / "honest.zip"
-    save_model(
-        new_model(spaces_env(2, "extended"), [8], "tanh", seed=1), honest, num_players=2, features="extended"
-    )
+    save_network_checkpoint(PolicyValueNetwork("extended", [8], [8], "tanh", seed=1), honest, num_players=2, seed=1)
     marker = tmp_path / "ran"
     crafted = tmp_path / "crafted.zip"
     with zipfile.ZipFile(honest) as source, zipfile.ZipFile(crafted, "w") as target:
@@ -224,9 +222,9 @@ def test_an_init_checkpoint_is_read_as_weights_only(tmp_path: Path) -> None:
             target.writestr(entry, data)
     honest.with_suffix(".policy.json").rename(crafted.with_suffix(".policy.json"))
     config = small_config(tmp_path / "run", f"init={crafted}", "epochs=1")
-    model, _ = fit(config, collect(config))
+    network, _ = fit(config, collect(config))
     assert not marker.exists()
-    assert [weight.shape[0] for weight, _ in NumpyPolicy.from_sb3(model.policy).weights.policy] == [8, 58]
+    assert [weight.shape[0] for weight, _ in network.to_weights(None).policy] == [8, 58]
 
 
 def test_a_rerun_with_other_collection_settings_is_refused(tmp_path: Path) -> None:

@@ -233,7 +233,7 @@ def test_iterations_before_guided_from_search_without_the_network(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Before ``guided_from`` the plain compiled search at ``plain_simulations`` collects: no network call."""
-    from agents.ppo import NumpyPolicy
+    from agents.policy_network import NumpyPolicy
     from train import exit as exit_module
 
     calls: list[int] = []

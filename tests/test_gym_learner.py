@@ -18,7 +18,7 @@ from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 from threadpoolctl import threadpool_limits
 
-from agents.ppo import NumpyPolicy, shipped_policy
+from agents.policy_network import NumpyPolicy, shipped_policy
 from draw_env import IllegalActionError
 from train.gym_learner import DrawLearnerVectorEnv
 from train.vector_learner import DrawLearnerVecEnv
@@ -252,7 +252,7 @@ def test_self_play_opponents_play_once_sent() -> None:
     env.update_pool(policy)
     _play(env, 30, seed=1)
     codes = env.games._seat_codes[env.games._seat_codes >= 0]
-    assert codes.size and all(env.games._players[code].policy is policy for code in codes)
+    assert codes.size and all(env.games._players[code].weights is policy.weights for code in codes)
 
 
 def test_it_imports_without_torch_or_stable_baselines3() -> None:

@@ -23,7 +23,7 @@ from agents.policy_file import (
     record_path,
     write_checkpoint_record,
 )
-from agents.ppo import NumpyPolicy, shipped_policy
+from agents.policy_network import NumpyPolicy, shipped_policy
 from draw_env.features import encode_batch
 from train.export import export_policy
 

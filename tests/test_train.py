@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.ppo import NumpyPolicy, shipped_policy
+from agents.policy_network import NumpyPolicy, shipped_policy
 from draw_env import env as make_aec_env
 from draw_env.features import encode_observation
 from train.config import TrainConfig, config_from_dict, load_config
@@ -118,12 +118,13 @@ def test_numpy_actor_matches_the_torch_policy(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from train.sb3_adapter import weights_of
     from train.selfplay import build_model, build_vec_env
 
     config = load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={tmp_path}", "ppo.net_arch=[16,16]"])
     venv = build_vec_env(config)
     model: MaskablePPO = build_model(config, venv, None)
-    actor = NumpyPolicy.from_sb3(model.policy)
+    actor = NumpyPolicy(weights_of(model, None))
     aec = make_aec_env(num_players=2)
     aec.reset(seed=0)
 

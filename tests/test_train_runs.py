@@ -55,7 +55,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_run_writes_policy_files_and_no_pickle_of_its_own(run: Path) -> None:
-    from agents.ppo import NumpyPolicy
+    from agents.policy_network import NumpyPolicy
 
     assert not list(run.rglob("*.pkl"))
     policy = NumpyPolicy.load(run / "final.npz")

@@ -12,7 +12,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.vec_env import VecMonitor
 from threadpoolctl import threadpool_limits
 
-from agents.ppo import load_policy, shipped_policy
+from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
 from train.config import load_config
 from train.selfplay import build_vec_env
 from train.vector_learner import DrawLearnerVecEnv
@@ -86,10 +86,15 @@ def test_pool_updates_apply_to_new_episodes_and_network_opponents_play() -> None
     env.reset()
     assert all(type(player).__name__ == "RandomBatch" for player in env.games._players)  # nothing sent yet
     env.env_method("update_pool", policy, [policy])
-    assert sum(type(player).__name__ == "_SampledNetwork" for player in env.games._players) == 2
+    assert sum(_sampled_network(player) for player in env.games._players) == 2
     _play(env, 80)
     codes = env.games._seat_codes[env.games._seat_codes >= 0]
-    assert all(type(env.games._players[code]).__name__ == "_SampledNetwork" for code in codes)
+    assert all(_sampled_network(env.games._players[code]) for code in codes)
+
+
+def _sampled_network(player: object) -> bool:
+    """A network opponent that samples its moves, as the learner does while training."""
+    return isinstance(player, NumpyPolicy) and not player.deterministic
 
 
 def test_maskable_ppo_learns_on_it_through_the_config_key() -> None:

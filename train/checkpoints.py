@@ -39,7 +39,7 @@ from agents.policy_file import (
     read_zip_member,
     write_checkpoint_record,
 )
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.checks import is_integer
 from draw_env.features import FEATURES
 from draw_env.files import atomic_path

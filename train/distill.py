@@ -7,9 +7,9 @@ driven by one :class:`train.config.DistillConfig`:
 
 1. **collect** (:mod:`train.distill_data`): the teacher labels every real decision of
    ``matches`` matches, in shards under ``output_dir/data``;
-2. **fit** (:mod:`train.distill_fit`): the student's actor learns the teacher's soft choices;
-   the result is ``final.zip`` (an SB3 checkpoint with its ``.policy.json``) and the policy file
-   ``final.npz`` + ``final.json`` (weights only: the file to share);
+2. **fit** (:mod:`train.distill_fit`): the student's policy network learns the teacher's soft
+   choices; the result is the policy file ``final.npz`` + ``final.json`` (weights only: the file
+   to share) and ``final.zip`` (the same network as an SB3 checkpoint, with its ``.policy.json``);
 3. **evaluate**: ``final_eval`` against the baselines;
 4. **curve**: fit again on the first ``curve`` match counts and evaluate each fit and the final
    policy with ``eval``: the learning curve against the data collected.
@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field
 
@@ -39,6 +39,9 @@ from train.distill_data import Decisions, collect, shard_paths
 from train.evaluation import EvalRow, evaluate_checkpoint, evaluation_table, learner_row
 from train.plots import plot_learning_curve
 from train.run_files import RunFile, check_output_dir_writable, read_run_file
+
+if TYPE_CHECKING:  # torch is imported by the stages that fit
+    from train.network import PolicyValueNetwork
 
 STAGES = ("collect", "fit", "evaluate", "curve")
 #: The settings that make the shards: a run directory holds one collection.
@@ -85,16 +88,14 @@ def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
         )
 
 
-def save_student(model: Any, num_players: int, features: str, path: Path, provenance: dict[str, Any]) -> Path:
-    """Write the fitted student as ``path`` (``.zip``, with its side file) and its policy file
-    (``.npz`` + ``.json``, the actor only: the critic is not trained); return the ``.npz``."""
-    from train.checkpoints import save_model
-    from train.export import export_policy
+def save_student(network: PolicyValueNetwork, config: DistillConfig, path: Path, provenance: dict[str, Any]) -> Path:
+    """Write the fitted student as the policy file
+    ``path`` with suffix ``.npz`` (+ ``.json``; the policy network only: the value network is not
+    trained) and as the SB3 checkpoint ``path`` (``.zip``, with its side file); return the ``.npz``."""
+    from train.sb3_adapter import save_network_checkpoint
 
-    save_model(model, path, num_players=num_players, features=features)
-    return export_policy(
-        model, path.with_suffix(".npz"), num_players=num_players, value=False, provenance=provenance
-    )
+    save_network_checkpoint(network, path, num_players=config.num_players, seed=config.seed)
+    return network.save(path.with_suffix(".npz"), config.num_players, value=False, provenance=provenance)
 
 
 def _evaluate(
@@ -103,7 +104,7 @@ def _evaluate(
     return [
         learner_row(result, baseline, decisions, seconds)
         for baseline, result in evaluate_checkpoint(
-            ("ppo", {"path": str(policy)}),
+            ("network", {"path": str(policy)}),
             settings.opponents,
             config.num_players,
             settings.matches,
@@ -130,7 +131,8 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bo
     from train.distill_fit import fit, init_weights
 
     check_output_dir(config, overwrite)
-    features = config.features if config.init is None else init_weights(config.init).features
+    if config.init is not None:
+        init_weights(config.init)  # a bad init is refused before anything is written
     output_dir = Path(config.output_dir)
     if overwrite and output_dir.is_dir():
         shutil.rmtree(output_dir)
@@ -149,13 +151,12 @@ def distill(config: DistillConfig, stages: Sequence[str] = STAGES, overwrite: bo
         summary["collect_worker_seconds"] = decisions.seconds
     if "fit" in stages:
         started = time.perf_counter()
-        model, reports = fit(config, decisions)
+        network, reports = fit(config, decisions)
         summary["fit_seconds"] = round(time.perf_counter() - started, 1)
         summary["fit"] = [dataclasses.asdict(report) for report in reports]
         save_student(
-            model,
-            config.num_players,
-            features,
+            network,
+            config,
             final_path,
             {
                 "distilled_by": "draw-distill",
@@ -193,7 +194,6 @@ def learning_curve(config: DistillConfig, final_policy: Path) -> list[EvalRow]:
     is ``final_policy``, fitted on every match. ``timesteps`` holds the decisions fitted on.
     """
     from train.distill_fit import fit
-    from train.export import export_policy
 
     curve_dir = Path(config.output_dir) / "curve"
     rows = []
@@ -201,10 +201,8 @@ def learning_curve(config: DistillConfig, final_policy: Path) -> list[EvalRow]:
         decisions = Decisions.load(shard_paths(config, matches))
         policy = final_policy
         if matches < config.matches:
-            model, _ = fit(config, decisions)
-            policy = export_policy(
-                model, curve_dir / f"matches_{matches}.npz", num_players=config.num_players, value=False
-            )
+            network, _ = fit(config, decisions)
+            policy = network.save(curve_dir / f"matches_{matches}.npz", config.num_players, value=False)
         for row in _evaluate(
             config, policy, config.eval, config.seed + 1, len(decisions), decisions.seconds or 0.0
         ):
@@ -220,7 +218,7 @@ def learning_curve(config: DistillConfig, final_policy: Path) -> list[EvalRow]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="draw-distill",
-        description="Distil the ismcts search agent into a MaskablePPO policy (collect, fit, evaluate, curve).",
+        description="Distil the ismcts search agent into a policy network (collect, fit, evaluate, curve).",
         epilog="Every config key is described in docs/training.md.",
     )
     parser.add_argument(

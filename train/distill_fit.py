@@ -1,16 +1,16 @@
-"""Distillation fit: train a policy's actor to play like the teacher's recorded values.
+"""Distillation fit: train a policy network to play like the teacher's recorded values.
 
-:func:`fit` trains the actor of a MaskablePPO policy (a fresh one of ``net_arch``, or the policy
-``init``, read as weights only) to match ``softmax(values / temperature)`` over the legal
-actions, by cross-entropy. Soft targets carry how much worse each alternative is, not only which
-move is best, and fitting them over many similar positions averages out the noise of a
-200-simulation search. The critic is not trained.
+:func:`fit` trains the policy network of a :class:`train.network.PolicyValueNetwork` (a fresh
+one of ``net_arch``, or the policy ``init``, read as weights only) to match
+``softmax(values / temperature)`` over the legal actions, by cross-entropy. Soft targets carry
+how much worse each alternative is, not only which move is best, and fitting them over many
+similar positions averages out the noise of a 200-simulation search. The value network is not
+trained.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from agents.policy_file import PolicyWeights
 from draw_env.features import encode_batch
 from train.config import ConfigError, DistillConfig
 from train.distill_data import Decisions
+from train.network import PolicyValueNetwork
 
 
 @dataclass
@@ -47,7 +48,7 @@ def init_weights(path: str) -> PolicyWeights:
     Raises:
         ConfigError: if it is neither, naming the key ``init``.
     """
-    from agents.ppo import NumpyPolicy
+    from agents.policy_network import NumpyPolicy
 
     try:
         return NumpyPolicy.load(path).weights
@@ -55,37 +56,30 @@ def init_weights(path: str) -> PolicyWeights:
         raise ConfigError(f"config key 'init' must name a policy file or checkpoint: {error}") from None
 
 
-def build_student(config: DistillConfig, init: PolicyWeights | None = None) -> Any:
-    """The ``sb3_contrib.MaskablePPO`` model to train: holding ``init``, or a fresh one.
+def build_student(config: DistillConfig, init: PolicyWeights | None = None) -> PolicyValueNetwork:
+    """The network to train: holding ``init``, or a fresh one.
 
-    A fresh model has ``config.net_arch`` hidden layers (ReLU) for both the actor and the critic,
-    over ``config.features`` inputs. Distillation trains the actor only, so a fresh critic stays
-    untrained.
+    A fresh network has ``config.net_arch`` hidden layers (ReLU) for both the policy and the
+    value network, over ``config.features`` inputs. Distillation trains the policy network only,
+    so a fresh value network stays untrained.
     """
-    from train.models import model_from_policy, new_model, spaces_env
-
     if init is not None:
-        return model_from_policy(init, config.num_players, config.seed)
-    return new_model(
-        spaces_env(config.num_players, config.features), list(config.net_arch), "relu", config.seed
-    )
+        return PolicyValueNetwork.from_weights(init, config.seed)
+    return PolicyValueNetwork(config.features, config.net_arch, config.net_arch, "relu", config.seed)
 
 
-def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitReport]]:
-    """Train the student's actor on the teacher's values; return the model and the reports.
+def fit(config: DistillConfig, decisions: Decisions) -> tuple[PolicyValueNetwork, list[FitReport]]:
+    """Train the student's policy network on the teacher's values; return the network and the reports.
 
-    The model is the ``sb3_contrib.MaskablePPO`` of :func:`build_student` (holding ``config.init``
-    if set), its policy updated in place.
+    The network is :func:`build_student`'s (holding ``config.init`` if set).
     """
     import torch
 
     from agents.ismcts import REWARD_SCALE
 
     torch.set_num_threads(max(1, config.workers))
-    torch.manual_seed(config.seed)
     init = None if config.init is None else init_weights(config.init)
-    model = build_student(config, init)
-    policy = model.policy
+    network = build_student(config, init)
     features = config.features if init is None else init.features
     inputs = torch.from_numpy(encode_batch(decisions.observations, decisions.masks, features))
     masks = torch.from_numpy(decisions.masks)
@@ -98,42 +92,29 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitRepor
     order = np.random.default_rng(config.seed).permutation(len(decisions))
     held_out = round(len(order) * config.validation_share)
     validation, training = torch.from_numpy(order[:held_out]), torch.from_numpy(order[held_out:])
-    parameters = list(policy.mlp_extractor.policy_net.parameters()) + list(policy.action_net.parameters())
-    optimizer = torch.optim.Adam(parameters, lr=config.learning_rate)
-    steps = config.epochs * -(-len(training) // config.batch_size)
-    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
-
-    def log_probabilities(rows: torch.Tensor) -> torch.Tensor:
-        latent = policy.mlp_extractor.forward_actor(inputs[rows])
-        logits = policy.action_net(latent).masked_fill(~masks[rows], -1e9)
-        return torch.log_softmax(logits, dim=1)
 
     def loss_of(rows: torch.Tensor) -> torch.Tensor:
-        return -(targets[rows] * log_probabilities(rows)).sum(dim=1).mean()
+        return -(targets[rows] * network.log_probabilities(inputs[rows], masks[rows])).sum(dim=1).mean()
 
     reports = []
-    generator = torch.Generator().manual_seed(config.seed)
-    for epoch in range(1, config.epochs + 1):
-        policy.train()
-        shuffled = training[torch.randperm(len(training), generator=generator)]
-        total, batches = 0.0, 0
-        for start in range(0, len(shuffled), config.batch_size):
-            loss = loss_of(shuffled[start : start + config.batch_size])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach())
-            batches += 1
-        policy.eval()
+    epochs = network.fit(
+        training,
+        loss_of,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        generator=torch.Generator().manual_seed(config.seed),
+        parameters=network.policy.parameters(),  # the policy network only
+    )
+    for epoch, train_loss in enumerate(epochs, 1):
         with torch.no_grad():
-            chosen = log_probabilities(validation).argmax(dim=1)
+            chosen = network.log_probabilities(inputs[validation], masks[validation]).argmax(dim=1)
             legal_values = values[validation].masked_fill(~masks[validation], -torch.inf)
             best, teacher_best = legal_values.max(dim=1)
             regret = (best - values[validation].gather(1, chosen[:, None])[:, 0]) * REWARD_SCALE
             report = FitReport(
                 epoch=epoch,
-                train_loss=total / max(batches, 1),
+                train_loss=train_loss,
                 validation_loss=float(loss_of(validation)) if held_out else float("nan"),
                 agreement=float((chosen == teacher_best).float().mean()) if held_out else float("nan"),
                 regret_points=float(regret.mean()) if held_out else float("nan"),
@@ -145,4 +126,4 @@ def fit(config: DistillConfig, decisions: Decisions) -> tuple[Any, list[FitRepor
             f"regret {report.regret_points:.2f} points",
             flush=True,
         )
-    return model, reports
+    return network, reports

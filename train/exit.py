@@ -13,9 +13,10 @@ Distillation (:mod:`train.distill`) fits a network to a fixed teacher once. Expe
    the mask, the search's value of each root action and, once the hand ends, the acting seat's
    zero-sum hand points / 40 (the outcome, the unit of the search's values). Shards run on
    ``workers`` local processes, or with ``address`` on the actors of an existing Ray cluster.
-2. **fit** (:func:`fit`): starting from the current network, the actor learns
-   ``softmax(values / temperature)`` over the legal actions (cross-entropy) and the critic the
-   outcome (mean squared error), on the last ``window`` iterations' data.
+2. **fit** (:func:`fit`): starting from the current network (a
+   :class:`train.network.PolicyValueNetwork`), the policy network learns
+   ``softmax(values / temperature)`` over the legal actions (cross-entropy) and the value network
+   the outcome (mean squared error), on the last ``window`` iterations' data.
 3. **evaluate**: the new policy alone, duplicate matches against ``eval.opponents`` and the
    previous iteration (Wilson intervals), logged to ``eval.csv``, TensorBoard and
    ``strength.png``.
@@ -39,7 +40,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import Field
@@ -48,7 +49,7 @@ from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
 from agents.network_search import network_evaluator, root_guided_values
 from agents.parallel import process_map
 from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from agents.specs import seed_sequence_int
 from draw_env.features import encode_batch
 from draw_env.files import atomic_path, write_json_atomic
@@ -65,6 +66,9 @@ from train.run_files import (
     row_schema,
     seconds,
 )
+
+if TYPE_CHECKING:  # torch is imported by the fit
+    from train.network import PolicyValueNetwork
 
 #: Settings that do not change what a run computes: they may differ when a run is continued.
 FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
@@ -294,53 +298,50 @@ class FitReport:
     agreement: float
 
 
-def fit(config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: int) -> tuple[Any, FitReport]:
-    """Train a copy of ``weights`` (policy and value heads) on ``data``; the model and its report.
+def fit(
+    config: ExitConfig, data: ExitData, weights: PolicyWeights, iteration: int
+) -> tuple[PolicyValueNetwork, FitReport]:
+    """Train a copy of ``weights`` (policy and value networks) on ``data``; the network and its report.
 
-    Without a value network in ``weights`` the critic starts fresh (the actor's widths).
+    Without a value network in ``weights`` it starts fresh (the policy network's widths).
     """
     import torch
     from tqdm import tqdm
 
-    from train.models import model_from_policy
+    from train.network import PolicyValueNetwork
 
     torch.set_num_threads(1)  # the same sums in the same order on every machine: exact repeats
-    torch.manual_seed(seed_sequence_int(config.seed, iteration, 1 << 20))
-    model = model_from_policy(weights, config.num_players, config.seed)
-    policy = model.policy
+    network = PolicyValueNetwork.from_weights(weights, config.seed)
     inputs = torch.from_numpy(encode_batch(data.observations, data.masks, weights.features))
     masks = torch.from_numpy(data.masks)
     targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
     outcomes = torch.from_numpy(data.outcomes)
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
-    steps = config.epochs * -(-len(data) // config.batch_size)
-    schedule = torch.optim.lr_scheduler.LinearLR(optimizer, 1.0, 0.0, total_iters=steps)
-    generator = torch.Generator().manual_seed(seed_sequence_int(config.seed, iteration, 1 << 21))
+    everything = torch.arange(len(data))
 
     def losses(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        actor, critic = policy.mlp_extractor(inputs[rows])
-        logits = policy.action_net(actor).masked_fill(~masks[rows], -1e9)
-        log_p = torch.log_softmax(logits, dim=1)
-        value = policy.value_net(critic)[:, 0]
-        return -(targets[rows] * log_p).sum(dim=1).mean(), ((value - outcomes[rows]) ** 2).mean(), logits
+        log_p = network.log_probabilities(inputs[rows], masks[rows])
+        value = network.values(inputs[rows])
+        return -(targets[rows] * log_p).sum(dim=1).mean(), ((value - outcomes[rows]) ** 2).mean(), log_p
 
-    policy.train()
-    for _ in tqdm(range(config.epochs), desc=f"iteration {iteration} fit", unit="epoch",
+    def loss_of(rows: torch.Tensor) -> torch.Tensor:
+        policy_loss, value_loss, _ = losses(rows)
+        return policy_loss + config.value_loss_weight * value_loss
+
+    epochs = network.fit(
+        everything,
+        loss_of,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        learning_rate=config.learning_rate,
+        generator=torch.Generator().manual_seed(seed_sequence_int(config.seed, iteration, 1 << 21)),
+    )
+    for _ in tqdm(epochs, total=config.epochs, desc=f"iteration {iteration} fit", unit="epoch",
                   disable=not config.progress_bar):
-        order = torch.randperm(len(data), generator=generator)
-        for start in range(0, len(order), config.batch_size):
-            policy_loss, value_loss, _ = losses(order[start : start + config.batch_size])
-            loss = policy_loss + config.value_loss_weight * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-    policy.eval()
+        pass  # each epoch runs as the progress bar asks for it
     with torch.no_grad():
-        everything = torch.arange(len(data))
-        policy_loss, value_loss, logits = losses(everything)
-        agreement = (logits.argmax(dim=1) == targets.argmax(dim=1)).float().mean()
-    return model, FitReport(float(policy_loss), float(value_loss), float(agreement))
+        policy_loss, value_loss, log_p = losses(everything)
+        agreement = (log_p.argmax(dim=1) == targets.argmax(dim=1)).float().mean()
+    return network, FitReport(float(policy_loss), float(value_loss), float(agreement))
 
 
 # ---------------------------------------------------------------------------------- the loop
@@ -419,7 +420,7 @@ def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
 def initial_weights(config: ExitConfig) -> PolicyWeights:
     """Iteration 0: the policy ``init`` (read as weights only) or a fresh network of ``net_arch``."""
     from train.distill_fit import init_weights
-    from train.models import new_model, spaces_env
+    from train.network import PolicyValueNetwork
 
     if config.init is not None:
         weights = init_weights(config.init)
@@ -429,8 +430,8 @@ def initial_weights(config: ExitConfig) -> PolicyWeights:
                 f"got one trained for {weights.num_players} players"
             )
         return dataclasses.replace(weights, num_players=config.num_players)
-    model = new_model(spaces_env(config.num_players, config.features), list(config.net_arch), "relu", config.seed)
-    return NumpyPolicy.from_sb3(model.policy, config.num_players).weights
+    network = PolicyValueNetwork(config.features, config.net_arch, config.net_arch, "relu", config.seed)
+    return network.to_weights(config.num_players)
 
 
 def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
@@ -439,10 +440,10 @@ def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
     from train.evaluation import learner_row
 
     settings = config.eval
-    learner = ("ppo", {"path": str(policy)})
+    learner = ("network", {"path": str(policy)})
     opponents: list[tuple[str, Any]] = [(spec, spec) for spec in settings.opponents]
     if settings.previous:  # iteration 1's previous is iteration 0: the init
-        opponents.append(("previous", ("ppo", {"path": str(previous)})))
+        opponents.append(("previous", ("network", {"path": str(previous)})))
     rows = []
     for label, spec in opponents:
         result = evaluate(
@@ -506,8 +507,6 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
     """
     from threadpoolctl import threadpool_limits
 
-    from train.export import export_policy
-
     completed = check_output_dir(config, overwrite)
     output_dir = Path(config.output_dir)
     if overwrite and output_dir.is_dir():
@@ -542,14 +541,12 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
                 data.save(data_path)
             window = [ExitData.load(iteration_dir(config, k) / "data.npz")
                       for k in range(max(1, iteration - config.window + 1), iteration + 1)]
-            model, report = fit(config, ExitData.concatenate(window), weights, iteration)
+            network, report = fit(config, ExitData.concatenate(window), weights, iteration)
             seconds = state["seconds"] + time.perf_counter() - started
             decisions = state["decisions"] + len(data)
-            policy_path = export_policy(
-                model,
+            policy_path = network.save(
                 folder / "policy.npz",
-                num_players=config.num_players,
-                value=True,
+                config.num_players,
                 provenance={
                     "trained_by": "draw-train (pipeline: exit)",
                     "iteration": iteration,

@@ -1,7 +1,7 @@
 """Export a trained policy as a policy file: weights-only ``.npz`` plus its JSON record.
 
 A policy file is what to share and ship: anyone can load it without running code from it
-(:mod:`agents.policy_file`), and playing it needs NumPy only. ``draw-train`` and ``draw-distill``
+(:mod:`agents.policy_file`), and playing it needs NumPy only. ``draw-train``'s PPO pipelines
 call :func:`export_policy` at the end of a run; by hand::
 
     python -m train.export runs/selfplay_2p/final.zip runs/selfplay_2p/final.npz --players 2
@@ -16,12 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.policy_file import (
-    PLAYER_COUNTS,
-    read_checkpoint,
-    save_policy_file,
-    weights_from_sb3,
-)
+from agents.policy_file import PLAYER_COUNTS, read_checkpoint, save_policy_file
 from draw_env.checks import check_bool, check_choice
 from draw_env.commands import reported_errors
 from draw_env.untrusted import read_json
@@ -73,8 +68,9 @@ def export_policy(
             provenance={"exported_from": str(source), **(provenance or {})},
         )
     else:
-        policy = getattr(source, "policy", source)
-        weights = weights_from_sb3(policy, num_players, value=value, provenance=provenance)
+        from train.sb3_adapter import weights_of
+
+        weights = weights_of(source, num_players, value=value, provenance=provenance)
     if weights.num_players is None:
         raise ValueError(
             f"num_players must be one of {', '.join(map(str, PLAYER_COUNTS))} to export, got None"

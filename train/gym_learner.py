@@ -57,7 +57,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.checks import check_seed
 from draw_env.rules import NUM_ACTIONS
 from train.learner_games import LearnerGames, LearnerStep

@@ -8,7 +8,7 @@ In each game one seat is the learner (drawn per episode); every other seat is an
 per episode from a weighted pool, and opponents move inside :meth:`LearnerGames.step`, batched:
 all games whose opponent at the seat to act is the same policy get one call, so a baseline
 answers with NumPy array operations (:mod:`agents.batched`) and a network opponent with one
-forward pass for all its games (:meth:`agents.ppo.NumpyPolicy.act_batch`). It is the batched
+forward pass for all its games (:meth:`agents.policy_network.NumpyPolicy.act_batch`). It is the batched
 counterpart of :class:`draw_env.single_agent.DrawSingleAgentEnv` wrapped in
 :class:`train.opponents.OpponentPoolEnv`, with the same options and the same pool protocol
 (:meth:`LearnerGames.update_pool`).
@@ -35,8 +35,8 @@ Semantics, as the one-game adapter:
 
 An opponent other than ``self`` and ``snapshots`` is an agent spec (:func:`agents.specs.parse_agent_spec`:
 ``"heaviest"``, ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``): the
-batched baselines and ``ppo`` networks answer for all their games at once (a ``ppo`` spec plays as
-``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
+batched baselines and ``network`` (or ``ppo``) networks answer for all their games at once (a
+network spec plays as ``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
 version (``ismcts``...) are asked game by game.
 
 This module imports numpy, draw_env, agents and train.config (no torch, no Stable-Baselines3).
@@ -52,7 +52,7 @@ import numpy as np
 import agents
 from agents.base import Agent
 from agents.batched import BATCHED, BatchAgent, make_batched
-from agents.ppo import NumpyPolicy, PPOAgent
+from agents.policy_network import NetworkAgent, NumpyPolicy
 from agents.specs import parse_agent_spec, takes_seed
 from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
@@ -60,17 +60,6 @@ from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
 from draw_env.vector import DrawVectorEnv
 from train.config import SELF, SNAPSHOTS
-
-
-class _SampledNetwork:
-    """A network opponent that samples its moves, as the learner does while training."""
-
-    def __init__(self, policy: NumpyPolicy, rng: np.random.Generator) -> None:
-        self.policy = policy
-        self.rng = rng
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.policy.act_batch(observations, masks, deterministic=False, rng=self.rng)
 
 
 class _OneByOne:
@@ -85,22 +74,10 @@ class _OneByOne:
         )
 
 
-class _Network:
-    """A ``ppo`` agent's network at this table, deterministic or sampled as the agent plays."""
-
-    def __init__(self, agent: PPOAgent, num_players: int, rng: np.random.Generator) -> None:
-        self.policy = agent.policy_for(num_players)
-        self.deterministic = agent.deterministic
-        self.rng = rng
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self.policy.act_batch(observations, masks, deterministic=self.deterministic, rng=self.rng)
+Opponent = BatchAgent | NumpyPolicy | _OneByOne
 
 
-Opponent = BatchAgent | _Network | _OneByOne | _SampledNetwork
-
-
-def make_opponent(spec: str, num_players: int, seed: int | None) -> BatchAgent | _Network | _OneByOne:
+def make_opponent(spec: str, num_players: int, seed: int | None) -> Opponent:
     """The opponent an agent spec names, answering for a batch of games (see the module docstring).
 
     Raises:
@@ -112,8 +89,8 @@ def make_opponent(spec: str, num_players: int, seed: int | None) -> BatchAgent |
     if takes_seed(name):
         kwargs.setdefault("seed", seed)
     agent = agents.make(name, **kwargs)
-    if isinstance(agent, PPOAgent):
-        return _Network(agent, num_players, np.random.default_rng(seed))
+    if isinstance(agent, NetworkAgent):  # its network at this table, deterministic or sampled as it plays
+        return agent.policy_for(num_players).playing(agent.deterministic, np.random.default_rng(seed))
     return _OneByOne(agent)
 
 
@@ -228,7 +205,7 @@ class LearnerGames:
     def _seed_streams(self, seed: int | None) -> None:
         """Seed the pool draws and build the named opponents from ``seed`` (their own streams)."""
         self.rng = np.random.default_rng(seed)
-        self.baselines: dict[str, BatchAgent | _Network | _OneByOne] = {
+        self.baselines: dict[str, Opponent] = {
             name: make_opponent(name, self.num_players, seed) for name in self.weights if name not in (SELF, SNAPSHOTS)
         }
         self._install()
@@ -240,9 +217,10 @@ class LearnerGames:
         if not self.snapshots:
             self_weight += snapshot_weight
         else:
-            entries += [(_SampledNetwork(s, self.rng), snapshot_weight / len(self.snapshots)) for s in self.snapshots]
+            # Policy opponents sample their moves, as the learner does while training.
+            entries += [(s.playing(False, self.rng), snapshot_weight / len(self.snapshots)) for s in self.snapshots]
         if self.current is not None and self_weight > 0:
-            entries.append((_SampledNetwork(self.current, self.rng), self_weight))
+            entries.append((self.current.playing(False, self.rng), self_weight))
         entries += [(agent, self.weights[name]) for name, agent in self.baselines.items()]
         if sum(weight for _, weight in entries) <= 0:  # only policy opponents asked for, none sent yet
             entries = [(make_batched("random", seed=self.seed_value), 1.0)]

@@ -3,7 +3,7 @@
 Each opponent seat draws, per episode, one of: the learner's current policy (``self``, refreshed
 after every rollout), one of the frozen snapshots of past learners (``snapshots``, the weight is
 shared among them), or a baseline agent from :mod:`agents`. Policies run on NumPy inside the
-worker (:class:`agents.ppo.NumpyPolicy`), so opponents never wait for the main process.
+worker (:class:`agents.policy_network.NumpyPolicy`), so opponents never wait for the main process.
 """
 
 from __future__ import annotations
@@ -15,25 +15,9 @@ import gymnasium
 import numpy as np
 
 import agents
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.single_agent import DrawSingleAgentEnv, Policy
 from train.config import SELF, SNAPSHOTS
-
-
-class SampledPolicy:
-    """A NumPy policy that samples its move (as the learner does while training).
-
-    Args:
-        policy: the actor to play.
-        rng: the worker's generator, so that seeded runs repeat.
-    """
-
-    def __init__(self, policy: NumpyPolicy, rng: np.random.Generator) -> None:
-        self.policy = policy
-        self.rng = rng
-
-    def act(self, observation: dict[str, np.ndarray]) -> int:
-        return self.policy.choose(observation, deterministic=False, rng=self.rng)
 
 
 class OpponentPoolEnv(gymnasium.Wrapper):
@@ -74,12 +58,12 @@ class OpponentPoolEnv(gymnasium.Wrapper):
         snapshot_weight = self.weights.get(SNAPSHOTS, 0.0)
         if not self.snapshots:
             self_weight += snapshot_weight
-        else:
+        else:  # policy opponents sample their moves, as the learner does while training
             for snapshot in self.snapshots:
-                policies.append(SampledPolicy(snapshot, self.rng))
+                policies.append(snapshot.playing(False, self.rng))
                 weights.append(snapshot_weight / len(self.snapshots))
         if self.current is not None and self_weight > 0:
-            policies.append(SampledPolicy(self.current, self.rng))
+            policies.append(self.current.playing(False, self.rng))
             weights.append(self_weight)
         for name, agent in self.baselines.items():
             policies.append(agent)

@@ -39,16 +39,16 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList, Conve
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
 from threadpoolctl import threadpool_limits
 
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.files import write_json_atomic
 from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
 from train.config import ConfigError, TrainConfig
 from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
 from train.export import export_policy
-from train.models import new_model
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
 from train.run_files import check_output_dir_writable
+from train.sb3_adapter import new_model, weights_of
 from train.vector_learner import learner_vec_env
 
 
@@ -125,7 +125,7 @@ class SelfPlayPool(BaseCallback):
         self._changed = True
 
     def actor(self) -> NumpyPolicy:
-        return NumpyPolicy.from_sb3(self.model.policy, self.num_players, value=False)
+        return NumpyPolicy(weights_of(self.model, self.num_players, value=False))
 
     def freeze(self) -> None:
         """Add the current actor to the pool (sent to the workers at the end of the rollout)."""

@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.rules import NUM_ACTIONS
 from train.config import ExploitConfig, TrainConfig
 from train.learner_games import LearnerGames, make_opponent

@@ -1,18 +1,19 @@
-"""The trained policies as an agent, and the NumPy network that plays them.
+"""A policy network as an agent, and the NumPy network that plays it.
 
-``agents.make("ppo")`` plays the shipped policy for the table's player count, read from the
+``agents.make("network")`` plays the shipped policy for the table's player count, read from the
 observation: ``agents/policies/ppo_2p.npz``, ``ppo_3p.npz`` or ``ppo_4p.npz`` (``ismcts``
 distilled into a network by ``draw-distill``; loaded on first use, one per count).
-``agents.make("ppo", path=...)`` plays one file: a policy file (``.npz`` with its ``.json``
+``agents.make("network", path=...)`` plays one file: a policy file (``.npz`` with its ``.json``
 record, such as the shipped self-play policies ``ppo_{2,3,4}p_selfplay.npz``), or a training
 checkpoint ``.zip`` of ``draw-train`` / ``draw-distill``. A file trained for another player
-count than the table's is refused.
+count than the table's is refused. ``ppo`` is another name of the same agent (:data:`NAMES`).
 
 Nothing loaded runs code (see :mod:`agents.policy_file`): policy files are read with
 ``np.load(..., allow_pickle=False)``, and a checkpoint only through its ``policy.pth`` with
 ``torch.load(..., weights_only=True)`` (torch is imported for checkpoints only). Play runs on
 NumPy: one small matrix product per layer, much faster than a torch call for a single
-observation, and the same code serves the opponents inside training workers.
+observation, and the same code serves the opponents inside training workers. Training runs the
+same network as a torch module, :class:`train.network.PolicyValueNetwork`.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from agents.policy_file import (
     load_policy_file,
     read_checkpoint,
     save_policy_file,
-    weights_from_sb3,
 )
 from draw_env.checks import check_bool, check_choice, check_seed
 from draw_env.features import encode_batch, encode_observation
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
+#: The registry names of :class:`NetworkAgent` (``ppo`` too, the name existing specs use).
+NAMES = ("network", "ppo")
 
 
 def shipped_policy(players: int) -> Path:
@@ -58,13 +60,28 @@ _ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"relu": _relu, "t
 class NumpyPolicy:
     """A policy network, and optionally a value network, running on NumPy.
 
+    It plays as an agent for one game (:meth:`act`) or for many at once (:meth:`act_batch`, a
+    :class:`agents.batched.BatchAgent`), the most probable legal action or one sampled.
+
     Args:
-        weights: the networks, as read from a policy file or copied from an SB3 policy.
+        weights: the networks, as read from a policy file or taken from a trained network.
+        deterministic: play the most probable legal action (default) or sample from the policy.
+        rng: the generator sampling draws from (needed when ``deterministic`` is False).
     """
 
-    def __init__(self, weights: PolicyWeights) -> None:
+    name = NAMES[0]
+
+    def __init__(
+        self, weights: PolicyWeights, deterministic: bool = True, rng: np.random.Generator | None = None
+    ) -> None:
         self.weights = weights
+        self.deterministic = deterministic
+        self.rng = rng
         self._activate = _ACTIVATIONS[weights.activation]
+
+    def playing(self, deterministic: bool, rng: np.random.Generator | None = None) -> NumpyPolicy:
+        """The same network (its weights shared) playing deterministically or sampling with ``rng``."""
+        return NumpyPolicy(self.weights, deterministic, rng)
 
     @property
     def features(self) -> str:
@@ -116,34 +133,47 @@ class NumpyPolicy:
         return hidden @ last_weight.T + last_bias
 
     def choose(
-        self, observation: Observation, deterministic: bool, rng: random.Random | np.random.Generator
+        self, observation: Observation, deterministic: bool, rng: random.Random | np.random.Generator | None
     ) -> int:
-        """An action for an AEC observation dict: the best legal one, or one sampled by probability."""
+        """An action for an AEC observation dict: the best legal one, or one sampled by probability.
+
+        Raises:
+            ValueError: if sampling is asked without ``rng``.
+        """
         legal = np.flatnonzero(observation["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
         logits = self.logits(encode_observation(observation, self.features))[legal]
         if deterministic:
             return int(legal[np.argmax(logits)])
+        if rng is None:
+            raise ValueError("rng must be a random generator when deterministic is False")
         cumulative = np.cumsum(np.exp(logits - logits.max()))
         index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
         return int(legal[min(index, len(legal) - 1)])
+
+    def act(self, observation: Observation) -> int:
+        """An action for one AEC observation dict, played as this policy plays (:meth:`choose`)."""
+        return self.choose(observation, self.deterministic, self.rng)
 
     def act_batch(
         self,
         observations: np.ndarray,
         masks: np.ndarray,
-        deterministic: bool = True,
+        deterministic: bool | None = None,
         rng: np.random.Generator | None = None,
     ) -> np.ndarray:
         """Actions ``int64 (N,)`` for observation vectors ``(N, 258)`` and action masks ``(N, 58)``.
 
         Deterministic play takes the most probable legal action (as :meth:`choose`); otherwise
         each row samples from the policy's probabilities over its legal actions with ``rng``.
+        ``deterministic`` and ``rng`` default to the policy's own.
 
         Raises:
             ValueError: if a mask allows nothing, or sampling is asked without ``rng``.
         """
+        deterministic = self.deterministic if deterministic is None else deterministic
+        rng = self.rng if rng is None else rng
         legal = np.asarray(masks) != 0
         if legal.ndim != 2 or not legal.any(axis=1).all():
             raise ValueError("masks must have shape (N, 58) with at least one legal action per row")
@@ -177,15 +207,6 @@ class NumpyPolicy:
             f"path must be a policy file (.npz) or a training checkpoint (.zip), got {str(target)!r}"
         )
 
-    @classmethod
-    def from_sb3(cls, policy: Any, num_players: int | None = None, value: bool = True) -> NumpyPolicy:
-        """Copy a live ``MaskableActorCriticPolicy`` (``model.policy``) with an MLP extractor.
-
-        Raises:
-            ValueError: if its architecture is not an MLP with ReLU or Tanh.
-        """
-        return cls(weights_from_sb3(policy, num_players, value=value))
-
     def save(self, path: str | os.PathLike[str], provenance: Mapping[str, Any] | None = None) -> Path:
         """Write this policy as a policy file ``path`` (``.npz``) and its JSON record."""
         weights = (
@@ -215,8 +236,8 @@ def load_policy(path: str | os.PathLike[str]) -> NumpyPolicy:
     return _load_cached(str(target.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
-class PPOAgent(BaseAgent):
-    """A trained policy playing from its observation alone.
+class NetworkAgent(BaseAgent):
+    """A policy network playing from its observation alone.
 
     Args:
         path: a policy file ``.npz`` or a training checkpoint ``.zip``; ``None`` plays the shipped
@@ -231,7 +252,7 @@ class PPOAgent(BaseAgent):
             player count than ``num_players`` (or, in :meth:`act`, than the table's).
     """
 
-    name = "ppo"
+    name = NAMES[0]
 
     def __init__(
         self,

@@ -1,0 +1,123 @@
+"""The bridge between the project's network and sb3-contrib's ``MaskablePPO``.
+
+Self-play (:mod:`train.selfplay`) and the exploiter (:mod:`train.exploit`) train with PPO, so
+their network lives inside a ``MaskablePPO("MlpPolicy")`` model: an actor and a critic MLP with
+separate layers (:func:`new_model`, :func:`model_holding`). This module is where the project
+meets SB3's policy: building models, and copying a network into one (:func:`model_holding`) or
+out of one (:func:`weights_of`) under SB3's parameter names (the name map is
+:func:`agents.policy_file.sb3_state_dict`, which reads checkpoints with it too).
+:func:`save_network_checkpoint` writes a :class:`train.network.PolicyValueNetwork` as an SB3
+checkpoint ``.zip``, the format ``draw-distill`` also leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.utils import LinearSchedule
+from stable_baselines3.common.vec_env import VecEnv
+
+from agents.policy_file import ACTIVATIONS, PolicyWeights, sb3_state_dict, weights_from_state_dict
+from draw_env.single_agent import DrawSingleAgentEnv
+from train.config import PPOSettings
+from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
+from train.network import PolicyValueNetwork
+
+
+def new_model(
+    env: gymnasium.Env | VecEnv,
+    net_arch: list[int] | tuple[list[int], list[int]],
+    activation: str,
+    seed: int,
+    ppo: PPOSettings | None = None,
+    tensorboard_dir: str | None = None,
+) -> MaskablePPO:
+    """A fresh ``MaskablePPO("MlpPolicy")`` on CPU (its networks start as
+    ``PolicyValueNetwork(features, actor, critic, activation, seed)`` does).
+
+    Args:
+        env: the (vectorised) environment.
+        net_arch: hidden widths of actor and critic, or ``(actor widths, critic widths)``.
+        activation: ``"relu"`` or ``"tanh"``.
+        ppo: the PPO hyper-parameters (``None``: sb3's defaults, for a model only saved).
+    """
+    actor, critic = net_arch if isinstance(net_arch, tuple) else (net_arch, net_arch)
+    settings: dict[str, Any] = {}
+    if ppo is not None:
+        settings = {
+            "learning_rate": (
+                ppo.learning_rate
+                if ppo.lr_schedule == "constant"
+                else LinearSchedule(ppo.learning_rate, 0.0, 1.0)
+            ),
+            "n_steps": ppo.n_steps,
+            "batch_size": ppo.batch_size,
+            "n_epochs": ppo.n_epochs,
+            "gamma": ppo.gamma,
+            "gae_lambda": ppo.gae_lambda,
+            "clip_range": ppo.clip_range,
+            "ent_coef": ppo.ent_coef,
+            "vf_coef": ppo.vf_coef,
+            "max_grad_norm": ppo.max_grad_norm,
+        }
+    return MaskablePPO(
+        "MlpPolicy",
+        env,
+        policy_kwargs={
+            "net_arch": {"pi": list(actor), "vf": list(critic)},
+            "activation_fn": TORCH_ACTIVATIONS[activation],
+        },
+        tensorboard_log=tensorboard_dir,
+        seed=seed,
+        device="cpu",
+        verbose=0,
+        **settings,
+    )
+
+
+def model_holding(
+    network: PolicyValueNetwork,
+    env: gymnasium.Env | VecEnv,
+    seed: int,
+    ppo: PPOSettings | None = None,
+) -> MaskablePPO:
+    """A ``MaskablePPO`` model on ``env`` of ``network``'s architecture, holding its weights."""
+    model = new_model(env, network.hidden_widths(), network.activation, seed, ppo)
+    state = sb3_state_dict(network.to_weights(None))
+    model.policy.load_state_dict({name: torch.from_numpy(array) for name, array in state.items()})
+    return model
+
+
+def weights_of(
+    source: Any,
+    num_players: int | None,
+    *,
+    value: bool = True,
+    provenance: Mapping[str, Any] | None = None,
+) -> PolicyWeights:
+    """The networks of a live ``MaskablePPO`` model or its ``policy``, copied to NumPy.
+
+    Raises:
+        ValueError: if its architecture is not an MLP with ReLU or Tanh.
+    """
+    policy = getattr(source, "policy", source)
+    activation = getattr(policy, "activation_fn", None)
+    name = getattr(activation, "__name__", repr(activation)).lower()
+    if name not in ACTIVATIONS:
+        raise ValueError(f"the policy's activation must be ReLU or Tanh, got {name}")
+    return weights_from_state_dict(policy.state_dict(), name, num_players, value=value, provenance=provenance)
+
+
+def save_network_checkpoint(network: PolicyValueNetwork, path: Path, *, num_players: int, seed: int) -> None:
+    """Write ``network`` as the SB3 checkpoint ``path`` (``.zip``, a ``MaskablePPO`` built from
+    ``seed`` with sb3's default settings) with its ``.policy.json`` side file."""
+    from train.checkpoints import save_model
+
+    # SB3 builds a model from an environment's spaces; this one is never stepped.
+    spaces = DrawSingleAgentEnv(num_players=num_players, episode="match", features=network.features)
+    save_model(model_holding(network, spaces, seed), path, num_players=num_players, features=network.features)
