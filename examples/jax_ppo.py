@@ -123,8 +123,9 @@ def heaviest_action(mask: jax.Array) -> jax.Array:
     action id; with no placement, the draw if legal, else the pass. ``mask`` bool ``(..., 58)``."""
     placements = mask[..., : 2 * tiles.NUM_TILES]
     action_ids = np.arange(2 * tiles.NUM_TILES)
-    # Pips dominate (x 64 > any action id); among equal pips the lower id scores higher.
-    score = np.repeat(_PIPS, 2) * 64 - action_ids
+    # Pips dominate (x 64 > any action id); among equal pips the lower id scores higher. Every
+    # score is >= 0, above the -1 of illegal placements.
+    score = np.repeat(_PIPS, 2) * 64 + (action_ids[-1] - action_ids)
     best = jnp.argmax(jnp.where(placements, score, -1), axis=-1)
     forced = jnp.where(mask[..., DRAW], DRAW, PASS)
     return jnp.where(placements.any(-1), best, forced).astype(jnp.int32)
@@ -600,11 +601,12 @@ def train(
 def _against(metrics: Metrics) -> str:
     """``vs heaviest 61% +3.2`` per opponent kind: hands won and mean zero-sum points a hand."""
     hands, wins, points = (np.asarray(x).sum(0) for x in (metrics.hands, metrics.wins, metrics.points))
-    return "  ".join(
+    parts = [
         f"vs {name} {wins[i] / hands[i]:.0%} {points[i] / hands[i]:+.1f}"
         for i, name in enumerate(OPPONENTS)
         if hands[i]
-    )
+    ]
+    return "  ".join(parts) if parts else "no hand finished yet"
 
 
 def summary(result: Result, output: Path | None) -> str:
