@@ -131,8 +131,14 @@ class Report:
 def _deal_of(host: Any, i: int, num_players: int) -> dict[str, Any]:
     """The deal of game ``i``'s current hand, read from a fresh JAX state on the host."""
     hands = [list(tiles.tiles_in(int(host.hands[i][seat]))) for seat in range(num_players)]
-    boneyard = [int(t) for t in host.boneyard[i][int(host.bone_pos[i]) : int(host.bone_end[i])]]
-    return {"hands": hands, "boneyard": boneyard, "opener": int(host.opener[i])}
+    return {"hands": hands, "boneyard": boneyard_of(host, i), "opener": int(host.opener[i])}
+
+
+def boneyard_of(host: Any, i: int) -> list[int]:
+    """Game ``i``'s boneyard in drawing order, read from its tiles' deck positions."""
+    position = host.deck_position[i]
+    left = (position >= host.bone_pos[i]) & (position < host.bone_end[i])
+    return [int(t) for t in sorted(np.flatnonzero(left), key=lambda t: position[t])]
 
 
 def compare(
@@ -216,7 +222,7 @@ def compare(
             seat = agents.index(aec.agent_selection)
             if match and host.hand_number[i] != previous.hand_number[i] and not host.terminated[i]:
                 # The JAX environment dealt the next hand of the match: the AEC environment deals it too.
-                aec.unwrapped._rng = DeckRng([int(t) for t in host.boneyard[i]])
+                aec.unwrapped._rng = DeckRng([int(t) for t in np.argsort(host.deck_position[i])])
                 if host.opener[i] != (previous.opener[i] + 1) % n:
                     report.disagree(f"game {i}: next opener {host.opener[i]} after {previous.opener[i]}")
             aec.step(int(action[i]))

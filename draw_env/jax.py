@@ -70,8 +70,8 @@ NUM_VALUES = tiles.NUM_VALUES
 # Tables as NumPy constants (JAX arrays at trace time: importing this module starts no backend).
 _LOW = np.array(tiles.LOW, np.int32)
 _HIGH = np.array(tiles.HIGH, np.int32)
-_PIPS = np.array(tiles.PIPS, np.int32)
 _HOLDING = np.array(tiles.HOLDING, np.int32)
+_DOUBLE = [tiles.tile_id((value, value)) for value in range(NUM_VALUES)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,10 +94,12 @@ class State:
 
     The position (hidden information included: show agents ``observation`` only):
         hands: int32 ``(n,)``, each seat's tiles as a bitmask (bit ``t`` = tile ``t``).
-        boneyard: int32 ``(28,)``, tile ids; the next draw is ``boneyard[bone_pos]``.
+        deck_position: int32 ``(28,)``, per tile id its place in the deal (-1 for the hand tiles
+            of a fixed deal): the boneyard is the tiles with ``bone_pos <= deck_position <
+            bone_end``, drawn in that order.
         bone_pos, bone_end: int32 ``()``, tiles left to draw = ``bone_end - bone_pos``.
         left, right: int32 ``()``, the open values, -1 on an empty line.
-        placer: int32 ``(28,)``, per tile id the seat that placed it, -1 if not on the line.
+        placed: int32 ``(n,)``, per seat the mask of the tiles it placed on the line.
         order: int32 ``(28,)``, per tile id ``k`` if it was the k-th tile placed, else 0.
         line_count: int32 ``()``, tiles placed.
         passes: int32 ``()``, passes since the last placement.
@@ -118,12 +120,12 @@ class State:
     blocked: jax.Array
     scores: jax.Array
     hands: jax.Array
-    boneyard: jax.Array
+    deck_position: jax.Array
     bone_pos: jax.Array
     bone_end: jax.Array
     left: jax.Array
     right: jax.Array
-    placer: jax.Array
+    placed: jax.Array
     order: jax.Array
     line_count: jax.Array
     passes: jax.Array
@@ -162,8 +164,16 @@ def _bits(masks: jax.Array, width: int = NUM_TILES) -> jax.Array:
 
 
 def _pips(masks: jax.Array) -> jax.Array:
-    """Pip totals of tile masks, shape ``masks.shape``."""
-    return jnp.sum(_bits(masks) * _PIPS, axis=-1)
+    """Pip totals of tile masks, shape ``masks.shape``.
+
+    A tile ``[a|b]`` holds ``a`` and ``b``: counting ``v`` for each held tile that shows value ``v``
+    counts every tile's pips, doubles once, so each held double ``[v|v]`` adds ``v`` again.
+    """
+    total = jnp.zeros(masks.shape, jnp.int32)
+    for value in range(1, NUM_VALUES):
+        shown = jax.lax.population_count(masks & int(_HOLDING[value])) + ((masks >> _DOUBLE[value]) & 1)
+        total = total + value * shown
+    return total
 
 
 def _raw_key(key: jax.Array) -> jax.Array:
@@ -176,26 +186,31 @@ def _raw_key(key: jax.Array) -> jax.Array:
     return key
 
 
-def _shuffle(words: jax.Array) -> jax.Array:
-    """A uniformly shuffled deck: int32 ``(28,)``, tile ids in dealing order, from 28 random words.
+def _deck_positions(words: jax.Array) -> jax.Array:
+    """A uniformly shuffled deck from 28 random words: int32 ``(28,)``, each tile id's place in it.
 
-    Tile ``i``'s place is the rank of its word among the 28 (ties broken by tile id).
+    A tile's place is the rank of its word among the 28, with the tile id in the word's low 5 bits
+    so that no two words tie (a tie of the other 27 bits, probability below 3e-6 per deal, is
+    broken by tile id). Ranks, not a sort: comparisons that vectorise well under ``vmap``.
     """
-    ids = jnp.arange(NUM_TILES, dtype=jnp.int32)
-    before = (words[None, :] < words[:, None]) | ((words[None, :] == words[:, None]) & (ids[None, :] < ids[:, None]))
-    place = jnp.sum(before, axis=1, dtype=jnp.int32)
-    return jnp.sum(jnp.where(place[None, :] == ids[:, None], ids[None, :], 0), axis=1, dtype=jnp.int32)
+    keyed = (words & jnp.uint32(0xFFFFFFE0)) | jnp.arange(NUM_TILES, dtype=jnp.uint32)
+    return jnp.sum(keyed[None, :] < keyed[:, None], axis=1, dtype=jnp.int32)
 
 
-# One call of the generator per deal (threefry is costly to compile): 32 words, of which 28 shuffle,
-# one draws the opener (modulo n: a bias below 1e-9) and two are the key of the next deal.
+# One threefry call per deal (threefry is costly to compile and to run under vmap): two words,
+# stretched to 32 by the lowbias32 integer hash; 28 shuffle, one draws the opener (modulo n: a
+# bias below 1e-9) and two are the key of the next deal.
 _OPENER_WORD = NUM_TILES
 _KEY_WORDS = slice(30, 32)
 
 
 def _random_words(key: jax.Array) -> jax.Array:
     """uint32 ``(32,)`` random words from a key (typed or raw)."""
-    return jax.random.bits(key, (32,), jnp.uint32)
+    seed = jax.random.bits(key, (2,), jnp.uint32)
+    x = (seed[0] ^ (jnp.arange(32, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9))) + seed[1]
+    x = (x ^ (x >> 16)) * jnp.uint32(0x7FEB352D)
+    x = (x ^ (x >> 15)) * jnp.uint32(0x846CA68B)
+    return x ^ (x >> 16)
 
 
 def _concrete(value: Any) -> np.ndarray | None:
@@ -238,6 +253,7 @@ class DrawDominoes:
         self.target = game.target
         self._match = self.episode == "match"
         self._penalty = ILLEGAL_PENALTY[self.reward]
+        self._table = _observation_table(self.num_players, self._match)
 
     def __repr__(self) -> str:
         return f"DrawDominoes(num_players={self.num_players}, episode={self.episode!r}, reward={self.reward!r})"
@@ -298,7 +314,9 @@ class DrawDominoes:
         key = jnp.zeros(2, jnp.uint32) if key is None else _raw_key(jnp.asarray(key))
         masks = jnp.sum(jnp.where(hands >= 0, jnp.int32(1) << jnp.clip(hands, 0, NUM_TILES - 1), 0), axis=1,
                         dtype=jnp.int32)
-        deck = jnp.full(NUM_TILES, -1, jnp.int32).at[: boneyard.shape[0]].set(boneyard)
+        order = jnp.arange(boneyard.shape[0], dtype=jnp.int32)
+        in_boneyard = boneyard[None, :] == jnp.arange(NUM_TILES, dtype=jnp.int32)[:, None]
+        deck = jnp.max(jnp.where(in_boneyard, order[None, :], -1), axis=1)
         bone_end = jnp.sum(boneyard >= 0, dtype=jnp.int32)
         return self._finish(self._new_hand(masks, deck, jnp.int32(0), bone_end, opener, scores, 0, key))
 
@@ -328,15 +346,14 @@ class DrawDominoes:
             raise ValueError(f"init_deal: {error}") from None
 
     def _deal(self, words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Shuffle (from ``words[:28]``) and cut: hand masks ``(n,)``, the deck ``(28,)`` and where
-        its boneyard starts."""
-        deck = _shuffle(words[:NUM_TILES])
-        dealt = self.num_players * self.hand_size
-        seat_of = jnp.arange(NUM_TILES, dtype=jnp.int32) // self.hand_size  # per deck position
+        """Shuffle (from ``words[:28]``) and cut as ``DrawGame.deal`` cuts its deck: hand masks
+        ``(n,)``, each tile's deck position ``(28,)`` and where the boneyard starts."""
+        position = _deck_positions(words[:NUM_TILES])
         seats = jnp.arange(self.num_players, dtype=jnp.int32)
-        hands = jnp.sum(jnp.where(seat_of[None, :] == seats[:, None], jnp.int32(1) << deck[None, :], 0), axis=1,
+        held = (position // self.hand_size)[None, :] == seats[:, None]
+        hands = jnp.sum(jnp.where(held, jnp.int32(1) << jnp.arange(NUM_TILES, dtype=jnp.int32), 0), axis=1,
                         dtype=jnp.int32)
-        return hands, deck, jnp.int32(dealt)
+        return hands, position, jnp.int32(self.num_players * self.hand_size)
 
     def _new_hand(
         self,
@@ -363,12 +380,12 @@ class DrawDominoes:
             blocked=jnp.bool_(False),
             scores=scores,
             hands=hands,
-            boneyard=deck,
+            deck_position=deck,
             bone_pos=bone_pos,
             bone_end=bone_end,
             left=jnp.int32(-1),
             right=jnp.int32(-1),
-            placer=jnp.full(NUM_TILES, -1, jnp.int32),
+            placed=jnp.zeros(n, jnp.int32),
             order=jnp.zeros(NUM_TILES, jnp.int32),
             line_count=jnp.int32(0),
             passes=jnp.int32(0),
@@ -407,7 +424,7 @@ class DrawDominoes:
         tile = jnp.minimum(action >> 1, NUM_TILES - 1)
         end = action & 1
         hand = _pick(state.hands, seat)
-        drawn = _pick(state.boneyard, state.bone_pos)
+        drawn = jnp.sum(jnp.where(state.deck_position == state.bone_pos, jnp.arange(NUM_TILES, dtype=jnp.int32), 0))
         hand = jnp.where(is_draw, hand | (jnp.int32(1) << drawn), jnp.where(is_place, hand & ~(jnp.int32(1) << tile), hand))
         seats = jnp.arange(n, dtype=jnp.int32)
         hands = jnp.where(seats == seat, hand, state.hands)
@@ -454,7 +471,7 @@ class DrawDominoes:
             bone_pos=state.bone_pos + is_draw.astype(jnp.int32),
             left=jnp.where(is_place, new_left, left),
             right=jnp.where(is_place, new_right, right),
-            placer=jnp.where(placed_here, seat, state.placer),
+            placed=jnp.where(is_place & (seats == seat), state.placed | (jnp.int32(1) << tile), state.placed),
             order=jnp.where(placed_here, state.line_count + 1, state.order),
             line_count=state.line_count + is_place.astype(jnp.int32),
             passes=passes,
@@ -507,39 +524,93 @@ class DrawDominoes:
 
     def observe(self, state: State, player: jax.Array | int | None = None) -> jax.Array:
         """float32 ``(258,)``: absolute seat ``player``'s observation (default the player to act),
-        the AEC environment's layout (:data:`draw_env.observation.BLOCKS`, seats relative to ``player``)."""
+        the AEC environment's layout (:data:`draw_env.observation.BLOCKS`, seats relative to ``player``).
+
+        A few dozen facts are computed (masks, counts, the placement order) and each entry of the
+        vector reads one of them through a table fixed per environment (:func:`_observation_table`):
+        one fused pass writes the 258 entries.
+        """
         n = self.num_players
         player = jnp.asarray(state.current_player if player is None else player, jnp.int32)
         relative = jnp.arange(SEATS, dtype=jnp.int32)
-        present = relative < n
         seats = jnp.arange(n, dtype=jnp.int32)
         # by_relative[r, s]: absolute seat s sits at relative seat r (one-hot sums, not gathers:
         # batched gathers are slow on CPU)
-        by_relative = (seats[None, :] == (player + relative[:, None]) % n) & present[:, None]
+        by_relative = (seats[None, :] == (player + relative[:, None]) % n) & (relative < n)[:, None]
 
         def relative_of(per_seat: jax.Array) -> jax.Array:
             return jnp.sum(jnp.where(by_relative, per_seat[None, :], 0), axis=1)
 
-        values = jnp.arange(NUM_VALUES, dtype=jnp.int32)
-        opened = state.left >= 0
         bones = state.bone_end - state.bone_pos
-        placed_relative = jnp.where(state.placer >= 0, (state.placer - player) % n, -1)
-        match = self._match
-        blocks = {
-            "hand": _bits(_pick(state.hands, player)),
-            "line": state.order > 0,
-            "left_end": (values == state.left) & opened,
-            "right_end": (values == state.right) & opened,
-            "placed_by": placed_relative[None, :] == relative[:, None],
-            "placement_order": state.order,
-            "hand_sizes": relative_of(jax.lax.population_count(state.hands)),
-            "boneyard_size": bones[None],
-            "can_draw": (bones > PROTECTED_BONEYARD)[None],
-            "lacks": _bits(relative_of(state.voids), NUM_VALUES),
-            "to_act": (relative == (state.current_player - player) % n) & ~state.terminated,
-            "in_play": present,
-            "passes_in_row": state.passes[None],
-            "scores": relative_of(state.scores) if match else jnp.zeros(SEATS, jnp.int32),
-            "target": jnp.full(1, self.target if match else 0, jnp.int32),
+        to_act = jnp.where(state.terminated, -1, (state.current_player - player) % n)
+        facts = {
+            "zero": jnp.zeros(1, jnp.int32),
+            "one": jnp.ones(1, jnp.int32),
+            "hand": _pick(state.hands, player)[None],
+            "line": jnp.sum(state.placed)[None],  # the seats' placed masks are disjoint
+            "left": state.left[None],
+            "right": state.right[None],
+            "placed": relative_of(state.placed),
+            "order": state.order,
+            "sizes": relative_of(jax.lax.population_count(state.hands)),
+            "bones": bones[None],
+            "can_draw": (bones > PROTECTED_BONEYARD).astype(jnp.int32)[None],
+            "voids": relative_of(state.voids),
+            "to_act": to_act[None],
+            "passes": state.passes[None],
+            "scores": relative_of(state.scores),
+            "target": jnp.full(1, self.target, jnp.int32),
         }
-        return jnp.concatenate([blocks[block.name].astype(jnp.float32).reshape(block.size) for block in BLOCKS])
+        values = jnp.concatenate([facts[name].astype(jnp.int32) for name in _FACTS])
+        source, kind, argument = self._table
+        read = values[source]
+        entry = jnp.where(kind == _BIT, (read >> argument) & 1, jnp.where(kind == _VALUE, read, read == argument))
+        return entry.astype(jnp.float32)
+
+
+# How an observation entry reads its fact: a bit of a mask, the value itself, or value == argument.
+_BIT, _VALUE, _EQUALS = 0, 1, 2
+#: The facts an observation is read from, with their sizes, in this order.
+_FACTS = {
+    "zero": 1, "one": 1, "hand": 1, "line": 1, "left": 1, "right": 1, "placed": SEATS, "order": NUM_TILES,
+    "sizes": SEATS, "bones": 1, "can_draw": 1, "voids": SEATS, "to_act": 1, "passes": 1, "scores": SEATS,
+    "target": 1,
+}
+_FACT_AT = dict(zip(_FACTS, np.cumsum([0, *_FACTS.values()])[:-1].tolist()))
+
+
+def _observation_table(num_players: int, match: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per observation entry (in :data:`draw_env.observation.BLOCKS` order): which fact it reads,
+    how (:data:`_BIT`, :data:`_VALUE`, :data:`_EQUALS`) and the bit or value it reads."""
+    rows: list[tuple[str, int, int, int]] = []  # (fact, offset in the fact, kind, argument)
+    for block in BLOCKS:
+        name = block.name
+        if name in ("hand", "line"):
+            rows += [(name, 0, _BIT, t) for t in range(NUM_TILES)]
+        elif name in ("left_end", "right_end"):
+            rows += [(name.removesuffix("_end"), 0, _EQUALS, v) for v in range(NUM_VALUES)]
+        elif name == "placed_by":
+            rows += [("placed", r, _BIT, t) for r in range(SEATS) for t in range(NUM_TILES)]
+        elif name == "placement_order":
+            rows += [("order", t, _VALUE, 0) for t in range(NUM_TILES)]
+        elif name == "hand_sizes":
+            rows += [("sizes", r, _VALUE, 0) for r in range(SEATS)]
+        elif name in ("boneyard_size", "can_draw", "passes_in_row"):
+            rows.append(({"boneyard_size": "bones", "passes_in_row": "passes"}.get(name, name), 0, _VALUE, 0))
+        elif name == "lacks":
+            rows += [("voids", r, _BIT, v) for r in range(SEATS) for v in range(NUM_VALUES)]
+        elif name == "to_act":
+            rows += [("to_act", 0, _EQUALS, r) for r in range(SEATS)]
+        elif name == "in_play":
+            rows += [("one" if r < num_players else "zero", 0, _VALUE, 0) for r in range(SEATS)]
+        elif name == "scores":
+            rows += [("scores" if match else "zero", r if match else 0, _VALUE, 0) for r in range(SEATS)]
+        elif name == "target":
+            rows.append(("target" if match else "zero", 0, _VALUE, 0))
+        else:  # pragma: no cover - a new block must be given a row here
+            raise AssertionError(f"observation block {name} has no source")
+    assert len(rows) == OBSERVATION_SIZE
+    source = np.array([_FACT_AT[fact] + offset for fact, offset, _, _ in rows], np.int32)
+    kind = np.array([row[2] for row in rows], np.int32)
+    argument = np.array([row[3] for row in rows], np.int32)
+    return source, kind, argument

@@ -17,7 +17,17 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
-from benchmarks.jax_differential import DEAL, HAND_WIDTH, KEY, STEP, State, compare, empty_batch, make_driver  # noqa: E402
+from benchmarks.jax_differential import (  # noqa: E402
+    DEAL,
+    HAND_WIDTH,
+    KEY,
+    STEP,
+    State,
+    boneyard_of,
+    compare,
+    empty_batch,
+    make_driver,
+)
 from draw_env import tiles  # noqa: E402
 from draw_env.draw_dominoes import ILLEGAL_PENALTY  # noqa: E402
 from draw_env.jax import DrawDominoes  # noqa: E402
@@ -115,7 +125,7 @@ def test_init_deals_a_deal_with_a_fair_opener() -> None:
         for i in range(BATCH):
             hands = [list(tiles.tiles_in(int(mask))) for mask in host.hands[i]]
             assert [len(hand) for hand in hands] == [game.hand_size] * 2
-            bones = host.boneyard[i][host.bone_pos[i] : host.bone_end[i]].tolist()
+            bones = boneyard_of(host, i)
             assert sorted(sum(hands, []) + bones) == list(range(28))
             openers[host.opener[i]] += 1
     assert openers.min() >= 40  # 120 deals, about 60 each
@@ -137,7 +147,7 @@ def test_illegal_action_ends_the_episode_with_the_penalty(config: tuple[int, str
         expected[seat] = penalty
         assert after.rewards[i].tolist() == expected.tolist()
         assert after.current_player[i] == seat
-        for name in ("hands", "boneyard", "bone_pos", "left", "right", "order", "scores", "passes", "voids"):
+        for name in ("hands", "deck_position", "bone_pos", "left", "right", "order", "scores", "passes", "voids"):
             assert np.array_equal(getattr(after, name)[i], getattr(before, name)[i]), name
     # An ended game stays ended: nothing changes, rewards zero, whatever the action.
     state, again, _ = call(env, driver, state, STEP, action=[first_legal(before, i) for i in range(BATCH)])
