@@ -193,9 +193,9 @@ class Config:
     num_players: int = 2
     num_envs: int = 512
     num_steps: int = 32
-    updates: int = 400
-    chunk: int = 20
-    epochs: int = 4
+    updates: int = 240
+    chunk: int = 10
+    epochs: int = 2
     minibatches: int = 4
     learning_rate: float = 1e-3
     gamma: float = 1.0
@@ -205,7 +205,7 @@ class Config:
     entropy_coef: float = 0.01
     max_grad_norm: float = 0.5
     reward_scale: float = 0.05  # zero-sum hand points are up to ~168; the network sees a few units
-    hidden: tuple[int, ...] = (256, 256)
+    hidden: tuple[int, ...] = (128, 128)
     activation: str = "relu"
     opponents: tuple[str, ...] = ("heaviest", "heaviest", "random", "self")
     seed: int = 0
@@ -628,8 +628,10 @@ def summary(result: Result, output: Path | None) -> str:
         lines += [
             f"  policy file         {output} (+ {output.with_suffix('.json').name})",
             "  evaluate it in duplicate matches with:",
-            f'    python -m agents.cli "{spec}" random --games 500 --players {config.num_players} --seed 0',
-            f'    python -m agents.cli "{spec}" heaviest --games 500 --players {config.num_players} --seed 0',
+            *(
+                f'    draw-eval "{spec}"{f" {name}" * (config.num_players - 1)} --games 1000 --seed 0'
+                for name in ("random", "heaviest")
+            ),
         ]
     return "\n".join(lines)
 
