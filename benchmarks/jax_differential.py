@@ -14,7 +14,7 @@ with zero rewards) and then dealt anew in the same batch.
 
 Usage::
 
-    python benchmarks/jax_differential.py [--decisions 200000] [--batch 256] [--seed 0]
+    python benchmarks/jax_differential.py [--decisions 150000] [--batch 64] [--seed 0]
 
 prints, per configuration (players, episode, reward), the games finished, the decisions compared
 and the disagreements, and exits 1 if any disagreement was found. ``tests/test_jax.py`` runs the
@@ -285,8 +285,9 @@ def _check_unchanged(report: Report, before: Any, after: Any, i: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--decisions", type=int, default=200_000, help="decisions compared in all (default 200,000)")
-    parser.add_argument("--batch", type=int, default=256, help="games in lockstep (default 256)")
+    parser.add_argument("--decisions", type=int, default=150_000,
+                        help="decisions to compare in all (default 150,000); games under way are finished")
+    parser.add_argument("--batch", type=int, default=64, help="games in lockstep (default 64)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.decisions < 1 or args.batch < 1:

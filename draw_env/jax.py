@@ -27,10 +27,14 @@ Design
   so legality is one ``&`` with the tiles holding an end's value. Every branch of the rules is
   computed and the outcome chosen with ``jnp.where``: no Python control flow on traced values, no
   host callbacks, the same code on CPU, GPU and TPU.
-* Deals shuffle by ranking 28 random 32-bit words (ties, probability below 1e-7 per deal, break
-  by tile id): a comparison matrix, faster under ``vmap`` than a sort. Hands are cut from the
-  shuffled deck as :meth:`draw_env.rules.DrawGame.deal` cuts it (seat 0 first, then the boneyard,
-  ``boneyard[0]`` drawn first). The first hand's opener is a uniform lottery.
+* A deal takes two words from the key (``jax.random.bits``; threefry is costly to compile and to
+  run under ``vmap``) and stretches them to 32 with an integer hash: 28 shuffle the set (a tile's
+  place is the rank of its word), one draws the opener, two are the key of a match's next deal.
+  Hands are cut from the shuffled deck as :meth:`draw_env.rules.DrawGame.deal` cuts it (seat 0
+  first, then the boneyard, drawn in deck order).
+* Observations read a few dozen facts (masks, counts, the placement order) through a table fixed
+  per environment: one fused pass writes the 258 entries. Batched gathers are avoided (slow on
+  CPU): picking a seat's value is a one-hot sum.
 
 Rules of the API
 ----------------

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import random
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -238,3 +240,16 @@ def test_init_deal_rejects_bad_deals() -> None:
         DrawDominoes(2, "match").init_deal(good_hands, np.array(boneyard), 0, scores=np.array([100, 0]))
     with pytest.raises(ValueError, match="threefry key"):
         env.init_deal(good_hands, np.array(boneyard), 0, key=np.zeros(3, np.uint32))
+
+
+# ---------------------------------------------------------------------- docs
+
+
+def test_docs_jax_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every ```python block of docs/jax.md runs and prints its result."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "jax.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert examples
+    for example in examples:
+        exec(compile(example, "docs/jax.md", "exec"), {"__name__": "docs_example"})
+        assert capsys.readouterr().out.strip(), "the example prints its result"
