@@ -285,8 +285,9 @@ class Trainer:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.env = DrawDominoes(num_players=config.num_players, episode="hand", reward="zero_sum")
-        model = ActorCritic(config.hidden, config.activation, nnx.Rngs(0))
-        self.graphdef, _ = nnx.split(model)
+        # The network's structure, without computing any weights (each run draws its own).
+        abstract = nnx.eval_shape(lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0)))
+        self.graphdef = nnx.graphdef(abstract)
         schedule = optax.linear_schedule(
             config.learning_rate, 0.0, config.updates * config.epochs * config.minibatches
         )
@@ -613,11 +614,13 @@ def summary(result: Result, output: Path | None) -> str:
     """The readable end-of-run report."""
     config, tail = result.trainer.config, max(1, len(result.metrics.loss) // 10)
     last = Metrics(*(np.asarray(x)[-tail:] for x in result.metrics))
+    beyond = int(result.metrics.dropped.sum())
+    dropped = f", {beyond:,} of them beyond the updates' rows and left out" if beyond else ""
     lines = [
         "",
         "Summary",
         f"  environment steps   {result.env_steps:,} (every seat's actions; "
-        f"{int(result.metrics.decisions.sum()):,} learner decisions)",
+        f"{int(result.metrics.decisions.sum()):,} learner decisions{dropped})",
         f"  steps per second    {result.steps_per_second:,.0f} (training only; backend {jax.default_backend()})",
         f"  wall time           {result.wall_seconds:.1f} s ({result.compile_seconds:.1f} s compiling)",
         f"  CPU time            {result.cpu_seconds:.1f} s (this process, all threads)",
