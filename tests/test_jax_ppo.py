@@ -98,7 +98,7 @@ def test_jax_opponents_choose_as_the_agents(example) -> None:
     assert len(set(draws[several].tolist())) > 5  # it does choose, not always the first legal action
 
 
-def test_training_runs_end_to_end_and_reports(trained, capsys: pytest.CaptureFixture[str]) -> None:
+def test_training_runs_end_to_end_and_reports(example, trained) -> None:
     result, path = trained
     assert result.env_steps == 2 * 16 * 16
     assert result.metrics.loss.shape == (2,)
@@ -108,6 +108,10 @@ def test_training_runs_end_to_end_and_reports(trained, capsys: pytest.CaptureFix
     assert result.metrics.hands.sum() > 0  # 32 actions in each game end some hands
     assert result.steps_per_second > 0 and result.cpu_seconds > 0
     assert path.is_file() and path.with_suffix(".json").is_file()
+    text = example.summary(result, path)
+    for line in ("environment steps   512", "steps per second", "CPU time", "wall time"):
+        assert line in text
+    assert f'draw-eval "ppo:path={path}" heaviest --games 1000 --seed 0' in text
 
 
 def test_export_matches_the_network_and_plays_legal_moves(example, trained) -> None:
