@@ -6,8 +6,8 @@ PPO (epochs and minibatches are ``lax.scan`` loops too), as PureJaxRL does; noth
 the host, so the same code runs on CPU, GPU or TPU. The Python loop around it only prints
 progress between chunks of updates.
 
-The learner always sits in seat 0 (the first opener is a fair lottery, so it leads half the
-hands); every other seat is its game's opponent, fixed per game slot by ``--opponents``:
+The learner always sits in seat 0 (each hand's opener is a fair lottery, so it leads its share
+of the hands); every other seat is its game's opponent, fixed per game slot by ``--opponents``:
 ``heaviest`` (the placement of the highest-pip tile, draws only when it must: the rule-based
 agent ``heaviest`` of ``agents/baselines.py``), ``random`` (uniform over the legal actions, as the
 agent ``random``) or ``self`` (the policy being trained, sampling). Illegal actions are masked by
