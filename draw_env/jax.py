@@ -498,12 +498,22 @@ class DrawDominoes:
         if self.reward == "points":
             return points.astype(jnp.float32)
         if self.reward == "zero_sum":
-            # own points minus the others' mean, as one exact integer over n - 1
-            return (n * points - jnp.sum(points)).astype(jnp.float32) / jnp.float32(n - 1)
+            # Own points minus the others' mean is the integer n * points - total over n - 1, which
+            # the AEC environment computes in float64 and gives as float32: the correctly rounded
+            # quotient. XLA turns a division by a constant into a product with its reciprocal (off by
+            # one unit in the last place for thirds), so divide exactly: the whole quotient plus the
+            # remainder's fraction, a NumPy constant (one rounding of a value never near a tie).
+            numerator = n * points - jnp.sum(points)
+            whole = numerator // (n - 1)
+            remainder = numerator - whole * (n - 1)
+            fraction = jnp.zeros(points.shape, jnp.float32)
+            for value in range(1, n - 1):
+                fraction = jnp.where(remainder == value, np.float32(value / (n - 1)), fraction)
+            return whole.astype(jnp.float32) + fraction
         best = jnp.max(scores)
         winner = (scores == best) & (jnp.sum(scores == best) == 1) & episode_over
         loser = jnp.any(winner) & ~winner
-        return jnp.where(winner, 1.0, 0.0) + jnp.where(loser, jnp.float32(-1.0) / jnp.float32(n - 1), 0.0)
+        return jnp.where(winner, np.float32(1.0), np.float32(0.0)) + jnp.where(loser, np.float32(-1.0 / (n - 1)), np.float32(0.0))
 
     def _finish(self, state: State) -> State:
         """Fill in the acting player's legal-action mask and observation."""

@@ -37,8 +37,9 @@ from draw_env.rules import DrawGame, HandResult  # noqa: E402
 
 BATCH = 12
 #: Every player count, both episode kinds and every reward scheme, in three compilations
-#: (``benchmarks/jax_differential.py`` runs all 15 combinations).
-CONFIGS = [(2, "hand", "zero_sum"), (3, "match", "points"), (4, "match", "win_loss")]
+#: (``benchmarks/jax_differential.py`` runs all 15 combinations); 4 players' zero_sum rewards are
+#: thirds, whose float32 rounding the comparison checks.
+CONFIGS = [(4, "hand", "zero_sum"), (3, "match", "points"), (2, "match", "win_loss")]
 
 
 @functools.cache
@@ -77,7 +78,7 @@ def first_legal(host, i: int) -> int:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c)))
 def test_every_step_agrees_with_the_aec_environment(config: tuple[int, str, str]) -> None:
     env, driver = setup(*config)
-    report = compare(env, driver, batch=BATCH, decisions=250 if config[1] == "hand" else 500, seed=7)
+    report = compare(env, driver, batch=BATCH, decisions=250 if config[1] == "hand" else 500, seed=3)
     assert report.disagreements == 0, "\n".join(report.examples)
     assert report.decisions >= 250 and report.games >= BATCH
     assert report.outcomes == {"domino", "blocked"}
@@ -88,7 +89,7 @@ def test_every_step_agrees_with_the_aec_environment(config: tuple[int, str, str]
 
 def test_the_comparison_sees_a_wrong_reward(monkeypatch: pytest.MonkeyPatch) -> None:
     """The differential check can fail: a planted error in the reference's rewards is reported."""
-    env, driver = setup(2, "hand", "zero_sum")
+    env, driver = setup(4, "hand", "zero_sum")
     monkeypatch.setattr(HandResult, "zero_sum", property(lambda result: tuple(float(p) for p in result.points)))
     report = compare(env, driver, batch=BATCH, decisions=60, seed=1)
     assert report.disagreements > 0 and "reward" in report.examples[0]
@@ -118,22 +119,22 @@ def test_same_key_same_game_and_later_hands_from_the_state_key() -> None:
 
 
 def test_init_deals_a_deal_with_a_fair_opener() -> None:
-    env, driver = setup(2, "hand", "zero_sum")
-    game, openers = DrawGame(2), np.zeros(2, int)
+    env, driver = setup(4, "hand", "zero_sum")
+    game, openers = DrawGame(4), np.zeros(4, int)
     state = empty_batch(env, BATCH)
     rng = np.random.default_rng(0)
     for _ in range(10):
         state, host, _ = call(env, driver, state, KEY, keys=rng.integers(0, 2**32, (BATCH, 2), dtype=np.uint32))
         for i in range(BATCH):
             hands = [list(tiles.tiles_in(int(mask))) for mask in host.hands[i]]
-            assert [len(hand) for hand in hands] == [game.hand_size] * 2
+            assert [len(hand) for hand in hands] == [game.hand_size] * 4
             bones = boneyard_of(host, i)
             assert sorted(sum(hands, []) + bones) == list(range(28))
             openers[host.opener[i]] += 1
-    assert openers.min() >= 40  # 120 deals, about 60 each
+    assert openers.min() >= 15  # 120 deals, about 30 each
 
 
-@pytest.mark.parametrize("config", [(2, "hand", "zero_sum"), (4, "match", "win_loss")], ids=str)
+@pytest.mark.parametrize("config", [(4, "hand", "zero_sum"), (2, "match", "win_loss")], ids=str)
 def test_illegal_action_ends_the_episode_with_the_penalty(config: tuple[int, str, str]) -> None:
     env, driver = setup(*config)
     rng = np.random.default_rng(1)
