@@ -76,6 +76,8 @@ _LOW = np.array(tiles.LOW, np.int32)
 _HIGH = np.array(tiles.HIGH, np.int32)
 _HOLDING = np.array(tiles.HOLDING, np.int32)
 _DOUBLE = [tiles.tile_id((value, value)) for value in range(NUM_VALUES)]
+#: Most points a hand can give: every pip of the set.
+_MAX_POINTS = sum(tiles.PIPS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,6 +260,9 @@ class DrawDominoes:
         self._match = self.episode == "match"
         self._penalty = ILLEGAL_PENALTY[self.reward]
         self._table = _observation_table(self.num_players, self._match)
+        # zero_sum rewards by numerator n * points - total, from -168 to (n - 1) * 168
+        others = self.num_players - 1
+        self._zero_sum = np.array([x / others for x in range(-_MAX_POINTS, others * _MAX_POINTS + 1)], np.float32)
 
     def __repr__(self) -> str:
         return f"DrawDominoes(num_players={self.num_players}, episode={self.episode!r}, reward={self.reward!r})"
@@ -499,17 +504,12 @@ class DrawDominoes:
             return points.astype(jnp.float32)
         if self.reward == "zero_sum":
             # Own points minus the others' mean is the integer n * points - total over n - 1, which
-            # the AEC environment computes in float64 and gives as float32: the correctly rounded
-            # quotient. XLA turns a division by a constant into a product with its reciprocal (off by
-            # one unit in the last place for thirds), so divide exactly: the whole quotient plus the
-            # remainder's fraction, a NumPy constant (one rounding of a value never near a tie).
+            # the AEC environment computes in float64 and gives as float32. Computed here in float32,
+            # a third is one unit in the last place off now and then (XLA divides by a constant as
+            # a product with its rounded reciprocal): read the quotient from a table NumPy made.
             numerator = n * points - jnp.sum(points)
-            whole = numerator // (n - 1)
-            remainder = numerator - whole * (n - 1)
-            fraction = jnp.zeros(points.shape, jnp.float32)
-            for value in range(1, n - 1):
-                fraction = jnp.where(remainder == value, np.float32(value / (n - 1)), fraction)
-            return whole.astype(jnp.float32) + fraction
+            index = jnp.clip(numerator + _MAX_POINTS, 0, self._zero_sum.shape[0] - 1)
+            return jnp.take(jnp.asarray(self._zero_sum), index)
         best = jnp.max(scores)
         winner = (scores == best) & (jnp.sum(scores == best) == 1) & episode_over
         loser = jnp.any(winner) & ~winner

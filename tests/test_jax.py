@@ -254,3 +254,14 @@ def test_docs_jax_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
     for example in examples:
         exec(compile(example, "docs/jax.md", "exec"), {"__name__": "docs_example"})
         assert capsys.readouterr().out.strip(), "the example prints its result"
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_zero_sum_table_holds_the_aec_rewards(players: int) -> None:
+    """Every (own points, hand total) pair: the table the JAX rewards read gives the float32 of the
+    AEC environment's float64 reward (the differential tests meet only some of the pairs)."""
+    table = DrawDominoes(players)._zero_sum
+    others = players - 1
+    for total in range(169):
+        for points in range(total + 1):
+            assert table[players * points - total + 168] == np.float32(points - (total - points) / others)
