@@ -1,0 +1,206 @@
+"""Decisions per second of the JAX environment against pgx's games and ``DrawVectorEnv``, in one run.
+
+Subjects, each playing uniformly random legal actions in every game of a batch:
+
+* ``draw_env.jax``: :class:`draw_env.jax.DrawDominoes` (``--players``, one hand per episode);
+* ``pgx connect_four`` and ``pgx leduc_holdem``: pgx's games;
+* ``DrawVectorEnv`` (CPU only, numba, one thread): the batched NumPy environment, its random
+  legal actions from ``engine.random_actions`` (as ``benchmarks/throughput.py`` runs it).
+
+The JAX subjects run the same jitted step (pgx's benchmark loop): a uniform legal action per game
+(:func:`random_legal`, one random word per game), then ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))``, observations
+computed at every step. A step of N games is N decisions. Compilation is timed apart: the first
+call of the jitted step (trace, compile, run once), reported per subject; subjects then run
+interleaved in rounds so that machine noise hits all alike, and the figures are medians over
+rounds (the ratio to ``connect_four`` is the median of per-round ratios).
+
+Usage::
+
+    python benchmarks/jax_throughput.py [--device cpu|gpu] [--batch-sizes 1,64,1024,4096,16384]
+        [--rounds 5] [--seconds 1.0] [--players 2] [--png docs/figures/jax_throughput.png] [--json out.json]
+
+Prints one line per subject and batch size: device, subject, batch, decisions per second, compile
+seconds, and the ratio to pgx ``connect_four`` at the same batch size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+
+Runner = Callable[[float], int]
+
+
+def random_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
+    """int32 ``(N,)``: a uniform legal action per row of ``mask`` (N, A).
+
+    One random word per game; each action's priority is a hash of that word and the action id
+    (lowbias32), and the legal action with the highest priority is taken: elementwise work that
+    fuses, with no cumulative sum and no random stream per action.
+    """
+    word = jax.random.bits(key, mask.shape[:-1], jnp.uint32)
+    x = word[:, None] ^ (jnp.arange(mask.shape[-1], dtype=jnp.uint32) * jnp.uint32(0x9E3779B9))
+    x = (x ^ (x >> 16)) * jnp.uint32(0x7FEB352D)
+    x = (x ^ (x >> 15)) * jnp.uint32(0x846CA68B)
+    x = x ^ (x >> 16)
+    return jnp.argmax(jnp.where(mask, (x >> 1) + 1, 0), axis=-1).astype(jnp.int32)
+
+
+def jax_runner(env: object, num_envs: int, device: jax.Device) -> tuple[Runner, float]:
+    """A JAX game under jit + vmap with auto-reset and random legal actions inside the jitted step.
+
+    Returns the runner and the seconds its first step took (trace and compile included).
+    """
+    from pgx.experimental import auto_reset
+
+    step = jax.vmap(auto_reset(env.step, env.init))  # type: ignore[attr-defined]
+
+    @jax.jit
+    def one_step(state, key):  # type: ignore[no-untyped-def]
+        key, choose, reset = jax.random.split(key, 3)
+        action = random_legal(choose, state.legal_action_mask)
+        return step(state, action, jax.random.split(reset, num_envs)), key
+
+    with jax.default_device(device):
+        key = jax.random.PRNGKey(0)
+        state = jax.jit(jax.vmap(env.init))(jax.random.split(key, num_envs))  # type: ignore[attr-defined]
+        jax.block_until_ready(state)
+        start = time.perf_counter()
+        state, key = one_step(state, key)
+        jax.block_until_ready(state)
+        compile_seconds = time.perf_counter() - start
+    holder = [state, key]
+    repeats = max(1, 256 // num_envs)
+
+    def run(seconds: float) -> int:
+        steps = 0
+        state, key = holder
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for _ in range(repeats):
+                state, key = one_step(state, key)
+                steps += 1
+            jax.block_until_ready(state.observation)
+        holder[:] = [state, key]
+        return steps * num_envs
+
+    return run, compile_seconds
+
+
+def vector_runner(num_players: int, num_envs: int) -> tuple[Runner, float]:
+    """``DrawVectorEnv`` as ``benchmarks/throughput.py`` runs it (numba; compile time from its cache)."""
+    from benchmarks.throughput import run_vector
+
+    start = time.perf_counter()
+    run = run_vector(num_players, num_envs)
+    rng = random.Random(0)
+    run(0.01, rng)
+    return (lambda seconds: run(seconds, rng)), time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="where the JAX subjects run")
+    parser.add_argument("--batch-sizes", default="1,64,1024,4096,16384", help="comma-separated batch sizes")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="seconds per subject per round (default 1.0)")
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players in draw_env (default 2)")
+    parser.add_argument("--no-vector", action="store_true", help="skip DrawVectorEnv")
+    parser.add_argument("--png", help="plot decisions per second against batch size into this PNG file")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+    if args.rounds < 1 or args.seconds <= 0:
+        parser.error("--rounds must be >= 1 and --seconds > 0")
+    try:
+        batch_sizes = sorted({int(size) for size in args.batch_sizes.split(",")})
+    except ValueError:
+        parser.error("--batch-sizes must be comma-separated integers")
+    if not batch_sizes or batch_sizes[0] < 1:
+        parser.error("--batch-sizes must be integers >= 1")
+    try:
+        device = jax.devices(args.device)[0]
+    except RuntimeError as error:
+        parser.error(f"--device {args.device}: no such JAX device here ({error})")
+
+    import pgx
+
+    from draw_env.jax import DrawDominoes
+
+    games = {
+        "draw_env.jax": DrawDominoes(args.players),
+        "pgx connect_four": pgx.make("connect_four"),
+        "pgx leduc_holdem": pgx.make("leduc_holdem"),
+    }
+    subjects: dict[tuple[str, int], Runner] = {}
+    compile_seconds: dict[tuple[str, int], float] = {}
+    for size in batch_sizes:
+        for name, env in games.items():
+            subjects[name, size], compile_seconds[name, size] = jax_runner(env, size, device)
+        if args.device == "cpu" and not args.no_vector:
+            subjects["DrawVectorEnv", size], compile_seconds["DrawVectorEnv", size] = vector_runner(args.players, size)
+    rates: dict[tuple[str, int], list[float]] = {subject: [] for subject in subjects}
+    for _round in range(args.rounds):
+        for subject, run in subjects.items():
+            start = time.perf_counter()
+            decisions = run(args.seconds)
+            rates[subject].append(decisions / (time.perf_counter() - start))
+
+    def ratio(subject: tuple[str, int]) -> float:
+        reference = rates["pgx connect_four", subject[1]]
+        return statistics.median(a / b for a, b in zip(rates[subject], reference))
+
+    device_name = f"{args.device} ({device.device_kind})"
+    print(f"Random legal play, {args.players}-player draw_env; medians of {args.rounds} interleaved rounds of {args.seconds:g} s")
+    print(f"{'device':<24} {'subject':<18} {'batch':>6} {'decisions/s':>13} {'compile s':>10} {'/ connect_four':>15}")
+    for subject in sorted(subjects, key=lambda s: (s[1], s[0])):
+        print(f"{device_name:<24} {subject[0]:<18} {subject[1]:>6} {statistics.median(rates[subject]):>13,.0f} "
+              f"{compile_seconds[subject]:>10.1f} {ratio(subject):>14.2f}x")
+    figures = {
+        "device": device_name,
+        "players": args.players,
+        "rounds": args.rounds,
+        "seconds": args.seconds,
+        "decisions_per_second": {f"{name} N={size}": statistics.median(rates[name, size]) for name, size in subjects},
+        "compile_seconds": {f"{name} N={size}": compile_seconds[name, size] for name, size in subjects},
+        "ratio_to_connect_four": {f"{name} N={size}": ratio((name, size)) for name, size in subjects},
+    }
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(figures, handle, indent=2)
+    if args.png:
+        plot(rates, batch_sizes, device_name, args.png)
+    return figures
+
+
+def plot(rates: dict[tuple[str, int], list[float]], batch_sizes: list[int], device_name: str, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for name in sorted({name for name, _ in rates}):
+        sizes = [size for size in batch_sizes if (name, size) in rates]
+        axes.plot(sizes, [statistics.median(rates[name, size]) for size in sizes], marker="o", label=name)
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("batch size (games in lockstep)")
+    axes.set_ylabel("decisions per second")
+    axes.set_title(f"Random legal play on {device_name}")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,737 @@
+"""PPO on device: train a Draw dominoes policy end to end in JAX, then export it as a policy file.
+
+One jitted function plays a batch of games (``jax.vmap`` over :class:`draw_env.jax.DrawDominoes`)
+for a fixed number of actions with ``jax.lax.scan``, then updates an actor-critic network with
+PPO (epochs and minibatches are ``lax.scan`` loops too), as PureJaxRL does; nothing in it calls
+the host, so the same code runs on CPU, GPU or TPU. The Python loop around it only prints
+progress between chunks of updates.
+
+The learner always sits in seat 0 (each hand's opener is a fair lottery, so it leads its share
+of the hands); every other seat is its game's opponent, fixed per game slot by ``--opponents``:
+``heaviest`` (the placement of the highest-pip tile, draws only when it must: the rule-based
+agent ``heaviest`` of ``agents/baselines.py``), ``random`` (uniform over the legal actions, as the
+agent ``random``) or ``self`` (the policy being trained, sampling). Illegal actions are masked by
+setting their logits to -1e9 before the softmax.
+
+The network reads the ``extended`` features of :mod:`draw_env.features` (340 numbers), computed in
+JAX by :func:`encode`, so the exported policy file plays through ``agents.make("ppo",
+path=...)`` and ``draw-eval`` exactly as trained.
+
+Example (2 cores, a few minutes)::
+
+    nice python examples/jax_ppo.py --output runs/jax_ppo/policy.npz
+    draw-eval "ppo:path=runs/jax_ppo/policy.npz" heaviest --games 1000 --seed 0
+
+Flax NNX holds the network: it is the API the Flax documentation recommends for new code (Linen
+is maintained, not deprecated). Inside the jitted function the model is used through NNX's
+functional API (``nnx.split`` once, ``nnx.merge`` in the traced code), so parameters and optax
+state are plain pytrees carried by ``lax.scan``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from agents.policy_file import PolicyWeights, save_policy_file
+from draw_env import tiles
+from draw_env.features import feature_size
+from draw_env.jax import DrawDominoes
+from draw_env.observation import HIGH, OFFSETS
+from draw_env.rules import DRAW, NUM_ACTIONS, PASS
+
+FEATURES = "extended"
+OPPONENTS = ("heaviest", "random", "self")
+ACTIVATIONS = {"relu": jax.nn.relu, "tanh": jnp.tanh}
+#: Logit of an illegal action: its probability underflows to exactly 0, and 0 * logit stays finite.
+MASKED_LOGIT = -1e9
+LEARNER = 0  # the learner's seat
+
+# ---------------------------------------------------------------------------- features
+
+_VALUE_OF_TILE = np.zeros((tiles.NUM_TILES, tiles.NUM_VALUES), np.float32)
+for _tile, (_low, _high) in enumerate(tiles.TILES):
+    _VALUE_OF_TILE[_tile, _low] = _VALUE_OF_TILE[_tile, _high] = 1
+_PIPS = np.array(tiles.PIPS, np.float32)
+_MAX_HAND_PIPS = float(np.sort(_PIPS)[2:].sum())  # every tile but the 2 protected ones
+_INV_HIGH = (1.0 / HIGH).astype(np.float32)
+
+
+def _block(scaled: jax.Array, name: str, width: int) -> jax.Array:
+    return scaled[..., OFFSETS[name] : OFFSETS[name] + width]
+
+
+def encode(observation: jax.Array, mask: jax.Array) -> jax.Array:
+    """The ``extended`` features of :func:`draw_env.features.encode_batch`, in JAX.
+
+    Args:
+        observation: float32 ``(..., 258)`` observations (the AEC layout).
+        mask: ``(..., 58)`` legal actions (bool or int).
+
+    Returns:
+        float32 ``(..., 340)``, equal to NumPy's encoding up to float rounding.
+    """
+    scaled = observation.astype(jnp.float32) * _INV_HIGH
+    hand = _block(scaled, "hand", tiles.NUM_TILES)
+    line = _block(scaled, "line", tiles.NUM_TILES)
+    held_per_value = hand @ _VALUE_OF_TILE
+    line_per_value = line @ _VALUE_OF_TILE
+    unseen_per_value = tiles.NUM_VALUES - held_per_value - line_per_value
+    left = _block(scaled, "left_end", tiles.NUM_VALUES)
+    right = _block(scaled, "right_end", tiles.NUM_VALUES)
+    held = jnp.maximum(hand.sum(-1), 1.0)
+    summary = jnp.stack(
+        [
+            (held_per_value * left).sum(-1) / held,
+            (held_per_value * right).sum(-1) / held,
+            hand @ _PIPS / _MAX_HAND_PIPS,
+        ],
+        axis=-1,
+    )
+    values = tiles.NUM_VALUES
+    return jnp.concatenate(
+        [
+            scaled,
+            mask.astype(jnp.float32),
+            held_per_value / values,
+            line_per_value / values,
+            unseen_per_value / values,
+            summary,
+        ],
+        axis=-1,
+    )
+
+
+# ---------------------------------------------------------------------------- opponents
+
+
+def heaviest_action(mask: jax.Array) -> jax.Array:
+    """The agent ``heaviest``: the legal placement of the highest-pip tile, ties to the lowest
+    action id; with no placement, the draw if legal, else the pass. ``mask`` bool ``(..., 58)``."""
+    placements = mask[..., : 2 * tiles.NUM_TILES]
+    action_ids = np.arange(2 * tiles.NUM_TILES)
+    # Pips dominate (x 64 > any action id); among equal pips the lower id scores higher. Every
+    # score is >= 0, above the -1 of illegal placements.
+    score = np.repeat(_PIPS, 2) * 64 + (action_ids[-1] - action_ids)
+    best = jnp.argmax(jnp.where(placements, score, -1), axis=-1)
+    forced = jnp.where(mask[..., DRAW], DRAW, PASS)
+    return jnp.where(placements.any(-1), best, forced).astype(jnp.int32)
+
+
+def random_action(key: jax.Array, mask: jax.Array) -> jax.Array:
+    """The agent ``random``: uniform over the legal actions (voluntary draws included)."""
+    return jax.random.categorical(key, jnp.where(mask, 0.0, MASKED_LOGIT)).astype(jnp.int32)
+
+
+# ---------------------------------------------------------------------------- network
+
+
+class MLP(nnx.Module):
+    """Dense layers, the activation after every layer but the last (the policy file's layout)."""
+
+    def __init__(self, widths: Sequence[int], activation: str, last_scale: float, rngs: nnx.Rngs) -> None:
+        pairs = list(zip(widths[:-1], widths[1:]))
+        self.layers = nnx.List(
+            [
+                nnx.Linear(
+                    inputs,
+                    outputs,
+                    kernel_init=nnx.initializers.orthogonal(
+                        last_scale if index == len(pairs) - 1 else math.sqrt(2)
+                    ),
+                    rngs=rngs,
+                )
+                for index, (inputs, outputs) in enumerate(pairs)
+            ]
+        )
+        self.activation = activation
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        *body, last = self.layers
+        for layer in body:
+            x = ACTIVATIONS[self.activation](layer(x))
+        return last(x)
+
+
+class ActorCritic(nnx.Module):
+    """Separate policy (58 logits) and value (1 number) networks over the 340 features."""
+
+    def __init__(self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs) -> None:
+        inputs = feature_size(FEATURES)
+        self.policy = MLP([inputs, *hidden, NUM_ACTIONS], activation, 0.01, rngs)
+        self.value = MLP([inputs, *hidden, 1], activation, 1.0, rngs)
+
+    def __call__(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        return self.policy(x), self.value(x)[..., 0]
+
+
+# ---------------------------------------------------------------------------- configuration
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Training settings (the command's flags).
+
+    ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
+    seat's actions count as environment steps), then runs ``epochs`` passes over the learner's
+    decisions in ``minibatches`` minibatches. ``updates`` in all, reported every ``chunk``.
+    """
+
+    num_players: int = 2
+    num_envs: int = 512
+    num_steps: int = 32
+    updates: int = 240
+    chunk: int = 10
+    epochs: int = 2
+    minibatches: int = 4
+    learning_rate: float = 1e-3
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    value_coef: float = 0.5
+    entropy_coef: float = 0.01
+    max_grad_norm: float = 0.5
+    reward_scale: float = 0.05  # zero-sum hand points are up to ~168; the network sees a few units
+    hidden: tuple[int, ...] = (128, 128)
+    activation: str = "relu"
+    opponents: tuple[str, ...] = ("heaviest", "heaviest", "random", "self")
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("num_envs", "num_steps", "updates", "chunk", "epochs", "minibatches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be 2, 3 or 4, got {self.num_players}")
+        if self.updates % self.chunk:
+            raise ValueError(f"updates ({self.updates}) must be a multiple of chunk ({self.chunk})")
+        if self.num_envs * self.num_steps < self.minibatches:
+            raise ValueError("num_envs * num_steps must be at least minibatches")
+        if not self.opponents or not set(self.opponents) <= set(OPPONENTS):
+            raise ValueError(f"opponents must name some of {', '.join(OPPONENTS)}, got {self.opponents}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
+
+    @property
+    def env_steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def sample_rows(self) -> int:
+        """Rows of learner decisions an update trains on, a multiple of ``minibatches``.
+
+        The learner acts in about 1/n of the steps (less its forced moves); 1.2/n leaves room.
+        """
+        share = min(1.0, 1.2 / self.num_players)
+        per_minibatch = math.ceil(self.env_steps_per_update * share / self.minibatches)
+        return min(per_minibatch, self.env_steps_per_update // self.minibatches) * self.minibatches
+
+
+# ---------------------------------------------------------------------------- training
+
+
+class Transition(NamedTuple):
+    """One action in every game (arrays gain leading axes ``(num_steps, num_envs)`` in a rollout)."""
+
+    inputs: jax.Array  # float32 (340,): features of the acting player's observation
+    mask: jax.Array  # bool (58,)
+    action: jax.Array  # int32
+    log_prob: jax.Array  # float32, of the action under the acting policy
+    value: jax.Array  # float32, the value network's estimate (learner's view when it acts)
+    reward: jax.Array  # float32, the learner's reward from this step, scaled
+    done: jax.Array  # bool, the episode ended at this step (the next step deals a new one)
+    decision: jax.Array  # bool, the learner acted with 2+ legal actions: a training sample
+
+
+class Runner(NamedTuple):
+    """Everything the training loop carries from one update to the next."""
+
+    params: nnx.State
+    opt_state: optax.OptState
+    games: Any  # draw_env.jax.State, batched
+    key: jax.Array
+
+
+class Metrics(NamedTuple):
+    """Per update. Arrays over opponents are ordered as :data:`OPPONENTS`."""
+
+    loss: jax.Array
+    policy_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    decisions: jax.Array  # learner decisions in the rollout
+    dropped: jax.Array  # decisions beyond Config.sample_rows, left out of the update
+    hands: jax.Array  # (3,) hands finished, per opponent kind
+    wins: jax.Array  # (3,) hands where the learner's zero-sum reward was positive
+    points: jax.Array  # (3,) learner's unscaled reward summed over finished hands
+
+
+class Trainer:
+    """Builds the pure functions of one configuration: :meth:`init` and :meth:`train_chunk`."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.env = DrawDominoes(num_players=config.num_players, episode="hand", reward="zero_sum")
+        # The network's structure, without computing any weights (each run draws its own).
+        abstract = nnx.eval_shape(lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0)))
+        self.graphdef = nnx.graphdef(abstract)
+        schedule = optax.linear_schedule(
+            config.learning_rate, 0.0, config.updates * config.epochs * config.minibatches
+        )
+        self.optimizer = optax.chain(
+            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(schedule, eps=1e-5)
+        )
+        kinds = [OPPONENTS.index(name) for name in config.opponents]
+        #: Opponent kind of each game slot, round robin over ``config.opponents``.
+        self.opponent = jnp.asarray(np.resize(kinds, config.num_envs), jnp.int32)
+        self._compiled: Any = None
+
+    # -- pieces
+
+    def apply(self, params: nnx.State, inputs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """(logits, value) of the network ``params`` for ``inputs`` ``(..., 340)``."""
+        return nnx.merge(self.graphdef, params)(inputs)
+
+    def init(self, key: jax.Array) -> Runner:
+        """Fresh network (from ``key``), optimizer state, and games marked ended.
+
+        The games are zeros of the engine's state shapes, marked ``terminated``: the first step
+        of the first rollout deals them, so the engine's ``init`` is compiled once, inside the
+        training function, instead of a second time here.
+        """
+        net_key, key = jax.random.split(key)
+        params = nnx.split(ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key)))[1]
+        shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
+        games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
+        games = games.replace(terminated=jnp.ones(self.config.num_envs, bool))
+        return Runner(params, self.optimizer.init(params), games, key)
+
+    def _env_step(self, params: nnx.State, games: Any, key: jax.Array) -> tuple[Any, Transition]:
+        """Games that ended are dealt anew, then every game takes one action (the learner's or an
+        opponent's)."""
+        policy_key, random_key, reset_key = jax.random.split(key, 3)
+        n = self.config.num_envs
+        fresh = jax.vmap(self.env.init)(jax.random.split(reset_key, n))
+        ended = games.terminated | games.truncated
+        games = jax.tree.map(lambda new, old: jnp.where(_rows(ended, new), new, old), fresh, games)
+        mask = games.legal_action_mask
+        inputs = encode(games.observation, mask)
+        logits, value = self.apply(params, inputs)
+        log_probs = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
+        sampled = jax.random.categorical(policy_key, log_probs).astype(jnp.int32)
+        by_kind = jnp.stack([heaviest_action(mask), random_action(random_key, mask), sampled])
+        learner_turn = games.current_player == LEARNER
+        action = jnp.where(learner_turn, sampled, by_kind[self.opponent, jnp.arange(n)])
+        after = jax.vmap(self.env.step)(games, action)
+        transition = Transition(
+            inputs=inputs,
+            mask=mask,
+            action=action,
+            log_prob=jnp.take_along_axis(log_probs, action[:, None], axis=1)[:, 0],
+            value=value,
+            reward=after.rewards[:, LEARNER] * self.config.reward_scale,
+            done=after.terminated | after.truncated,
+            decision=learner_turn & (mask.sum(-1) > 1),
+        )
+        return after, transition
+
+    def _advantages(self, rollout: Transition, last_value: jax.Array) -> jax.Array:
+        """GAE over the learner's decisions only, ``(num_steps, num_envs)`` (0 elsewhere).
+
+        A decision's reward is the learner's reward from its own action up to its next decision
+        (opponents' and forced moves fold into it); an episode ending in between cuts the
+        bootstrap, and whatever follows the end belongs to the next episode.
+        """
+        gamma, lam = self.config.gamma, self.config.gae_lambda
+
+        def backwards(
+            carry: tuple[jax.Array, ...], step: Transition
+        ) -> tuple[tuple[jax.Array, ...], jax.Array]:
+            segment_reward, segment_done, next_value, next_advantage = carry
+            segment_reward = jnp.where(step.done, step.reward, step.reward + segment_reward)
+            segment_done = step.done | segment_done
+            live = 1.0 - segment_done
+            delta = segment_reward + gamma * next_value * live - step.value
+            advantage = delta + gamma * lam * live * next_advantage
+            zero = jnp.zeros_like(segment_reward)
+            carry = (
+                jnp.where(step.decision, zero, segment_reward),
+                jnp.where(step.decision, False, segment_done),
+                jnp.where(step.decision, step.value, next_value),
+                jnp.where(step.decision, advantage, next_advantage),
+            )
+            return carry, jnp.where(step.decision, advantage, 0.0)
+
+        zero = jnp.zeros_like(last_value)
+        start = (zero, jnp.zeros(last_value.shape, bool), last_value, zero)
+        return jax.lax.scan(backwards, start, rollout, reverse=True)[1]
+
+    def _loss(
+        self, params: nnx.State, batch: Transition, advantages: jax.Array, targets: jax.Array
+    ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+        config = self.config
+        logits, value = self.apply(params, batch.inputs)
+        log_probs = jax.nn.log_softmax(jnp.where(batch.mask, logits, MASKED_LOGIT))
+        log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
+        ratio = jnp.exp(log_prob - batch.log_prob)
+        clipped = jnp.clip(ratio, 1 - config.clip, 1 + config.clip)
+        policy_loss = -jnp.minimum(ratio * advantages, clipped * advantages)
+        value_clipped = batch.value + jnp.clip(value - batch.value, -config.clip, config.clip)
+        value_loss = 0.5 * jnp.maximum((value - targets) ** 2, (value_clipped - targets) ** 2)
+        entropy = -(jnp.exp(log_probs) * log_probs).sum(-1)
+        weight = batch.decision / jnp.maximum(batch.decision.sum(), 1)
+        parts = tuple((weight * part).sum() for part in (policy_loss, value_loss, entropy))
+        total = parts[0] + config.value_coef * parts[1] - config.entropy_coef * parts[2]
+        return total, parts
+
+    # -- one update, and a chunk of them
+
+    def update(self, runner: Runner, _: Any = None) -> tuple[Runner, Metrics]:
+        """Roll out ``num_steps`` actions in every game, then the PPO epochs on the learner's decisions."""
+        config = self.config
+        key, rollout_key, select_key, shuffle_key = jax.random.split(runner.key, 4)
+
+        def rollout_step(games: Any, step_key: jax.Array) -> tuple[Any, Transition]:
+            return self._env_step(runner.params, games, step_key)
+
+        games, rollout = jax.lax.scan(
+            rollout_step, runner.games, jax.random.split(rollout_key, config.num_steps)
+        )
+        # Bootstrap from the learner's own view of where each game stands (its mask is all zero
+        # when another seat is to act, as in the AEC environment).
+        own_mask = games.legal_action_mask & (games.current_player == LEARNER)[:, None]
+        own_view = jax.vmap(self.env.observe)(games, jnp.full(config.num_envs, LEARNER, jnp.int32))
+        last_value = self.apply(runner.params, encode(own_view, own_mask))[1]
+        advantages = self._advantages(rollout, last_value)
+        targets = advantages + rollout.value
+        decisions = rollout.decision
+        count = jnp.maximum(decisions.sum(), 1)
+        mean = (advantages * decisions).sum() / count
+        std = jnp.sqrt((((advantages - mean) * decisions) ** 2).sum() / count)
+        normalised = (advantages - mean) / (std + 1e-8)
+
+        # Only the learner's decisions train: gather them (in random order) into a fixed number
+        # of rows, so the epochs do not spend their work on opponents' and forced moves. Rows
+        # left over are other steps, weighted 0 in the loss; decisions beyond the rows are dropped.
+        rows = config.env_steps_per_update
+        shuffled = jax.random.permutation(select_key, rows)
+        chosen = shuffled[jnp.argsort(~decisions.reshape(-1)[shuffled], stable=True)[: config.sample_rows]]
+        flat, flat_advantages, flat_targets = jax.tree.map(
+            lambda x: x.reshape((rows,) + x.shape[2:])[chosen], (rollout, normalised, targets)
+        )
+        grad_fn = jax.value_and_grad(self._loss, has_aux=True)
+
+        def epoch(carry: tuple[nnx.State, optax.OptState], epoch_key: jax.Array) -> tuple[Any, Any]:
+            order = jax.random.permutation(epoch_key, config.sample_rows)
+
+            def split(x: jax.Array) -> jax.Array:
+                return x[order].reshape((config.minibatches, -1) + x.shape[1:])
+
+            batches = (jax.tree.map(split, flat), split(flat_advantages), split(flat_targets))
+
+            def minibatch(carry: tuple[nnx.State, optax.OptState], batch: Any) -> tuple[Any, Any]:
+                params, opt_state = carry
+                (loss, parts), grads = grad_fn(params, *batch)
+                updates, opt_state = self.optimizer.update(grads, opt_state, params)
+                return (optax.apply_updates(params, updates), opt_state), (loss, *parts)
+
+            return jax.lax.scan(minibatch, carry, batches)
+
+        (params, opt_state), losses = jax.lax.scan(
+            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, config.epochs)
+        )
+        loss, policy_loss, value_loss, entropy = (part.mean() for part in losses)
+        kind = jax.nn.one_hot(self.opponent, len(OPPONENTS))  # (num_envs, 3)
+        ended = rollout.done.astype(jnp.float32)
+        points = rollout.reward / config.reward_scale * ended
+        metrics = Metrics(
+            loss=loss,
+            policy_loss=policy_loss,
+            value_loss=value_loss,
+            entropy=entropy,
+            decisions=decisions.sum(),
+            dropped=jnp.maximum(decisions.sum() - config.sample_rows, 0),
+            hands=ended.sum(0) @ kind,
+            wins=(points > 0).astype(jnp.float32).sum(0) @ kind,
+            points=points.sum(0) @ kind,
+        )
+        return Runner(params, opt_state, games, key), metrics
+
+    def train_chunk(self, runner: Runner) -> tuple[Runner, Metrics]:
+        """``config.chunk`` updates in one ``lax.scan`` (jit this), metrics stacked per update."""
+        return jax.lax.scan(self.update, runner, None, length=self.config.chunk)
+
+    def compile(self, runner: Runner, compiler_options: dict[str, Any] | None = None) -> Any:
+        """:meth:`train_chunk` jitted and compiled for ``runner``'s shapes, once per trainer."""
+        if self._compiled is None:
+            jitted = jax.jit(self.train_chunk, donate_argnums=0)
+            self._compiled = jitted.lower(runner).compile(compiler_options)
+        return self._compiled
+
+
+def _rows(condition: jax.Array, like: jax.Array) -> jax.Array:
+    """``condition`` ``(n,)`` shaped to broadcast against ``like`` ``(n, ...)``."""
+    return condition.reshape(condition.shape + (1,) * (like.ndim - 1))
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def policy_weights(trainer: Trainer, params: nnx.State, provenance: dict[str, Any]) -> PolicyWeights:
+    """The trained networks as the project's policy file content (weights ``(out, in)``)."""
+    model = nnx.merge(trainer.graphdef, params)
+
+    def layers(mlp: MLP) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        return tuple(
+            (np.asarray(layer.kernel[...], np.float32).T.copy(), np.asarray(layer.bias[...], np.float32))
+            for layer in mlp.layers
+        )
+
+    return PolicyWeights(
+        policy=layers(model.policy),
+        value=layers(model.value),
+        activation=trainer.config.activation,
+        features=FEATURES,
+        num_players=trainer.config.num_players,
+        provenance=provenance,
+    )
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+@dataclasses.dataclass
+class Result:
+    """What :func:`train` returns: the final parameters, every update's metrics and the timings."""
+
+    trainer: Trainer
+    params: nnx.State
+    metrics: Metrics  # numpy arrays, one row per update
+    env_steps: int
+    compile_seconds: float
+    train_seconds: float  # wall time of the updates, compilation excluded
+    wall_seconds: float  # the whole run, compilation included
+    cpu_seconds: float  # this process's CPU time (all threads), compilation included
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.env_steps / self.train_seconds
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def train(
+    config: Config,
+    progress: bool = True,
+    compiler_options: dict[str, Any] | None = None,
+    trainer: Trainer | None = None,
+) -> Result:
+    """Train with ``config``: compile once, run ``updates / chunk`` jitted chunks, print progress.
+
+    Args:
+        config: the settings.
+        progress: print a line after each chunk.
+        compiler_options: for XLA (e.g. ``{"xla_backend_optimization_level": 0}`` compiles
+            faster and runs slower, for short runs).
+        trainer: a trainer built for the same settings but perhaps another seed, whose compiled
+            function is reused (``Result.trainer`` of an earlier run).
+    """
+    wall_start, cpu_start = time.perf_counter(), _cpu_seconds()
+    if trainer is None:
+        trainer = Trainer(config)
+    elif dataclasses.replace(trainer.config, seed=config.seed) != config:
+        raise ValueError("the trainer was built for other settings than config (the seed may differ)")
+    chunks = config.updates // config.chunk
+    runner = trainer.init(jax.random.key(config.seed))
+    compiled = trainer.compile(runner, compiler_options)
+    compile_seconds = time.perf_counter() - wall_start
+    if progress:
+        print(
+            f"{config.num_players} players, {config.num_envs} games x {config.num_steps} actions a "
+            f"update, {config.updates} updates, opponents {', '.join(config.opponents)}; "
+            f"backend {jax.default_backend()}, compiled in {compile_seconds:.1f} s",
+            flush=True,
+        )
+    history: list[Metrics] = []
+    train_start = time.perf_counter()
+    for index in range(chunks):
+        runner, metrics = compiled(runner)
+        metrics = jax.device_get(metrics)
+        history.append(metrics)
+        if progress:
+            done = (index + 1) * config.chunk
+            seconds = time.perf_counter() - train_start
+            steps = done * config.env_steps_per_update
+            print(
+                f"update {done:>5}/{config.updates}  env steps {steps:>11,}  "
+                f"{steps / seconds:>9,.0f}/s  loss {metrics.loss.mean():+.3f}  entropy "
+                f"{metrics.entropy.mean():.2f}  {_against(metrics)}",
+                flush=True,
+            )
+    jax.block_until_ready(runner.params)
+    end = time.perf_counter()
+    stacked = Metrics(*(np.concatenate([getattr(m, name) for m in history]) for name in Metrics._fields))
+    return Result(
+        trainer=trainer,
+        params=runner.params,
+        metrics=stacked,
+        env_steps=config.updates * config.env_steps_per_update,
+        compile_seconds=compile_seconds,
+        train_seconds=end - train_start,
+        wall_seconds=end - wall_start,
+        cpu_seconds=_cpu_seconds() - cpu_start,
+    )
+
+
+def _against(metrics: Metrics) -> str:
+    """``vs heaviest 61% +3.2`` per opponent kind: hands won and mean zero-sum points a hand."""
+    hands, wins, points = (np.asarray(x).sum(0) for x in (metrics.hands, metrics.wins, metrics.points))
+    parts = [
+        f"vs {name} {wins[i] / hands[i]:.0%} {points[i] / hands[i]:+.1f}"
+        for i, name in enumerate(OPPONENTS)
+        if hands[i]
+    ]
+    return "  ".join(parts) if parts else "no hand finished yet"
+
+
+def summary(result: Result, output: Path | None) -> str:
+    """The readable end-of-run report."""
+    config, tail = result.trainer.config, max(1, len(result.metrics.loss) // 10)
+    last = Metrics(*(np.asarray(x)[-tail:] for x in result.metrics))
+    beyond = int(result.metrics.dropped.sum())
+    dropped = f", {beyond:,} of them beyond the updates' rows and left out" if beyond else ""
+    lines = [
+        "",
+        "Summary",
+        f"  environment steps   {result.env_steps:,} (every seat's actions; "
+        f"{int(result.metrics.decisions.sum()):,} learner decisions{dropped})",
+        f"  steps per second    {result.steps_per_second:,.0f} (training only; backend {jax.default_backend()})",
+        f"  wall time           {result.wall_seconds:.1f} s ({result.compile_seconds:.1f} s compiling)",
+        f"  CPU time            {result.cpu_seconds:.1f} s (this process, all threads)",
+        f"  last {tail} updates    {_against(last)} (hands won, mean zero-sum points; sampled play)",
+    ]
+    if output is not None:
+        spec = f"ppo:path={output}"
+        lines += [
+            f"  policy file         {output} (+ {output.with_suffix('.json').name})",
+            "  evaluate it in duplicate matches with:",
+            *(
+                f'    draw-eval "{spec}"{f" {name}" * (config.num_players - 1)} --games 1000 --seed 0'
+                for name in ("random", "heaviest")
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def _opponents(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not names or not set(names) <= set(OPPONENTS):
+        raise argparse.ArgumentTypeError(f"a comma-separated list of {', '.join(OPPONENTS)}, got {text!r}")
+    return names
+
+
+def _hidden(text: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(int(width) for width in text.split(","))
+    except ValueError:
+        widths = ()
+    if not widths or min(widths) < 1:
+        raise argparse.ArgumentTypeError(f"comma-separated positive widths, got {text!r}")
+    return widths
+
+
+def build_parser() -> argparse.ArgumentParser:
+    defaults = Config()
+    parser = argparse.ArgumentParser(
+        description="Train a Draw dominoes policy with PPO in JAX (rollouts and updates in one jitted "
+        "function) and export it as a policy file for draw-eval.",
+    )
+    parser.add_argument(
+        "--output", type=Path, help="write the policy file here (.npz, with its .json record)"
+    )
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=defaults.num_players)
+    parser.add_argument("--num-envs", type=int, default=defaults.num_envs, help="games played side by side")
+    parser.add_argument(
+        "--num-steps", type=int, default=defaults.num_steps, help="actions per game per update"
+    )
+    parser.add_argument("--updates", type=int, default=defaults.updates)
+    parser.add_argument(
+        "--chunk", type=int, default=defaults.chunk, help="updates per jitted call (progress line)"
+    )
+    parser.add_argument("--epochs", type=int, default=defaults.epochs)
+    parser.add_argument("--minibatches", type=int, default=defaults.minibatches)
+    parser.add_argument(
+        "--lr", type=float, default=defaults.learning_rate, help="Adam's rate, decayed linearly to 0"
+    )
+    parser.add_argument("--entropy-coef", type=float, default=defaults.entropy_coef)
+    parser.add_argument("--hidden", type=_hidden, default=defaults.hidden, help="hidden widths, e.g. 256,256")
+    parser.add_argument("--activation", choices=tuple(ACTIVATIONS), default=defaults.activation)
+    parser.add_argument(
+        "--opponents",
+        type=_opponents,
+        default=defaults.opponents,
+        help=f"opponent of each game slot, round robin (default {','.join(defaults.opponents)})",
+    )
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | None = None) -> Result:
+    """The command: parse ``argv``, train, export, print the summary (``compiler_options``: see :func:`train`)."""
+    args = build_parser().parse_args(argv)
+    if args.output is not None and args.output.suffix != ".npz":
+        build_parser().error(f"--output must end in .npz, got {str(args.output)!r}")
+    try:
+        config = Config(
+            num_players=args.players,
+            num_envs=args.num_envs,
+            num_steps=args.num_steps,
+            updates=args.updates,
+            chunk=min(args.chunk, args.updates),
+            epochs=args.epochs,
+            minibatches=args.minibatches,
+            learning_rate=args.lr,
+            entropy_coef=args.entropy_coef,
+            hidden=args.hidden,
+            activation=args.activation,
+            opponents=args.opponents,
+            seed=args.seed,
+        )
+    except ValueError as error:
+        build_parser().error(str(error))
+    result = train(config, progress=not args.quiet, compiler_options=compiler_options)
+    if args.output is not None:
+        provenance = {
+            "trainer": "examples/jax_ppo.py (PPO in JAX on draw_env.jax)",
+            "command": " ".join(["python", "examples/jax_ppo.py", *(sys.argv[1:] if argv is None else argv)]),
+            "config": dataclasses.asdict(config),
+            "env_steps": result.env_steps,
+            "wall_seconds": round(result.wall_seconds, 1),
+            "cpu_seconds": round(result.cpu_seconds, 1),
+            "backend": jax.default_backend(),
+        }
+        save_policy_file(policy_weights(result.trainer, result.params, provenance), args.output)
+    if not args.quiet:
+        print(summary(result, args.output))
+    return result
+
+
+if __name__ == "__main__":
+    main()

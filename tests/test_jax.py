@@ -1,0 +1,267 @@
+"""The JAX environment (``draw_env.jax``) against the AEC environment, under ``jit`` + ``vmap``.
+
+Compilation dominates the cost here, so each configuration compiles one function
+(``benchmarks.jax_differential.make_driver``: step, ``init_deal``, ``init`` and every seat's
+observation, vmapped over a batch of fixed size) and every test of that configuration reuses it.
+The long run is ``benchmarks/jax_differential.py`` (every configuration, thousands of games).
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+from benchmarks.jax_differential import (  # noqa: E402
+    DEAL,
+    HAND_WIDTH,
+    KEY,
+    STEP,
+    State,
+    boneyard_of,
+    compare,
+    empty_batch,
+    make_driver,
+)
+from draw_env import tiles  # noqa: E402
+from draw_env.draw_dominoes import ILLEGAL_PENALTY  # noqa: E402
+from draw_env.jax import DrawDominoes  # noqa: E402
+from draw_env.rules import DrawGame, HandResult  # noqa: E402
+
+BATCH = 12
+#: Every player count, both episode kinds and every reward scheme, in three compilations
+#: (``benchmarks/jax_differential.py`` runs all 15 combinations); 4 players' zero_sum rewards are
+#: thirds, whose float32 rounding the comparison checks.
+CONFIGS = [(4, "hand", "zero_sum"), (3, "match", "points"), (2, "match", "win_loss")]
+
+
+@functools.cache
+def setup(players: int, episode: str, reward: str) -> tuple[DrawDominoes, object]:
+    env = DrawDominoes(players, episode, reward)
+    return env, make_driver(env, quick_compile=True)
+
+
+def call(env: DrawDominoes, driver, state: State, kind, *, action=None, keys=None, deals=None):  # type: ignore[no-untyped-def]
+    """One driver call on the batch; ``deals[i]`` is ``(hands, boneyard, opener, scores)`` for DEAL games."""
+    n = env.num_players
+    hands = np.full((BATCH, n, HAND_WIDTH), -1, np.int32)
+    boneyard = np.full((BATCH, tiles.NUM_TILES), -1, np.int32)
+    opener = np.zeros(BATCH, np.int32)
+    scores = np.zeros((BATCH, n), np.int32)
+    for i, deal in (deals or {}).items():
+        for seat, hand in enumerate(deal[0]):
+            hands[i, seat, : len(hand)] = hand
+        boneyard[i, : len(deal[1])] = deal[1]
+        opener[i] = deal[2]
+        scores[i] = deal[3] if deal[3] is not None else 0
+    action = np.zeros(BATCH, np.int32) if action is None else np.asarray(action, np.int32)
+    keys = np.zeros((BATCH, 2), np.uint32) if keys is None else np.asarray(keys, np.uint32)
+    state, views = driver(state, action, np.broadcast_to(np.asarray(kind, np.int32), (BATCH,)), keys, hands,
+                          boneyard, opener, scores)
+    return state, jax.device_get(state), np.asarray(views)
+
+
+def first_legal(host, i: int) -> int:  # type: ignore[no-untyped-def]
+    return int(np.flatnonzero(host.legal_action_mask[i])[0])
+
+
+# ---------------------------------------------------------------------- differential
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(map(str, c)))
+def test_every_step_agrees_with_the_aec_environment(config: tuple[int, str, str]) -> None:
+    env, driver = setup(*config)
+    report = compare(env, driver, batch=BATCH, decisions=250 if config[1] == "hand" else 500, seed=3)
+    assert report.disagreements == 0, "\n".join(report.examples)
+    assert report.decisions >= 250 and report.games >= BATCH
+    assert report.outcomes == {"domino", "blocked"}
+    assert report.dead_steps >= BATCH  # every finished game was stepped once more, unchanged
+    if config[1] == "match":
+        assert report.hands > report.games  # matches of several hands: later deals compared too
+
+
+def test_the_comparison_sees_a_wrong_reward(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The differential check can fail: a planted error in the reference's rewards is reported."""
+    env, driver = setup(4, "hand", "zero_sum")
+    monkeypatch.setattr(HandResult, "zero_sum", property(lambda result: tuple(float(p) for p in result.points)))
+    report = compare(env, driver, batch=BATCH, decisions=60, seed=1)
+    assert report.disagreements > 0 and "reward" in report.examples[0]
+
+
+# ---------------------------------------------------------------------- API rules
+
+
+def test_same_key_same_game_and_later_hands_from_the_state_key() -> None:
+    env, driver = setup(3, "match", "points")
+    keys = np.zeros((BATCH, 2), np.uint32)
+    keys[:, 1] = np.arange(BATCH)
+    keys[1] = keys[0]  # games 0 and 1 share a key
+    state, host, _ = call(env, driver, empty_batch(env, BATCH), KEY, keys=keys)
+    assert not np.array_equal(host.hands[0], host.hands[2])
+    hands_seen = 0
+    for _ in range(400):
+        for name in State.__dataclass_fields__:
+            assert np.array_equal(getattr(host, name)[0], getattr(host, name)[1]), name
+        if host.terminated[0]:
+            break
+        hands_seen = max(hands_seen, int(host.hand_number[0]))
+        actions = [first_legal(host, i) if host.legal_action_mask[i].any() else 0 for i in range(BATCH)]
+        actions[1] = actions[0]
+        state, host, _ = call(env, driver, state, STEP, action=actions)
+    assert hands_seen >= 1  # a later hand was dealt, the same in both games
+
+
+def test_init_deals_a_deal_with_a_fair_opener() -> None:
+    env, driver = setup(4, "hand", "zero_sum")
+    game, openers = DrawGame(4), np.zeros(4, int)
+    state = empty_batch(env, BATCH)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        state, host, _ = call(env, driver, state, KEY, keys=rng.integers(0, 2**32, (BATCH, 2), dtype=np.uint32))
+        for i in range(BATCH):
+            hands = [list(tiles.tiles_in(int(mask))) for mask in host.hands[i]]
+            assert [len(hand) for hand in hands] == [game.hand_size] * 4
+            bones = boneyard_of(host, i)
+            assert sorted(sum(hands, []) + bones) == list(range(28))
+            openers[host.opener[i]] += 1
+    assert openers.min() >= 15  # 120 deals, about 30 each
+
+
+@pytest.mark.parametrize("config", [(4, "hand", "zero_sum"), (2, "match", "win_loss")], ids=str)
+def test_illegal_action_ends_the_episode_with_the_penalty(config: tuple[int, str, str]) -> None:
+    env, driver = setup(*config)
+    rng = np.random.default_rng(1)
+    state, before, _ = call(env, driver, empty_batch(env, BATCH), KEY, keys=rng.integers(0, 2**32, (BATCH, 2), dtype=np.uint32))
+    illegal = [int(np.flatnonzero(~before.legal_action_mask[i])[0]) for i in range(BATCH)]
+    illegal[0], illegal[1] = -1, 58  # outside Discrete(58)
+    state, after, _ = call(env, driver, state, STEP, action=illegal)
+    penalty = ILLEGAL_PENALTY[env.reward]
+    for i in range(BATCH):
+        seat = before.current_player[i]
+        assert after.terminated[i] and not after.legal_action_mask[i].any()
+        expected = np.zeros(env.num_players, np.float32)
+        expected[seat] = penalty
+        assert after.rewards[i].tolist() == expected.tolist()
+        assert after.current_player[i] == seat
+        for name in ("hands", "deck_position", "bone_pos", "left", "right", "order", "scores", "passes", "voids"):
+            assert np.array_equal(getattr(after, name)[i], getattr(before, name)[i]), name
+    # An ended game stays ended: nothing changes, rewards zero, whatever the action.
+    state, again, _ = call(env, driver, state, STEP, action=[first_legal(before, i) for i in range(BATCH)])
+    for name in State.__dataclass_fields__:
+        if name != "rewards":
+            assert np.array_equal(getattr(again, name), getattr(after, name)), name
+    assert not again.rewards.any()
+
+
+def test_match_scores_target_and_next_opener() -> None:
+    """A match from set scores: a hand's points add up, the next hand opens one seat clockwise,
+    and the match ends at the target (61 with 3 players) with the scores the rules give."""
+    env, driver = setup(3, "match", "points")
+    rng = random.Random(3)
+    game = DrawGame(3)
+    deals = {}
+    for i in range(BATCH):
+        hands, boneyard = game.deal(rng)
+        deals[i] = (hands, boneyard, i % 3, [60, 0, 30] if i % 2 else [0, 10, 20])
+    state, host, views = call(env, driver, empty_batch(env, BATCH), DEAL, deals=deals)
+    assert host.scores.tolist() == [deals[i][3] for i in range(BATCH)]
+    assert views[1, 0, -5:].tolist() == [60, 0, 30, 0, 61]  # scores by relative seat, then the target
+    ended = np.zeros(BATCH, bool)
+    next_hands = 0
+    for _ in range(600):
+        if ended.all():
+            break
+        previous = host
+        state, host, _ = call(env, driver, state, STEP, action=[
+            first_legal(host, i) if host.legal_action_mask[i].any() else 0 for i in range(BATCH)])
+        for i in range(BATCH):
+            if ended[i]:
+                continue
+            points = host.hand_points[i]
+            if points.any() or host.hand_number[i] != previous.hand_number[i] or host.terminated[i]:
+                assert host.scores[i].tolist() == (previous.scores[i] + points).tolist()
+                assert host.rewards[i].tolist() == points.astype(np.float32).tolist()
+            if host.hand_number[i] != previous.hand_number[i]:
+                next_hands += 1
+                assert host.opener[i] == (previous.opener[i] + 1) % 3 == host.current_player[i]
+                assert host.scores[i].max() < 61 and not host.terminated[i]
+            if host.terminated[i]:
+                ended[i] = True
+                assert host.scores[i].max() >= 61
+    assert ended.all() and next_hands > 0
+
+
+# ---------------------------------------------------------------------- arguments
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"num_players": 5}, "num_players"),
+        ({"num_players": 2.0}, "num_players"),
+        ({"episode": "game"}, "episode"),
+        ({"reward": "score"}, "reward"),
+        ({"reward": "win_loss"}, "win_loss"),
+    ],
+)
+def test_bad_constructor_arguments(kwargs: dict, named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        DrawDominoes(**kwargs)
+
+
+def test_init_deal_rejects_bad_deals() -> None:
+    env = DrawDominoes(2)
+    game = DrawGame(2)
+    hands, boneyard = game.deal(random.Random(0))
+    good_hands = np.array(hands, np.int32)
+    with pytest.raises(ValueError, match="hands must be"):
+        env.init_deal(good_hands[:1], np.array(boneyard), 0)
+    with pytest.raises(ValueError, match="boneyard must be"):
+        env.init_deal(good_hands, np.array([boneyard]), 0)
+    twice = good_hands.copy()
+    twice[1, 0] = twice[0, 0]
+    with pytest.raises(ValueError, match="more than once"):
+        env.init_deal(twice, np.array(boneyard), 0)
+    with pytest.raises(ValueError, match="opener"):
+        env.init_deal(good_hands, np.array(boneyard), 2)
+    with pytest.raises(ValueError, match="padding"):
+        env.init_deal(good_hands, np.array([-1, *boneyard]), 0)
+    with pytest.raises(ValueError, match="tile ids"):
+        env.init_deal(np.where(good_hands == good_hands[0, 0], 99, good_hands), np.array(boneyard), 0)
+    with pytest.raises(ValueError, match="scores needs episode='match'"):
+        env.init_deal(good_hands, np.array(boneyard), 0, scores=np.zeros(2, np.int32))
+    with pytest.raises(ValueError, match="below the target"):
+        DrawDominoes(2, "match").init_deal(good_hands, np.array(boneyard), 0, scores=np.array([100, 0]))
+    with pytest.raises(ValueError, match="threefry key"):
+        env.init_deal(good_hands, np.array(boneyard), 0, key=np.zeros(3, np.uint32))
+
+
+# ---------------------------------------------------------------------- docs
+
+
+def test_docs_jax_examples_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every ```python block of docs/jax.md runs and prints its result."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "jax.md").read_text(encoding="utf-8")
+    examples = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    assert examples
+    for example in examples:
+        exec(compile(example, "docs/jax.md", "exec"), {"__name__": "docs_example"})
+        assert capsys.readouterr().out.strip(), "the example prints its result"
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_zero_sum_table_holds_the_aec_rewards(players: int) -> None:
+    """Every (own points, hand total) pair: the table the JAX rewards read gives the float32 of the
+    AEC environment's float64 reward (the differential tests meet only some of the pairs)."""
+    table = DrawDominoes(players)._zero_sum
+    others = players - 1
+    for total in range(169):
+        for points in range(total + 1):
+            assert table[players * points - total + 168] == np.float32(points - (total - points) / others)

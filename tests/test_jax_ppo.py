@@ -1,0 +1,167 @@
+"""examples/jax_ppo.py: PPO in JAX trains end to end, exports a policy file that plays, repeats by seed.
+
+One tiny training run (16 games x 16 actions, 2 updates) is compiled once for the module and
+reused: compiling the engine and the update is most of this file's time.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+pytest.importorskip("flax")
+pytest.importorskip("optax")
+
+import jax
+
+import agents
+import draw_env
+from agents.baselines import HeaviestAgent
+from agents.policy_file import load_policy_file
+from agents.ppo import NumpyPolicy
+from draw_env.features import encode_batch
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Compiles several times faster than XLA's default level, runs slower: right for 2 updates.
+FAST_COMPILE = {"xla_backend_optimization_level": 0}
+TINY = [
+    "--num-envs", "16", "--num-steps", "16", "--updates", "2", "--chunk", "2", "--epochs", "1",
+    "--minibatches", "2", "--hidden", "16", "--seed", "3",
+]  # fmt: skip
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("jax_ppo_example", ROOT / "examples" / "jax_ppo.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def example():
+    return _example()
+
+
+@pytest.fixture(scope="module")
+def trained(example, tmp_path_factory: pytest.TempPathFactory):
+    """The command run end to end (progress, summary, export), and the path it exported to."""
+    path = tmp_path_factory.mktemp("jax_ppo") / "policy.npz"
+    result = example.main([*TINY, "--output", str(path)], compiler_options=FAST_COMPILE)
+    return result, path
+
+
+def _random_observations(num_players: int, hands: int, seed: int) -> list[dict[str, np.ndarray]]:
+    """Every acting player's observation in ``hands`` hands of uniformly random legal play."""
+    rng = np.random.default_rng(seed)
+    env = draw_env.env(num_players=num_players)
+    observations = []
+    for hand in range(hands):
+        env.reset(seed=seed + hand)
+        for _ in env.agent_iter():
+            observation, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            observations.append(observation)
+            env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    return observations
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_jax_features_are_the_extended_encoding(example, num_players: int) -> None:
+    observations = _random_observations(num_players, hands=3, seed=num_players)
+    obs = np.stack([o["observation"] for o in observations])
+    masks = np.stack([o["action_mask"] for o in observations])
+    expected = encode_batch(obs, masks, "extended")
+    got = np.asarray(example.encode(jax.numpy.asarray(obs), jax.numpy.asarray(masks != 0)))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_jax_opponents_choose_as_the_agents(example) -> None:
+    observations = _random_observations(2, hands=4, seed=11)
+    masks = np.stack([o["action_mask"] != 0 for o in observations])
+    heaviest = HeaviestAgent()
+    assert np.asarray(example.heaviest_action(masks)).tolist() == [heaviest.act(o) for o in observations]
+    draws = np.asarray(
+        jax.vmap(example.random_action)(jax.random.split(jax.random.key(0), len(masks)), masks)
+    )
+    assert masks[np.arange(len(masks)), draws].all()
+    several = masks.sum(1) > 1
+    assert len(set(draws[several].tolist())) > 5  # it does choose, not always the first legal action
+
+
+def test_training_runs_end_to_end_and_reports(example, trained) -> None:
+    result, path = trained
+    assert result.env_steps == 2 * 16 * 16
+    assert result.metrics.loss.shape == (2,)
+    for name in ("loss", "policy_loss", "value_loss", "entropy"):
+        assert np.isfinite(getattr(result.metrics, name)).all(), name
+    assert result.metrics.decisions.sum() > 0
+    assert result.metrics.hands.sum() > 0  # 32 actions in each game end some hands
+    assert result.steps_per_second > 0 and result.cpu_seconds > 0
+    assert path.is_file() and path.with_suffix(".json").is_file()
+    text = example.summary(result, path)
+    for line in ("environment steps   512", "steps per second", "CPU time", "wall time"):
+        assert line in text
+    assert f'draw-eval "ppo:path={path}" heaviest --games 1000 --seed 0' in text
+
+
+def test_export_matches_the_network_and_plays_legal_moves(example, trained) -> None:
+    result, path = trained
+    weights = load_policy_file(path)
+    assert (weights.features, weights.num_players, weights.activation) == ("extended", 2, "relu")
+    assert weights.provenance["env_steps"] == result.env_steps
+    inputs = np.random.default_rng(0).random((5, 340), np.float32)
+    logits, values = result.trainer.apply(result.params, jax.numpy.asarray(inputs))
+    policy = NumpyPolicy(weights)
+    np.testing.assert_allclose(policy.logits_batch(inputs), np.asarray(logits), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(policy.values_batch(inputs), np.asarray(values), rtol=1e-4, atol=1e-5)
+
+    players = [agents.make("ppo", path=str(path)), agents.make("random", seed=0)]
+    env = draw_env.env(num_players=2)
+    moves = 0
+    for hand in range(3):
+        env.reset(seed=hand)
+        for agent_name in env.agent_iter():
+            observation, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            seat = int(agent_name.rsplit("_", 1)[1])
+            action = players[seat].act(observation)
+            assert observation["action_mask"][action] == 1
+            moves += seat == 0
+            env.step(action)
+    assert moves > 5
+
+
+def test_the_same_seed_gives_the_same_parameters(example, trained) -> None:
+    result, _ = trained
+    config = result.trainer.config
+    again = example.train(config, progress=False, trainer=result.trainer)
+    other = example.train(example.dataclasses.replace(config, seed=4), progress=False, trainer=result.trainer)
+
+    def leaves(run) -> list[np.ndarray]:
+        return [np.asarray(leaf) for leaf in jax.tree.leaves(run.params)]
+
+    assert all(np.array_equal(a, b) for a, b in zip(leaves(result), leaves(again), strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(leaves(result), leaves(other), strict=True))
+    assert np.array_equal(result.metrics.loss, again.metrics.loss)
+    assert math.isfinite(float(other.metrics.loss.sum()))
+
+
+def test_bad_settings_are_refused(example) -> None:
+    with pytest.raises(ValueError, match="opponents"):
+        example.Config(opponents=("ismcts",))
+    with pytest.raises(ValueError, match="multiple of chunk"):
+        example.Config(updates=5, chunk=2)
+    with pytest.raises(SystemExit):
+        example.main(["--output", "policy.zip"])
