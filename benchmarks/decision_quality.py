@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.ismcts import REWARD_SCALE, ISMCTSAgent
-from agents.policy_network import PPOAgent
+from agents.policy_network import NetworkAgent
 from draw_env.observation import OFFSETS, view_from_observation
 from draw_env.rules import DRAW
 from train.config import load_distill_config
@@ -64,7 +64,7 @@ def main() -> None:
         judged.append({action: value * REWARD_SCALE for action, value in values.items()})
 
     choosers = {"ismcts, 200 simulations (the teacher)": None}
-    choosers.update({label: PPOAgent(path=path) for label, path in POLICIES.items()})
+    choosers.update({label: NetworkAgent(path=path) for label, path in POLICIES.items()})
     boneyard = np.array([vector[OFFSETS["boneyard_size"]] for vector in observations])
     groups = {
         "all": boneyard >= 0,

@@ -24,7 +24,7 @@ import agents
 import draw_env
 from agents.baselines import HeaviestAgent
 from agents.policy_file import load_policy_file
-from agents.ppo import NumpyPolicy
+from agents.policy_network import NumpyPolicy
 from draw_env.features import encode_batch
 
 ROOT = Path(__file__).resolve().parents[1]
