@@ -46,7 +46,7 @@ def register(name: str, import_path: str) -> None:
     """Add an agent kept outside this package under ``name``, as a ``"module:Class"`` path.
 
     Example: ``agents.register("rllib", "integrations.rllib:RLlibAgent")``. Only this process
-    sees it (``agents.evaluation`` with ``workers=1`` plays in this process).
+    sees it (``arena.evaluation`` with ``workers=1`` plays in this process).
 
     Raises:
         ValueError: if ``name`` is already registered or ``import_path`` is not ``"module:Class"``.

@@ -2,7 +2,7 @@
 
 Each round plays the same duplicate matches (``--games``, ``--episode``) of ``ppo`` (the shipped
 network) against ``heaviest`` and of ``variety`` against ``heaviest`` with
-``agents.evaluation.evaluate(..., batched=True)`` and ``batched=False`` (one process, one BLAS
+``arena.evaluation.evaluate(..., batched=True)`` and ``batched=False`` (one process, one BLAS
 thread, as ``draw-eval`` runs). Figures are medians over rounds; the speed-up is the median of
 per-round ratios. The batched backend plays hand episodes move for move as the step-by-step one
 (``tests/test_batched_play.py``); in matches the later hands come from the engine's generator.
@@ -20,7 +20,7 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from agents.evaluation import evaluate
+from arena.evaluation import evaluate
 
 PAIRINGS = (("ppo", "heaviest"), ("variety", "heaviest"))
 

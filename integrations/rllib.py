@@ -273,6 +273,6 @@ class RLlibAgent:
 
 
 def register_agent() -> None:
-    """Make ``"rllib"`` an agent name of :mod:`agents` in this process (for ``agents.evaluation``)."""
+    """Make ``"rllib"`` an agent name of :mod:`agents` in this process (for ``arena.evaluation``)."""
     if "rllib" not in agents.available():
         agents.register("rllib", f"{__name__}:RLlibAgent")

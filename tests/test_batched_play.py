@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from agents.batched_play import batchable
-from agents.evaluation import evaluate
+from arena.batched_play import batchable
+from arena.evaluation import evaluate
 
 
 def _games(result):  # the outcomes without their timings

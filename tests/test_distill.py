@@ -12,7 +12,7 @@ import pytest
 import agents
 from agents.ismcts import ISMCTSAgent
 from agents.policy_network import NumpyPolicy
-from agents.specs import seed_sequence_int
+from arena.specs import seed_sequence_int
 from draw_env import env as make_aec_env
 from draw_env.observation import view_from_observation
 from train.config import DistillConfig, load_distill_config

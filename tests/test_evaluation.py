@@ -1,5 +1,5 @@
-"""Tests of the evaluation (agents.evaluation and its parts), the league and sweep (agents.league)
-and draw-eval (agents.cli).
+"""Tests of the evaluation (arena.evaluation and its parts), the league and sweep (arena.league)
+and draw-eval (arena.cli).
 
 Cheap agents only (baselines, and ISMCTS at a handful of simulations), so the file runs in a few
 seconds; the one multi-process test spawns two workers.
@@ -16,16 +16,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents import cli, evaluation
-from agents.charts import plot_league
-from agents.cli import main
-from agents.deals import deal_options
-from agents.evaluation import evaluate
-from agents.league import league, parse_sweep, sweep
-from agents.options import RunOptions, seatings_for
-from agents.results import GameOutcome
-from agents.specs import parse_agent_spec, seed_sequence_int
-from agents.stats import shared_first, wilson_interval
+from arena import cli, evaluation
+from arena.charts import plot_league
+from arena.cli import main
+from arena.deals import deal_options
+from arena.evaluation import evaluate
+from arena.league import league, parse_sweep, sweep
+from arena.options import RunOptions, seatings_for
+from arena.results import GameOutcome
+from arena.specs import parse_agent_spec, seed_sequence_int
+from arena.stats import shared_first, wilson_interval
 from draw_env import tiles
 from draw_env.records import read_record, replay_record
 

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.play import main as play_main
 from agents.policy_file import load_policy_file, read_checkpoint, record_path
+from arena.play import main as play_main
 from train.config import ConfigError, DistillConfig, ExitConfig, ExploitConfig, RLlibConfig, TrainConfig, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,7 +114,7 @@ def unsafe_writes(path: Path) -> list[str]:
 def test_every_write_of_the_project_goes_through_draw_env_files() -> None:
     sources = [
         path
-        for package in ("draw_env", "agents", "train", "integrations", "benchmarks")
+        for package in ("draw_env", "agents", "arena", "train", "integrations", "benchmarks", "examples")
         for path in sorted((ROOT / package).rglob("*.py"))
         if path != ROOT / "draw_env" / "files.py"
     ]
@@ -461,7 +461,7 @@ def test_play_checks_record_before_the_game(tmp_path: Path, capsys: pytest.Captu
 
 def test_play_answers_a_line_that_is_not_utf8() -> None:
     done = run_module(
-        "-m", "agents.play", "--seed", "1", "--opponents", "heaviest",
+        "-m", "arena.play", "--seed", "1", "--opponents", "heaviest",
         stdin=b"\xff\xfe move\nquit\n", env={"PYTHONIOENCODING": "utf-8:strict"},
     )
     assert done.returncode == 0, done.stderr
@@ -476,7 +476,7 @@ def test_play_answers_a_line_that_is_not_utf8() -> None:
 def test_draw_eval_reports_a_hostile_policy_file(tmp_path: Path) -> None:
     path = write_policy(tmp_path, SHIPPED.read_bytes())
     record_path(path).write_text(DEEP)
-    done = run_module("-m", "agents.cli", f"ppo:path={path}", "heaviest", "--games", "2", "--quiet")
+    done = run_module("-m", "arena.cli", f"ppo:path={path}", "heaviest", "--games", "2", "--quiet")
     assert_one_line_error(done, "policy.json", "nested deeper")
 
 
@@ -508,5 +508,5 @@ def test_export_reports_a_hostile_provenance_file(tmp_path: Path) -> None:
 
 
 def test_draw_play_reports_an_unwritable_record() -> None:
-    done = run_module("-m", "agents.play", "--record", "/", stdin=b"quit\n")
+    done = run_module("-m", "arena.play", "--record", "/", stdin=b"quit\n")
     assert_one_line_error(done, "--record")

@@ -1,9 +1,10 @@
 """The house rules of imports: no cycles anywhere, and the layout.
 
-* The import graph of ``draw_env``, ``agents``, ``train`` and ``integrations`` (every import
+* The import graph of ``draw_env``, ``agents``, ``arena``, ``train`` and ``integrations`` (every import
   statement, also those inside functions, which still tie two modules together; ``if
   TYPE_CHECKING:`` blocks aside) has no cycle.
-* ``draw_env`` never imports ``agents`` or ``train``; ``agents`` never imports ``train``.
+* ``draw_env`` never imports ``agents``, ``arena`` or ``train``; ``agents`` never imports
+  ``arena`` or ``train``; ``arena`` never imports ``train``.
 * Every module imports on its own in a fresh interpreter (each one first, with no project module
   loaded before it), apart from those that need Ray (the RLlib venv imports them).
 """
@@ -20,9 +21,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("draw_env", "agents", "train", "integrations")
+PACKAGES = ("draw_env", "agents", "arena", "train", "integrations")
 #: package -> packages it must never import.
-FORBIDDEN = {"draw_env": ("agents", "train"), "agents": ("train",)}
+FORBIDDEN = {"draw_env": ("agents", "arena", "train"), "agents": ("arena", "train"), "arena": ("train",)}
 #: Modules that need Ray, which lives in another venv (``.venv-rllib``): the RLlib checks
 #: (tests/integrations/rllib_checks.py) import them there; the graph tests cover them here.
 NEEDS_OTHER_VENV = {"integrations.rllib", "train.rllib_selfplay"}
@@ -108,8 +109,8 @@ def test_the_cycle_finder_sees_lazy_and_relative_imports(tmp_path: Path) -> None
 
 def test_the_project_has_no_import_cycle() -> None:
     graph = import_graph(ROOT, PACKAGES)
-    assert {"draw_env.rules", "agents.evaluation", "agents.cli", "train.selfplay"} <= set(graph)
-    assert "agents.specs" in graph["agents.evaluation"]  # the graph sees the real imports
+    assert {"draw_env.rules", "arena.evaluation", "arena.cli", "train.selfplay"} <= set(graph)
+    assert "arena.specs" in graph["arena.evaluation"]  # the graph sees the real imports
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 

@@ -136,8 +136,8 @@ def test_the_numpy_twin_plays_as_it_was_told_one_game_or_many() -> None:
 
 def test_ppo_is_another_name_of_the_network_agent_everywhere() -> None:
     import agents
-    from agents.batched_play import batchable
     from agents.policy_network import NetworkAgent
+    from arena.batched_play import batchable
     from train.learner_games import make_opponent
 
     assert agents.agent_class("ppo") is agents.agent_class("network") is NetworkAgent

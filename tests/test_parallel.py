@@ -1,4 +1,4 @@
-"""agents.parallel.process_map: one pool for the evaluation and the training pipelines."""
+"""arena.parallel.process_map: one pool for the evaluation and the training pipelines."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from agents.parallel import process_map
+from arena.parallel import process_map
 
 
 def _square_and_pid(x: int) -> tuple[int, int]:

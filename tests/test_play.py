@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import agents
-from agents.play import main, parse_move, split_specs, summarise_turns
+from arena.play import main, parse_move, split_specs, summarise_turns
 from draw_env.records import read_record, replay_record
 from draw_env.rules import DRAW, PASS
 
@@ -110,7 +110,7 @@ def test_bad_arguments_exit_with_a_message(capsys: pytest.CaptureFixture[str]) -
 def test_the_console_script_runs_piped() -> None:
     # The command of the README: `yes 1 | draw-play --opponents heaviest --seed 0 --episode hand`.
     completed = subprocess.run(
-        [sys.executable, "-m", "agents.play", "--opponents", "heaviest", "--seed", "0", "--episode", "hand"],
+        [sys.executable, "-m", "arena.play", "--opponents", "heaviest", "--seed", "0", "--episode", "hand"],
         input="1\n" * 200, capture_output=True, text=True, timeout=60, check=True,
     )
     assert "=== Hand 1 over, " in completed.stdout

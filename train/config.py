@@ -177,7 +177,7 @@ class PPOSettings(Section):
 
 
 class EvalSettings(Section):
-    """An evaluation against baselines with ``agents.evaluation``.
+    """An evaluation against baselines with ``arena.evaluation``.
 
     ``every`` (timesteps between evaluations) applies to the periodic evaluation only; 0 turns
     it off.
@@ -259,7 +259,7 @@ def _check_ppo_run(reward: str, episode: str, ppo: PPOSettings, n_envs: int) -> 
 
 def _partner_spec(spec: object) -> None:
     """A partner is the teacher or an agent spec; a ppo partner must name an existing policy file."""
-    from agents.specs import parse_agent_spec
+    from arena.specs import parse_agent_spec
 
     if spec == TEACHER:
         return
@@ -343,7 +343,7 @@ class DistillConfig(Section):
 
 
 def _agent_spec(spec: object) -> None:
-    from agents.specs import parse_agent_spec
+    from arena.specs import parse_agent_spec
 
     try:
         parse_agent_spec(str(spec))
@@ -445,7 +445,7 @@ class ExploitConfig(Section):
     @field_validator("target")
     @classmethod
     def _target_spec(cls, value: str) -> str:
-        from agents.specs import parse_agent_spec
+        from arena.specs import parse_agent_spec
 
         try:
             name, kwargs = parse_agent_spec(value)

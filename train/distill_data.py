@@ -26,8 +26,8 @@ import numpy as np
 
 import agents
 from agents.ismcts import ISMCTSAgent
-from agents.parallel import process_map
-from agents.specs import parse_agent_spec, seed_sequence_int, takes_seed
+from arena.parallel import process_map
+from arena.specs import parse_agent_spec, seed_sequence_int, takes_seed
 from draw_env.draw_dominoes import raw_env
 from draw_env.files import atomic_path
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation

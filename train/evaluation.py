@@ -1,7 +1,7 @@
 """What the trainers share about evaluation: one call, one row type, one CSV log, one table.
 
 :func:`evaluate_checkpoint` plays a learner (any agent spec: the ``ppo`` agent on a checkpoint, the
-``rllib`` agent of ``train/rllib_selfplay.py``) against each baseline with ``agents.evaluation``;
+``rllib`` agent of ``train/rllib_selfplay.py``) against each baseline with ``arena.evaluation``;
 :func:`learner_row` keeps the learner's line of each result as an :class:`EvalRow`, which
 :func:`write_eval_csv` logs and :func:`evaluation_table` prints.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.evaluation import evaluate
-from agents.results import EvaluationResult
+from arena.evaluation import evaluate
+from arena.results import EvaluationResult
 from draw_env.files import atomic_path
 
 
@@ -55,7 +55,7 @@ def evaluate_checkpoint(
     """Evaluate ``learner`` (an agent spec ``(name, kwargs)``) against each of ``opponents``.
 
     The learner takes one seat and ``num_players - 1`` copies of the baseline the others, over
-    ``matches`` games (matches or hands, ``episode``) of ``agents.evaluation.evaluate``.
+    ``matches`` games (matches or hands, ``episode``) of ``arena.evaluation.evaluate``.
 
     Returns:
         ``(baseline name, evaluation result)`` pairs, in ``opponents`` order.
@@ -77,7 +77,7 @@ def evaluate_checkpoint(
 
 
 def learner_row(result: EvaluationResult, baseline: str, timesteps: int, train_seconds: float) -> EvalRow:
-    """The learner's (participant 0's) line of an ``agents.evaluation`` result."""
+    """The learner's (participant 0's) line of an ``arena.evaluation`` result."""
     learner = result.participants[0]
     return EvalRow(
         timesteps=timesteps,

@@ -47,10 +47,10 @@ from pydantic import Field
 
 from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
 from agents.network_search import network_evaluator, root_guided_values
-from agents.parallel import process_map
 from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from agents.policy_network import NumpyPolicy
-from agents.specs import seed_sequence_int
+from arena.parallel import process_map
+from arena.specs import seed_sequence_int
 from draw_env.features import encode_batch
 from draw_env.files import atomic_path, write_json_atomic
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS
@@ -250,7 +250,7 @@ class _RayCollector:
 @contextlib.contextmanager
 def _shard_runner(workers: int, address: str | None) -> Iterator[Any]:
     """``run(tasks) -> iterator of ExitData`` in task order: on the project's process pool
-    (:func:`agents.parallel.process_map`), or on Ray actors."""
+    (:func:`arena.parallel.process_map`), or on Ray actors."""
     if address is not None:
         import ray
 
@@ -436,7 +436,7 @@ def initial_weights(config: ExitConfig) -> PolicyWeights:
 
 def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
               decisions: int, seconds: float) -> list[ExitRow]:
-    from agents.evaluation import evaluate
+    from arena.evaluation import evaluate
     from train.evaluation import learner_row
 
     settings = config.eval

@@ -33,7 +33,7 @@ Semantics, as the one-game adapter:
 * ``reset(seed=s)`` seeds everything (deals, seats, pool draws, sampled opponents): the same seed
   and the same learner actions give the same games.
 
-An opponent other than ``self`` and ``snapshots`` is an agent spec (:func:`agents.specs.parse_agent_spec`:
+An opponent other than ``self`` and ``snapshots`` is an agent spec (:func:`arena.specs.parse_agent_spec`:
 ``"heaviest"``, ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``): the
 batched baselines and ``network`` (or ``ppo``) networks answer for all their games at once (a
 network spec plays as ``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
@@ -53,7 +53,7 @@ import agents
 from agents.base import Agent
 from agents.batched import BATCHED, BatchAgent, make_batched
 from agents.policy_network import NetworkAgent, NumpyPolicy
-from agents.specs import parse_agent_spec, takes_seed
+from arena.specs import parse_agent_spec, takes_seed
 from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBSERVATION_SIZE

@@ -11,7 +11,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from agents.charts import save_figure
+from arena.charts import save_figure
 
 
 class CurvePoint(Protocol):

@@ -7,7 +7,7 @@ from this machine (``--address`` left out: a local Ray instance) to a cluster
 (``--address HEAD:6379``, or ``auto`` on a cluster node): nothing else changes.
 
 At the end the learner is saved as an RLlib checkpoint and measured against the baselines with
-the project's own evaluation (``agents.evaluation.evaluate``, duplicate deals, Wilson intervals).
+the project's own evaluation (``arena.evaluation.evaluate``, duplicate deals, Wilson intervals).
 
 Run it in ``.venv-rllib`` (``make integrations-env``: RLlib pins gymnasium 1.2.x)::
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.charts import save_figure
+from arena.charts import save_figure
 from draw_env.commands import reported_errors
 from draw_env.files import check_writable, write_text_atomic
 from train.config import RLlibConfig, load

@@ -183,7 +183,7 @@ def _tiny_config(directory: Path) -> Path:
 
 
 def test_one_training_iteration_on_ray_then_the_projects_evaluation(tmp_path: Path) -> None:
-    """The real script: Ray env-runner actor, one PPO iteration, checkpoint, ``agents.evaluation``."""
+    """The real script: Ray env-runner actor, one PPO iteration, checkpoint, ``arena.evaluation``."""
     script = _load_script()
     config_path = _tiny_config(tmp_path)
 

@@ -10,12 +10,12 @@ from typing import Any
 from threadpoolctl import threadpool_limits
 
 import agents
-from agents.charts import plot_evaluation, plot_league, plot_sweep
-from agents.evaluation import evaluate
-from agents.league import league, parse_sweep, sweep
-from agents.options import SEATINGS, RunOptions
-from agents.results import GAME_NOUNS
-from agents.specs import parse_agent_spec
+from arena.charts import plot_evaluation, plot_league, plot_sweep
+from arena.evaluation import evaluate
+from arena.league import league, parse_sweep, sweep
+from arena.options import SEATINGS, RunOptions
+from arena.results import GAME_NOUNS
+from arena.specs import parse_agent_spec
 from draw_env.commands import reported_errors
 from draw_env.draw_dominoes import EPISODES
 from draw_env.files import check_writable

@@ -2,7 +2,7 @@
 
 A *deal* fixes the first hand (every seat's tiles, the boneyard order, the opener) and seeds the
 later hands of a match; a :class:`DealTask` is every replay of one deal at one table. The
-step-by-step backend (:mod:`agents.evaluation`) and the batched one (:mod:`agents.batched_play`)
+step-by-step backend (:mod:`arena.evaluation`) and the batched one (:mod:`arena.batched_play`)
 play the same tasks.
 """
 

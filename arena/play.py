@@ -27,7 +27,7 @@ import numpy as np
 
 import agents
 import draw_env
-from agents.specs import build_agent, parse_agent_spec
+from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe, tiles
 from draw_env.commands import reported_errors
 from draw_env.files import check_writable

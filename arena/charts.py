@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.results import GAME_NOUNS, EvaluationResult, LeagueResult, SweepResult
+from arena.results import GAME_NOUNS, EvaluationResult, LeagueResult, SweepResult
 from draw_env.files import atomic_path
 
 

@@ -7,9 +7,9 @@
   example ``ismcts`` at several ``simulations`` budgets): win rate and decisions per second
   against budget.
 
-Both play every game of every table or value through :func:`agents.evaluation.play_tables` (one
+Both play every game of every table or value through :func:`arena.evaluation.play_tables` (one
 pool of workers), and both return a result with ``summary()`` and ``to_json()``; the charts are
-:func:`agents.charts.plot_league` and :func:`agents.charts.plot_sweep`.
+:func:`arena.charts.plot_league` and :func:`arena.charts.plot_sweep`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
-from agents.evaluation import TablePlan, play_tables
-from agents.options import RunOptions
-from agents.results import GameOutcome, LeagueResult, Rating, SweepResult, Table, summarise
-from agents.specs import (
+from arena.evaluation import TablePlan, play_tables
+from arena.options import RunOptions
+from arena.results import GameOutcome, LeagueResult, Rating, SweepResult, Table, summarise
+from arena.specs import (
     AgentSpec,
     check_buildable,
     normalise_spec,
@@ -34,7 +34,7 @@ from agents.specs import (
     participant_labels,
     spec_label,
 )
-from agents.stats import wilson_interval
+from arena.stats import wilson_interval
 
 # ---------------------------------------------------------------------------- league
 
@@ -83,15 +83,15 @@ def league(
     """A round robin: every combination of ``num_players`` distinct agents plays a table.
 
     Args:
-        agent_specs: at least ``num_players`` distinct agent specs (see :func:`agents.evaluation.evaluate`).
+        agent_specs: at least ``num_players`` distinct agent specs (see :func:`arena.evaluation.evaluate`).
         num_players: 2, 3 or 4 seats per table.
         games_per_pairing: games per table, duplicate replays counted; rounded up to whole deals
             (with 3 players and rotations, 50 becomes 51: 17 deals, each under 3 seatings).
         episode, duplicate, seed, workers, progress, seatings, records, batched: as in
-            :func:`agents.evaluation.evaluate`; every table plays the same deals.
+            :func:`arena.evaluation.evaluate`; every table plays the same deals.
 
     Returns:
-        A :class:`~agents.results.LeagueResult`; the ratings are those of :func:`openskill_ratings`.
+        A :class:`~arena.results.LeagueResult`; the ratings are those of :func:`openskill_ratings`.
     """
     options = RunOptions(
         num_players, games_per_pairing, episode, duplicate, seatings, seed, workers, progress, records, batched
@@ -175,7 +175,7 @@ def sweep(
     """Evaluate ``agent`` with ``key=value`` for each of ``values`` against ``opponents``.
 
     Every value plays the same deals (same ``seed``), so the curve compares budgets, not luck.
-    The other arguments are as in :func:`agents.evaluation.evaluate`.
+    The other arguments are as in :func:`arena.evaluation.evaluate`.
     """
     name, kwargs = normalise_spec(agent)
     opponent_specs = normalise_specs("opponents", opponents, minimum=1, maximum=3)

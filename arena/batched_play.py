@@ -5,9 +5,9 @@ Tables whose participants all choose for a batch of games (:func:`batchable`: ``
 game of the run is one row of the batched environment, and at each step each participant
 chooses for all the games where it is to act in one call (one forward pass of a network for all
 of them). The results have the same format and the same duplicate deals as the step-by-step
-backend (:func:`agents.evaluation.play_step_by_step`):
+backend (:func:`arena.evaluation.play_step_by_step`):
 
-* every game starts from its deal's first hand (:func:`agents.deals.deal_options`), and all
+* every game starts from its deal's first hand (:func:`arena.deals.deal_options`), and all
   replays of a deal share the generator that deals a match's later hands, so they see the same
   later hands too; those later hands come from the engine's generator, so in matches they differ
   from the step-by-step backend's (a hand episode plays exactly the same games);
@@ -27,13 +27,13 @@ from typing import Any
 import numpy as np
 
 from agents.batched import BATCHED, BatchAgent, make_batched
-from agents.deals import DealTask, deal_options
-from agents.options import RunOptions
 from agents.policy_network import NAMES as NETWORK_NAMES
 from agents.policy_network import NetworkAgent
-from agents.results import GameOutcome
-from agents.specs import Spec, build_agent, seed_sequence_int
-from agents.stats import shared_first
+from arena.deals import DealTask, deal_options
+from arena.options import RunOptions
+from arena.results import GameOutcome
+from arena.specs import Spec, build_agent, seed_sequence_int
+from arena.stats import shared_first
 from draw_env import engine
 from draw_env.rules import zero_sum_points
 from draw_env.vector import DrawVectorEnv

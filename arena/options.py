@@ -1,5 +1,5 @@
-"""The run options that :func:`~agents.evaluation.evaluate`, :func:`~agents.league.league` and
-:func:`~agents.league.sweep` share, checked in one place."""
+"""The run options that :func:`~arena.evaluation.evaluate`, :func:`~arena.league.league` and
+:func:`~arena.league.sweep` share, checked in one place."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class RunOptions:
         records: a directory to write one game record (SPEC section 8) per game into (kept as a
             ``Path``), or ``None``.
         batched: play tables whose agents all choose for many games at once on the batched
-            environment (:mod:`agents.batched_play`); False plays every game step by step.
+            environment (:mod:`arena.batched_play`); False plays every game step by step.
     """
 
     num_players: int

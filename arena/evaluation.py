@@ -2,8 +2,8 @@
 
 ``evaluate(players, num_games, ...)`` plays games (whole matches or single hands) between 2 to 4
 participants and reports, per participant, the win rate with its Wilson 95% interval, points per
-hand, block rate and hand length. Round-robin leagues and budget sweeps (:mod:`agents.league`)
-play their tables through the same core, :func:`play_tables`; ``draw-eval`` (:mod:`agents.cli`)
+hand, block rate and hand length. Round-robin leagues and budget sweeps (:mod:`arena.league`)
+play their tables through the same core, :func:`play_tables`; ``draw-eval`` (:mod:`arena.cli`)
 is the command line around both.
 
 How luck is cut (the *duplicate* format):
@@ -37,7 +37,7 @@ load of the machine).
 Backends: a *backend* plays a list of :class:`DealTask` and returns their outcomes in order.
 :func:`backend_for` picks one per table: step by step through the PettingZoo environment
 (:func:`play_step_by_step`, on a process pool), or, for tables whose agents all choose for many
-games at once, batched on :class:`draw_env.vector.DrawVectorEnv` (:mod:`agents.batched_play`).
+games at once, batched on :class:`draw_env.vector.DrawVectorEnv` (:mod:`arena.batched_play`).
 """
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.batched_play import batchable, play_batched
-from agents.deals import DealTask, FrozenSpec, deal_options, record_name
-from agents.options import RunOptions, seatings_for
-from agents.parallel import process_map
-from agents.results import EvaluationResult, GameOutcome, summarise
-from agents.specs import (
+from arena.batched_play import batchable, play_batched
+from arena.deals import DealTask, FrozenSpec, deal_options, record_name
+from arena.options import RunOptions, seatings_for
+from arena.parallel import process_map
+from arena.results import EvaluationResult, GameOutcome, summarise
+from arena.specs import (
     AgentSpec,
     Spec,
     build_agent,
@@ -63,7 +63,7 @@ from agents.specs import (
     participant_labels,
     seed_sequence_int,
 )
-from agents.stats import shared_first
+from arena.stats import shared_first
 from draw_env.draw_dominoes import raw_env
 from draw_env.files import check_writable
 from draw_env.records import RecordingWrapper, write_record
@@ -233,7 +233,7 @@ def play_step_by_step(
 
 def backend_for(specs: Sequence[Spec], options: RunOptions) -> Backend:
     """The backend that plays a table of these agents: batched where every agent chooses for a
-    batch of games alike (:func:`agents.batched_play.batchable`) and no records are asked for,
+    batch of games alike (:func:`arena.batched_play.batchable`) and no records are asked for,
     else step by step."""
     if options.batched and options.records is None and batchable(specs):
         return play_batched
@@ -331,10 +331,10 @@ def evaluate(
             sub-directory named after the table (:func:`table_directory`), one file per game
             (:func:`record_name`).
         batched: play on the batched environment when every participant supports it
-            (:func:`agents.batched_play.batchable`); False plays step by step.
+            (:func:`arena.batched_play.batchable`); False plays step by step.
 
     Returns:
-        An :class:`~agents.results.EvaluationResult`; ``summary()`` is a readable table,
+        An :class:`~arena.results.EvaluationResult`; ``summary()`` is a readable table,
         ``to_json()`` the data.
     """
     specs = normalise_specs("players", players, minimum=2, maximum=4)

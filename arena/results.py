@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.specs import Spec
-from agents.stats import wilson_interval
+from arena.specs import Spec
+from arena.stats import wilson_interval
 from draw_env.files import write_text_atomic
 
 GAME_NOUNS = {"hand": "hands", "match": "matches"}
@@ -151,7 +151,7 @@ def _format_name(duplicate: bool, num_players: int, seatings: str) -> str:
 
 @dataclass
 class EvaluationResult:
-    """What :func:`agents.evaluation.evaluate` measured; ``participants`` follow the order of ``players``."""
+    """What :func:`arena.evaluation.evaluate` measured; ``participants`` follow the order of ``players``."""
 
     num_players: int
     episode: str
@@ -234,7 +234,7 @@ class Table:
 
 @dataclass
 class LeagueResult(JsonResult):
-    """What :func:`agents.league.league` measured; ``ratings`` are sorted best first."""
+    """What :func:`arena.league.league` measured; ``ratings`` are sorted best first."""
 
     num_players: int
     episode: str
