@@ -17,8 +17,8 @@ from agents.options import SEATINGS, RunOptions
 from agents.results import GAME_NOUNS
 from agents.specs import parse_agent_spec
 from draw_env.commands import reported_errors
-from draw_env.draw_dominoes import EPISODES
 from draw_env.files import check_writable
+from draw_env.rules import EPISODES
 
 
 def build_parser() -> argparse.ArgumentParser:

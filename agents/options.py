@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draw_env.checks import check_bool, check_choice, check_int
-from draw_env.draw_dominoes import EPISODES
+from draw_env.rules import EPISODES
 
 SEATINGS = ("rotations", "permutations")
 PLAYER_COUNTS = (2, 3, 4)
