@@ -334,10 +334,12 @@ class DrawVectorEnv:
             self._hand_points, self._hand_pips, self._score, self._blocked, obs, mask, current, rewards, terminated,
             hand_ended,
         )
-        infos = (self._hand_points, self._hand_pips, self._score, self._blocked)
+        hand_points, hand_pips, score, blocked = (
+            info.copy() if games is None else info[rows]
+            for info in (self._hand_points, self._hand_pips, self._score, self._blocked)
+        )
         return VectorStep(
-            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_),
-            *(info.copy() if games is None else info[rows] for info in infos),
+            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), hand_points, hand_pips, score, blocked,
             hand_ended,
         )
 
