@@ -34,7 +34,18 @@ from draw_env.files import check_writable
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
-from draw_env.rules import DRAW, LANGUAGES, LEFT, PASS, RIGHT, WORDS, DrawState, action_name, end_name
+from draw_env.rules import (
+    DRAW,
+    LANGUAGES,
+    LEFT,
+    PASS,
+    PLAYER_COUNTS,
+    RIGHT,
+    WORDS,
+    DrawState,
+    action_name,
+    end_name,
+)
 
 DEFAULT_OPPONENT = "ismcts"
 DEFAULT_HINT_AGENT = "ismcts"
@@ -522,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play Draw dominoes against agents in the terminal (one move per line on standard input).",
         epilog="Agents: " + ", ".join(agents.available()) + ". Example: draw-play --players 3 --opponents ppo,ismcts --episode match --seed 7",
     )
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players at the table (default 2)")
+    parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=2, help="players at the table (default 2)")
     parser.add_argument(
         "--opponents",
         default=DEFAULT_OPPONENT,

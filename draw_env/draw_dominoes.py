@@ -58,6 +58,7 @@ from draw_env.rules import (
     EPISODES,
     LANGUAGES,
     NUM_ACTIONS,
+    PLAYER_COUNTS,
     REWARDS,
     DrawGame,
     DrawState,
@@ -117,7 +118,7 @@ class raw_env(AECEnv):
         reveal_hands: bool = False,
     ) -> None:
         super().__init__()
-        num_players = check_choice("num_players", num_players, (2, 3, 4))
+        num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
         check_choice("episode", episode, EPISODES)
         check_choice("reward", reward, REWARDS)
         check_reward_episode(reward, episode)

@@ -73,6 +73,7 @@ from draw_env.rules import (
     EPISODES,
     MAX_HAND_POINTS,
     NUM_ACTIONS,
+    PLAYER_COUNTS,
     PROTECTED_BONEYARD,
     REWARDS,
     DrawGame,
@@ -146,7 +147,7 @@ class DrawDominoesGame(pyspiel.Game):
         unknown = sorted(set(params) - set(PARAMETERS))
         if unknown:
             raise ValueError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(PARAMETERS)}")
-        players = check_choice("players", params["players"], (2, 3, 4))
+        players = check_choice("players", params["players"], PLAYER_COUNTS)
         episode = check_choice("episode", params["episode"], EPISODES)
         reward = check_choice("reward", params["reward"], REWARDS)
         check_reward_episode(reward, episode)

@@ -222,7 +222,7 @@ def validate_record(record: object) -> None:
     if not is_integer(record["version"]) or record["version"] != VERSION:
         _fail("version", f"must be {VERSION} (the only version this code reads), got {record['version']!r}")
     players = record["num_players"]
-    if not is_integer(players) or players not in (2, 3, 4):
+    if not is_integer(players) or players not in rules.PLAYER_COUNTS:
         _fail("num_players", f"must be one of 2, 3, 4, got {players!r}")
     if record["episode"] not in rules.EPISODES:
         _fail("episode", f"must be one of {', '.join(map(repr, rules.EPISODES))}, got {record['episode']!r}")

@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from draw_env import describe, tiles
-from draw_env.rules import DRAW, PASS, DrawState, end_name
+from draw_env.rules import DRAW, PASS, PLAYER_COUNTS, DrawState, end_name
 
 # ---------------------------------------------------------------------------- the scene
 
@@ -314,7 +314,7 @@ class Painter:
     """
 
     def __init__(self) -> None:
-        self._backgrounds = {players: _background(players) for players in (2, 3, 4)}
+        self._backgrounds = {players: _background(players) for players in PLAYER_COUNTS}
 
     def paint(self, scene: Scene) -> np.ndarray:
         frame = self._backgrounds[scene.state.num_players].copy()

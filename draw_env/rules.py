@@ -41,6 +41,8 @@ PROTECTED_BONEYARD = 2
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
+#: The numbers of players a game may seat: 2, 3 or 4.
+PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 _NO_VALUE = -1
 
 #: Most points one hand can give or cost a seat: every pip of the set (168).
@@ -137,7 +139,7 @@ class DrawGame:
 
     def __post_init__(self) -> None:
         # Stored as a plain int: np.int64(3) is a valid count, and range() and hashing then agree.
-        players = check_choice("num_players", self.num_players, tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
+        players = check_choice("num_players", self.num_players, PLAYER_COUNTS)
         object.__setattr__(self, "num_players", players)
 
     @property

@@ -41,6 +41,7 @@ from draw_env.observation import HIGH, OBSERVATION_SIZE
 from draw_env.rules import (
     EPISODES,
     NUM_ACTIONS,
+    PLAYER_COUNTS,
     REWARDS,
     DrawGame,
     IllegalActionError,
@@ -125,7 +126,7 @@ class DrawVectorEnv:
         parallel: bool = False,
     ) -> None:
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
-        self.num_players = check_choice("num_players", num_players, (2, 3, 4))
+        self.num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward = check_choice("reward", reward, REWARDS)
         check_reward_episode(self.reward, self.episode)
