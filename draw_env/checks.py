@@ -117,4 +117,4 @@ def warn_unknown_options(options: Iterable[object], known: Sequence[str], stackl
         head = f"reset option {unknown[0]!r} is not known and was ignored"
     else:
         head = f"reset options {', '.join(map(repr, unknown))} are not known and were ignored"
-    warnings.warn(f"{head}; known options: {', '.join(known)}", stacklevel=stacklevel + 1)
+    warnings.warn(f"{head}; known options: {', '.join(known) or 'none'}", stacklevel=stacklevel + 1)

@@ -351,7 +351,8 @@ def _fitting(state: np.ndarray, hand: int) -> tuple[int, int]:
 
 @njit(cache=True, inline="always")
 def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count."""
+    """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count
+    (``DrawState.legal_actions``)."""
     if state[S_STATUS] != PLAYING:
         for a in range(NUM_ACTIONS):
             out[a] = 0
@@ -369,7 +370,8 @@ def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
 
 @njit(cache=True)
 def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action ids ascending into ``out`` (at least 58 long); return how many."""
+    """Write the legal action ids ascending into ``out`` (at least 58 long); return how many
+    (``DrawState.legal_actions``)."""
     if state[S_STATUS] != PLAYING:
         return 0
     fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
@@ -411,7 +413,8 @@ def is_legal(state: np.ndarray, action: int) -> bool:
 
 @njit(cache=True)
 def _score(state: np.ndarray, status: int, winner: int) -> None:
-    """Record the hand's result; ``winner=-1`` on a block means the lowest total decides."""
+    """Record the hand's result; ``winner=-1`` on a block means the lowest total decides
+    (``DrawState._score_domino`` and ``DrawState._score_block``)."""
     n = state[S_NUM_PLAYERS]
     total = 0
     for seat in range(n):
@@ -443,7 +446,7 @@ def _score(state: np.ndarray, status: int, winner: int) -> None:
 
 @njit(cache=True, inline="always")
 def apply_action(state: np.ndarray, action: int) -> int:
-    """Play a legal ``action`` for the player to act; return the status after it.
+    """Play a legal ``action`` for the player to act (``DrawState.apply_action``); return the status after it.
 
     The action is not checked (search calls this in its inner loop): check with
     :func:`is_legal` or :func:`legal_mask` first. A draw keeps the turn.
@@ -503,7 +506,8 @@ def match_over(state: np.ndarray) -> bool:
 
 @njit(cache=True)
 def match_winner(state: np.ndarray) -> int:
-    """The seat that won the match; -1 while it goes on or when the leaders tie."""
+    """The seat that won the match; -1 while it goes on or when the leaders tie
+    (``DrawState.match_winner``)."""
     if not match_over(state):
         return -1
     n = state[S_NUM_PLAYERS]
