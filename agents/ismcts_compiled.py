@@ -44,15 +44,12 @@ import numpy as np
 from numba import njit
 
 from agents.base import Observation, SeededAgent, legal_actions, num_players
-from agents.ismcts import check_search_settings
+from agents.ismcts import REWARD_SCALE, check_search_settings
 from draw_env import engine as E
 from draw_env.checks import check_number
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS
 from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
 from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
-
-#: Zero-sum hand points are divided by this (the pure-Python agent's scale, the same unit).
-REWARD_SCALE = 40.0
 
 #: Default budget: simulations per decision, chosen by time: about 7 ms of CPU a decision, a little
 #: less than the pure-Python agent spends on 200 (docs/agents.md gives the measurement).
@@ -422,14 +419,10 @@ def _walk(
 
 @njit(cache=True)
 def _zero_sum(state: np.ndarray, out: np.ndarray) -> None:
-    """Every seat's zero-sum hand points / REWARD_SCALE into ``out`` (the hand is over)."""
-    n = state[E.S_NUM_PLAYERS]
-    points_total = 0
-    for s in range(n):
-        points_total += state[E.S_POINTS + s]
-    for s in range(n):
-        p = state[E.S_POINTS + s]
-        out[s] = (p - (points_total - p) / (n - 1)) / REWARD_SCALE
+    """Every seat's zero-sum hand points / REWARD_SCALE into ``out`` float64 (the hand is over)."""
+    E.hand_rewards(state, E.ZERO_SUM, True, out)
+    for s in range(state[E.S_NUM_PLAYERS]):
+        out[s] /= REWARD_SCALE
 
 
 @njit(cache=True)

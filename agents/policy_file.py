@@ -51,7 +51,7 @@ import numpy as np
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
 from draw_env.files import write_bytes_atomic, write_text_atomic
-from draw_env.rules import MAX_PLAYERS, MIN_PLAYERS, NUM_ACTIONS
+from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS
 from draw_env.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, ArrayHeader, loads_npz, read_bytes, read_json
 
 FORMAT = "draw-dominoes-policy"
@@ -62,7 +62,6 @@ ACTIVATIONS = ("relu", "tanh")
 SB3_DEFAULT_ACTIVATION = "tanh"
 #: Network name -> size of its last layer.
 OUTPUTS = {"policy": NUM_ACTIONS, "value": 1}
-PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 
 #: ``(weight (out, in), bias (out,))``.
 Layer = tuple[np.ndarray, np.ndarray]

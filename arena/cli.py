@@ -17,8 +17,8 @@ from arena.options import SEATINGS, RunOptions
 from arena.results import GAME_NOUNS
 from arena.specs import parse_agent_spec
 from draw_env.commands import reported_errors
-from draw_env.draw_dominoes import EPISODES
 from draw_env.files import check_writable
+from draw_env.rules import EPISODES, PLAYER_COUNTS
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--players",
         type=int,
-        choices=(2, 3, 4),
+        choices=PLAYER_COUNTS,
         help="players per table (default: the number of agents; required with --league)",
     )
     parser.add_argument(

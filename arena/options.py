@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from draw_env.checks import check_bool, check_choice, check_int
-from draw_env.draw_dominoes import EPISODES
+from draw_env.rules import EPISODES, PLAYER_COUNTS
 
 SEATINGS = ("rotations", "permutations")
-PLAYER_COUNTS = (2, 3, 4)
 
 
 def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:

@@ -34,14 +34,26 @@ from draw_env.files import check_writable
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
-from draw_env.rules import DRAW, PASS, DrawState
+from draw_env.rules import (
+    DRAW,
+    LANGUAGES,
+    LEFT,
+    PASS,
+    PLAYER_COUNTS,
+    RIGHT,
+    WORDS,
+    DrawState,
+    action_name,
+    end_name,
+)
 
 DEFAULT_OPPONENT = "ismcts"
 DEFAULT_HINT_AGENT = "ismcts"
 #: The hint agent's seed comes from (seed, this), apart from the opponents' (seed, seat).
 _HINT_STREAM = 100
 
-#: Every sentence draw-play says, per language (``--lang``). Tile names stay ``[a|b]``.
+#: Every sentence draw-play says, per language (``--lang``). Tile names stay ``[a|b]``; the game's
+#: words (ends, draw, pass, tiles) are the rules' :data:`draw_env.rules.WORDS`.
 MESSAGES: dict[str, dict[str, str]] = {
     "en": {
         "intro": "Draw dominoes: {players} players, {episode}; you are player_{you}. Opponents: {opponents}. Seed {seed}.",
@@ -62,15 +74,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "moves": "Your moves:",
         "prompt": "Your move (number, e.g. '[1|4] left', 'draw', 'pass', 'hint', 'help', 'quit'): ",
         "played": "You played {move}.",
-        "left": "left",
-        "right": "right",
-        "draw": "draw",
-        "pass": "pass",
         "placed": "{who} placed {tile} at the {end} end",
         "drew": "{who} drew {count} {tiles}",
         "drew_then": "{who} drew {count} {tiles}, then placed {tile} at the {end} end",
-        "tile_one": "tile",
-        "tile_many": "tiles",
         "passed": "{who} passed",
         "hand_over": "=== Hand {hand} over, {result} ===",
         "domino": "domino: {who} went out and scores {points}",
@@ -122,15 +128,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "moves": "指せる手:",
         "prompt": "あなたの手 (番号、'[1|4] 左'、'引く'、'パス'、'hint'、'help'、'quit'): ",
         "played": "あなたは {move} を指しました。",
-        "left": "左",
-        "right": "右",
-        "draw": "引く",
-        "pass": "パス",
         "placed": "{who}が{tile}を{end}端に置いた",
         "drew": "{who}が{count}{tiles}引いた",
         "drew_then": "{who}が{count}{tiles}引いてから{tile}を{end}端に置いた",
-        "tile_one": "枚",
-        "tile_many": "枚",
         "passed": "{who}がパスした",
         "hand_over": "=== ハンド{hand}終了: {result} ===",
         "domino": "ドミノ: {who}が上がり、{points}点",
@@ -182,15 +182,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "moves": "Le tue mosse:",
         "prompt": "La tua mossa (numero, '[1|4] sinistra', 'pesca', 'passo', 'hint', 'help', 'quit'): ",
         "played": "Hai giocato {move}.",
-        "left": "sinistra",
-        "right": "destra",
-        "draw": "pesca",
-        "pass": "passo",
         "placed": "{who} ha messo {tile} all'estremità {end}",
         "drew": "{who} ha pescato {count} {tiles}",
         "drew_then": "{who} ha pescato {count} {tiles}, poi ha messo {tile} all'estremità {end}",
-        "tile_one": "tessera",
-        "tile_many": "tessere",
         "passed": "{who} ha passato",
         "hand_over": "=== Mano {hand} finita: {result} ===",
         "domino": "domino: {who} ha chiuso e segna {points}",
@@ -226,9 +220,9 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 # Input words, in every language at once (numbers are the same everywhere).
-_ENDS = {"left": 0, "l": 0, "right": 1, "r": 1, "左": 0, "右": 1, "sinistra": 0, "destra": 1}
-_DRAW_WORDS = {"draw", "引く", "pesca"}
-_PASS_WORDS = {"pass", "パス", "passo"}
+_ENDS = {"l": LEFT, "r": RIGHT} | {WORDS[lang][name]: end for lang in LANGUAGES for end, name in ((LEFT, "left"), (RIGHT, "right"))}
+_DRAW_WORDS = {WORDS[lang]["draw"] for lang in LANGUAGES}
+_PASS_WORDS = {WORDS[lang]["pass"] for lang in LANGUAGES}
 _HINT_WORDS = {"hint", "ヒント", "suggerimento"}
 _HELP_WORDS = {"help", "?", "ヘルプ", "aiuto"}
 #: What a byte that is not UTF-8 reads as: standard input is decoded with errors="replace".
@@ -242,16 +236,6 @@ class Quit(Exception):
 
 def message(lang: str, key: str, **fields: object) -> str:
     return MESSAGES[lang][key].format(**fields)
-
-
-def move_name(action: int, lang: str = "en") -> str:
-    """``[1|4] left``, ``draw``, ``pass`` in ``lang``."""
-    words = MESSAGES[lang]
-    if action == DRAW:
-        return words["draw"]
-    if action == PASS:
-        return words["pass"]
-    return f"{tiles.NAMES[action >> 1]} {words['left'] if action & 1 == 0 else words['right']}"
 
 
 def split_specs(text: str) -> list[str]:
@@ -301,7 +285,7 @@ def parse_move(text: str, legal: Sequence[int], lang: str = "en") -> int:
     except ValueError:
         raise ValueError(message(lang, "not_a_move", text=text.strip())) from None
     name = tiles.NAMES[tile]
-    left, right = MESSAGES[lang]["left"], MESSAGES[lang]["right"]
+    left, right = end_name(LEFT, lang), end_name(RIGHT, lang)
     placements = [action for action in legal if action < DRAW and action >> 1 == tile]
     if len(words) == 1:
         if len(placements) == 1:
@@ -313,13 +297,12 @@ def parse_move(text: str, legal: Sequence[int], lang: str = "en") -> int:
         raise ValueError(message(lang, "name_end", text=text.strip(), tile=name, left=left))
     action = 2 * tile + _ENDS[words[1]]
     if action not in legal:
-        raise ValueError(message(lang, "not_legal", move=move_name(action, lang)))
+        raise ValueError(message(lang, "not_legal", move=action_name(action, lang)))
     return action
 
 
 def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en") -> list[str]:
     """Readable turns from ``(seat, action)`` events: consecutive draws by one seat are counted."""
-    words = MESSAGES[lang]
     turns: list[str] = []
     draws = 0
     for index, (seat, action) in enumerate(events):
@@ -334,7 +317,7 @@ def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en") -> list
         elif action == PASS:
             turns.append(message(lang, "passed", who=who))
         else:
-            end = words["left"] if action & 1 == 0 else words["right"]
+            end = end_name(action & 1, lang)
             key = "drew_then" if draws else "placed"
             turns.append(
                 message(lang, key, who=who, count=draws, tiles=_tiles(draws, lang), tile=tiles.NAMES[action >> 1], end=end)
@@ -344,7 +327,7 @@ def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en") -> list
 
 
 def _tiles(count: int, lang: str) -> str:
-    return MESSAGES[lang]["tile_one" if count == 1 else "tile_many"]
+    return WORDS[lang]["tile_one" if count == 1 else "tile_many"]
 
 
 def result_text(state: DrawState, lang: str = "en") -> str:
@@ -425,7 +408,7 @@ class Game:
         self.say(self.text("hand", pips=state.hand_pips(self.you), tiles=held))
         self.say(self.text("moves"))
         for number, action in enumerate(legal, 1):
-            self.say(f"  {number}) {move_name(action, self.lang)}")
+            self.say(f"  {number}) {action_name(action, self.lang)}")
 
     def show_hand_end(self, finished: DrawState) -> None:
         self.show_events()
@@ -463,7 +446,7 @@ class Game:
             if not self.stdin.isatty():
                 self.say(text)  # piped input: echo it, so that the transcript reads as a dialogue
             if _UNDECODABLE in text:  # a byte that is not UTF-8 (see main): a bad line, not a crash
-                moves = ", ".join(f"{n}) {move_name(a, self.lang)}" for n, a in enumerate(legal, 1))
+                moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {self.text('not_utf8')} -- {self.text('moves_list')}{moves}")
                 continue
             command = text.lower()
@@ -478,7 +461,7 @@ class Game:
             try:
                 return parse_move(text, legal, self.lang)
             except ValueError as error:
-                moves = ", ".join(f"{n}) {move_name(a, self.lang)}" for n, a in enumerate(legal, 1))
+                moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {error} -- {self.text('moves_list')}{moves}")
 
     def hint(self, observation: dict[str, np.ndarray], legal: list[int]) -> None:
@@ -488,18 +471,18 @@ class Game:
         values_of = getattr(self.hinter, "action_values", None)
         if values_of is None:
             choice = self.hinter.act(observation)
-            self.say(self.text("hint_choice", agent=name, move=move_name(choice, self.lang), number=legal.index(choice) + 1))
+            self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang), number=legal.index(choice) + 1))
             return
         values = values_of(view_from_observation(observation["observation"], self.env.unwrapped.game.num_players))
         # The search's own rule: the best mean value, ties to the lowest action id.
         choice = max(values, key=lambda action: (values[action], -action))
-        self.say(self.text("hint_choice", agent=name, move=move_name(choice, self.lang), number=legal.index(choice) + 1))
+        self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang), number=legal.index(choice) + 1))
         # Search values are zero-sum hand points divided by the search's REWARD_SCALE: show points.
         scale = float(getattr(sys.modules.get(type(self.hinter).__module__), "REWARD_SCALE", 1.0))
         self.say(self.text("hint_values"))
         for number, action in enumerate(legal, 1):
             if action in values:
-                self.say(f"    {number}) {move_name(action, self.lang):<14} {values[action] * scale:+7.1f}")
+                self.say(f"    {number}) {action_name(action, self.lang):<14} {values[action] * scale:+7.1f}")
 
     # -- the game
 
@@ -531,7 +514,7 @@ class Game:
                 probe.apply_action(action)
                 env.step(action)
                 if seat == self.you:
-                    self.say(self.text("played", move=move_name(action, self.lang)))
+                    self.say(self.text("played", move=action_name(action, self.lang)))
                 else:
                     self.events.append((seat, action))
                 if probe.result is not None:
@@ -550,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play Draw dominoes against agents in the terminal (one move per line on standard input).",
         epilog="Agents: " + ", ".join(agents.available()) + ". Example: draw-play --players 3 --opponents ppo,ismcts --episode match --seed 7",
     )
-    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players at the table (default 2)")
+    parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=2, help="players at the table (default 2)")
     parser.add_argument(
         "--opponents",
         default=DEFAULT_OPPONENT,

@@ -10,7 +10,8 @@ wherever Python numbers are, as everywhere else in the ecosystem.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
 from typing import TypeVar
 
@@ -102,3 +103,18 @@ def check_seed(name: str, value: object) -> int | None:
     if not is_integer(value) or value < 0:  # type: ignore[operator]
         raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
     return int(value)  # type: ignore[call-overload]
+
+
+def warn_unknown_options(options: Iterable[object], known: Sequence[str], stacklevel: int = 2) -> None:
+    """Warn, naming them, about the reset ``options`` keys not in ``known``, which are ignored.
+
+    ``stacklevel`` is what the caller would pass to :func:`warnings.warn` (2: the caller's caller).
+    """
+    unknown = sorted(str(key) for key in options if key not in known)
+    if not unknown:
+        return
+    if len(unknown) == 1:
+        head = f"reset option {unknown[0]!r} is not known and was ignored"
+    else:
+        head = f"reset options {', '.join(map(repr, unknown))} are not known and were ignored"
+    warnings.warn(f"{head}; known options: {', '.join(known) or 'none'}", stacklevel=stacklevel + 1)

@@ -16,8 +16,7 @@ from collections.abc import Sequence
 
 from draw_env import tiles
 from draw_env.checks import check_choice
-
-LANGUAGES = ("en", "ja", "it")
+from draw_env.rules import LANGUAGES
 
 # Sides, in the order open positions are listed for one tile.
 HIGH_END, LOW_END, SIDE_A, SIDE_B = range(4)

@@ -41,7 +41,6 @@ step (see the README).
 from __future__ import annotations
 
 import random
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,16 +50,27 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from draw_env import describe, render
-from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer
+from draw_env import render
+from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer, warn_unknown_options
 from draw_env.observation import HIGH, OBSERVATION_SIZE, ObservationTable
-from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState, HandResult, IllegalActionError
+from draw_env.rules import (
+    DRAW,
+    EPISODES,
+    LANGUAGES,
+    NUM_ACTIONS,
+    PLAYER_COUNTS,
+    REWARDS,
+    DrawGame,
+    DrawState,
+    IllegalActionError,
+    check_reward_episode,
+    hand_rewards,
+    worst_reward,
+)
 
-EPISODES = ("hand", "match")
-REWARDS = ("zero_sum", "points", "win_loss")
 RENDER_MODES = ("human", "ansi", "rgb_array")
 #: What an illegal action through ``env()`` costs the offender: as bad as the worst outcome.
-ILLEGAL_PENALTY = {"zero_sum": -168.0, "points": -168.0, "win_loss": -1.0}
+ILLEGAL_PENALTY = {reward: worst_reward(reward) for reward in REWARDS}
 _OPTION_KEYS = ("hands", "boneyard", "opener", "scores")
 
 
@@ -108,13 +118,12 @@ class raw_env(AECEnv):
         reveal_hands: bool = False,
     ) -> None:
         super().__init__()
-        num_players = check_choice("num_players", num_players, (2, 3, 4))
+        num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
         check_choice("episode", episode, EPISODES)
         check_choice("reward", reward, REWARDS)
-        if reward == "win_loss" and episode != "match":
-            raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
+        check_reward_episode(reward, episode)
         check_choice("render_mode", render_mode, (None, *RENDER_MODES))
-        check_choice("lang", lang, describe.LANGUAGES)
+        check_choice("lang", lang, LANGUAGES)
         self.game = DrawGame(num_players)
         self.episode = episode
         self.reward_scheme = reward
@@ -198,13 +207,7 @@ class raw_env(AECEnv):
 
     def _deal(self, options: dict[str, Any], rng: random.Random) -> DrawState:
         """The first state of the episode; ``rng`` moves on only if no ``ValueError`` is raised."""
-        unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
-        if unknown:
-            warnings.warn(
-                f"reset options {', '.join(unknown)} are not known and were ignored; "
-                f"known options: {', '.join(_OPTION_KEYS)}",
-                stacklevel=3,
-            )
+        warn_unknown_options(options, _OPTION_KEYS, stacklevel=3)
         game = self.game
         opener = options.get("opener")
         if opener is not None:
@@ -288,25 +291,16 @@ class raw_env(AECEnv):
             self.infos[agent] = _info(state, seat)
             self.agent_selection = self.agents[state.current]
         else:
-            self._end_hand(state, state.result)
+            self._end_hand(state)
         if self.render_mode == "human":
             self.render()
 
-    def _end_hand(self, state: DrawState, result: HandResult) -> None:
-        players = self.game.num_players
+    def _end_hand(self, state: DrawState) -> None:
         # Built before a match deals on, so that they describe the hand that ended.
         self.infos = {agent: _info(state, seat) for seat, agent in enumerate(self.agents)}
         self._infos_pending = True
         episode_over = self.episode == "hand" or state.is_match_over
-        if self.reward_scheme == "win_loss":
-            winner = state.match_winner
-            rewards = [0.0] * players
-            if episode_over and winner is not None:
-                rewards = [1.0 if seat == winner else -1.0 / (players - 1) for seat in range(players)]
-        elif self.reward_scheme == "points":
-            rewards = [float(points) for points in result.points]
-        else:
-            rewards = list(result.zero_sum)
+        rewards = hand_rewards(self.reward_scheme, state, episode_over)
         self.rewards = {agent: rewards[seat] for seat, agent in enumerate(self.agents)}
         self._rewards_pending = True
         self._accumulate_rewards()

@@ -108,7 +108,7 @@ PLAYING = 0
 DOMINO = 1
 BLOCKED = 2
 
-#: Reward schemes, in the order of ``draw_env.draw_dominoes.REWARDS``.
+#: Reward schemes, in the order of ``draw_env.rules.REWARDS``.
 ZERO_SUM = 0
 POINTS = 1
 WIN_LOSS = 2
@@ -333,7 +333,7 @@ def new_match(state: np.ndarray, opener: int) -> None:
 @njit(cache=True)
 def next_hand(state: np.ndarray) -> None:
     """Deal the next hand of a match; the opener moves one seat clockwise (``DrawState.next_hand``)."""
-    opener = (state[S_OPENER] + 1) % state[S_NUM_PLAYERS]
+    opener = (state[S_OPENER] + 1) % state[S_NUM_PLAYERS]  # twin of rules.next_opener
     state[S_HAND_NUMBER] += 1
     deal_random(state, opener)
 
@@ -351,7 +351,8 @@ def _fitting(state: np.ndarray, hand: int) -> tuple[int, int]:
 
 @njit(cache=True, inline="always")
 def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count."""
+    """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count
+    (``DrawState.legal_actions``)."""
     if state[S_STATUS] != PLAYING:
         for a in range(NUM_ACTIONS):
             out[a] = 0
@@ -369,7 +370,8 @@ def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
 
 @njit(cache=True)
 def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action ids ascending into ``out`` (at least 58 long); return how many."""
+    """Write the legal action ids ascending into ``out`` (at least 58 long); return how many
+    (``DrawState.legal_actions``)."""
     if state[S_STATUS] != PLAYING:
         return 0
     fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
@@ -411,7 +413,8 @@ def is_legal(state: np.ndarray, action: int) -> bool:
 
 @njit(cache=True)
 def _score(state: np.ndarray, status: int, winner: int) -> None:
-    """Record the hand's result; ``winner=-1`` on a block means the lowest total decides."""
+    """Record the hand's result; ``winner=-1`` on a block means the lowest total decides
+    (``DrawState._score_domino`` and ``DrawState._score_block``)."""
     n = state[S_NUM_PLAYERS]
     total = 0
     for seat in range(n):
@@ -443,7 +446,7 @@ def _score(state: np.ndarray, status: int, winner: int) -> None:
 
 @njit(cache=True, inline="always")
 def apply_action(state: np.ndarray, action: int) -> int:
-    """Play a legal ``action`` for the player to act; return the status after it.
+    """Play a legal ``action`` for the player to act (``DrawState.apply_action``); return the status after it.
 
     The action is not checked (search calls this in its inner loop): check with
     :func:`is_legal` or :func:`legal_mask` first. A draw keeps the turn.
@@ -503,7 +506,8 @@ def match_over(state: np.ndarray) -> bool:
 
 @njit(cache=True)
 def match_winner(state: np.ndarray) -> int:
-    """The seat that won the match; -1 while it goes on or when the leaders tie."""
+    """The seat that won the match; -1 while it goes on or when the leaders tie
+    (``DrawState.match_winner``)."""
     if not match_over(state):
         return -1
     n = state[S_NUM_PLAYERS]
@@ -526,8 +530,8 @@ def match_winner(state: np.ndarray) -> int:
 def hand_rewards(state: np.ndarray, scheme: int, episode_over: bool, out: np.ndarray) -> None:
     """The AEC environment's rewards at the step a hand ends, by seat, into ``out`` (float32/64).
 
-    ``zero_sum``: own points minus the mean of the others'; ``points``: own points; ``win_loss``:
-    +1 the match winner and -1/(n-1) each other seat once the episode is over, else 0.
+    The compiled twin of :func:`draw_env.rules.hand_rewards` (the rules' definition of each
+    scheme), checked against it by the differential tests.
     """
     n = state[S_NUM_PLAYERS]
     if scheme == WIN_LOSS:
@@ -665,12 +669,14 @@ def _step_one(
     current: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
+    hand_ended: np.ndarray,
 ) -> None:
     i = rows[k]
     state = states[i]
     n = state[S_NUM_PLAYERS]
     for seat in range(n):
         rewards[k, seat] = 0.0
+    hand_ended[k] = False
     if finished[i]:
         terminated[k] = True  # an ended game stays ended: zero rewards, infos kept (pgx, AEC)
         _write_outputs(k, state, True, match, observe, obs, mask, current)
@@ -685,6 +691,7 @@ def _step_one(
             hand_pips_out[i, s] = state[S_PIPS + s]
             score_out[i, s] = state[S_SCORES + s]
         blocked[i] = status == BLOCKED
+        hand_ended[k] = True
         episode_over = (not match) or match_over(state)
         hand_rewards(state, scheme, episode_over, rewards[k])
         if episode_over:
@@ -717,6 +724,7 @@ def step_batch(
     current: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
+    hand_ended: np.ndarray,
 ) -> None:
     """Step games ``rows`` (distinct, int64 ``(k,)``) with legal ``actions`` ``(k,)``, threads over games.
 
@@ -724,11 +732,12 @@ def step_batch(
     actions are ignored) and the infos ``hand_points``, ``hand_pips_out``, ``score_out`` ``(N, n)``
     and ``blocked`` ``(N,)``. Writes by row ``k``: ``obs`` ``(k, 258)`` float32 (skipped when
     ``observe`` is False), ``mask`` ``(k, 58)`` int8, ``current`` ``(k,)``, ``rewards`` ``(k, n)``
-    float32 and ``terminated`` ``(k,)``. Check the actions first with :func:`find_illegal`.
+    float32, ``terminated`` ``(k,)`` and ``hand_ended`` ``(k,)`` (a hand ended at this step; in a
+    match also when the episode goes on). Check the actions first with :func:`find_illegal`.
     """
     for k in prange(rows.shape[0]):
         _step_one(k, states, rows, actions, match, scheme, autoreset, observe, finished, hand_points,
-                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated)
+                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated, hand_ended)
 
 
 @njit(cache=True)
@@ -750,11 +759,12 @@ def step_batch_serial(
     current: np.ndarray,
     rewards: np.ndarray,
     terminated: np.ndarray,
+    hand_ended: np.ndarray,
 ) -> None:
     """:func:`step_batch` on one thread (on a busy machine or for small batches, threads cost more)."""
     for k in range(rows.shape[0]):
         _step_one(k, states, rows, actions, match, scheme, autoreset, observe, finished, hand_points,
-                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated)
+                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated, hand_ended)
 
 
 @njit(cache=True)

@@ -26,7 +26,7 @@ from draw_env.tiles import NUM_TILES, NUM_VALUES
 
 SEATS = MAX_PLAYERS
 #: Upper bound of any score: a starting score below the target (at most 99) plus one hand's
-#: points (at most 168, every pip of the set).
+#: points (at most :data:`draw_env.rules.MAX_HAND_POINTS`).
 MAX_SCORE = 300
 
 

@@ -67,15 +67,26 @@ import pyspiel
 
 from draw_env import tiles
 from draw_env.checks import check_choice, check_int
-from draw_env.draw_dominoes import EPISODES, REWARDS
 from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS, ObservationTable
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS, PROTECTED_BONEYARD, DrawGame, DrawState, action_name
+from draw_env.rules import (
+    DRAW,
+    EPISODES,
+    MAX_HAND_POINTS,
+    NUM_ACTIONS,
+    PLAYER_COUNTS,
+    PROTECTED_BONEYARD,
+    REWARDS,
+    DrawGame,
+    DrawState,
+    action_name,
+    check_reward_episode,
+    hand_rewards,
+    next_opener,
+)
 from draw_env.tiles import NUM_TILES
 
 SHORT_NAME = "python_draw_dominoes"
 PARAMETERS: dict[str, Any] = {"players": 2, "episode": "hand", "reward": "zero_sum"}
-#: Most points a hand can give or cost a seat: every pip of the set.
-MAX_HAND_POINTS = 168
 #: A match has no finite worst case (a blocked hand with a shared lowest total scores nothing, and
 #: so can follow itself for ever), but OpenSpiel wants a bound: ``max_game_length`` of a match
 #: assumes at most this many hands (at most 199 hands can score, each at least a point, with 2 players).
@@ -136,11 +147,10 @@ class DrawDominoesGame(pyspiel.Game):
         unknown = sorted(set(params) - set(PARAMETERS))
         if unknown:
             raise ValueError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(PARAMETERS)}")
-        players = check_choice("players", params["players"], (2, 3, 4))
+        players = check_choice("players", params["players"], PLAYER_COUNTS)
         episode = check_choice("episode", params["episode"], EPISODES)
         reward = check_choice("reward", params["reward"], REWARDS)
-        if reward == "win_loss" and episode != "match":
-            raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
+        check_reward_episode(reward, episode)
         self.rules = DrawGame(players)
         self.episode = episode
         self.reward = reward
@@ -418,15 +428,7 @@ class DrawDominoesState(pyspiel.State):
         core = play.core
         assert core is not None and core.result is not None
         match_over = not play.match or core.is_match_over
-        if play.reward == "win_loss":
-            rewards = [0.0] * play.num_players
-            winner = core.match_winner
-            if match_over and winner is not None:
-                rewards = [1.0 if seat == winner else -1.0 / (play.num_players - 1) for seat in range(play.num_players)]
-        elif play.reward == "points":
-            rewards = [float(points) for points in core.result.points]
-        else:
-            rewards = list(core.result.zero_sum)
+        rewards = hand_rewards(play.reward, core, match_over)
         play.rewards = rewards
         play.returns = [total + reward for total, reward in zip(play.returns, rewards)]
         if match_over:
@@ -434,7 +436,7 @@ class DrawDominoesState(pyspiel.State):
             return
         # The next hand of the match: dealt by chance nodes, opened one seat clockwise.
         play.scores = list(core.scores)
-        play.opener = (core.opener + 1) % play.num_players
+        play.opener = next_opener(core.opener, play.num_players)
         play.hand_number += 1
         play.hand_start = play.moves
         play.dealt = []
@@ -599,12 +601,10 @@ def _event_token(event: tuple[int, int, int], player: int | None) -> str:
     """One action as ``player`` saw it (``None``: as the referee saw it)."""
     seat, action, tile = event
     if action < DRAW:
-        return f"{seat}:{tiles.NAMES[action >> 1]}{'LR'[action & 1]}"
-    if action == PASS:
-        return f"{seat}:pass"
-    if tile >= 0 and (player is None or player == seat):
-        return f"{seat}:draw{tiles.NAMES[tile]}"
-    return f"{seat}:draw"
+        return f"{seat}:{tiles.NAMES[action >> 1]}{'LR'[action & 1]}"  # the end as one letter
+    if action == DRAW and tile >= 0 and (player is None or player == seat):
+        return f"{seat}:{action_name(action)}{tiles.NAMES[tile]}"
+    return f"{seat}:{action_name(action)}"
 
 
 def _view_string(core: DrawState, player: int) -> str:

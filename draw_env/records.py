@@ -39,10 +39,10 @@ from typing import Any, NoReturn
 
 from pettingzoo.utils import BaseWrapper
 
-from draw_env import draw_dominoes
+from draw_env import draw_dominoes, rules
 from draw_env.checks import is_integer
 from draw_env.files import write_text_atomic
-from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name
+from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name, next_opener, reward_fits_episode
 from draw_env.tiles import NUM_TILES
 from draw_env.untrusted import read_json
 
@@ -222,13 +222,13 @@ def validate_record(record: object) -> None:
     if not is_integer(record["version"]) or record["version"] != VERSION:
         _fail("version", f"must be {VERSION} (the only version this code reads), got {record['version']!r}")
     players = record["num_players"]
-    if not is_integer(players) or players not in (2, 3, 4):
+    if not is_integer(players) or players not in rules.PLAYER_COUNTS:
         _fail("num_players", f"must be one of 2, 3, 4, got {players!r}")
-    if record["episode"] not in draw_dominoes.EPISODES:
-        _fail("episode", f"must be one of {', '.join(map(repr, draw_dominoes.EPISODES))}, got {record['episode']!r}")
-    if record["reward"] not in draw_dominoes.REWARDS:
-        _fail("reward", f"must be one of {', '.join(map(repr, draw_dominoes.REWARDS))}, got {record['reward']!r}")
-    if record["reward"] == "win_loss" and record["episode"] != "match":
+    if record["episode"] not in rules.EPISODES:
+        _fail("episode", f"must be one of {', '.join(map(repr, rules.EPISODES))}, got {record['episode']!r}")
+    if record["reward"] not in rules.REWARDS:
+        _fail("reward", f"must be one of {', '.join(map(repr, rules.REWARDS))}, got {record['reward']!r}")
+    if not reward_fits_episode(record["reward"], record["episode"]):
         _fail("reward", "'win_loss' needs episode 'match'")
     names = record["players"]
     if not isinstance(names, list) or len(names) != players or not all(isinstance(n, str) for n in names):
@@ -395,7 +395,7 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
     for k, hand in enumerate(hands):
         field = f"hands[{k}]"
         last = k == len(hands) - 1
-        if k > 0 and hand["opener"] != (hands[k - 1]["opener"] + 1) % players:
+        if k > 0 and hand["opener"] != next_opener(hands[k - 1]["opener"], players):
             _fail(
                 f"{field}.opener",
                 f"must be one seat clockwise from hands[{k - 1}]'s opener {hands[k - 1]['opener']}, got {hand['opener']}",

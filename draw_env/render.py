@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from draw_env import describe, tiles
-from draw_env.rules import DRAW, PASS, DrawState
+from draw_env.rules import DRAW, PASS, PLAYER_COUNTS, DrawState, end_name
 
 # ---------------------------------------------------------------------------- the scene
 
@@ -78,7 +78,7 @@ def describe_action(seat: int, action: int) -> str:
         return f"{player_name(seat)} drew a tile"
     if action == PASS:
         return f"{player_name(seat)} passed"
-    return f"{player_name(seat)} placed {tiles.NAMES[action >> 1]} at the {'left' if action & 1 == 0 else 'right'} end"
+    return f"{player_name(seat)} placed {tiles.NAMES[action >> 1]} at the {end_name(action & 1)} end"
 
 
 def hand_text(state: DrawState, seat: int) -> str:
@@ -314,7 +314,7 @@ class Painter:
     """
 
     def __init__(self) -> None:
-        self._backgrounds = {players: _background(players) for players in (2, 3, 4)}
+        self._backgrounds = {players: _background(players) for players in PLAYER_COUNTS}
 
     def paint(self, scene: Scene) -> np.ndarray:
         frame = self._backgrounds[scene.state.num_players].copy()

@@ -10,6 +10,10 @@ bottom:
   tiles in a way consistent with that knowledge, for search agents.
 * :func:`ends_after` gives the open ends after a placement, for the state and for agents that
   look one move ahead.
+* The episodes and reward schemes every interface offers: :data:`EPISODES`, :data:`REWARDS`,
+  :func:`check_reward_episode`, :func:`hand_rewards`, :data:`MAX_HAND_POINTS`.
+* The words of the game in each of :data:`LANGUAGES` (:data:`WORDS`) and the text of a move,
+  :func:`action_name`.
 
 Actions (the environment's ``Discrete(58)``): ``2 * tile + end`` places ``tile`` at ``end``
 (0 = left, 1 = right), :data:`DRAW` = 56, :data:`PASS` = 57.
@@ -37,7 +41,33 @@ PROTECTED_BONEYARD = 2
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
+#: The numbers of players a game may seat: 2, 3 or 4.
+PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 _NO_VALUE = -1
+
+#: Most points one hand can give or cost a seat: every pip of the set (168).
+MAX_HAND_POINTS = tiles.pips(tiles.ALL_TILES_MASK)
+
+#: What an episode is: one hand, or hands until someone reaches the match target.
+EPISODES = ("hand", "match")
+#: Reward schemes, paid to every seat at the step a hand ends (see :func:`hand_rewards`).
+REWARDS = ("zero_sum", "points", "win_loss")
+
+#: Languages of the game's words and descriptions.
+LANGUAGES = ("en", "ja", "it")
+#: The game's words per language: the ends, drawing, passing, and a count of tiles (one, many).
+WORDS: dict[str, dict[str, str]] = {
+    "en": {"left": "left", "right": "right", "draw": "draw", "pass": "pass", "tile_one": "tile", "tile_many": "tiles"},
+    "ja": {"left": "左", "right": "右", "draw": "引く", "pass": "パス", "tile_one": "枚", "tile_many": "枚"},
+    "it": {
+        "left": "sinistra",
+        "right": "destra",
+        "draw": "pesca",
+        "pass": "passo",
+        "tile_one": "tessera",
+        "tile_many": "tessere",
+    },
+}
 
 
 def place_action(tile: int, end: int) -> int:
@@ -45,13 +75,35 @@ def place_action(tile: int, end: int) -> int:
     return 2 * tile + end
 
 
-def action_name(action: int) -> str:
-    """A readable name such as ``"[1|4] left"``, ``"draw"`` or ``"pass"``."""
+def end_name(end: int, lang: str = "en") -> str:
+    """The word for ``end`` (:data:`LEFT` or :data:`RIGHT`) in ``lang``."""
+    return WORDS[lang]["left" if end == LEFT else "right"]
+
+
+def action_name(action: int, lang: str = "en") -> str:
+    """A readable name such as ``"[1|4] left"``, ``"draw"`` or ``"pass"``, in ``lang`` (tile names
+    stay ``[a|b]``)."""
     if action == DRAW:
-        return "draw"
+        return WORDS[lang]["draw"]
     if action == PASS:
-        return "pass"
-    return f"{tiles.NAMES[action >> 1]} {'left' if action & 1 == LEFT else 'right'}"
+        return WORDS[lang]["pass"]
+    return f"{tiles.NAMES[action >> 1]} {end_name(action & 1, lang)}"
+
+
+def reward_fits_episode(reward: str, episode: str) -> bool:
+    """``win_loss`` scores the match, so it needs ``episode="match"``; the others fit both."""
+    return reward != "win_loss" or episode == "match"
+
+
+def check_reward_episode(reward: str, episode: str) -> None:
+    """Raise ``ValueError`` unless :func:`reward_fits_episode`."""
+    if not reward_fits_episode(reward, episode):
+        raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
+
+
+def next_opener(opener: int, num_players: int) -> int:
+    """The next hand's opener in a match: one seat clockwise of this hand's."""
+    return (opener + 1) % num_players
 
 
 def ends_after(ends: tuple[int, int] | None, action: int) -> tuple[int, int]:
@@ -87,7 +139,7 @@ class DrawGame:
 
     def __post_init__(self) -> None:
         # Stored as a plain int: np.int64(3) is a valid count, and range() and hashing then agree.
-        players = check_choice("num_players", self.num_players, tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1)))
+        players = check_choice("num_players", self.num_players, PLAYER_COUNTS)
         object.__setattr__(self, "num_players", players)
 
     @property
@@ -165,6 +217,37 @@ def zero_sum_points(points: Sequence[int]) -> tuple[float, ...]:
     total = sum(points)
     others = len(points) - 1
     return tuple(p - (total - p) / others for p in points)
+
+
+def hand_rewards(reward: str, state: DrawState, episode_over: bool) -> list[float]:
+    """Every seat's reward at the step the hand of ``state`` ended, by seat.
+
+    ``zero_sum``: the seat's hand points minus the mean of the other seats'; ``points``: its own
+    hand points; ``win_loss``: once the episode (a match) is over, +1 to the match winner and
+    -1/(n-1) to each other seat, else (and on a drawn match) 0. No scaling.
+
+    Args:
+        reward: one of :data:`REWARDS`.
+        state: a state whose hand is over (``state.result`` set), before the next hand is dealt.
+        episode_over: this hand ends the episode.
+    """
+    result = state.result
+    assert result is not None, "hand_rewards needs a finished hand"
+    if reward == "win_loss":
+        players = state.num_players
+        winner = state.match_winner if episode_over else None
+        if winner is None:
+            return [0.0] * players
+        return [1.0 if seat == winner else -1.0 / (players - 1) for seat in range(players)]
+    if reward == "points":
+        return [float(points) for points in result.points]
+    return list(result.zero_sum)
+
+
+def worst_reward(reward: str) -> float:
+    """The lowest reward a seat can get at one step under ``reward``: a hand's full
+    :data:`MAX_HAND_POINTS` lost, or the lost match of ``win_loss``."""
+    return -1.0 if reward == "win_loss" else -float(MAX_HAND_POINTS)
 
 
 class DrawState:
@@ -487,7 +570,7 @@ class DrawState:
             self.game,
             [tiles.mask_of(hand) for hand in hands],
             boneyard,
-            (self.opener + 1) % self.game.num_players,
+            next_opener(self.opener, self.game.num_players),
             self.scores,
             self.hand_number + 1,
         )

@@ -40,7 +40,8 @@ from draw_env.draw_dominoes import ILLEGAL_PENALTY, raw_env
 from draw_env.features import FEATURES, encode_observation, feature_size
 from draw_env.rules import NUM_ACTIONS, IllegalActionError
 
-#: Default reward scale: one hand's zero-sum reward is at most 168 points in size, usually tens.
+#: Default reward scale: one hand's zero-sum reward is at most :data:`draw_env.rules.MAX_HAND_POINTS` in size,
+#: usually tens.
 DEFAULT_REWARD_SCALE = 0.02
 
 

@@ -29,7 +29,6 @@ Conventions where SPEC section 7 is silent follow pgx:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, NamedTuple
 
@@ -37,10 +36,18 @@ import numpy as np
 from gymnasium import spaces
 
 from draw_env import engine, tiles
-from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer
-from draw_env.draw_dominoes import EPISODES, REWARDS
+from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer, warn_unknown_options
 from draw_env.observation import HIGH, OBSERVATION_SIZE
-from draw_env.rules import NUM_ACTIONS, DrawGame, IllegalActionError, action_name
+from draw_env.rules import (
+    EPISODES,
+    NUM_ACTIONS,
+    PLAYER_COUNTS,
+    REWARDS,
+    DrawGame,
+    IllegalActionError,
+    action_name,
+    check_reward_episode,
+)
 
 _OPTION_KEYS = ("deals", "scores", "seeds")
 _DEAL_KEYS = ("hands", "boneyard", "opener")
@@ -63,6 +70,8 @@ class VectorStep(NamedTuple):
             left (info ``hand_pips``).
         score: int32 ``(num_envs, n)``, match totals, the finished hand included (info ``score``).
         blocked: bool ``(num_envs,)``, a blocked hand ended at this step (info ``blocked``).
+        hand_ended: bool ``(num_envs,)``, a hand ended at this step; in a match the episode may
+            go on (the next hand is then dealt and observed).
     """
 
     observation: np.ndarray
@@ -75,6 +84,7 @@ class VectorStep(NamedTuple):
     hand_pips: np.ndarray
     score: np.ndarray
     blocked: np.ndarray
+    hand_ended: np.ndarray
 
 
 class DrawVectorEnv:
@@ -116,11 +126,10 @@ class DrawVectorEnv:
         parallel: bool = False,
     ) -> None:
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
-        self.num_players = check_choice("num_players", num_players, (2, 3, 4))
+        self.num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward = check_choice("reward", reward, REWARDS)
-        if self.reward == "win_loss" and self.episode != "match":
-            raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
+        check_reward_episode(self.reward, self.episode)
         self.autoreset = check_bool("autoreset", autoreset)
         self.parallel = check_bool("parallel", parallel)
         self.game = DrawGame(self.num_players)
@@ -172,13 +181,7 @@ class DrawVectorEnv:
         if options is not None and not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict with keys {', '.join(_OPTION_KEYS)}, got {options!r}")
         options = dict(options or {})
-        unknown = sorted(str(key) for key in options if key not in _OPTION_KEYS)
-        if unknown:
-            warnings.warn(
-                f"reset options {', '.join(unknown)} are not known and were ignored; "
-                f"known options: {', '.join(_OPTION_KEYS)}",
-                stacklevel=2,
-            )
+        warn_unknown_options(options, _OPTION_KEYS, stacklevel=2)
         n, players = self.num_envs, self.num_players
         scores = self._parse_scores(options.get("scores"))
         fixed, hands, boneyards, lengths, openers = self._parse_deals(options.get("deals"))
@@ -210,6 +213,7 @@ class DrawVectorEnv:
             self._hand_pips.copy(),
             self._score.copy(),
             self._blocked.copy(),
+            np.zeros(n, np.bool_),
         )
 
     def _parse_seeds(self, seeds: object, seed: int | None) -> list[int] | None:
@@ -324,15 +328,20 @@ class DrawVectorEnv:
         current = np.empty(n, np.int32)
         rewards = np.empty((n, self.num_players), np.float32)
         terminated = np.empty(n, np.bool_)
+        hand_ended = np.empty(n, np.bool_)
         kernel = engine.step_batch if self.parallel else engine.step_batch_serial
         kernel(
             self._states, rows, actions, self._match, self._scheme, self.autoreset, True, self._finished,
             self._hand_points, self._hand_pips, self._score, self._blocked, obs, mask, current, rewards, terminated,
+            hand_ended,
         )
-        infos = (self._hand_points, self._hand_pips, self._score, self._blocked)
+        hand_points, hand_pips, score, blocked = (
+            info.copy() if games is None else info[rows]
+            for info in (self._hand_points, self._hand_pips, self._score, self._blocked)
+        )
         return VectorStep(
-            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_),
-            *(info.copy() if games is None else info[rows] for info in infos),
+            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), hand_points, hand_pips, score, blocked,
+            hand_ended,
         )
 
     def _rows(self, games: Any) -> np.ndarray:

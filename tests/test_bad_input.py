@@ -231,9 +231,14 @@ def test_an_unknown_option_warns_and_is_ignored() -> None:
     plain.reset(seed=5)
     env = draw_env.env()
     known = "known options: hands, boneyard"
-    with pytest.warns(UserWarning, match=f"colour.*not known and were ignored; {known}"):
+    with pytest.warns(UserWarning, match=f"^reset option 'colour' is not known and was ignored; {known}"):
         env.reset(seed=5, options={"colour": "blue"})
     assert repr(env.unwrapped.state_ref) == repr(plain.unwrapped.state_ref)
+    # A key named like the word around it still reads as one option; several are listed.
+    with pytest.warns(UserWarning, match="^reset option 'options' is not known and was ignored;"):
+        env.reset(seed=5, options={"options": 1})
+    with pytest.warns(UserWarning, match="^reset options 'a', 'b' are not known and were ignored;"):
+        env.reset(seed=5, options={"b": 1, "a": 2})
 
 
 # ---------------------------------------------------------------------- actions

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from draw_env.checks import check_bool, check_choice, check_int, check_number, check_seed
+from draw_env.checks import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_number,
+    check_seed,
+    warn_unknown_options,
+)
 
 
 def test_numpy_scalars_are_accepted_as_their_python_kind() -> None:
@@ -38,3 +46,13 @@ def test_numpy_scalars_are_accepted_as_their_python_kind() -> None:
 def test_bad_values_are_value_errors_naming_the_argument(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_unknown_options_warn_in_one_sentence_and_known_ones_do_not() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_unknown_options({"hands": 1}, ("hands", "boneyard"))  # known: silent
+    with pytest.warns(UserWarning, match="^reset option 'options' is not known and was ignored; known options: none$"):
+        warn_unknown_options({"options": 1}, ())
+    with pytest.warns(UserWarning, match="^reset options 'x', 'y' are not known and were ignored; known options: a$"):
+        warn_unknown_options({"y": 1, "x": 2, "a": 3}, ("a",))

@@ -14,15 +14,24 @@ import pytest
 from draw_env import tiles
 from draw_env.rules import (
     DRAW,
+    LANGUAGES,
     LEFT,
+    MAX_HAND_POINTS,
     PASS,
     RIGHT,
+    WORDS,
     DrawGame,
     DrawState,
     HandResult,
     IllegalActionError,
+    action_name,
+    check_reward_episode,
     ends_after,
+    hand_rewards,
+    next_opener,
     place_action,
+    reward_fits_episode,
+    worst_reward,
 )
 from draw_env.tiles import tile_id
 from tests.positions import blocked_deal, complete_deal, ids, play
@@ -422,3 +431,54 @@ def test_next_hand_needs_a_finished_hand_of_a_match_that_goes_on() -> None:
     over = quick_domino(2, [["[2|6]"]], [95, 0])
     with pytest.raises(ValueError, match="goes on"):
         over.next_hand(random.Random(0))
+
+
+# ---------------------------------------------------------------------- rewards, words, openers
+
+
+def test_a_hand_can_give_at_most_every_pip_of_the_set() -> None:
+    assert MAX_HAND_POINTS == sum(a + b for a, b in tiles.TILES) == 168
+    assert worst_reward("zero_sum") == worst_reward("points") == -168.0 and worst_reward("win_loss") == -1.0
+
+
+def test_hand_rewards_follow_each_scheme() -> None:
+    # Seat 1 goes out at once; seats 2 and 0 hold [1|5] and [5|6]: 17 points to seat 1.
+    state = quick_domino(3, [["[1|5]"], ["[5|6]"]], scores=[70, 53, 0], opener=1)
+    assert state.result.points == (0, 17, 0)
+    assert hand_rewards("points", state, episode_over=True) == [0.0, 17.0, 0.0]
+    assert hand_rewards("zero_sum", state, episode_over=True) == [-8.5, 17.0, -8.5]
+    # A drawn match (leaders tied) pays nothing under win_loss; nor does a hand within a match.
+    assert hand_rewards("win_loss", state, episode_over=True) == [0.0, 0.0, 0.0]
+    won = quick_domino(2, [["[2|6]"]], [95, 40])
+    assert won.match_winner == 0
+    assert hand_rewards("win_loss", won, episode_over=True) == [1.0, -1.0]
+    assert hand_rewards("win_loss", won, episode_over=False) == [0.0, 0.0]
+    three = quick_domino(3, [["[1|5]"], ["[5|6]"]], scores=[0, 60, 0], opener=1)
+    assert hand_rewards("win_loss", three, episode_over=True) == [-0.5, 1.0, -0.5]
+
+
+def test_win_loss_needs_a_match() -> None:
+    assert reward_fits_episode("win_loss", "match") and not reward_fits_episode("win_loss", "hand")
+    assert all(reward_fits_episode(r, e) for r in ("zero_sum", "points") for e in ("hand", "match"))
+    check_reward_episode("win_loss", "match")
+    with pytest.raises(ValueError, match="reward='win_loss' needs episode='match'"):
+        check_reward_episode("win_loss", "hand")
+
+
+@pytest.mark.parametrize(("players", "opener", "following"), [(2, 0, 1), (2, 1, 0), (3, 2, 0), (4, 1, 2)])
+def test_next_opener_is_one_seat_clockwise(players: int, opener: int, following: int) -> None:
+    assert next_opener(opener, players) == following
+
+
+@pytest.mark.parametrize(
+    ("lang", "names"),
+    [
+        ("en", ["[0|0] left", "[1|4] right", "draw", "pass"]),
+        ("ja", ["[0|0] 左", "[1|4] 右", "引く", "パス"]),
+        ("it", ["[0|0] sinistra", "[1|4] destra", "pesca", "passo"]),
+    ],
+)
+def test_action_names_in_each_language(lang: str, names: list[str]) -> None:
+    actions = [place("[0|0]", LEFT), place("[1|4]", RIGHT), DRAW, PASS]
+    assert [action_name(action, lang) for action in actions] == names
+    assert set(WORDS) == set(LANGUAGES) and all(WORDS[lang].keys() == WORDS["en"].keys() for lang in LANGUAGES)

@@ -93,27 +93,33 @@ def test_every_game_matches_the_aec_environment(players: int, episode: str, rewa
     out = venv.reset(seed=players, options=options)
     assert out.observation.dtype == np.float32 and out.observation.shape == (num_envs, 258)
     assert out.action_mask.dtype == np.int8 and out.rewards.shape == (num_envs, players)
-    assert not out.terminated.any() and not out.rewards.any()
+    assert not out.terminated.any() and not out.rewards.any() and not out.hand_ended.any()
     starts = options["scores"] if options else [None] * num_envs
     shadows = [shadow(venv, i, starts[i]) for i in range(num_envs)]
     for i, aec in enumerate(shadows):
         assert_game_equal(out, i, aec)
-    ended = 0
+    ended = hands_ended_in_play = 0
     steps = 260 if episode == "match" else 90
     for _step in range(steps):
         actions = random_actions(out.action_mask, rng)
         before = [aec.agents and not any(aec.terminations.values()) for aec in shadows]
+        hand_numbers = [aec.state_ref.hand_number for aec in shadows]
         out = venv.step(actions)
+        assert out.hand_ended.dtype == np.bool_ and out.hand_ended.shape == (num_envs,)
         assert out.terminated.dtype == np.bool_ and not out.truncated.any()
         for i, aec in enumerate(shadows):
             if not before[i]:  # an ended game without auto-reset: nothing happens
                 assert out.terminated[i] and not out.rewards[i].any() and not out.action_mask[i].any()
+                assert not out.hand_ended[i]
                 assert_game_equal(out, i, aec, check_rewards=False)
                 continue
             aec._rng = DeckRng(deck(venv.deals()[i]))  # the next hand of a match: the vector game's deal
             aec.step(int(actions[i]))
             done = all(aec.terminations.values())
             assert out.terminated[i] == done
+            # A hand ended: the episode did, or the match dealt its next hand.
+            assert out.hand_ended[i] == (done or aec.state_ref.hand_number != hand_numbers[i])
+            hands_ended_in_play += bool(out.hand_ended[i] and not done)
             if done and autoreset:
                 for s, name in enumerate(aec.possible_agents):
                     assert out.rewards[i, s] == np.float32(aec.rewards[name])
@@ -128,6 +134,7 @@ def test_every_game_matches_the_aec_environment(players: int, episode: str, rewa
                 assert_game_equal(out, i, aec)
             ended += done
     assert ended > 0  # episodes did end, and the steps that ended them were compared
+    assert (hands_ended_in_play > 0) == (episode == "match")  # hands ended within matches too
 
 
 def test_illegal_action_names_the_games_and_changes_nothing() -> None:

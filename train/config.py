@@ -30,6 +30,7 @@ from pydantic.fields import FieldInfo
 
 from draw_env.checks import is_integer, is_number
 from draw_env.features import FEATURES
+from draw_env.rules import reward_fits_episode
 from draw_env.untrusted import loads_yaml, read_text
 
 #: The largest config file read (ours are a few kB).
@@ -247,7 +248,7 @@ class TrainConfig(Section):
 def _check_ppo_run(reward: str, episode: str, ppo: PPOSettings, n_envs: int) -> None:
     """What every MaskablePPO run on learner games needs: ``win_loss`` only in matches, and
     minibatches no larger than one rollout."""
-    if reward == "win_loss" and episode != "match":
+    if not reward_fits_episode(reward, episode):
         raise _fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", reward)
     if ppo.batch_size > ppo.n_steps * n_envs:
         raise _fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {ppo.n_steps * n_envs}", ppo.batch_size)
@@ -536,7 +537,7 @@ class RLlibConfig(Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> RLlibConfig:
-        if self.env.reward == "win_loss" and self.env.episode != "match":
+        if not reward_fits_episode(self.env.reward, self.env.episode):
             raise _fail("env.reward", "'zero_sum' or 'points' with env.episode 'hand'", self.env.reward)
         if self.learner_seats > self.env.num_players:
             raise _fail(

@@ -53,9 +53,8 @@ from arena.parallel import process_map
 from arena.specs import seed_sequence_int
 from draw_env.features import encode_batch
 from draw_env.files import atomic_path, write_json_atomic
-from draw_env.observation import OBSERVATION_SIZE, OFFSETS
+from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
-from draw_env.tiles import NUM_TILES
 from train.config import ConfigError, ExitConfig
 from train.evaluation import EvalRow
 from train.run_files import (
@@ -74,7 +73,6 @@ if TYPE_CHECKING:  # torch is imported by the fit
 FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
 #: Settings of the guided search only: they may differ while no guided iteration has run.
 GUIDED_KEYS = ("guide", "simulations", "prior_visits", "value_weight", "prior_weight")
-_LINE = slice(OFFSETS["line"], OFFSETS["line"] + NUM_TILES)
 
 
 @dataclass
@@ -213,10 +211,7 @@ def play_shard(task: ShardTask) -> ExitData:
                 outcomes.append(np.nan)
         out = env.step(actions, games=games)
         for i, game in enumerate(games):
-            hand_over = (
-                out.terminated[i] or out.rewards[i].any() or not out.observation[i, _LINE].any()
-            )
-            if hand_over and pending[game]:
+            if out.hand_ended[i] and pending[game]:
                 for row in pending[game]:
                     outcomes[row] = float(out.rewards[i, seats[row]]) / REWARD_SCALE
                 pending[game] = []
