@@ -48,7 +48,6 @@ Conventions (Gymnasium's, where it has one):
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,7 +57,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from agents.policy_network import NumpyPolicy
-from draw_env.checks import check_seed
+from draw_env.checks import check_seed, warn_unknown_options
 from draw_env.rules import NUM_ACTIONS
 from train.learner_games import LearnerGames, LearnerStep
 
@@ -122,12 +121,7 @@ class DrawLearnerVectorEnv(VectorEnv):
                 per-game seeds included: the games share one seeded stream); nothing changes then.
         """
         seed = check_seed("seed", seed)
-        if options:
-            warnings.warn(
-                f"reset options {', '.join(map(str, options))} are not known and were ignored "
-                f"({type(self).__name__} takes none)",
-                stacklevel=2,
-            )
+        warn_unknown_options(options or (), (), stacklevel=2)
         super().reset(seed=seed)
         observation = self.games.reset(seed)
         return observation, self._infos(self.games.action_mask)
