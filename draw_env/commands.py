@@ -3,14 +3,16 @@
 A file, a config or an argument that cannot be used raises ``ValueError`` (the readers of
 :mod:`draw_env.untrusted`, the config loaders, the argument checks) or, for a path that cannot
 be read or written, ``OSError``. Each command (``draw-eval``, ``draw-play``, ``draw-train``,
-``draw-distill``, ``python -m train.export``, ``train/rllib_selfplay.py``) runs its work inside
-:func:`reported_errors`, which turns them into ``PROG: error: MESSAGE`` on standard error and
-exit code 2, as ``argparse`` does for a bad option.
+``draw-distill``, ``draw-replay``, ``python -m train.export``, ``train/rllib_selfplay.py``) runs its work inside
+:func:`reported_errors`, which turns them into one line, ``PROG: error: MESSAGE``, on standard
+error and exit code 2, as ``argparse`` does for a bad option (without the usage text, which does
+not help with a bad file).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,9 +30,10 @@ def error_line(error: BaseException) -> str:
 
 @contextmanager
 def reported_errors(parser: argparse.ArgumentParser) -> Iterator[None]:
-    """Run the body; a ``ValueError`` or ``OSError`` from it ends the program as ``parser.error``
-    does (usage, ``PROG: error: MESSAGE``, exit code 2)."""
+    """Run the body; a ``ValueError`` or ``OSError`` from it ends the program with
+    ``PROG: error: MESSAGE`` on standard error and exit code 2."""
     try:
         yield
     except (ValueError, OSError) as error:
-        parser.error(error_line(error))
+        print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
+        raise SystemExit(2) from None

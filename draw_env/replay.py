@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from draw_env import describe, tiles
+from draw_env.commands import error_line
 from draw_env.files import write_text_atomic
 from draw_env.records import Position, positions, read_record, replay_record
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
@@ -182,8 +183,9 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
             return 0
         step_through(record, stdin or sys.stdin, out, args.lang)
     except (OSError, ValueError) as error:
-        # One line naming the file and the field, no traceback (argparse's own convention).
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        # One line naming the file and the field, no traceback, as reported_errors prints it;
+        # returned rather than raised, so that main() can be called from Python.
+        print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
         return 2
     return 0
 
