@@ -528,10 +528,14 @@ class DrawDominoes:
         # On an empty line any tile opens, with action 2 * tile + LEFT.
         fits_left = jnp.where(empty, hand, hand & _pick(jnp.asarray(_HOLDING), state.left))
         fits_right = jnp.where(empty, 0, hand & _pick(jnp.asarray(_HOLDING), state.right))
-        places = jnp.stack([_bits(fits_left), _bits(fits_right)], axis=1).reshape(2 * NUM_TILES) > 0
         can_draw = state.bone_end - state.bone_pos > PROTECTED_BONEYARD
         can_pass = ~can_draw & ((fits_left | fits_right) == 0)
-        mask = jnp.concatenate([places, can_draw[None], can_pass[None]])
+        # Each entry from its action id (placement 2 * tile + end, then draw, pass): elementwise,
+        # no concatenation, which XLA's CPU backend lowers to a branch per entry.
+        action = jnp.arange(NUM_ACTIONS, dtype=jnp.int32)
+        fits = jnp.where((action & 1) == 1, fits_right, fits_left)
+        places = (action < DRAW) & (((fits >> jnp.minimum(action >> 1, NUM_TILES - 1)) & 1) == 1)
+        mask = places | ((action == DRAW) & can_draw) | ((action == PASS) & can_pass)
         return mask & ~state.terminated
 
     # ------------------------------------------------------------------ observing
