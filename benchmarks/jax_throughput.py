@@ -26,7 +26,6 @@ seconds, and the ratio to pgx ``connect_four`` at the same batch size.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import sys
@@ -35,6 +34,9 @@ from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
+
+from arena.charts import save_figure
+from draw_env.files import write_json_atomic
 
 Runner = Callable[[float], int]
 
@@ -173,8 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
         "ratio_to_connect_four": {f"{name} N={size}": ratio((name, size)) for name, size in subjects},
     }
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(figures, handle, indent=2)
+        write_json_atomic(args.json, figures, indent=2)
     if args.png:
         plot(rates, batch_sizes, device_name, args.png)
     return figures
@@ -198,8 +199,7 @@ def plot(rates: dict[tuple[str, int], list[float]], batch_sizes: list[int], devi
     axes.grid(True, which="both", alpha=0.3)
     axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 if __name__ == "__main__":

@@ -84,21 +84,20 @@ _MAX_POINTS = sum(tiles.PIPS)
 class State:
     """One game (a batch under ``vmap``: every field gains a leading batch axis). ``n`` = players.
 
-    pgx's fields:
+    The first six attributes are pgx's fields, the next four the AEC environment's infos, and the
+    rest the position (hidden information included: show agents ``observation`` only).
+
+    Attributes:
         current_player: int32 ``()``, absolute seat to act (after the episode, the last mover).
         observation: float32 ``(258,)``, ``current_player``'s observation (the AEC layout).
         legal_action_mask: bool ``(58,)``, its legal actions (all False once the episode is over).
         rewards: float32 ``(n,)`` by absolute seat, what the AEC environment gives at this step.
         terminated: bool ``()``, the episode (hand or match) is over.
         truncated: bool ``()``, always False (every hand ends).
-
-    The AEC environment's infos:
         hand_points: int32 ``(n,)``, points each seat scored in a hand that ended at this step, else 0.
         hand_pips: int32 ``(n,)``, pips in each hand; at the step a hand ends, the pips left.
         blocked: bool ``()``, a blocked hand ended at this step.
         scores: int32 ``(n,)``, match totals, the finished hand included (info ``score``).
-
-    The position (hidden information included: show agents ``observation`` only):
         hands: int32 ``(n,)``, each seat's tiles as a bitmask (bit ``t`` = tile ``t``).
         deck_position: int32 ``(28,)``, per tile id its place in the deal (-1 for the hand tiles
             of a fixed deal): the boneyard is the tiles with ``bone_pos <= deck_position <
