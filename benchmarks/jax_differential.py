@@ -39,6 +39,7 @@ import draw_env
 from draw_env import tiles
 from draw_env.jax import DrawDominoes, State
 from draw_env.rules import DrawGame
+from tests.positions import DeckRng
 
 #: (players, episode, reward): every combination the environment accepts.
 CONFIGS = [
@@ -98,16 +99,6 @@ def random_deal(rng: random.Random, game: DrawGame, odd: bool) -> tuple[list[lis
     hands = [deck[bounds[s] : bounds[s + 1]] for s in range(players)]
     return hands, deck[tiles.NUM_TILES - bones :], rng.randrange(players)
 
-
-class DeckRng(random.Random):
-    """Hands the AEC environment a given deck at its next shuffle: the JAX environment's next deal."""
-
-    def __init__(self, deck: list[int]) -> None:
-        super().__init__(0)
-        self.deck = deck
-
-    def shuffle(self, x: list) -> None:  # type: ignore[override]
-        x[:] = self.deck
 
 
 @dataclass

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from arena.charts import save_figure
+from benchmarks.throughput import check_rounds_and_batches, run_vector
 from draw_env.files import write_json_atomic
 
 Runner = Callable[[float], int]
@@ -99,8 +100,6 @@ def jax_runner(env: object, num_envs: int, device: jax.Device) -> tuple[Runner, 
 
 def vector_runner(num_players: int, num_envs: int) -> tuple[Runner, float]:
     """``DrawVectorEnv`` as ``benchmarks/throughput.py`` runs it (numba; compile time from its cache)."""
-    from benchmarks.throughput import run_vector
-
     start = time.perf_counter()
     run = run_vector(num_players, num_envs)
     rng = random.Random(0)
@@ -119,14 +118,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--png", help="plot decisions per second against batch size into this PNG file")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.seconds <= 0:
-        parser.error("--rounds must be >= 1 and --seconds > 0")
-    try:
-        batch_sizes = sorted({int(size) for size in args.batch_sizes.split(",")})
-    except ValueError:
-        parser.error("--batch-sizes must be comma-separated integers")
-    if not batch_sizes or batch_sizes[0] < 1:
-        parser.error("--batch-sizes must be integers >= 1")
+    batch_sizes = check_rounds_and_batches(parser, args)
     try:
         device = jax.devices(args.device)[0]
     except RuntimeError as error:

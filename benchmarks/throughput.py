@@ -262,6 +262,19 @@ def connect_four() -> object:
     return connect_four_v3.env()
 
 
+
+def check_rounds_and_batches(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[int]:
+    """Check ``--rounds`` and ``--seconds``; the sorted distinct ``--batch-sizes`` (exits on bad ones)."""
+    if args.rounds < 1 or args.seconds <= 0:
+        parser.error("--rounds must be >= 1 and --seconds > 0")
+    try:
+        batch_sizes = sorted({int(size) for size in args.batch_sizes.split(",")})
+    except ValueError:
+        parser.error("--batch-sizes must be comma-separated integers")
+    if not batch_sizes or batch_sizes[0] < 1:
+        parser.error("--batch-sizes must be integers >= 1")
+    return batch_sizes
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=2, choices=(2, 3, 4), help="players in draw_env (default 2)")
@@ -274,14 +287,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-pgx", action="store_true", help="skip the pgx subjects")
     parser.add_argument("--no-compile-time", action="store_true", help="skip the numba compile-time measurement")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.seconds <= 0:
-        parser.error("--rounds must be >= 1 and --seconds > 0")
-    try:
-        batch_sizes = sorted({int(size) for size in args.batch_sizes.split(",")})
-    except ValueError:
-        parser.error("--batch-sizes must be comma-separated integers")
-    if not batch_sizes or batch_sizes[0] < 1:
-        parser.error("--batch-sizes must be integers >= 1")
+    batch_sizes = check_rounds_and_batches(parser, args)
     largest = batch_sizes[-1]
 
     players = args.players

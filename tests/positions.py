@@ -160,3 +160,19 @@ def random_positions(num_players: int, hands: int, seed: int, min_legal: int = 1
                 positions.append(state.clone())
             state.apply_action(rng.choice(legal))
     return positions
+
+
+class DeckRng(random.Random):
+    """Gives the AEC environment's next shuffle a given deck (the deal a faster twin made).
+
+    The reference environment deals a later hand of a match by shuffling with its RNG; a
+    differential test sets this as that RNG so the reference deals what the twin dealt.
+    """
+
+    def __init__(self, deck: list[int]) -> None:
+        super().__init__(0)
+        self.deck = deck
+
+    def shuffle(self, x: list) -> None:  # type: ignore[override]
+        x[:] = self.deck
+

@@ -16,18 +16,7 @@ import pytest
 from draw_env import engine as E
 from draw_env import observation
 from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState
-from tests.positions import blocked_deal
-
-
-class DeckRng(random.Random):
-    """Hands the rules core a given deck at its next shuffle: the kernel's own next deal."""
-
-    def __init__(self, deck: list[int]) -> None:
-        super().__init__(0)
-        self.deck = deck
-
-    def shuffle(self, x: list) -> None:  # type: ignore[override]
-        x[:] = self.deck
+from tests.positions import DeckRng, blocked_deal
 
 
 def kernel_state(ref: DrawState, seed: int) -> np.ndarray:

@@ -9,7 +9,6 @@ games, seeding, ``observe(seat)`` and bad input.
 
 from __future__ import annotations
 
-import random
 import warnings
 
 import numpy as np
@@ -19,17 +18,7 @@ import draw_env
 from draw_env import engine as E
 from draw_env.rules import IllegalActionError
 from draw_env.vector import DrawVectorEnv, VectorStep
-
-
-class DeckRng(random.Random):
-    """Gives the AEC environment's next shuffle the deck the vector game dealt."""
-
-    def __init__(self, deck: list[int]) -> None:
-        super().__init__(0)
-        self.deck = deck
-
-    def shuffle(self, x: list) -> None:  # type: ignore[override]
-        x[:] = self.deck
+from tests.positions import DeckRng
 
 
 def deck(deal: dict) -> list[int]:
