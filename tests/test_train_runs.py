@@ -112,6 +112,24 @@ def test_resuming_under_a_contradicting_config_names_the_keys(run: Path, tmp_pat
     assert not output.exists()
 
 
+def test_a_resumed_run_says_where_it_resumes_from(run: Path, tmp_path: Path, capsys) -> None:
+    from train.selfplay import train
+
+    checkpoint = run / "checkpoints" / "step_256.zip"
+    summary = train(tiny(tmp_path / "resumed"), resume=checkpoint)
+    assert summary["timesteps"] == 512
+    assert f"Resuming from {checkpoint} at step 256: 256 steps left to 512" in capsys.readouterr().out
+
+
+def test_bare_draw_train_asks_for_a_config(tmp_path: Path, capsys) -> None:
+    from train import cli
+
+    with pytest.raises(SystemExit) as caught:
+        cli.main([])
+    assert caught.value.code == 2
+    assert "the following arguments are required: --config" in capsys.readouterr().err
+
+
 def test_resuming_at_total_timesteps_evaluates_instead_of_crashing(run: Path, tmp_path: Path) -> None:
     from train.selfplay import train
 

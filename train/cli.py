@@ -32,7 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Every config key is described in docs/training.md.",
     )
     parser.add_argument(
-        "--config", help="a YAML config, e.g. configs/selfplay_2p.yaml (default: built-in defaults)"
+        "--config",
+        required=True,
+        help="a YAML config: configs/quick.yaml (a self-play run of seconds), configs/selfplay_2p.yaml "
+        "(self-play PPO), configs/exit_2p.yaml (expert iteration), configs/exploit.yaml (a best response)",
     )
     start = parser.add_mutually_exclusive_group()
     start.add_argument(

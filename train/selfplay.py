@@ -391,6 +391,11 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
                     f"{config.total_timesteps:,}: nothing left to train, evaluating it."
                 )
             else:
+                if resumed is not None:
+                    print(
+                        f"Resuming from {resumed.checkpoint} at step {model.num_timesteps:,}: "
+                        f"{remaining:,} steps left to {config.total_timesteps:,}"
+                    )
                 interrupted = False
                 try:
                     model.learn(
