@@ -47,11 +47,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.batched_play import batchable, play_batched
 from arena.deals import DealTask, FrozenSpec, deal_options, record_name
-from arena.options import RunOptions, seatings_for
+from arena.options import RunOptions, RunSettings, seatings_for
 from arena.parallel import process_map
 from arena.results import EvaluationResult, GameOutcome, summarise
 from arena.specs import (
@@ -67,6 +67,9 @@ from arena.stats import shared_first
 from draw_env.draw_dominoes import raw_env
 from draw_env.files import check_writable
 from draw_env.records import RecordingWrapper, write_record
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 @dataclass(frozen=True)
@@ -301,44 +304,27 @@ def play_tables(tables: Sequence[TablePlan], options: RunOptions, description: s
     return per_table
 
 
-def evaluate(
-    players: Sequence[AgentSpec],
-    num_games: int = 2000,
-    episode: str = "match",
-    duplicate: bool = True,
-    seed: int = 0,
-    workers: int = 1,
-    progress: bool = True,
-    seatings: str = "rotations",
-    records: str | Path | None = None,
-    batched: bool = True,
-) -> EvaluationResult:
+def evaluate(players: Sequence[AgentSpec], num_games: int = 2000, **settings: Unpack[RunSettings]) -> EvaluationResult:
     """Play ``num_games`` games between ``players`` and measure each participant.
 
     Args:
         players: one agent spec per participant (2 to 4): a registry name (``"variety"``, also
             ``"ismcts:simulations=200"``) or ``(name, kwargs)`` such as
-            ``("ppo", {"path": "agents/policies/ppo_2p.npz"})``. The same name twice makes two
-            participants.
+            ``("network", {"path": "agents/policies/ppo_2p.npz"})``. The same name twice makes
+            two participants.
         num_games: games in total, every duplicate replay counted; rounded up to whole deals.
-        episode: ``"match"`` (to 100 points, or 61 with 3-4 players) or ``"hand"``.
-        duplicate: replay each deal under every seating of ``seatings``.
-        seed: seeds every deal and every seeded agent.
-        workers: processes to play on (1 plays in this process).
-        progress: show a tqdm progress bar.
-        seatings: with 3-4 players and ``duplicate``, ``"rotations"`` or ``"permutations"``.
-        records: a directory; each game's record (SPEC section 8) is written into a
-            sub-directory named after the table (:func:`table_directory`), one file per game
-            (:func:`record_name`).
-        batched: play on the batched environment when every participant supports it
-            (:func:`arena.batched_play.batchable`); False plays step by step.
+        settings: how the games are played, the :class:`~arena.options.RunOptions` fields
+            ``episode`` (``"match"``), ``duplicate`` (True), ``seatings``, ``seed``, ``workers``,
+            ``progress``, ``records`` (a directory; each game's record is written into a
+            sub-directory named after the table, :func:`table_directory`, one file per game,
+            :func:`record_name`) and ``batched``.
 
     Returns:
         An :class:`~arena.results.EvaluationResult`; ``summary()`` is a readable table,
         ``to_json()`` the data.
     """
     specs = normalise_specs("players", players, minimum=2, maximum=4)
-    options = RunOptions(len(specs), num_games, episode, duplicate, seatings, seed, workers, progress, records, batched)
+    options = RunOptions(len(specs), num_games, **settings)
     check_buildable(specs)
     labels = participant_labels(specs)
     started = time.perf_counter()

@@ -17,13 +17,12 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openskill.models import PlackettLuce
 
 from arena.evaluation import TablePlan, play_tables
-from arena.options import RunOptions
+from arena.options import RunOptions, RunSettings
 from arena.results import GameOutcome, LeagueResult, Rating, SweepResult, Table, summarise
 from arena.specs import (
     AgentSpec,
@@ -35,6 +34,9 @@ from arena.specs import (
     spec_label,
 )
 from arena.stats import wilson_interval
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 # ---------------------------------------------------------------------------- league
 
@@ -68,17 +70,7 @@ def openskill_ratings(
 
 
 def league(
-    agent_specs: Sequence[AgentSpec],
-    num_players: int,
-    games_per_pairing: int,
-    episode: str = "match",
-    duplicate: bool = True,
-    seed: int = 0,
-    workers: int = 1,
-    progress: bool = True,
-    seatings: str = "rotations",
-    records: str | Path | None = None,
-    batched: bool = True,
+    agent_specs: Sequence[AgentSpec], num_players: int, games_per_pairing: int, **settings: Unpack[RunSettings]
 ) -> LeagueResult:
     """A round robin: every combination of ``num_players`` distinct agents plays a table.
 
@@ -87,15 +79,12 @@ def league(
         num_players: 2, 3 or 4 seats per table.
         games_per_pairing: games per table, duplicate replays counted; rounded up to whole deals
             (with 3 players and rotations, 50 becomes 51: 17 deals, each under 3 seatings).
-        episode, duplicate, seed, workers, progress, seatings, records, batched: as in
-            :func:`arena.evaluation.evaluate`; every table plays the same deals.
+        settings: as in :func:`arena.evaluation.evaluate`; every table plays the same deals.
 
     Returns:
         A :class:`~arena.results.LeagueResult`; the ratings are those of :func:`openskill_ratings`.
     """
-    options = RunOptions(
-        num_players, games_per_pairing, episode, duplicate, seatings, seed, workers, progress, records, batched
-    )
+    options = RunOptions(num_players, games_per_pairing, **settings)
     specs = normalise_specs("agent_specs", agent_specs, minimum=options.num_players)
     labels = [spec_label(name, kwargs) for name, kwargs in specs]
     if len(set(labels)) != len(labels):
@@ -163,19 +152,12 @@ def sweep(
     key: str,
     values: Sequence[Any],
     num_games: int,
-    episode: str = "match",
-    duplicate: bool = True,
-    seed: int = 0,
-    workers: int = 1,
-    progress: bool = True,
-    seatings: str = "rotations",
-    records: str | Path | None = None,
-    batched: bool = True,
+    **settings: Unpack[RunSettings],
 ) -> SweepResult:
     """Evaluate ``agent`` with ``key=value`` for each of ``values`` against ``opponents``.
 
     Every value plays the same deals (same ``seed``), so the curve compares budgets, not luck.
-    The other arguments are as in :func:`arena.evaluation.evaluate`.
+    ``num_games`` and ``settings`` are as in :func:`arena.evaluation.evaluate`.
     """
     name, kwargs = normalise_spec(agent)
     opponent_specs = normalise_specs("opponents", opponents, minimum=1, maximum=3)
@@ -183,9 +165,7 @@ def sweep(
         raise ValueError(
             f"sweep needs a keyword name and at least one value, got key={key!r}, values={values!r}"
         )
-    options = RunOptions(
-        1 + len(opponent_specs), num_games, episode, duplicate, seatings, seed, workers, progress, records, batched
-    )
+    options = RunOptions(1 + len(opponent_specs), num_games, **settings)
     swept = [(name, {**kwargs, key: value}) for value in values]
     check_buildable(swept)
     tables = [(spec, *opponent_specs) for spec in swept]

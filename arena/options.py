@@ -1,5 +1,9 @@
 """The run options that :func:`~arena.evaluation.evaluate`, :func:`~arena.league.league` and
-:func:`~arena.league.sweep` share, checked in one place."""
+:func:`~arena.league.sweep` share, checked in one place.
+
+Each of the three takes the table size and the number of games its own way and the rest as
+keyword :class:`RunSettings`, from which it builds one :class:`RunOptions`.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from draw_env.checks import check_bool, check_choice, check_int
 from draw_env.rules import EPISODES, PLAYER_COUNTS
@@ -25,6 +30,20 @@ def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
     if scheme == "rotations":
         return [base[shift:] + base[:shift] for shift in range(num_players)]
     return list(itertools.permutations(base))
+
+
+class RunSettings(TypedDict, total=False):
+    """The keyword settings of ``evaluate``, ``league`` and ``sweep``: :class:`RunOptions`'s
+    fields but the table size and the number of games (same meanings, same defaults)."""
+
+    episode: str
+    duplicate: bool
+    seatings: str
+    seed: int
+    workers: int
+    progress: bool
+    records: str | os.PathLike[str] | None
+    batched: bool
 
 
 @dataclass(frozen=True)
