@@ -44,7 +44,7 @@ $(RLLIB_INSTALLED): pyproject.toml $(INSTALLED)
 
 integrations-env: $(RLLIB_INSTALLED)
 
-# Lint (ruff) and type-check (mypy over draw_env/ and agents/); settings in pyproject.toml.
+# Lint (ruff) and type-check (mypy over draw_env/, agents/ and arena/); settings in pyproject.toml.
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
@@ -58,13 +58,14 @@ docs: $(INSTALLED)
 	rm -rf docs/_api docs/_build
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
-# The project's best pipeline, expert iteration from the shipped distilled policy, at a budget of at
-# most 10 minutes on 2 cores (configs/exit_quick.yaml); ends with "policy written to PATH".
+# The project's best pipeline at a small budget: one iteration of expert iteration from a fresh
+# network (configs/exit_quick.yaml); ends with "policy written to PATH". Its time and strength are
+# in the README's Training section.
 train: $(INSTALLED)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-train --config configs/exit_quick.yaml
 
-# The shipped 2-player policy: ismcts distilled into a network (about 75 minutes on 2 cores: collection
-# 50.5 min, fit 2 min, evaluations and learning curve about 20 min; see configs/distill_2p.yaml).
+# agents/policies/ppo_2p_distilled.npz: ismcts distilled into a network by draw-distill
+# (configs/distill_2p.yaml; its cost is in docs/training.md).
 distill: $(INSTALLED)
 	$(VENV)/bin/draw-distill --config configs/distill_2p.yaml
 
