@@ -110,6 +110,11 @@ def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> 
         ) from None
 
 
+def _line_column(text: str, index: int) -> tuple[int, int]:
+    """The 1-based line and column of ``text[index]``."""
+    return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
+
+
 def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
     """Refuse JSON ``text`` whose lists and objects nest deeper than ``max_depth``.
 
@@ -132,10 +137,9 @@ def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
         elif char in "[{":
             depth += 1
             if depth > max_depth:
-                line = text.count("\n", 0, index) + 1
+                line, column = _line_column(text, index)
                 raise UntrustedInputError(
-                    f"{source}: nested deeper than {max_depth} levels (line {line}, column "
-                    f"{index - text.rfind(chr(10), 0, index)})"
+                    f"{source}: nested deeper than {max_depth} levels (line {line}, column {column})"
                 )
         elif char in "]}":
             depth -= 1
@@ -282,10 +286,9 @@ def _check_brackets(text: str, source: str, max_depth: int) -> None:
         if char in "[{":
             depth += 1
             if depth > max_depth:
-                line = text.count("\n", 0, index) + 1
+                line, column = _line_column(text, index)
                 raise UntrustedInputError(
-                    f"{source}, line {line}, column {index - text.rfind(chr(10), 0, index)}: "
-                    f"nested deeper than {max_depth} levels"
+                    f"{source}, line {line}, column {column}: nested deeper than {max_depth} levels"
                 )
         elif char in "]}" and depth > 0:
             depth -= 1
