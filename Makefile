@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install integrations-env lint test docs train distill bench clean
+.PHONY: install integrations-env lint test docs figures train distill bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ test: $(INSTALLED) $(RLLIB_INSTALLED) lint
 docs: $(INSTALLED)
 	rm -rf docs/_api docs/_build
 	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+# The pictures drawn from data kept in the repository (docs/make_figures.py, seconds): the GIF of a
+# hand, the 2-player ladder, the learning curves of the shipped policies' records, throughput
+# against batch size. Charts that need a measurement come from their own commands (docs/results.md).
+figures: $(INSTALLED)
+	$(PY) docs/make_figures.py
 
 # The project's best pipeline at a small budget: one iteration of expert iteration from a fresh
 # network (configs/exit_quick.yaml); ends with "policy written to PATH". Its time and strength are
