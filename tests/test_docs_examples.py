@@ -21,7 +21,9 @@ README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 #: Pages whose examples another test runs, with that test.
 RUN_ELSEWHERE = {"jax.md": "tests/test_jax.py (needs JAX)"}
-QUICKSTARTS = {path.read_text(encoding="utf-8"): path.name for path in (ROOT / "examples" / "quickstart").glob("*.py")}
+QUICKSTARTS = {
+    path.read_text(encoding="utf-8"): path.name for path in (ROOT / "examples" / "quickstart").glob("*.py")
+}
 BLOCK = re.compile(r"(?:<!-- no-test: (?P<reason>[^\n]*?) -->\n)?```python\n(?P<code>.*?)```", re.DOTALL)
 #: README.md may hold at most this many bytes.
 README_LIMIT = 15 * 1024
@@ -45,7 +47,12 @@ def _examples() -> list[pytest.param]:
 
 @pytest.mark.parametrize(("page", "line", "code"), _examples())
 def test_example_runs_and_prints(
-    page: Path, line: int, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    page: Path,
+    line: int,
+    code: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)  # examples may write files (game.json)
     source = "\n" * (line - 1) + code  # tracebacks point at the page's own line numbers
@@ -55,7 +62,9 @@ def test_example_runs_and_prints(
 
 def test_few_examples_are_skipped() -> None:
     """The no-test marker is rare: most examples run."""
-    skipped = [param for param in _examples() if param.marks and "quickstart" not in param.marks[0].kwargs["reason"]]
+    skipped = [
+        param for param in _examples() if param.marks and "quickstart" not in param.marks[0].kwargs["reason"]
+    ]
     assert len(skipped) <= 3, [param.id for param in skipped]
 
 
@@ -63,7 +72,13 @@ def test_observation_table_lists_every_block_at_its_offset() -> None:
     text = (ROOT / "docs" / "environment.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| (\d+)\.\.(\d+) \| `(\w+)` \| (\d+) \| 0\.\.(\d+) \|", text, re.MULTILINE)
     expected = [
-        (str(OFFSETS[block.name]), str(OFFSETS[block.name] + block.size - 1), block.name, str(block.size), f"{block.high:g}")
+        (
+            str(OFFSETS[block.name]),
+            str(OFFSETS[block.name] + block.size - 1),
+            block.name,
+            str(block.size),
+            f"{block.high:g}",
+        )
         for block in BLOCKS
     ]
     assert rows == expected
@@ -86,7 +101,9 @@ def test_readme_links_resolve() -> None:
     assert not missing
 
 
-@pytest.mark.parametrize("page", [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "page", [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name
+)
 def test_pages_cite_no_work_notes(page: Path) -> None:
     """Pages describe the project for its users: no contract file outside the repository, no work items."""
     text = page.read_text(encoding="utf-8")
