@@ -329,12 +329,8 @@ def evaluate(players: Sequence[AgentSpec], num_games: int = 2000, **settings: Un
     labels = participant_labels(specs)
     started = time.perf_counter()
     [games] = play_tables([TablePlan(tuple(specs), tuple(labels))], options, " vs ".join(labels))
-    return EvaluationResult(
-        num_players=options.num_players,
-        episode=options.episode,
-        duplicate=options.duplicate,
-        seatings=options.seatings,
-        seed=options.seed,
+    return EvaluationResult.from_run(
+        options,
         num_games=len(games),
         num_deals=options.num_deals,
         participants=summarise(labels, specs, games),

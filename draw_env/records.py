@@ -273,6 +273,15 @@ def validate_record(record: object) -> None:
         _check_int_field("winner", winner, 0, players - 1)
 
 
+def _check_dealt(field: str, dealt: list[object], seen: set[int]) -> None:
+    """Check that ``dealt`` holds tile ids, none of them in ``seen``; add them to ``seen``."""
+    for tile in dealt:
+        tile = _check_int_field(field, tile, 0, NUM_TILES - 1)
+        if tile in seen:
+            _fail(field, f"deals tile {tile} twice")
+        seen.add(tile)
+
+
 def _validate_hand(field: str, hand: object, players: int, result_optional: bool) -> list[int]:
     """Check one hand entry; return its points (zeros when it has no result)."""
     if not isinstance(hand, Mapping):
@@ -287,19 +296,11 @@ def _validate_hand(field: str, hand: object, players: int, result_optional: bool
     for seat, tiles_held in enumerate(deal):
         if not isinstance(tiles_held, list) or not tiles_held:
             _fail(f"{field}.hands[{seat}]", f"must be a non-empty list of tile ids, got {tiles_held!r}")
-        for tile in tiles_held:
-            tile = _check_int_field(f"{field}.hands[{seat}]", tile, 0, NUM_TILES - 1)
-            if tile in seen:
-                _fail(f"{field}.hands[{seat}]", f"deals tile {tile} twice")
-            seen.add(tile)
+        _check_dealt(f"{field}.hands[{seat}]", tiles_held, seen)
     boneyard = hand["boneyard"]
     if not isinstance(boneyard, list) or len(boneyard) < 2:
         _fail(f"{field}.boneyard", f"must be a list of at least 2 tile ids, got {boneyard!r}")
-    for tile in boneyard:
-        tile = _check_int_field(f"{field}.boneyard", tile, 0, NUM_TILES - 1)
-        if tile in seen:
-            _fail(f"{field}.boneyard", f"deals tile {tile} twice")
-        seen.add(tile)
+    _check_dealt(f"{field}.boneyard", boneyard, seen)
     if len(seen) != NUM_TILES:
         missing = sorted(set(range(NUM_TILES)) - seen)
         _fail(f"{field}.hands/boneyard", f"must hold all 28 tiles; missing {missing}")
