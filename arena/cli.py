@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help=(
-            "write one game record (JSON, SPEC section 8) per game: DIR/<table>/deal-D_seating-S.json, "
+            "write one game record (JSON, replayable with draw-replay) per game: DIR/<table>/deal-D_seating-S.json, "
             "where <table> names the player count and the agents (e.g. 2p_heaviest_vs_variety) and S "
             "lists the agent index (in the table's order) sitting in each seat"
         ),

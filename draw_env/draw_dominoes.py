@@ -350,7 +350,8 @@ class raw_env(AECEnv):
 
 
 def _info(state: DrawState, seat: int) -> dict[str, int]:
-    """``seat``'s info (SPEC section 4); once the hand is over, about the hand that ended."""
+    """``seat``'s info: ``hand_points``, ``hand_pips``, ``score``, ``blocked`` (``docs/environment.md``,
+    Infos); once the hand is over, about the hand that ended."""
     result = state.result
     if result is None:  # the step path: keep it to one dict display
         return {"hand_points": 0, "hand_pips": state.hand_pips(seat), "score": state.scores[seat], "blocked": 0}

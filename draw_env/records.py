@@ -1,4 +1,4 @@
-"""Game records (SPEC section 8): write, read, validate and replay a played game as JSON.
+"""Game records: write, read, validate and replay a played game as JSON (``docs/records.md``).
 
 A record is a plain dict (JSON object)::
 
@@ -10,7 +10,7 @@ A record is a plain dict (JSON object)::
                 "points": [0, 23], "pips": [23, 0], "kind": "domino", "winner": 1}],
      "scores": [100, 42], "finished": true, "winner": 0}
 
-The contract fields are SPEC section 8's: each hand's deal (``hands``, ``boneyard`` with
+The fields every record has: each hand's deal (``hands``, ``boneyard`` with
 ``boneyard[0]`` drawn first, ``opener``), its ``actions`` as ``[seat, action]`` pairs (draws and
 passes included), its ``points`` and ``pips`` per seat; the final ``scores`` (start scores plus
 every hand's points); ``start_scores`` when a match began from set scores. This module adds:
@@ -62,7 +62,7 @@ class RecordingWrapper(BaseWrapper):
         env: an environment made by ``draw_env.env()`` or ``draw_env.raw_env()`` (possibly wrapped).
         players: what sits in each seat (free text, e.g. agent names); default the agent names.
 
-    ``record`` is the SPEC section 8 dict of the episode being played or just finished (a fresh
+    ``record`` is the record dict of the episode being played or just finished (a fresh
     copy each time, safe to keep). Each ``reset`` starts a new record.
 
     Example::
@@ -203,7 +203,7 @@ def _check_int_list(field: str, value: object, length: int, minimum: int = 0) ->
 
 
 def validate_record(record: object) -> None:
-    """Check that ``record`` has the SPEC section 8 fields, with values of the right kinds.
+    """Check that ``record`` has a record's fields, with values of the right kinds.
 
     Checks the structure and what can be checked without playing: every deal holds each tile
     once, actions are ``[seat, action]`` pairs in range, ``scores`` are the start scores plus
