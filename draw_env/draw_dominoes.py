@@ -388,6 +388,7 @@ class _AfterReset(Generic[_Value]):
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+        self.before_reset = f"call reset() before reading {name}"
 
     @overload
     def __get__(self, wrapper: None, owner: type) -> _AfterReset[_Value]: ...
@@ -396,7 +397,8 @@ class _AfterReset(Generic[_Value]):
     def __get__(self, wrapper: GuardedEnv | None, owner: type) -> _AfterReset[_Value] | _Value:
         if wrapper is None:
             return self
-        wrapper._require_reset(f"reading {self.name}")
+        if not wrapper._has_reset:
+            raise RuntimeError(self.before_reset)
         return getattr(wrapper.env, self.name)
 
     def __set__(self, wrapper: GuardedEnv, value: _Value) -> None:
