@@ -374,10 +374,8 @@ class Game:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="draw-play",
-        description=(
-            "Play Draw dominoes against agents in the terminal (one move per line on standard input); "
-            "type 'help' during the game for the commands and the rules."
-        ),
+        description="Play Draw dominoes against agents in the terminal, one move per line on standard input "
+        "(type 'help' during the game for the commands and the rules).",
         epilog="Agents: " + ", ".join(agents.available()) + ". Example: draw-play --players 3 --opponents ppo,ismcts --episode match --seed 7",
     )
     parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=2, help="players at the table (default 2)")
