@@ -101,16 +101,8 @@ class DrawLearnerVecEnv(LearnerView, VecEnv):
 
 def learner_vec_env(config: TrainConfig | ExploitConfig, opponents: Mapping[str, float]) -> VecMonitor:
     """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
-    return VecMonitor(
-        DrawLearnerVecEnv(
-            config.n_envs,
-            config.num_players,
-            episode=config.episode,
-            reward=config.reward,
-            reward_scale=config.reward_scale,
-            features=config.features,
-            skip_forced=config.skip_forced,
-            opponents=opponents,
-            seed=config.seed,
-        )
+    options = LearnerOptions(
+        episode=config.episode, reward=config.reward, reward_scale=config.reward_scale, features=config.features,
+        skip_forced=config.skip_forced, opponents=opponents, seed=config.seed,
     )
+    return VecMonitor(DrawLearnerVecEnv(config.n_envs, config.num_players, **options))
