@@ -2,11 +2,10 @@
 
 :func:`train` checks everything first (the config, the output directory, the ``--resume``
 checkpoint against the config) and writes nothing before that. It then builds the learner's
-games (``vec_env: batched``, the shipped configs: :class:`train.vector_learner.DrawLearnerVecEnv`;
-else one :class:`train.opponents.OpponentPoolEnv` per worker) and the MaskablePPO model, and
-trains it with SB3's callbacks:
+games (:class:`train.vector_learner.DrawLearnerVecEnv`) and the MaskablePPO model, and trains it
+with SB3's callbacks:
 
-* :class:`SelfPlayPool` sends the learner's current actor to the workers after every rollout
+* :class:`SelfPlayPool` sends the learner's current actor to the opponent pool after every rollout
   (the ``self`` opponent) and the snapshot pool when it changed (the ``snapshots`` opponents);
 * ``EveryNTimesteps`` runs the periodic tasks: freeze a snapshot every ``snapshot_every`` steps,
   save a checkpoint every ``checkpoint_every`` steps (:mod:`train.checkpoints`: the zip and its
@@ -29,14 +28,13 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from agents.policy_network import NumpyPolicy
@@ -45,7 +43,6 @@ from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
 from train.config import ConfigError, TrainConfig
 from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
 from train.export import export_policy
-from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
 from train.run_files import check_output_dir_writable
 from train.sb3_adapter import new_model, weights_of
@@ -53,26 +50,8 @@ from train.vector_learner import learner_vec_env
 
 
 def build_vec_env(config: TrainConfig) -> VecEnv:
-    """``n_envs`` learner games: batched in one :class:`train.vector_learner.DrawLearnerVecEnv` with ``vec_env: batched``,
-    else single-agent environments, each in its own process with ``vec_env: subproc``."""
-    if config.vec_env == "batched":
-        return learner_vec_env(config, dict(config.opponents))
-    settings = {
-        "num_players": config.num_players,
-        "episode": config.episode,
-        "reward": config.reward,
-        "reward_scale": config.reward_scale,
-        "features": config.features,
-        "skip_forced": config.skip_forced,
-        "opponents": dict(config.opponents),
-        "seed": config.seed,
-    }
-    factories = [partial(make_worker_env, settings, index) for index in range(config.n_envs)]
-    if config.vec_env == "subproc":
-        venv: VecEnv = SubprocVecEnv(factories, start_method="fork")
-    else:
-        venv = DummyVecEnv(factories)
-    return VecMonitor(venv)
+    """The ``n_envs`` learner games, batched in one :class:`train.vector_learner.DrawLearnerVecEnv`."""
+    return learner_vec_env(config, dict(config.opponents))
 
 
 def build_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) -> MaskablePPO:
@@ -109,7 +88,7 @@ class TrainingClock:
 
 
 class SelfPlayPool(BaseCallback):
-    """Keeps the workers' opponent pools current.
+    """Keeps the learner games' opponent pool current.
 
     Args:
         snapshots: the snapshot pool to start from (restored on resume); :meth:`freeze` appends.
@@ -128,7 +107,7 @@ class SelfPlayPool(BaseCallback):
         return NumpyPolicy(weights_of(self.model, self.num_players, value=False))
 
     def freeze(self) -> None:
-        """Add the current actor to the pool (sent to the workers at the end of the rollout)."""
+        """Add the current actor to the pool (sent to the games at the end of the rollout)."""
         self.snapshots.append(self.actor())
         del self.snapshots[: -self.size]
         self._changed = True
@@ -163,8 +142,7 @@ class StopOnInterrupt(BaseCallback):
 def sigint_requests_stop() -> Iterator[Callable[[], bool]]:
     """While active, the first SIGINT only sets a flag (a second one interrupts at once).
 
-    Installed before the worker processes are forked, so that they keep serving the learner
-    until it has saved its checkpoint. Yields a function telling whether SIGINT came.
+    Yields a function telling whether SIGINT came.
     """
     seen: list[int] = []
     previous = signal.getsignal(signal.SIGINT)
