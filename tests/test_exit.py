@@ -100,8 +100,17 @@ def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: 
     assert observation["action_mask"][player.act(observation)] == 1
 
 
+def test_rerunning_a_finished_run_says_it_is_complete(two_iterations: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _summary(two_iterations)
+    summary = run_exit(tiny(two_iterations, "iterations=2"))
+    out = capsys.readouterr().out
+    assert out.startswith(f"{two_iterations} is complete (2 iterations); its summary: {two_iterations / 'summary.json'}")
+    assert "[iteration" not in out  # nothing collected, fitted or evaluated again
+    assert summary == before
+
+
 def test_resume_continues_to_the_same_result(
-    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
@@ -122,6 +131,7 @@ def test_resume_continues_to_the_same_result(
     assert not (output / "iter_002" / "policy.npz").exists()
     assert json.loads((output / "state.json").read_text())["completed"] == 1
     run_exit(tiny(output, "iterations=2"))
+    assert f"Resuming {output} after iteration 1: 1 to go" in capsys.readouterr().out
     same_run(output, two_iterations)
     with pytest.raises(ConfigError, match="simulations"):
         run_exit(tiny(output, "iterations=3", "simulations=7"))

@@ -194,11 +194,11 @@ STATE = {"completed": 0, "seconds": 1.5, "decisions": 10}
     )
 )
 def test_fuzz_exit_run_state(exit_config: ExitConfig, text: str) -> None:
-    from train.exit import check_output_dir
+    from train.exit import open_run
 
     (Path(exit_config.output_dir) / "state.json").write_text(text)
     try:
-        completed = check_output_dir(exit_config, overwrite=False)
+        _, completed = open_run(exit_config, overwrite=False)
     except ConfigError as error:
         assert "state.json" in str(error) or "eval.json" in str(error), error
     else:

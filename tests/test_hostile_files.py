@@ -169,10 +169,10 @@ def test_exit_and_distill_check_their_output_dir_before_writing(tmp_path: Path, 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     if pipeline == "exit":
-        from train.exit import check_output_dir as check_exit
+        from train.exit import open_run
 
         with pytest.raises(ConfigError, match="config key 'output_dir': cannot write"):
-            check_exit(load(ExitConfig, None, [f"output_dir={blocker / 'run'}"]), False)
+            open_run(load(ExitConfig, None, [f"output_dir={blocker / 'run'}"]), False)
     else:
         from train.distill import check_output_dir as check_distill
 
@@ -425,12 +425,12 @@ def _exit_run(tmp_path: Path, state: Any, rows: Any = None) -> ExitConfig:
     ids=["missing key", "string", "deep", "missing rows", "wrong row"],
 )
 def test_exit_refuses_a_malformed_run_before_writing(tmp_path: Path, state: Any, rows: Any, named: str) -> None:
-    from train.exit import check_output_dir
+    from train.exit import open_run
 
     config = _exit_run(tmp_path, state, rows)
     before = {path: path.read_bytes() for path in (tmp_path / "run").rglob("*") if path.is_file()}
     with pytest.raises(ConfigError, match=named):
-        check_output_dir(config, overwrite=False)
+        open_run(config, overwrite=False)
     assert {path: path.read_bytes() for path in (tmp_path / "run").rglob("*") if path.is_file()} == before
 
 

@@ -69,25 +69,52 @@ def test_a_run_writes_policy_files_and_no_pickle_of_its_own(run: Path) -> None:
             assert all(pool[name].dtype == np.float32 for name in pool.files)
 
 
-def test_running_again_into_the_same_directory_is_refused(run: Path) -> None:
+def test_rerunning_a_finished_run_says_it_is_complete(run: Path, capsys) -> None:
     from train.selfplay import train
 
     before = {path: path.stat().st_mtime_ns for path in run.rglob("*")}
-    with pytest.raises(ConfigError, match="already holds files of a run.*--resume.*--overwrite"):
-        train(tiny(run))
+    summary = train(tiny(run))
+    assert summary["timesteps"] == 512 and [row["opponent"] for row in summary["final_eval"]] == ["heaviest"]
+    assert f"{run} is complete (512 steps); its summary: {run / 'summary.json'}" in capsys.readouterr().out
     assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before
 
 
+def test_rerunning_under_a_changed_config_is_refused_naming_the_keys(run: Path) -> None:
+    from train.selfplay import train
+
+    before = {path: path.stat().st_mtime_ns for path in run.rglob("*")}
+    with pytest.raises(ConfigError, match=r"holds a run made with other settings \(seed is 0 there, 1 here\).*--overwrite"):
+        train(tiny(run, "seed=1"))
+    assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before
+
+
+def test_rerunning_an_interrupted_run_resumes_from_its_last_checkpoint(run: Path, tmp_path: Path, capsys) -> None:
+    from train.selfplay import train
+
+    output = tmp_path / "interrupted"
+    (output / "checkpoints").mkdir(parents=True)
+    for path in (run / "checkpoints").glob("step_256.*"):
+        shutil.copy(path, output / "checkpoints" / path.name)
+    shutil.copy(run / "config.json", output / "config.json")
+    config = tiny(output)
+    (output / "config.json").write_text(json.dumps(config.to_dict()))
+    summary = train(config)
+    assert summary["timesteps"] == 512
+    checkpoint = output / "checkpoints" / "step_256.zip"
+    assert f"Resuming from {checkpoint} at step 256: 256 steps left to 512" in capsys.readouterr().out
+
+
 def test_overwrite_replaces_the_earlier_run(tmp_path: Path) -> None:
-    from train.selfplay import check_output_dir
+    from train.run_dir import RunDir
 
     output = tmp_path / "run"
     (output / "checkpoints").mkdir(parents=True)
     (output / "checkpoints" / "step_999.zip").write_text("an earlier run's")
-    with pytest.raises(ConfigError, match="no config.json of an earlier run"):
-        check_output_dir(output, resume=False, overwrite=True)
+    with pytest.raises(ConfigError, match="no config.json.*--overwrite does not remove it"):
+        RunDir(tiny(output), "selfplay", overwrite=True)
     (output / "config.json").write_text("{}")
-    check_output_dir(output, resume=False, overwrite=True)  # accepted: train() then removes it
+    RunDir(tiny(output), "selfplay", overwrite=True).start()
+    assert sorted(path.name for path in output.iterdir()) == ["config.json"]
 
 
 def test_a_missing_resume_file_is_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ from draw_env.files import atomic_path
 from draw_env.untrusted import ArrayHeader, loads_json, read_npz
 from train.config import ConfigError
 from train.evaluation import EvalRow
-from train.run_files import RunFile, read_run_file, row_schema, seconds
+from train.run_dir import RunFile, read_run_file, row_schema, seconds
 
 STATE_FORMAT = "draw-train-state"
 STATE_VERSION = 1

@@ -8,9 +8,11 @@ Examples::
     draw-train --config configs/exit_2p.yaml          # pipeline: exit, expert iteration (train/exit.py)
     draw-train --config configs/exploit.yaml target=ppo cpu_minutes=30   # pipeline: exploit (train/exploit.py)
 
-A config problem, an output directory that already holds a run, or a checkpoint that does not
-fit the config is one ``draw-train: error: ...`` line and exit status 2, before anything is
-written. Ctrl-C saves a last checkpoint and exits with status 130.
+Running the same command again continues the run in ``output_dir`` (a finished run says so and
+prints its results); ``--overwrite`` starts it over. A config problem, an ``output_dir`` holding
+another run or one made with other settings, or a checkpoint that does not fit the config is one
+``draw-train: error: ...`` line and exit status 2, before anything is written. Ctrl-C saves what
+the run has done and exits with status 130.
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     start = parser.add_mutually_exclusive_group()
     start.add_argument(
         "--resume",
-        help="a checkpoint .zip of an earlier run (yours: its data is unpickled) to continue from",
+        help="self-play only: a checkpoint .zip of an earlier run (yours: its data is unpickled) to continue "
+        "from (rerunning the same command continues the run in output_dir without it)",
     )
     start.add_argument(
-        "--overwrite", action="store_true", help="replace the earlier run in output_dir (default: refuse)"
+        "--overwrite", action="store_true", help="start over: replace the earlier run in output_dir (default: continue it)"
     )
     parser.add_argument(
         "--address",
@@ -59,14 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def results_table(summary: dict[str, Any]) -> str:
+def results_table(summary: dict[str, Any], num_players: int) -> str:
     """The final evaluation of a ``draw-train`` summary as a text table (one row per baseline)."""
-    config = summary["config"]
     return evaluation_table(
         summary["final_eval"],
-        config["num_players"],
+        num_players,
         title=(
-            f"{config['num_players']}-player policy after {summary['timesteps']:,} steps "
+            f"{num_players}-player policy after {summary['timesteps']:,} steps "
             f"({summary['train_seconds'] / 60:.1f} min): match win rate, duplicate format"
         ),
     )
@@ -94,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary = train(config, resume=args.resume, overwrite=args.overwrite)
         except KeyboardInterrupt:
             return 130
-    print(results_table(summary))
+    print(results_table(summary, config.num_players))
     if summary["learning_curve"]:
         print(f"Learning curve: {summary['learning_curve']}")
     reached = summary["seconds_to_75pct_vs_heaviest"]

@@ -34,11 +34,11 @@ from pydantic import ConfigDict, Field
 
 from draw_env.commands import reported_errors
 from draw_env.files import write_json_atomic
-from train.config import ConfigError, DistillConfig, load_distill_config
+from train.config import DistillConfig, load_distill_config
 from train.distill_data import Decisions, collect, shard_paths
 from train.evaluation import EvalRow, evaluate_checkpoint, evaluation_table, learner_row
 from train.plots import plot_learning_curve
-from train.run_files import RunFile, check_output_dir_writable, read_run_file
+from train.run_dir import RunDir, RunFile, read_run_file
 
 if TYPE_CHECKING:  # torch is imported by the stages that fit
     from train.network import PolicyValueNetwork
@@ -64,28 +64,7 @@ def check_output_dir(config: DistillConfig, overwrite: bool) -> None:
             :data:`COLLECTION_KEYS` differ from ``config``'s (unless ``overwrite``; the message
             names the keys).
     """
-    output_dir = Path(config.output_dir)
-    if output_dir.exists() and not output_dir.is_dir():
-        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_output_dir_writable(output_dir)
-    if not output_dir.is_dir() or not any(output_dir.iterdir()):
-        return
-    if not (output_dir / "config.json").is_file():
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} holds files but no config.json of a distillation; "
-            "choose another output_dir"
-        )
-    earlier = read_run_file(output_dir / "config.json", dict[str, Any])
-    current = config.to_dict()
-    differing = [key for key in COLLECTION_KEYS if earlier.get(key) != current[key]]
-    if differing and not overwrite:
-        details = "; ".join(
-            f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing
-        )
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} holds a collection made with other settings ({details}): "
-            "pass --overwrite to replace it, or choose another output_dir"
-        )
+    RunDir(config, "distill", overwrite=overwrite, free=[key for key in config.to_dict() if key not in COLLECTION_KEYS])
 
 
 def save_student(network: PolicyValueNetwork, config: DistillConfig, path: Path, provenance: dict[str, Any]) -> Path:

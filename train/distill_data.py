@@ -33,7 +33,7 @@ from draw_env.files import atomic_path
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
 from draw_env.rules import NUM_ACTIONS
 from train.config import TEACHER, DistillConfig
-from train.run_files import read_rows
+from train.run_dir import read_rows
 
 
 @dataclass

@@ -57,14 +57,7 @@ from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
 from train.config import ConfigError, ExitConfig
 from train.evaluation import EvalRow
-from train.run_files import (
-    RunFile,
-    check_output_dir_writable,
-    read_rows,
-    read_run_file,
-    row_schema,
-    seconds,
-)
+from train.run_dir import RunDir, RunFile, read_rows, read_run_file, row_schema, seconds
 
 if TYPE_CHECKING:  # torch is imported by the fit
     from train.network import PolicyValueNetwork
@@ -342,10 +335,6 @@ def fit(
 # ---------------------------------------------------------------------------------- the loop
 
 
-def _write_json(path: Path, data: Any) -> None:
-    write_json_atomic(path, data, indent=1)
-
-
 class ExitState(RunFile):
     """``state.json``: the iterations completed, their training seconds and decisions collected."""
 
@@ -368,48 +357,28 @@ def read_rows_of(config: ExitConfig, completed: int) -> list[ExitRow]:
     ]
 
 
-def check_output_dir(config: ExitConfig, overwrite: bool) -> int:
-    """The iterations already completed in ``output_dir`` (0 for a new run).
+def open_run(config: ExitConfig, overwrite: bool) -> tuple[RunDir, int]:
+    """The run directory (:class:`train.run_dir.RunDir`) and the iterations already completed in it.
 
     Raises:
-        ConfigError: if it holds files but no run of expert iteration, or one made with settings
-            outside :data:`FREE_KEYS` that differ from ``config``'s (unless ``overwrite``); the
-            :data:`GUIDED_KEYS` may differ while the next iteration to run is still unguided.
+        ConfigError: see :class:`~train.run_dir.RunDir`: settings outside :data:`FREE_KEYS` that
+            differ from the saved run's are refused (unless ``overwrite``); the :data:`GUIDED_KEYS`
+            may differ while the next iteration to run is still unguided. Every file a continued
+            run reads is checked here, before it writes.
     """
-    output_dir = Path(config.output_dir)
-    if output_dir.exists() and not output_dir.is_dir():
-        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_output_dir_writable(output_dir)
-    if overwrite or not output_dir.is_dir() or not any(output_dir.iterdir()):
-        return 0
-    if not all((output_dir / name).is_file() for name in ("config.json", "state.json")):
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} holds files but no run of expert iteration; "
-            "choose another output_dir or pass --overwrite"
-        )
-    earlier = read_run_file(output_dir / "config.json", dict[str, Any])
-    if earlier.get("pipeline") != "exit":
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} holds files but no run of expert iteration; "
-            "choose another output_dir or pass --overwrite"
-        )
-    completed = read_state(output_dir).completed
-    read_rows_of(config, completed)  # every file a continued run reads, checked before it writes
-    current = config.to_dict()
+    run = RunDir(config, "exit", overwrite=overwrite, free=FREE_KEYS + GUIDED_KEYS)
+    if not run.resuming:
+        return run, 0
+    completed = read_state(run.path).completed
+    read_rows_of(config, completed)
     # Guided settings made nothing yet if no completed iteration was guided and the next one's
     # data (kept from an interruption) was not collected by a guided search.
     guided_ran = completed >= config.guided_from or (
         completed + 1 >= config.guided_from and (iteration_dir(config, completed + 1) / "data.npz").exists()
     )
-    free = FREE_KEYS + (() if guided_ran else GUIDED_KEYS)
-    differing = [key for key in current if key not in free and earlier.get(key) != current[key]]
-    if differing:
-        details = "; ".join(f"{key} is {earlier.get(key)!r} there, {current[key]!r} here" for key in differing)
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} holds a run made with other settings ({details}): "
-            "pass --overwrite to replace it, or choose another output_dir"
-        )
-    return completed
+    if guided_ran:
+        run.check_keys(GUIDED_KEYS)
+    return run, completed
 
 
 def initial_weights(config: ExitConfig) -> PolicyWeights:
@@ -498,27 +467,28 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
 
     Raises:
         ConfigError: before anything is written, for an ``output_dir`` holding another run (see
-            :func:`check_output_dir`) or an ``init`` that is not a policy of this player count.
+            :func:`open_run`) or an ``init`` that is not a policy of this player count.
     """
     from threadpoolctl import threadpool_limits
 
-    completed = check_output_dir(config, overwrite)
-    output_dir = Path(config.output_dir)
-    if overwrite and output_dir.is_dir():
-        shutil.rmtree(output_dir)
+    run, completed = open_run(config, overwrite)
+    output_dir = run.path
     threadpool_limits(1, user_api="blas")
     import torch
 
     # One torch thread from the start: a fresh network's orthogonal initialisation (a QR
     # factorisation) rounds differently on one thread and on two, and seeded runs must repeat.
     torch.set_num_threads(1)
-    if completed == 0:
-        weights = initial_weights(config)
-        output_dir.mkdir(parents=True, exist_ok=True)
-        _write_json(output_dir / "config.json", config.to_dict())
+    weights = initial_weights(config) if completed == 0 else None  # a bad init: still nothing written
+    run.start()
+    if weights is not None:
         save_policy_file(dataclasses.replace(weights, provenance={"iteration": 0, "init": config.init}),
                          iteration_dir(config, 0) / "policy.npz")
-        _write_json(output_dir / "state.json", {"completed": 0, "seconds": 0.0, "decisions": 0})
+        run.write_json("state.json", {"completed": 0, "seconds": 0.0, "decisions": 0})
+    if completed >= config.iterations:
+        print(run.complete(f"{completed} iterations"))
+    elif run.resuming:
+        print(f"Resuming {run} after iteration {completed}: {config.iterations - completed} to go", flush=True)
     state = read_state(output_dir).model_dump()
     rows = read_rows_of(config, completed)
     with _shard_runner(config.workers, address) as runner:
@@ -561,11 +531,11 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
             for row in new_rows:
                 print(f"[iteration {iteration}] vs {row.opponent:<12} win {row.win_rate:6.1%} "
                       f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} matches)", flush=True)
-            _write_json(folder / "eval.json", [dataclasses.asdict(row) for row in new_rows])
+            write_json_atomic(folder / "eval.json", [dataclasses.asdict(row) for row in new_rows], indent=1)
             rows.extend(new_rows)
             _log(config, rows, report, iteration)
             state = {"completed": iteration, "seconds": round(seconds, 3), "decisions": decisions}
-            _write_json(output_dir / "state.json", state)
+            run.write_json("state.json", state)
     final = iteration_dir(config, config.iterations) / "policy.npz"
     for suffix in (".npz", ".json"):
         with atomic_path(output_dir / f"final{suffix}") as temporary:
@@ -579,7 +549,7 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
         "eval": [dataclasses.asdict(row) for row in rows],
         "policy": str(output_dir / "final.npz"),
     }
-    _write_json(output_dir / "summary.json", summary)
+    run.write_json("summary.json", summary)
     return summary
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import ConfigDict, Field
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
@@ -41,13 +41,13 @@ from threadpoolctl import threadpool_limits
 
 from agents.policy_network import NumpyPolicy
 from draw_env.files import write_json_atomic
-from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
-from train.config import ConfigError, TrainConfig
+from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
+from train.config import TrainConfig
 from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
 from train.export import export_policy
 from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
-from train.run_files import check_output_dir_writable
+from train.run_dir import RunDir, RunFile, read_run_file, seconds
 from train.sb3_adapter import new_model, weights_of
 from train.vector_learner import learner_vec_env
 
@@ -319,28 +319,44 @@ class _Clock(BaseCallback):
         self.clock.stop()
 
 
-def check_output_dir(output_dir: Path, resume: bool, overwrite: bool) -> None:
-    """Refuse to mix two runs' files in ``output_dir`` (nothing is written or removed here).
+#: Settings that may differ when a run is continued by running its command again.
+FREE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "final_eval", "output_dir")
 
-    Raises:
-        ConfigError: if ``output_dir`` is a file, or holds files and neither ``resume`` nor
-            ``overwrite`` is set, or ``overwrite`` is set but it holds no earlier run's ``config.json``.
-    """
-    if output_dir.exists() and not output_dir.is_dir():
-        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_output_dir_writable(output_dir)
-    if not output_dir.is_dir() or not any(output_dir.iterdir()) or resume:
-        return
-    if not overwrite:
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} already holds files of a run: pass --resume CHECKPOINT to "
-            "continue it, --overwrite to replace it, or choose another output_dir"
-        )
-    if not (output_dir / "config.json").is_file():
-        raise ConfigError(
-            f"--overwrite: output_dir {str(output_dir)!r} holds files but no config.json of an earlier "
-            "run; not removing it"
-        )
+
+class SelfPlaySummary(RunFile):
+    """``summary.json`` of a finished run, which a rerun prints (unknown keys are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timesteps: int = Field(ge=0)
+    train_seconds: float = seconds()
+    final_eval: list[EVAL_ROW]  # type: ignore[valid-type]
+    learning_curve: str | None
+    seconds_to_75pct_vs_heaviest: float | None
+
+
+def latest_checkpoint(output_dir: Path) -> Path | None:
+    """The checkpoint a rerun continues from: ``final.zip``, else the last ``checkpoints/step_N.zip``."""
+    if (output_dir / "final.zip").is_file():
+        return output_dir / "final.zip"
+    steps = [
+        (int(path.stem[5:]), path)
+        for path in (output_dir / "checkpoints").glob("step_*.zip")
+        if path.stem[5:].isdigit()
+    ]
+    return max(steps)[1] if steps else None
+
+
+def finished(run_dir: RunDir, config: TrainConfig) -> dict[str, Any] | None:
+    """The summary of the run in ``run_dir`` if it reached ``total_timesteps``, else ``None``."""
+    path = run_dir.path / "summary.json"
+    if not path.is_file():
+        return None
+    summary = read_run_file(path, SelfPlaySummary)
+    if summary.timesteps < config.total_timesteps:
+        return None
+    print(run_dir.complete(f"{summary.timesteps:,} steps"))
+    return summary.model_dump()
 
 
 def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -359,19 +375,24 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
             and the config, or an output directory that already holds a run.
         KeyboardInterrupt: after SIGINT, once the last checkpoint is saved.
     """
-    output_dir = Path(config.output_dir)
-    check_output_dir(output_dir, resume is not None, overwrite)
+    run_dir = RunDir(config, "selfplay", overwrite=overwrite, free=FREE_KEYS if resume is None else config.to_dict())
+    output_dir = run_dir.path
+    if resume is None and run_dir.resuming:
+        summary = finished(run_dir, config)
+        if summary is not None:
+            return summary
+        resume = latest_checkpoint(output_dir)
+        if resume is None:
+            print(f"{output_dir} holds no checkpoint of its run yet: starting it over")
+            run_dir.overwrite = True
     resumed = None if resume is None else read_resume_state(resume, config.to_dict())
     # Everything is checked: from here on the run writes.
-    if overwrite and output_dir.is_dir():
-        shutil.rmtree(output_dir)
+    run_dir.start()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
     # NumPy opponents multiply small matrices: BLAS threads only wait for each other on 2 shared
     # cores (measured: 10x slower at 64 rows on a loaded machine).
     threadpool_limits(1, user_api="blas")
-    output_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(output_dir / "config.json", config.to_dict(), indent=1)
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
     with sigint_requests_stop() as stop_requested, unchecked_distributions():
         venv = build_vec_env(config)
@@ -412,7 +433,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
                     path = run.step_checkpoint()
                     run.save(path)
                     print(
-                        f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; continue with --resume {path}"
+                        f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; rerun the command to continue"
                     )
                     raise KeyboardInterrupt
         finally:
