@@ -59,7 +59,7 @@ from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
 from draw_env.vector import DrawVectorEnv
-from train.config import SELF, SNAPSHOTS
+from train.learner_config import SELF, SNAPSHOTS
 
 
 class _OneByOne:

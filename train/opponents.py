@@ -17,7 +17,7 @@ import numpy as np
 import agents
 from agents.policy_network import NumpyPolicy
 from draw_env.single_agent import DrawSingleAgentEnv, Policy
-from train.config import SELF, SNAPSHOTS
+from train.learner_config import SELF, SNAPSHOTS
 
 
 class OpponentPoolEnv(gymnasium.Wrapper):

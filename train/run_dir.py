@@ -65,6 +65,8 @@ class RunDir:
         self.pipeline = pipeline
         self.overwrite = overwrite
         self.settings = config.to_dict()
+        # A key the saved config lacks (added since) counts as its default.
+        self.defaults = type(config)().to_dict()
         self.earlier: dict[str, Any] | None = None
         self.earlier = self._check(free)
 
@@ -104,7 +106,7 @@ class RunDir:
         Raises:
             ConfigError: naming every differing key with both values.
         """
-        earlier = self.earlier or {}
+        earlier = {**self.defaults, **(self.earlier or {})}
         differing = [key for key in keys if self.earlier is not None and earlier.get(key) != self.settings[key]]
         if differing:
             details = "; ".join(f"{key} is {earlier.get(key)!r} there, {self.settings[key]!r} here" for key in differing)

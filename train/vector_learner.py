@@ -26,7 +26,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from agents.policy_network import NumpyPolicy
 from draw_env.rules import NUM_ACTIONS
-from train.config import ExploitConfig, TrainConfig
+from train.learner_config import LearnerSettings
 from train.learner_games import LearnerGames, make_opponent
 
 __all__ = ["DrawLearnerVecEnv", "learner_vec_env", "make_opponent"]
@@ -117,7 +117,7 @@ class DrawLearnerVecEnv(VecEnv):
         return list(self._get_indices(indices))
 
 
-def learner_vec_env(config: TrainConfig | ExploitConfig, opponents: Mapping[str, float]) -> VecMonitor:
+def learner_vec_env(config: LearnerSettings, opponents: Mapping[str, float]) -> VecMonitor:
     """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
     return VecMonitor(
         DrawLearnerVecEnv(

@@ -2,8 +2,7 @@
 
 :func:`train` checks everything first (the config, the output directory, the ``--resume``
 checkpoint against the config) and writes nothing before that. It then builds the learner's
-games (``vec_env: batched``, the shipped configs: :class:`train.vector_learner.DrawLearnerVecEnv`;
-else one :class:`train.opponents.OpponentPoolEnv` per worker) and the MaskablePPO model, and
+games (:class:`train.vector_learner.DrawLearnerVecEnv`) and the MaskablePPO model, and
 trains it with SB3's callbacks:
 
 * :class:`SelfPlayPool` sends the learner's current actor to the workers after every rollout
@@ -13,7 +12,7 @@ trains it with SB3's callbacks:
   side files, atomically, and the policy file ``step_N.npz`` + ``step_N.json``), evaluate against baselines every ``eval.every`` steps (match win
   rate with its Wilson 95% interval, logged to TensorBoard and ``eval.csv``);
 * :class:`StopOnInterrupt` ends training at the next step after SIGINT (Ctrl-C); the run then
-  saves a last checkpoint ``checkpoints/step_N.zip`` and stops (``--resume`` continues it).
+  saves a last checkpoint ``checkpoints/step_N.zip`` and stops (rerunning the command continues it).
 
 At the end it saves ``final.zip`` (with its side files) and the weights-only policy file
 ``final.npz`` + ``final.json``, evaluates it (``final_eval``), and writes ``summary.json`` and the
@@ -28,7 +27,6 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,43 +34,31 @@ import torch
 from pydantic import ConfigDict, Field
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from agents.policy_network import NumpyPolicy
+from arena.learner import (
+    EvalRow,
+    evaluate_learner,
+    evaluation_table,
+    first_reaching,
+    write_rows_csv,
+)
 from draw_env.files import write_json_atomic
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
-from train.config import TrainConfig
-from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
+from train.config import ConfigError
 from train.export import export_policy
-from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
 from train.run_dir import RunDir, RunFile, read_run_file, seconds
 from train.sb3_adapter import new_model, weights_of
+from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
 
 
 def build_vec_env(config: TrainConfig) -> VecEnv:
-    """``n_envs`` learner games: batched in one :class:`train.vector_learner.DrawLearnerVecEnv` with ``vec_env: batched``,
-    else single-agent environments, each in its own process with ``vec_env: subproc``."""
-    if config.vec_env == "batched":
-        return learner_vec_env(config, dict(config.opponents))
-    settings = {
-        "num_players": config.num_players,
-        "episode": config.episode,
-        "reward": config.reward,
-        "reward_scale": config.reward_scale,
-        "features": config.features,
-        "skip_forced": config.skip_forced,
-        "opponents": dict(config.opponents),
-        "seed": config.seed,
-    }
-    factories = [partial(make_worker_env, settings, index) for index in range(config.n_envs)]
-    if config.vec_env == "subproc":
-        venv: VecEnv = SubprocVecEnv(factories, start_method="fork")
-    else:
-        venv = DummyVecEnv(factories)
-    return VecMonitor(venv)
+    """``n_envs`` learner games, batched in one :class:`train.vector_learner.DrawLearnerVecEnv`."""
+    return learner_vec_env(config, dict(config.opponents))
 
 
 def build_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) -> MaskablePPO:
@@ -185,8 +171,8 @@ def unchecked_distributions() -> Iterator[None]:
     """While active, ``torch.distributions`` skips its argument checks (restored afterwards).
 
     Every distribution in training is built from our own network's logits, and MaskablePPO builds
-    two per forward pass: the checks cost 3.5% of a batched self-play run's wall time (measured
-    with ``vec_env: batched``, 256 games), and the numbers are the same without them.
+    two per forward pass: the checks only cost time, and the numbers are the same without them
+    (``benchmarks/selfplay_speed.py`` measures the cost).
     """
     previous = torch.distributions.Distribution._validate_args
     torch.distributions.Distribution.set_default_validate_args(False)
@@ -236,8 +222,7 @@ class SelfPlayRun:
 
     def save(self, path: Path) -> None:
         """The model zip and its side files (see :mod:`train.checkpoints`), and beside them the
-        policy file ``.npz`` + ``.json`` (weights only, the file to share; 20 ms, 1.3 MB for a
-        256-256 network)."""
+        policy file ``.npz`` + ``.json`` (weights only, the file to share)."""
         with self.clock.paused():
             state = {
                 "train_seconds": self.clock.seconds,
@@ -277,16 +262,18 @@ class SelfPlayRun:
                 self.output_dir / "checkpoints" / "eval_latest.npz",
                 num_players=self.config.num_players,
             )
-            for baseline, result in evaluate_checkpoint(
+            for row in evaluate_learner(
                 ("ppo", {"path": str(path)}),
                 settings.opponents,
                 self.config.num_players,
                 settings.matches,
+                timesteps=self.model.num_timesteps,
+                train_seconds=self.clock.seconds,
                 seed=self.config.seed + 1,
                 duplicate=settings.duplicate,
                 workers=settings.workers,
             ):
-                row = learner_row(result, baseline, self.model.num_timesteps, self.clock.seconds)
+                baseline = row.opponent
                 self.eval_rows.append(row)
                 logger.record(f"eval/win_rate_vs_{baseline}", row.win_rate)
                 logger.record(f"eval/win_low_vs_{baseline}", row.win_low)
@@ -298,7 +285,7 @@ class SelfPlayRun:
                     f"zero-sum points/hand {row.zero_sum_per_hand:+.2f}",
                     flush=True,
                 )
-            write_eval_csv(self.output_dir / "eval.csv", self.eval_rows)
+            write_rows_csv(self.output_dir / "eval.csv", self.eval_rows)
             logger.dump(self.model.num_timesteps)
 
 
@@ -390,8 +377,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
     run_dir.start()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    # NumPy opponents multiply small matrices: BLAS threads only wait for each other on 2 shared
-    # cores (measured: 10x slower at 64 rows on a loaded machine).
+    # NumPy opponents multiply small matrices: BLAS threads only wait for each other.
     threadpool_limits(1, user_api="blas")
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
     with sigint_requests_stop() as stop_requested, unchecked_distributions():
@@ -449,19 +435,18 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     seconds = run.clock.seconds
     print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min -> {final_path}")
     settings = config.final_eval
-    final_rows = [
-        learner_row(result, baseline, model.num_timesteps, seconds)
-        for baseline, result in evaluate_checkpoint(
-            ("ppo", {"path": str(final_path.with_suffix(".npz"))}),
-            settings.opponents,
-            config.num_players,
-            settings.matches,
-            seed=config.seed + 2,
-            duplicate=settings.duplicate,
-            workers=settings.workers,
-            progress=config.progress_bar,
-        )
-    ]
+    final_rows = evaluate_learner(
+        ("ppo", {"path": str(final_path.with_suffix(".npz"))}),
+        settings.opponents,
+        config.num_players,
+        settings.matches,
+        timesteps=model.num_timesteps,
+        train_seconds=seconds,
+        seed=config.seed + 2,
+        duplicate=settings.duplicate,
+        workers=settings.workers,
+        progress=config.progress_bar,
+    )
     figure = output_dir / "learning_curve.png"
     if run.eval_rows:
         plot_learning_curve(
@@ -482,3 +467,35 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     }
     write_json_atomic(output_dir / "summary.json", summary, indent=1)
     return summary
+
+
+def results_table(summary: dict[str, Any], num_players: int) -> str:
+    """The final evaluation of a self-play summary as a text table (one row per baseline)."""
+    return evaluation_table(
+        summary["final_eval"],
+        num_players,
+        title=(
+            f"{num_players}-player policy after {summary['timesteps']:,} steps "
+            f"({summary['train_seconds'] / 60:.1f} min): match win rate, duplicate format"
+        ),
+    )
+
+
+def selfplay_main(config: TrainConfig, args: Any) -> int:
+    """``draw-train`` for a self-play config (``args`` from :func:`train.cli.build_parser`).
+
+    Raises:
+        ConfigError: ``--address``, a bad ``--resume`` checkpoint, or an ``output_dir`` holding another run.
+        KeyboardInterrupt: after Ctrl-C, once the last checkpoint is saved.
+    """
+    if args.address is not None:
+        raise ConfigError("--address applies to configs with pipeline: exit only")
+    summary = train(config, resume=args.resume, overwrite=args.overwrite)
+    print(results_table(summary, config.num_players))
+    if summary["learning_curve"]:
+        print(f"Learning curve: {summary['learning_curve']}")
+    reached = summary["seconds_to_75pct_vs_heaviest"]
+    if reached is not None:
+        print(f"75% match win rate vs heaviest first reached after {reached / 60:.1f} training minutes")
+    print(f"Summary: {config.output_dir}/summary.json")
+    return 0
