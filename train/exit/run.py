@@ -156,7 +156,7 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
                          iteration_dir(config, 0) / "policy.npz")
         run.write_json("state.json", {"completed": 0, "seconds": 0.0, "decisions": 0})
     if completed >= config.iterations:
-        print(run.complete(f"{completed} iterations"))
+        print(run.complete(f"{completed} iteration{'s' * (completed != 1)}"))
     elif run.resuming:
         print(f"Resuming {run} after iteration {completed}: {config.iterations - completed} to go", flush=True)
     state = read_state(output_dir).model_dump()
