@@ -45,9 +45,10 @@ from threadpoolctl import threadpool_limits
 
 import agents.batched
 from agents.policy_network import NumpyPolicy
-from train.config import load_config
+from train.config import load
 from train.sb3_adapter import weights_of
-from train.selfplay import build_model, build_vec_env, unchecked_distributions
+from train.selfplay.config import TrainConfig
+from train.selfplay.run import build_model, build_vec_env, unchecked_distributions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,7 +96,7 @@ def _patch_opponents(watch: Stopwatch) -> None:
 
 def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatch) -> dict[str, float]:
     """One ``learn`` of about ``steps`` learner steps; seconds by part, and steps per second."""
-    config = load_config(config_path, [*overrides, "tensorboard=false", "progress_bar=false"])
+    config = load(TrainConfig, config_path, [*overrides, "tensorboard=false", "progress_bar=false"])
     venv = build_vec_env(config)
     stepping = Stopwatch()
     venv.step_wait = stepping.wrap(venv.step_wait)  # type: ignore[method-assign]
@@ -125,7 +126,7 @@ def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatc
 
 
 def _describe(config_path: Path, overrides: list[str]) -> str:
-    config = load_config(config_path, overrides)
+    config = load(TrainConfig, config_path, overrides)
     ppo = config.ppo
     return (
         f"{config.n_envs} games x {ppo.n_steps} "

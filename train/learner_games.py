@@ -64,7 +64,7 @@ from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
 from draw_env.single_agent import DEFAULT_REWARD_SCALE
 from draw_env.vector import DrawVectorEnv
-from train.config import SELF, SNAPSHOTS
+from train.learner_config import SELF, SNAPSHOTS
 
 
 class _OneByOne:

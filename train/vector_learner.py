@@ -23,7 +23,7 @@ import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from train.config import ExploitConfig, TrainConfig
+from train.learner_config import LearnerSettings
 from train.learner_games import LearnerGames, LearnerOptions, LearnerView, make_opponent
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class DrawLearnerVecEnv(LearnerView, VecEnv):
         return list(self._get_indices(indices))
 
 
-def learner_vec_env(config: TrainConfig | ExploitConfig, opponents: Mapping[str, float]) -> VecMonitor:
+def learner_vec_env(config: LearnerSettings, opponents: Mapping[str, float]) -> VecMonitor:
     """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
     options = LearnerOptions(
         episode=config.episode, reward=config.reward, reward_scale=config.reward_scale, features=config.features,
