@@ -307,3 +307,16 @@ def test_root_values_shrink_the_search_means_toward_the_network() -> None:
     assert even == pytest.approx({3: -0.25, 7: 0.0, 9: 0.25})
     trusting = root_values(actions, visits, totals, logits, 0.1, 1e6)
     assert max(trusting, key=trusting.__getitem__) == 9
+
+
+def test_value_arch_sets_a_fresh_value_network_and_defaults_to_net_arch(tmp_path: Path) -> None:
+    """``value_arch`` gives the value network its own hidden widths; null keeps ``net_arch``'s."""
+    from train.exit.fit import initial_weights
+
+    def hidden_widths(layers: tuple) -> list[int]:
+        return [len(layer[1]) for layer in layers[:-1]]  # each layer is (weight, bias)
+
+    same = initial_weights(tiny(tmp_path, "net_arch=[24, 16]"))
+    assert hidden_widths(same.policy) == [24, 16] and hidden_widths(same.value) == [24, 16]
+    own = initial_weights(tiny(tmp_path, "net_arch=[24, 16]", "value_arch=[8]"))
+    assert hidden_widths(own.policy) == [24, 16] and hidden_widths(own.value) == [8]

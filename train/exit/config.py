@@ -80,7 +80,9 @@ class ExitConfig(Section):
         "or checkpoint .zip",
     )
     net_arch: Widths = layer_widths([512, 512])
-    value_arch: Widths = layer_widths([256, 256])
+    value_arch: Widths | None = Field(
+        None, description="null (the value network takes net_arch's widths) or its own hidden layer widths"
+    )
     features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
     matches: int = integer(200, 1)
     lockstep: int = integer(50, 1)

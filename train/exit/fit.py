@@ -94,7 +94,11 @@ def init_weights(path: str) -> PolicyWeights:
 
 
 def initial_weights(config: ExitConfig) -> PolicyWeights:
-    """Iteration 0: the policy ``init`` (read as weights only) or a fresh network of ``net_arch``."""
+    """Iteration 0: the policy ``init`` (read as weights only) or a fresh network.
+
+    A fresh network's policy has ``net_arch``'s hidden widths and its value network
+    ``value_arch``'s (``net_arch``'s when ``value_arch`` is null); ``init`` brings its own.
+    """
     from train.network import PolicyValueNetwork
 
     if config.init is not None:
@@ -105,5 +109,7 @@ def initial_weights(config: ExitConfig) -> PolicyWeights:
                 f"got one trained for {weights.num_players} players"
             )
         return dataclasses.replace(weights, num_players=config.num_players)
-    network = PolicyValueNetwork(config.features, config.net_arch, config.net_arch, "relu", config.seed)
+    network = PolicyValueNetwork(
+        config.features, config.net_arch, config.value_arch or config.net_arch, "relu", config.seed
+    )
     return network.to_weights(config.num_players)
