@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
-from jax_ppo_policy import (
+from jax_ppo_policy import (  # beside this script, whose folder Python puts on sys.path
     ACTIVATIONS,
     MASKED_LOGIT,
     ActorCritic,
