@@ -70,10 +70,10 @@ figures: $(INSTALLED)
 train: $(INSTALLED)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-train --config configs/exit_quick.yaml
 
-# agents/policies/ppo_2p_distilled.npz: ismcts distilled into a network by draw-distill
-# (configs/distill_2p.yaml; its cost is in docs/training.md).
+# A distillation: the plain compiled ismcts distilled into a fresh network, expert iteration's
+# first iteration (configs/distill_2p.yaml; docs/training.md).
 distill: $(INSTALLED)
-	$(VENV)/bin/draw-distill --config configs/distill_2p.yaml
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-train --config configs/distill_2p.yaml
 
 bench: $(INSTALLED)
 	$(PY) benchmarks/throughput.py

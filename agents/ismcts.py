@@ -11,8 +11,7 @@ For each one, every legal root action gets one simulation:
 2. **Pair the root actions.** Each root action is played on its own copy of the same
    determinization, and what follows draws the same random numbers. The luck of the deal, by
    far the largest source of noise in a hand's outcome, is then shared by all root actions and
-   cancels out when they are compared: with three opponents this pairing is worth about as much
-   as tripling the simulations.
+   cancels out when they are compared.
 3. **Select and expand below the root.** Walk one tree, shared by all determinizations, whose
    nodes are the searching player's information sets: an edge is an action; the searcher's own
    draws branch further on the tile drawn (the searcher sees it), opponents' draws do not (it
@@ -44,8 +43,8 @@ from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, DrawState, PlayerView
 from draw_env.tiles import PIPS
 
-#: Default number of simulations per decision: about 8-10 ms of CPU per decision on the
-#: development machine (see docs/agents.md for the measured figures).
+#: Default number of simulations per decision of the pure-Python search (docs/agents.md gives
+#: the time it takes).
 DEFAULT_SIMULATIONS = 200
 
 #: Zero-sum hand points are divided by this before UCB sees them: typical hands end within
@@ -53,19 +52,58 @@ DEFAULT_SIMULATIONS = 200
 REWARD_SCALE = 40.0
 
 
-def check_search_settings(
-    simulations: object, seconds: object, exploration: object, rollout_randomness: object, default_simulations: int
-) -> tuple[int | None, float | None, float, float]:
-    """The settings both ISMCTS agents take, checked: ``(simulations, seconds, exploration,
-    rollout_randomness)``; ``default_simulations`` when neither budget is given."""
-    if simulations is None and seconds is None:
-        simulations = default_simulations
-    return (
-        None if simulations is None else check_int("simulations", simulations, minimum=1),
-        None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True),
-        check_number("exploration", exploration, minimum=0),
-        check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1),
-    )
+class SearchAgent(SeededAgent):
+    """What both ISMCTS agents share: their settings, checked, and their move.
+
+    The move is the root action with the best mean value (every root action is tried equally
+    often); ties go to the lowest action id. Subclasses search in :meth:`action_values`.
+
+    Args:
+        simulations: determinized simulations per decision (>= 1), spent in whole
+            determinizations (rounded up to a multiple of the legal actions). Default
+            :attr:`default_simulations` when ``seconds`` is not given either.
+        seconds: a wall-clock budget per decision (> 0). With both budgets, the search stops
+            at whichever runs out first. A time budget makes play depend on machine speed, so
+            it is reproducible from the seed only when ``simulations`` binds first.
+        exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
+        rollout_randomness: probability that a rollout move is a uniformly random placement
+            instead of the heaviest one, in 0..1.
+        seed: seeds every decision's search; ``None`` for fresh entropy.
+
+    Raises:
+        ValueError: if an argument is out of range; the message names it and the allowed values.
+    """
+
+    #: Simulations per decision when neither budget is given.
+    default_simulations = DEFAULT_SIMULATIONS
+
+    def __init__(
+        self,
+        simulations: int | None = None,
+        seconds: float | None = None,
+        exploration: float = 1.0,
+        rollout_randomness: float = 0.25,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if simulations is None and seconds is None:
+            simulations = self.default_simulations
+        self.simulations = None if simulations is None else check_int("simulations", simulations, minimum=1)
+        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
+        self.exploration = check_number("exploration", exploration, minimum=0)
+        self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
+
+    def act(self, observation: Observation) -> int:
+        actions = legal_actions(observation)
+        if len(actions) == 1:
+            return actions[0]
+        values = self.action_values(observation)
+        return max(actions, key=lambda action: (values[action], -action))
+
+    def action_values(self, view: PlayerView | Observation) -> dict[int, float]:  # pragma: no cover - abstract
+        """Search from ``view`` (a view of the player to act, or its observation dict) and return
+        each legal root action's mean backed-up value: zero-sum hand points / :data:`REWARD_SCALE`."""
+        raise NotImplementedError
 
 
 class _Node:
@@ -87,53 +125,20 @@ class _Node:
         self.available = 0
 
 
-class ISMCTSAgent(SeededAgent):
-    """Single-observer ISMCTS with paired root actions and heaviest-first rollouts.
-
-    Args:
-        simulations: determinized simulations per decision (>= 1). Default
-            :data:`DEFAULT_SIMULATIONS` when ``seconds`` is not given either.
-        seconds: a wall-clock budget per decision (> 0). With both budgets, the search stops
-            at whichever runs out first. A time budget makes play depend on machine speed, so
-            it is reproducible from the seed only when ``simulations`` binds first.
-        exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
-        rollout_randomness: probability that a rollout move is a uniformly random placement
-            instead of the heaviest one, in 0..1.
-        seed: seeds the determinizations and rollouts; ``None`` for fresh entropy.
-
-    Raises:
-        ValueError: if an argument is out of range; the message names it and the allowed values.
-    """
+class ISMCTSAgent(SearchAgent):
+    """Single-observer ISMCTS with paired root actions and heaviest-first rollouts, in pure Python
+    (``agents.make("ismcts_python")``); the arguments are :class:`SearchAgent`'s."""
 
     name = "ismcts"
 
-    def __init__(
-        self,
-        simulations: int | None = None,
-        seconds: float | None = None,
-        exploration: float = 1.0,
-        rollout_randomness: float = 0.25,
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(seed)
-        self.simulations, self.seconds, self.exploration, self.rollout_randomness = check_search_settings(
-            simulations, seconds, exploration, rollout_randomness, DEFAULT_SIMULATIONS
-        )
-
-    def act(self, observation: Observation) -> int:
-        actions = legal_actions(observation)
-        if len(actions) == 1:
-            return actions[0]
-        vector = observation["observation"]
-        values = self.action_values(view_from_observation(vector, num_players(vector)))
-        # Every root action was tried equally often: compare means; ties go to the lowest id.
-        return max(actions, key=lambda action: (values[action], -action))
-
-    def action_values(self, view: PlayerView) -> dict[int, float]:
+    def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Search from ``view`` and return each legal root action's mean backed-up value.
 
         Values are the searcher's zero-sum hand points divided by :data:`REWARD_SCALE`.
         """
+        if not isinstance(view, PlayerView):
+            vector = view["observation"]
+            view = view_from_observation(vector, num_players(vector))
         return {action: child.total / child.visits for action, child in self.search(view).children.items()}
 
     def search(self, view: PlayerView) -> _Node:

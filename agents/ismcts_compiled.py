@@ -36,6 +36,7 @@ unit as :meth:`CompiledISMCTSAgent.action_values`), so a value network is traine
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -43,16 +44,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numba import njit
 
-from agents.base import Observation, SeededAgent, legal_actions, num_players
-from agents.ismcts import REWARD_SCALE, check_search_settings
+from agents.base import Observation, num_players
+from agents.ismcts import REWARD_SCALE, SearchAgent
 from draw_env import engine as E
 from draw_env.checks import check_number
-from draw_env.observation import OBSERVATION_SIZE, OFFSETS, SEATS
+from draw_env.observation import OBSERVATION_SIZE, SEATS
 from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
 from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
 
-#: Default budget: simulations per decision, chosen by time: about 7 ms of CPU a decision, a little
-#: less than the pure-Python agent spends on 200 (docs/agents.md gives the measurement).
+#: Default budget: simulations per decision, chosen to take a little less time than the
+#: pure-Python agent spends on 200 (docs/agents.md gives the measurement).
 DEFAULT_SIMULATIONS = 5000
 
 #: ``evaluate(observations (N, 258) float32, masks (N, 58) int8) -> (priors (N, 58), values (N,))``.
@@ -72,19 +73,6 @@ META_SIZE = 5
 _PIPS = np.array(PIPS, np.int64)
 _HOLDING = np.array(HOLDING, np.int64)
 _TWO_32 = 1 << 32
-_O_HAND = OFFSETS["hand"]
-_O_LINE = OFFSETS["line"]
-_O_LEFT = OFFSETS["left_end"]
-_O_RIGHT = OFFSETS["right_end"]
-_O_PLACED_BY = OFFSETS["placed_by"]
-_O_ORDER = OFFSETS["placement_order"]
-_O_SIZES = OFFSETS["hand_sizes"]
-_O_BONEYARD = OFFSETS["boneyard_size"]
-_O_LACKS = OFFSETS["lacks"]
-_O_PASSES = OFFSETS["passes_in_row"]
-_O_SCORES = OFFSETS["scores"]
-_O_TARGET = OFFSETS["target"]
-_O_TO_ACT = OFFSETS["to_act"]
 
 
 # ---------------------------------------------------------------------- the view as a state
@@ -103,34 +91,34 @@ def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: n
     hand = 0
     line = 0
     for t in range(NUM_TILES):
-        if obs[_O_HAND + t] > 0.5:
+        if obs[E.O_HAND + t] > 0.5:
             hand |= 1 << t
-        if obs[_O_LINE + t] > 0.5:
+        if obs[E.O_LINE + t] > 0.5:
             line |= 1 << t
-            k = int(obs[_O_ORDER + t] + 0.5) - 1
+            k = int(obs[E.O_ORDER + t] + 0.5) - 1
             seat = 0
             for s in range(SEATS):
-                if obs[_O_PLACED_BY + s * NUM_TILES + t] > 0.5:
+                if obs[E.O_PLACED_BY + s * NUM_TILES + t] > 0.5:
                     seat = s
             state[E.S_LINE + k] = t | seat << E.LINE_SEAT_SHIFT
     state[E.S_HANDS] = hand
     state[E.S_LINE_MASK] = line
     state[E.S_LINE_COUNT] = E.popcount(line)
     for v in range(NUM_VALUES):
-        if obs[_O_LEFT + v] > 0.5:
+        if obs[E.O_LEFT + v] > 0.5:
             state[E.S_LEFT] = v
-        if obs[_O_RIGHT + v] > 0.5:
+        if obs[E.O_RIGHT + v] > 0.5:
             state[E.S_RIGHT] = v
     for s in range(n):
-        counts[s] = int(obs[_O_SIZES + s] + 0.5)
+        counts[s] = int(obs[E.O_SIZES + s] + 0.5)
         voids = 0
         for v in range(NUM_VALUES):
-            if obs[_O_LACKS + s * NUM_VALUES + v] > 0.5:
+            if obs[E.O_LACKS + s * NUM_VALUES + v] > 0.5:
                 voids |= 1 << v
         state[E.S_VOIDS + s] = voids
-        state[E.S_SCORES + s] = int(obs[_O_SCORES + s] + 0.5)
-    state[E.S_BONE_END] = int(obs[_O_BONEYARD] + 0.5)  # the size, for the root's legal actions; determinize deals the tiles
-    state[E.S_PASSES] = int(obs[_O_PASSES] + 0.5)
+        state[E.S_SCORES + s] = int(obs[E.O_SCORES + s] + 0.5)
+    state[E.S_BONE_END] = int(obs[E.O_BONEYARD] + 0.5)  # the size, for the root's legal actions; determinize deals the tiles
+    state[E.S_PASSES] = int(obs[E.O_PASSES] + 0.5)
     state[E.S_CURRENT] = 0
 
 
@@ -665,58 +653,31 @@ def _information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.n
     vector = np.asarray(source["observation"] if isinstance(source, dict) else source, np.float32)
     if vector.shape != (OBSERVATION_SIZE,):
         raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vector.shape}")
-    if vector[_O_TO_ACT] < 0.5:
+    if vector[E.O_TO_ACT] < 0.5:
         raise ValueError("observation must be of the player to act (its to_act block starts with 1)")
     state = np.zeros(E.STATE_SIZE, np.int64)
     counts = np.zeros(SEATS, np.int64)
     state_from_observation(vector, num_players(vector), state, counts)
-    return state, counts, 0, bool(vector[_O_TARGET] > 0)
+    return state, counts, 0, bool(vector[E.O_TARGET] > 0)
 
 
-class CompiledISMCTSAgent(SeededAgent):
-    """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``).
-
-    Args:
-        simulations: simulations per decision (>= 1), spent in whole determinizations (rounded up
-            to a multiple of the legal actions). Default :data:`DEFAULT_SIMULATIONS` when
-            ``seconds`` is not given either.
-        seconds: a wall-clock budget per decision (> 0); with both, whichever runs out first. A
-            time budget makes play depend on machine speed: reproducible from the seed only
-            when ``simulations`` binds first.
-        exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
-        rollout_randomness: probability that a rollout move is a uniformly random placement
-            instead of the heaviest one, in 0..1.
-        seed: seeds every decision's search; ``None`` for fresh entropy.
-
-    Raises:
-        ValueError: if an argument is out of range; the message names it and the allowed values.
-    """
+class CompiledISMCTSAgent(SearchAgent):
+    """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``); the
+    arguments are :class:`agents.ismcts.SearchAgent`'s (default budget :data:`DEFAULT_SIMULATIONS`)."""
 
     name = "ismcts"
+    default_simulations = DEFAULT_SIMULATIONS
 
-    def __init__(
-        self,
-        simulations: int | None = None,
-        seconds: float | None = None,
-        exploration: float = 1.0,
-        rollout_randomness: float = 0.25,
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(seed)
-        self.simulations, self.seconds, self.exploration, self.rollout_randomness = check_search_settings(
-            simulations, seconds, exploration, rollout_randomness, DEFAULT_SIMULATIONS
-        )
-        self._threshold = round(self.rollout_randomness * _TWO_32)
-        # Room for the whole budget up to 64k nodes (15 MB); a larger or a timed search grows it.
-        self._tree = _Tree(min(_NODES_PER_SIMULATION * ((self.simulations or 0) + NUM_ACTIONS) + 1, 1 << 16))
+    @property
+    def _threshold(self) -> int:
+        """``rollout_randomness`` as a threshold on the generator's 32-bit draws."""
+        return round(self.rollout_randomness * _TWO_32)
 
-    def act(self, observation: Observation) -> int:
-        actions = legal_actions(observation)
-        if len(actions) == 1:
-            return actions[0]
-        values = self.action_values(observation)
-        # Every root action was tried equally often: compare means; ties go to the lowest id.
-        return max(actions, key=lambda action: (values[action], -action))
+    @functools.cached_property
+    def _tree(self) -> _Tree:
+        """The arrays :meth:`search` reuses: room for the whole budget up to 64k nodes (15 MB); a
+        larger or a timed search grows them."""
+        return _Tree(min(_NODES_PER_SIMULATION * ((self.simulations or 0) + NUM_ACTIONS) + 1, 1 << 16))
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Search from ``view`` (a :class:`PlayerView` of the player to act, or an observation dict).

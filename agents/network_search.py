@@ -5,8 +5,7 @@ shipped policy of the table's size by default) under the compiled ISMCTS in one 
 
 * ``guide="root"`` (the default): the plain compiled search (rollouts only), then each root
   action's mean shrunk toward the network's value of it, worth ``prior_visits`` visits
-  (:func:`root_values`): one forward pass a decision. At 5,000 simulations it won 62.5% of 1,000
-  duplicate matches against the shipped 2-player network alone.
+  (:func:`root_values`): one forward pass a decision.
 * ``guide="tree"``: :meth:`agents.ismcts_compiled.CompiledISMCTSAgent.action_values_many` with
   the network as its leaf evaluator (:func:`network_evaluator`): the policy's probabilities are
   the priors (which untried action a walk expands, and the progressive bias
@@ -15,7 +14,7 @@ shipped policy of the table's size by default) under the compiled ISMCTS in one 
 
 It plays the root action of the best value, as ``ismcts`` does. ``draw-train`` with
 ``pipeline: exit`` (:mod:`train.exit`) uses the same two guides in self-play; docs/training.md
-gives the measurements behind the defaults."""
+gives the measurements behind the defaults and the agent's strength, with their commands."""
 
 from __future__ import annotations
 

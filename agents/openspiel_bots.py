@@ -86,17 +86,34 @@ class _SeededSampler:
         return self.rng.random()
 
 
-class OpenSpielISMCTSAgent(SeededAgent):
+class _OpenSpielSearch(SeededAgent):
+    """The settings both OpenSpiel searches take, checked, and the NumPy generator OpenSpiel's
+    bots draw from (seeded from the agent's own).
+
+    Args:
+        simulations: simulations per decision (>= 1).
+        uct_c: the UCT exploration constant (>= 0); returns are zero-sum hand points.
+        rollouts: random rollouts per leaf (``RandomRolloutEvaluator(n_rollouts)``, >= 1).
+        seed: seeds the positions sampled from the observation, the search and the rollouts.
+    """
+
+    def __init__(self, simulations: int, uct_c: float, rollouts: int, seed: int | None) -> None:
+        super().__init__(seed)
+        self.simulations = check_int("simulations", simulations, minimum=1)
+        self.uct_c = check_number("uct_c", uct_c, minimum=0)
+        self.rollouts = check_int("rollouts", rollouts, minimum=1)
+        self._numpy = np.random.RandomState(self.rng.getrandbits(32))
+
+
+class OpenSpielISMCTSAgent(_OpenSpielSearch):
     """OpenSpiel's ``ISMCTSBot`` with random rollouts, deciding from the observation alone.
 
     Args:
         simulations: simulations per decision (``max_simulations``); default 200, the default
             budget of our Python search ``ismcts_python``. OpenSpiel's examples use 1000.
-        uct_c: the UCT exploration constant; returns are zero-sum hand points.
-        rollouts: random rollouts per leaf (``RandomRolloutEvaluator(n_rollouts)``).
+        uct_c, rollouts, seed: as :class:`_OpenSpielSearch`.
         final_policy: ``"max_visit_count"`` (OpenSpiel's default), ``"normalized_visit_count"``
             or ``"max_value"``.
-        seed: seeds the deals of the hidden tiles, the tree policy and the rollouts.
     """
 
     name = "openspiel-ismcts"
@@ -109,13 +126,8 @@ class OpenSpielISMCTSAgent(SeededAgent):
         final_policy: str = "max_visit_count",
         seed: int | None = None,
     ) -> None:
-        super().__init__(seed)
-        self.simulations = check_int("simulations", simulations, minimum=1)
-        self.uct_c = check_number("uct_c", uct_c, minimum=0)
-        self.rollouts = check_int("rollouts", rollouts, minimum=1)
+        super().__init__(simulations, uct_c, rollouts, seed)
         self.final_policy = check_choice("final_policy", final_policy, tuple(FINAL_POLICIES))
-        numpy_seed = self.rng.getrandbits(32)
-        self._numpy = np.random.RandomState(numpy_seed)
         self._sampler = _SeededSampler(self.rng)
         self._bots: dict[int, ismcts.ISMCTSBot] = {}
 
@@ -142,15 +154,13 @@ class OpenSpielISMCTSAgent(SeededAgent):
         return int(self._bot(state.num_players()).step(state))
 
 
-class OpenSpielMCTSAgent(SeededAgent):
+class OpenSpielMCTSAgent(_OpenSpielSearch):
     """Determinized MCTS: OpenSpiel's ``MCTSBot`` on sampled positions, root visits summed.
 
     Args:
         simulations: simulations per decision, spread evenly over the determinizations.
         determinizations: positions sampled from the observation per decision (>= 1).
-        uct_c: the UCT exploration constant; returns are zero-sum hand points.
-        rollouts: random rollouts per leaf.
-        seed: seeds the sampled positions, the search and the rollouts.
+        uct_c, rollouts, seed: as :class:`_OpenSpielSearch`.
     """
 
     name = "openspiel-mcts"
@@ -163,12 +173,8 @@ class OpenSpielMCTSAgent(SeededAgent):
         rollouts: int = 1,
         seed: int | None = None,
     ) -> None:
-        super().__init__(seed)
-        self.simulations = check_int("simulations", simulations, minimum=1)
+        super().__init__(simulations, uct_c, rollouts, seed)
         self.determinizations = check_int("determinizations", determinizations, minimum=1)
-        self.uct_c = check_number("uct_c", uct_c, minimum=0)
-        self.rollouts = check_int("rollouts", rollouts, minimum=1)
-        self._numpy = np.random.RandomState(self.rng.getrandbits(32))
         self._bots: dict[int, mcts.MCTSBot] = {}
 
     def _bot(self, players: int) -> mcts.MCTSBot:

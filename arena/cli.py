@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help=(
-            "write one game record (JSON, SPEC section 8) per game: DIR/<table>/deal-D_seating-S.json, "
+            "write one game record (JSON, replayable with draw-replay) per game: DIR/<table>/deal-D_seating-S.json, "
             "where <table> names the player count and the agents (e.g. 2p_heaviest_vs_variety) and S "
             "lists the agent index (in the table's order) sitting in each seat"
         ),
@@ -116,8 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``draw-eval`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    # Networks choose for many games at once with small matrix products: BLAS threads only wait
-    # for each other on a shared machine (measured 10x slower at 64 rows under load).
+    # Networks choose for many games at once with small matrix products, where several BLAS
+    # threads only wait for each other (docs/agents.md measures it: benchmarks/policy_speed.py).
     threadpool_limits(1, user_api="blas")
     with reported_errors(parser):
         specs = [parse_agent_spec(text) for text in args.agents]

@@ -106,7 +106,7 @@ def play_game(
         deal_seed: seeds the first hand (see :func:`deal_options`).
         later_hands_seed: seeds the environment RNG that deals a match's later hands.
         agent_seed: ``(seed, deal, replay)``, from which seeded agents get their seeds.
-        players: per participant, its label; given, the game is recorded (SPEC section 8).
+        players: per participant, its label; given, the game is recorded (:mod:`draw_env.records`).
 
     Returns:
         The outcome, and the game record if ``players`` was given (else ``None``).
@@ -154,7 +154,8 @@ def play_game(
         state = base.state_ref
         over = all(base.terminations.values())
         if over or state.hand_number != hand_number:
-            # The infos and rewards of this step describe the hand that just ended (SPEC section 4).
+            # The infos and rewards of this step describe the hand that just ended, also when a
+            # match dealt the next one within the same step.
             hands += 1
             infos = base.infos
             blocked += infos["player_0"]["blocked"]
@@ -329,12 +330,8 @@ def evaluate(players: Sequence[AgentSpec], num_games: int = 2000, **settings: Un
     labels = participant_labels(specs)
     started = time.perf_counter()
     [games] = play_tables([TablePlan(tuple(specs), tuple(labels))], options, " vs ".join(labels))
-    return EvaluationResult(
-        num_players=options.num_players,
-        episode=options.episode,
-        duplicate=options.duplicate,
-        seatings=options.seatings,
-        seed=options.seed,
+    return EvaluationResult.from_run(
+        options,
         num_games=len(games),
         num_deals=options.num_deals,
         participants=summarise(labels, specs, games),

@@ -120,12 +120,8 @@ def league(
         mu, sigma = ratings[label]
         pooled.append(Rating(label, mu, sigma, mu - 3 * sigma, count, credit / count, low, high))
     pooled.sort(key=lambda r: r.ordinal, reverse=True)
-    return LeagueResult(
-        num_players=options.num_players,
-        episode=options.episode,
-        duplicate=options.duplicate,
-        seatings=options.seatings,
-        seed=options.seed,
+    return LeagueResult.from_run(
+        options,
         games_per_table=options.games_per_table,
         labels=labels,
         ratings=pooled,
@@ -178,14 +174,11 @@ def sweep(
     points = [
         summarise([spec_label(*table[0])], table[:1], table_games)[0] for table, table_games in zip(tables, games)
     ]
-    return SweepResult(
+    return SweepResult.from_run(
+        options,
         agent=spec_label(name, kwargs),
         key=key,
         opponents=[spec_label(*spec) for spec in opponent_specs],
-        num_players=options.num_players,
-        episode=options.episode,
-        duplicate=options.duplicate,
-        seed=options.seed,
         values=list(values),
         points=points,
         seconds=time.perf_counter() - started,

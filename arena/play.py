@@ -9,7 +9,8 @@ At each of your turns the program shows what each opponent did since your last t
 with its open ends, the boneyard and hand sizes, the scores, your hand sorted and your legal moves
 numbered. Answer with one line: the number shown, a move's name (``[1|4] left``, ``draw``,
 ``pass``; a tile alone when it fits only one end), ``hint`` (what an agent would play, with its
-value of every move), ``help`` or ``quit``. Bad input asks again; the end of input ends the game
+value of every move), ``help`` (the commands and the rules) or ``quit``. Your own draws name the
+tile drawn; an opponent's draws are counted, their tiles stay hidden. Bad input asks again; the end of input ends the game
 cleanly. At a hand's end every hand is revealed with its pips and points; at a match's end the
 winner is named. ``--record FILE`` saves the game as a record (:mod:`draw_env.records`), to be
 replayed with ``draw-replay FILE``.
@@ -27,6 +28,7 @@ import numpy as np
 
 import agents
 import draw_env
+from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe, tiles
 from draw_env.commands import reported_errors
@@ -52,173 +54,6 @@ DEFAULT_HINT_AGENT = "ismcts"
 #: The hint agent's seed comes from (seed, this), apart from the opponents' (seed, seat).
 _HINT_STREAM = 100
 
-#: Every sentence draw-play says, per language (``--lang``). Tile names stay ``[a|b]``; the game's
-#: words (ends, draw, pass, tiles) are the rules' :data:`draw_env.rules.WORDS`.
-MESSAGES: dict[str, dict[str, str]] = {
-    "en": {
-        "intro": "Draw dominoes: {players} players, {episode}; you are player_{you}. Opponents: {opponents}. Seed {seed}.",
-        "one_hand": "one hand",
-        "a_match": "a match to {target}",
-        "turn": "--- Hand {hand}, your turn (player_{you}) ---",
-        "since": "Since your last turn: ",
-        "line": "Line: {line}",
-        "empty_line": "(empty: lead any tile)",
-        "ends": "Open ends: left {left}, right {right}",
-        "boneyard": "Boneyard: {count} tiles ({drawing})",
-        "may_draw": "you may draw",
-        "no_draw": "no drawing: the last 2 stay",
-        "sizes": "Tiles in hand: {sizes}",
-        "you": "you (player_{seat})",
-        "scores": "Scores: {scores} (target {target})",
-        "hand": "Your hand ({pips} pips): {tiles}",
-        "moves": "Your moves:",
-        "prompt": "Your move (number, e.g. '[1|4] left', 'draw', 'pass', 'hint', 'help', 'quit'): ",
-        "played": "You played {move}.",
-        "placed": "{who} placed {tile} at the {end} end",
-        "drew": "{who} drew {count} {tiles}",
-        "drew_then": "{who} drew {count} {tiles}, then placed {tile} at the {end} end",
-        "passed": "{who} passed",
-        "hand_over": "=== Hand {hand} over, {result} ===",
-        "domino": "domino: {who} went out and scores {points}",
-        "blocked_shared": "blocked: the lowest total is shared, nobody scores",
-        "blocked": "blocked: {who} holds the single lowest total and scores {points}",
-        "revealed": "  {who}: {tiles} ({pips} pips, {points} points)",
-        "no_tiles": "no tiles",
-        "match_you": "=== Match over: you win with {points} points ===",
-        "match_win": "=== Match over: {who} wins with {points} points ===",
-        "match_drawn": "=== Match over: drawn, the leaders are tied at {points} points ===",
-        "ended": "Game ended early ({reason}).",
-        "input_ended": "input ended",
-        "you_quit": "you quit",
-        "saved": "Record saved to {path} (replay it with: draw-replay {path})",
-        "hint_choice": "  {agent} would play {move} ({number}).",
-        "hint_values": "  Its value of each move (search estimate of your zero-sum hand points):",
-        "type_move": "type a move",
-        "bad_number": "{number} is not a move number: choose 1 to {count}",
-        "cannot_draw": "you cannot draw now: the boneyard is down to its last 2 tiles",
-        "cannot_pass": "you cannot pass: you may pass only with 2 tiles left in the boneyard and no tile that fits",
-        "not_a_move": "'{text}' is not a move",
-        "cannot_place": "{tile} cannot be placed now",
-        "both_ends": "{tile} fits both ends: say '{tile} {left}' or '{tile} {right}'",
-        "name_end": "'{text}' is not a move: name the end, e.g. '{tile} {left}'",
-        "not_legal": "{move} is not legal now",
-        "moves_list": "Moves: ",
-        "not_utf8": "that line is not UTF-8 text",
-        "help": (
-            "Type the number of a move, or its name ('[1|4] left', 'draw', 'pass'; a tile alone when it fits one end),\n"
-            "'hint' for an agent's advice, 'quit' to stop."
-        ),
-    },
-    "ja": {
-        "intro": "ドロー・ドミノ: {players}人、{episode}。あなたは player_{you} です。相手: {opponents}。シード {seed}。",
-        "one_hand": "1ハンド",
-        "a_match": "{target}点先取の試合",
-        "turn": "--- ハンド{hand}、あなたの番です (player_{you}) ---",
-        "since": "前の番から: ",
-        "line": "列: {line}",
-        "empty_line": "(空: どの牌でも出せます)",
-        "ends": "開いている端: 左 {left}、右 {right}",
-        "boneyard": "山札: {count}枚 ({drawing})",
-        "may_draw": "引けます",
-        "no_draw": "引けません: 最後の2枚は残ります",
-        "sizes": "手牌の数: {sizes}",
-        "you": "あなた (player_{seat})",
-        "scores": "得点: {scores} (目標 {target})",
-        "hand": "あなたの手牌 ({pips}目): {tiles}",
-        "moves": "指せる手:",
-        "prompt": "あなたの手 (番号、'[1|4] 左'、'引く'、'パス'、'hint'、'help'、'quit'): ",
-        "played": "あなたは {move} を指しました。",
-        "placed": "{who}が{tile}を{end}端に置いた",
-        "drew": "{who}が{count}{tiles}引いた",
-        "drew_then": "{who}が{count}{tiles}引いてから{tile}を{end}端に置いた",
-        "passed": "{who}がパスした",
-        "hand_over": "=== ハンド{hand}終了: {result} ===",
-        "domino": "ドミノ: {who}が上がり、{points}点",
-        "blocked_shared": "ブロック: 最少の合計が同点のため得点なし",
-        "blocked": "ブロック: {who}の合計が単独で最少、{points}点",
-        "revealed": "  {who}: {tiles} ({pips}目、{points}点)",
-        "no_tiles": "手牌なし",
-        "match_you": "=== 試合終了: あなたの勝ち ({points}点) ===",
-        "match_win": "=== 試合終了: {who}の勝ち ({points}点) ===",
-        "match_drawn": "=== 試合終了: 引き分け (首位が{points}点で同点) ===",
-        "ended": "ゲームを途中で終了しました ({reason})。",
-        "input_ended": "入力が終わりました",
-        "you_quit": "終了しました",
-        "saved": "記録を {path} に保存しました (再生: draw-replay {path})",
-        "hint_choice": "  {agent}なら {move} ({number}) を指します。",
-        "hint_values": "  各手の評価 (探索による、あなたのこのハンドのゼロサム得点の見積もり):",
-        "type_move": "手を入力してください",
-        "bad_number": "{number}番の手はありません: 1から{count}の番号を選んでください",
-        "cannot_draw": "今は引けません: 山札は最後の2枚です",
-        "cannot_pass": "パスできません: パスできるのは山札が2枚で置ける牌がないときだけです",
-        "not_a_move": "'{text}' は手ではありません",
-        "cannot_place": "{tile} は今は置けません",
-        "both_ends": "{tile} は両端に置けます: '{tile} {left}' か '{tile} {right}' と入力してください",
-        "name_end": "'{text}' は手ではありません: 端を指定してください (例: '{tile} {left}')",
-        "not_legal": "{move} は今は指せません",
-        "moves_list": "指せる手: ",
-        "not_utf8": "その行は UTF-8 のテキストではありません",
-        "help": (
-            "手の番号か名前 ('[1|4] 左'、'引く'、'パス'; 一方の端にしか置けない牌は牌だけでも可) を入力してください。\n"
-            "'hint' でエージェントの助言、'quit' で終了します。"
-        ),
-    },
-    "it": {
-        "intro": "Domino Draw: {players} giocatori, {episode}; tu sei player_{you}. Avversari: {opponents}. Seme {seed}.",
-        "one_hand": "una mano",
-        "a_match": "una partita a {target}",
-        "turn": "--- Mano {hand}, tocca a te (player_{you}) ---",
-        "since": "Dal tuo ultimo turno: ",
-        "line": "Linea: {line}",
-        "empty_line": "(vuota: apri con qualsiasi tessera)",
-        "ends": "Estremità libere: sinistra {left}, destra {right}",
-        "boneyard": "Mazzo: {count} tessere ({drawing})",
-        "may_draw": "puoi pescare",
-        "no_draw": "niente pesca: le ultime 2 restano",
-        "sizes": "Tessere in mano: {sizes}",
-        "you": "tu (player_{seat})",
-        "scores": "Punteggi: {scores} (obiettivo {target})",
-        "hand": "La tua mano ({pips} punti): {tiles}",
-        "moves": "Le tue mosse:",
-        "prompt": "La tua mossa (numero, '[1|4] sinistra', 'pesca', 'passo', 'hint', 'help', 'quit'): ",
-        "played": "Hai giocato {move}.",
-        "placed": "{who} ha messo {tile} all'estremità {end}",
-        "drew": "{who} ha pescato {count} {tiles}",
-        "drew_then": "{who} ha pescato {count} {tiles}, poi ha messo {tile} all'estremità {end}",
-        "passed": "{who} ha passato",
-        "hand_over": "=== Mano {hand} finita: {result} ===",
-        "domino": "domino: {who} ha chiuso e segna {points}",
-        "blocked_shared": "bloccata: il totale più basso è condiviso, nessuno segna",
-        "blocked": "bloccata: {who} ha da solo il totale più basso e segna {points}",
-        "revealed": "  {who}: {tiles} ({pips} punti in mano, {points} punti segnati)",
-        "no_tiles": "nessuna tessera",
-        "match_you": "=== Partita finita: hai vinto con {points} punti ===",
-        "match_win": "=== Partita finita: vince {who} con {points} punti ===",
-        "match_drawn": "=== Partita finita: pareggio, i primi sono pari a {points} punti ===",
-        "ended": "Partita interrotta ({reason}).",
-        "input_ended": "fine dell'input",
-        "you_quit": "hai lasciato",
-        "saved": "Partita salvata in {path} (per rivederla: draw-replay {path})",
-        "hint_choice": "  {agent} giocherebbe {move} ({number}).",
-        "hint_values": "  Il suo valore di ogni mossa (stima della ricerca dei tuoi punti a somma zero nella mano):",
-        "type_move": "scrivi una mossa",
-        "bad_number": "{number} non è il numero di una mossa: scegli da 1 a {count}",
-        "cannot_draw": "ora non puoi pescare: nel mazzo restano le ultime 2 tessere",
-        "cannot_pass": "non puoi passare: si passa solo con 2 tessere nel mazzo e nessuna tessera che si attacca",
-        "not_a_move": "'{text}' non è una mossa",
-        "cannot_place": "{tile} ora non si può mettere",
-        "both_ends": "{tile} va a entrambe le estremità: scrivi '{tile} {left}' o '{tile} {right}'",
-        "name_end": "'{text}' non è una mossa: indica l'estremità, per esempio '{tile} {left}'",
-        "not_legal": "{move} ora non è ammessa",
-        "moves_list": "Mosse: ",
-        "not_utf8": "quella riga non è testo UTF-8",
-        "help": (
-            "Scrivi il numero di una mossa o il suo nome ('[1|4] sinistra', 'pesca', 'passo'; la sola tessera se va a\n"
-            "una sola estremità), 'hint' per il consiglio di un agente, 'quit' per smettere."
-        ),
-    },
-}
-
 # Input words, in every language at once (numbers are the same everywhere).
 _ENDS = {"l": LEFT, "r": RIGHT} | {WORDS[lang][name]: end for lang in LANGUAGES for end, name in ((LEFT, "left"), (RIGHT, "right"))}
 _DRAW_WORDS = {WORDS[lang]["draw"] for lang in LANGUAGES}
@@ -232,10 +67,6 @@ _QUIT_WORDS = {"quit", "q", "exit", "終了", "esci"}
 
 class Quit(Exception):
     """The player typed ``quit`` or the input ended."""
-
-
-def message(lang: str, key: str, **fields: object) -> str:
-    return MESSAGES[lang][key].format(**fields)
 
 
 def split_specs(text: str) -> list[str]:
@@ -453,7 +284,7 @@ class Game:
             if command in _QUIT_WORDS:
                 raise Quit(self.text("you_quit"))
             if command in _HELP_WORDS:
-                self.say(self.text("help"))
+                self.show_help()
                 continue
             if command in _HINT_WORDS:
                 self.hint(observation, legal)
@@ -463,6 +294,14 @@ class Game:
             except ValueError as error:
                 moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {error} -- {self.text('moves_list')}{moves}")
+
+    def show_help(self) -> None:
+        """The commands, then the rules a player needs, in the player's language."""
+        words = WORDS[self.lang]
+        self.say(self.text("help"))
+        self.say(self.text("rules", draw=words["draw"], pass_word=words["pass"]))
+        if self.args.episode == "match":
+            self.say(self.text("rules_match", target=self.env.unwrapped.game.target))
 
     def hint(self, observation: dict[str, np.ndarray], legal: list[int]) -> None:
         name, kwargs = self.hint_spec
@@ -509,12 +348,17 @@ class Game:
                     action = self.ask(observation, legal)
                 else:
                     action = int(self.opponents[seat].act(observation))
-                # The rules, on a copy, say whether this action ends the hand (a match deals on at once).
+                # The rules, on a copy, say whether this action ends the hand (a match deals on at once)
+                # and which tile a draw brings.
                 probe = state.clone()
                 probe.apply_action(action)
+                drawn = list(tiles.tiles_in(probe.hands[seat] & ~state.hands[seat]))
                 env.step(action)
                 if seat == self.you:
-                    self.say(self.text("played", move=action_name(action, self.lang)))
+                    played = self.text("played", move=action_name(action, self.lang))
+                    if drawn:  # only your own draws are named: the others' tiles stay hidden
+                        played += " " + self.text("you_drew", tile=tiles.NAMES[drawn[0]])
+                    self.say(played)
                 else:
                     self.events.append((seat, action))
                 if probe.result is not None:
@@ -530,7 +374,8 @@ class Game:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="draw-play",
-        description="Play Draw dominoes against agents in the terminal (one move per line on standard input).",
+        description="Play Draw dominoes against agents in the terminal, one move per line on standard input "
+        "(type 'help' during the game for the commands and the rules).",
         epilog="Agents: " + ", ".join(agents.available()) + ". Example: draw-play --players 3 --opponents ppo,ismcts --episode match --seed 7",
     )
     parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=2, help="players at the table (default 2)")
@@ -547,11 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang",
         choices=describe.LANGUAGES,
         default="en",
-        help="language of the messages and of the line description (SPEC section 6); ja or it also turn on --describe",
+        help="language of the messages and of the line description (en, ja, it); ja or it also turn on --describe",
     )
     parser.add_argument("--describe", action="store_true", help="also show the line description at each turn")
     parser.add_argument("--hint-agent", default=DEFAULT_HINT_AGENT, help=f"the agent 'hint' asks (default {DEFAULT_HINT_AGENT})")
-    parser.add_argument("--record", help="save the game as a JSON record here (see docs/records.md)")
+    parser.add_argument("--record", help="save the game as a JSON game record here, to be replayed with draw-replay FILE")
     return parser
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
 
 import numpy as np
 
+from arena.options import RunOptions
 from arena.specs import Spec
 from arena.stats import wilson_interval
 from draw_env.files import write_text_atomic
@@ -30,7 +31,23 @@ def write_json(data: Mapping[str, Any], path: str | os.PathLike[str] | None = No
     return text
 
 
-class JsonResult:
+#: The run settings (:class:`~arena.options.RunOptions` fields) that results report, by the same names.
+RUN_SETTINGS = ("num_players", "episode", "duplicate", "seatings", "seed")
+_Result = TypeVar("_Result", bound="RunResult")
+
+
+class RunResult:
+    """What one run measured, built by :meth:`from_run` with the settings it was played under."""
+
+    @classmethod
+    def from_run(cls: type[_Result], options: RunOptions, **measured: Any) -> _Result:
+        """The result of a run played under ``options``: each :data:`RUN_SETTINGS` field the
+        result has comes from ``options``, the rest from ``measured``."""
+        settings = {f.name: getattr(options, f.name) for f in fields(cls) if f.name in RUN_SETTINGS}  # type: ignore[arg-type]
+        return cls(**settings, **measured)
+
+
+class JsonResult(RunResult):
     """JSON export for the result dataclasses."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -143,6 +160,14 @@ def summarise(labels: Sequence[str], specs: Sequence[Spec], games: Sequence[Game
     return stats
 
 
+def _table(title: str, labels: Sequence[str], columns: str, cells: Iterable[str]) -> list[str]:
+    """A text table: its header, a rule, then a row per label: the label column, as wide as the
+    longest of ``title`` and ``labels``, then ``columns`` (header) or the row's cell text."""
+    width = max(len(title), *(len(label) for label in labels))
+    header = f"{title:<{width}}  {columns}"
+    return [header, "-" * len(header), *(f"{label:<{width}}  {cell}" for label, cell in zip(labels, cells))]
+
+
 def _format_name(duplicate: bool, num_players: int, seatings: str) -> str:
     if not duplicate:
         return "independent deals"
@@ -150,7 +175,7 @@ def _format_name(duplicate: bool, num_players: int, seatings: str) -> str:
 
 
 @dataclass
-class EvaluationResult:
+class EvaluationResult(RunResult):
     """What :func:`arena.evaluation.evaluate` measured; ``participants`` follow the order of ``players``."""
 
     num_players: int
@@ -187,19 +212,19 @@ class EvaluationResult:
                 f"({self.num_deals} deals), seed {self.seed}, {self.seconds:.1f} s"
             ),
         ]
-        width = max(len("participant"), *(len(p.label) for p in self.participants))
-        header = (
-            f"{'participant':<{width}}  {'win rate':>8}  {'95% interval':>15}  {'W-D-L':>13}  "
-            f"{'pts/hand':>8}  {'zs/hand':>7}  {'blocked':>7}  {'actions/hand':>12}  {'dec/s':>8}"
+        lines += _table(
+            "participant",
+            [p.label for p in self.participants],
+            f"{'win rate':>8}  {'95% interval':>15}  {'W-D-L':>13}  "
+            f"{'pts/hand':>8}  {'zs/hand':>7}  {'blocked':>7}  {'actions/hand':>12}  {'dec/s':>8}",
+            (
+                f"{p.win_rate:>8.3f}  [{p.win_low:.3f}, {p.win_high:.3f}]  "
+                f"{f'{p.wins}-{p.draws}-{p.games - p.wins - p.draws}':>13}  {p.points_per_hand:>8.2f}  "
+                f"{p.zero_sum_per_hand:>7.2f}  {p.block_rate:>7.3f}  {p.actions_per_hand:>12.1f}  "
+                f"{p.decisions_per_second:>8.0f}"
+                for p in self.participants
+            ),
         )
-        lines += [header, "-" * len(header)]
-        for p in self.participants:
-            losses = p.games - p.wins - p.draws
-            lines.append(
-                f"{p.label:<{width}}  {p.win_rate:>8.3f}  [{p.win_low:.3f}, {p.win_high:.3f}]  "
-                f"{f'{p.wins}-{p.draws}-{losses}':>13}  {p.points_per_hand:>8.2f}  {p.zero_sum_per_hand:>7.2f}  "
-                f"{p.block_rate:>7.3f}  {p.actions_per_hand:>12.1f}  {p.decisions_per_second:>8.0f}"
-            )
         lines.append(
             f"Fair share of wins: {1 / self.num_players:.3f}. Draws count 1/k of a win for k tied leaders."
         )
@@ -270,17 +295,16 @@ class LeagueResult(JsonResult):
             ),
             "Openskill Plackett-Luce ratings (ordinal = mu - 3 sigma); win rate pooled over the agent's tables:",
         ]
-        width = max(len("agent"), *(len(r.label) for r in self.ratings))
-        header = (
-            f"{'agent':<{width}}  {'mu':>6}  {'sigma':>5}  {'ordinal':>7}  {'games':>6}  {'win rate':>8}  "
-            f"{'95% interval':>15}"
-        )
-        lines += [header, "-" * len(header)]
-        for r in self.ratings:
-            lines.append(
-                f"{r.label:<{width}}  {r.mu:>6.2f}  {r.sigma:>5.2f}  {r.ordinal:>7.2f}  {r.games:>6}  "
+        lines += _table(
+            "agent",
+            [r.label for r in self.ratings],
+            f"{'mu':>6}  {'sigma':>5}  {'ordinal':>7}  {'games':>6}  {'win rate':>8}  {'95% interval':>15}",
+            (
+                f"{r.mu:>6.2f}  {r.sigma:>5.2f}  {r.ordinal:>7.2f}  {r.games:>6}  "
                 f"{r.win_rate:>8.3f}  [{r.win_low:.3f}, {r.win_high:.3f}]"
-            )
+                for r in self.ratings
+            ),
+        )
         lines.append(f"Fair share of wins: {1 / self.num_players:.3f}.")
         lines.append("Tables (win rate [95% interval] per seat):")
         for table in self.tables:

@@ -1,10 +1,10 @@
 """How good are each policy's decisions, judged by a long search?
 
-Positions come from fresh collection matches of a distillation config (match numbers after the
-ones it trains on, so no policy has seen them). Each is searched once by a long ``ismcts``
+Positions come from fresh collection matches of a distillation config (shard numbers after the
+ones it trains on, so no policy has seen them; each shard one match). Each is searched once by a long ``ismcts``
 (``--reference`` simulations) as the judge; every policy then picks its action, and its *regret*
 is the judge's value of the best action minus that of the policy's choice, in hand points. The
-200-simulation search the distillation learns from is the reference row: the ratio column is
+200-simulation search the distillation learns from (the compiled ``ismcts``) is the reference row: the ratio column is
 each policy's regret over it.
 
     .venv/bin/python benchmarks/decision_quality.py --positions 600 --reference 1600
@@ -26,8 +26,10 @@ from agents.ismcts import REWARD_SCALE, ISMCTSAgent
 from agents.policy_network import NetworkAgent
 from draw_env.observation import OFFSETS, view_from_observation
 from draw_env.rules import DRAW
-from train.config import load_distill_config
-from train.distill_data import play_match
+from train.config import load
+from train.exit.collect import ShardTask, play_shard
+from train.exit.config import ExitConfig
+from train.exit.fit import initial_weights
 
 POLICIES = {
     "distilled (agents/policies/ppo_2p.npz)": "agents/policies/ppo_2p.npz",
@@ -42,14 +44,15 @@ def main() -> None:
     parser.add_argument("--reference", type=int, default=1600, help="the judge's simulations")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    config = load_distill_config(args.config, ["teacher_simulations=200"])
+    config = load(ExitConfig, args.config, ["plain_simulations=200", "guided_from=2"])
+    weights = initial_weights(config)  # iteration 1 searches without the network
     rng = np.random.default_rng(args.seed)
 
     observations, masks, teacher_values = [], [], []
-    match = config.matches + 10_000 * (args.seed + 1)
+    shard = config.matches + 10_000 * (args.seed + 1)
     while len(observations) < args.positions:
-        decisions = play_match(config, match)
-        match += 1
+        decisions = play_shard(ShardTask(config, weights, 1, shard, 1))
+        shard += 1
         # A few positions per match, spread over the match, so no single match dominates.
         for row in rng.choice(len(decisions), size=min(8, len(decisions)), replace=False):
             observations.append(decisions.observations[row])

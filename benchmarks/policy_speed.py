@@ -3,13 +3,13 @@
 Positions are decision points with at least two legal actions from hands of random play. Each
 round times the agent's single-observation path (``agents.make("ppo").act``, encoding included)
 and ``NumpyPolicy.act_batch`` at each batch size on the same positions, interleaved in one
-process; the figures are medians over rounds (the machine is shared and noisy).
+process; the figures are medians over rounds, which other processes' noise moves least.
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/policy_speed.py
     .venv/bin/python benchmarks/policy_speed.py --policy agents/policies/ppo_2p_selfplay.npz --batches 64 1024
 
-Set ``OPENBLAS_NUM_THREADS=1`` on a busy machine: with several BLAS threads contending for shared
-cores, small batches run tens of times slower than on one thread.
+Set ``OPENBLAS_NUM_THREADS=1`` where other processes use the cores: several BLAS threads
+contending for them slow small batches down far more than one thread.
 """
 
 from __future__ import annotations

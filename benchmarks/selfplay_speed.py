@@ -1,13 +1,13 @@
-"""Environment steps per second of MaskablePPO self-play: the old default config against the new one.
+"""Environment steps per second of MaskablePPO self-play: the old default PPO settings against the new ones.
 
 Runs ``MaskablePPO.learn`` (``draw-train``'s model and environments, without its evaluations and
 checkpoints) on two configs in the same process, interleaved over ``--rounds`` rounds, each for
-``--steps`` learner steps (whole rollouts):
+``--steps`` learner steps (whole rollouts), both on the batched learner games:
 
-* ``old default``: ``configs/selfplay_2p.yaml`` as it was at commit b4ac0c0, spelled out as
-  overrides (:data:`OLD_DEFAULT`): 16 one-game adapters in a ``DummyVecEnv`` x 256 steps a
-  rollout, minibatches of 512, 4 epochs, learning rate 3e-4;
-* ``new default``: the config file as it is now (the batched learner games).
+* ``old default``: ``configs/selfplay_2p.yaml``'s PPO settings as they were at commit b4ac0c0,
+  spelled out as overrides (:data:`OLD_DEFAULT`): 16 games x 256 steps a rollout, minibatches of
+  512, 4 epochs, learning rate 3e-4;
+* ``new default``: the config file as it is now.
 
 ``--subject NAME='KEY=VALUE ...'`` adds a config of your own (overrides on ``--config``). The
 wall time of each run is split into:
@@ -45,15 +45,16 @@ from threadpoolctl import threadpool_limits
 
 import agents.batched
 from agents.policy_network import NumpyPolicy
-from train.config import load_config
+from train.config import load
 from train.sb3_adapter import weights_of
-from train.selfplay import build_model, build_vec_env, unchecked_distributions
+from train.selfplay.config import TrainConfig
+from train.selfplay.run import build_model, build_vec_env, unchecked_distributions
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: ``configs/selfplay_2p.yaml``'s settings at commit b4ac0c0 that the new default changed.
+#: ``configs/selfplay_2p.yaml``'s settings at commit b4ac0c0 that the new default changed (but
+#: its one-game environments, which the batched learner games replaced).
 OLD_DEFAULT = [
-    "vec_env=dummy",
     "n_envs=16",
     "ppo.n_steps=256",
     "ppo.batch_size=512",
@@ -95,7 +96,7 @@ def _patch_opponents(watch: Stopwatch) -> None:
 
 def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatch) -> dict[str, float]:
     """One ``learn`` of about ``steps`` learner steps; seconds by part, and steps per second."""
-    config = load_config(config_path, [*overrides, "tensorboard=false", "progress_bar=false"])
+    config = load(TrainConfig, config_path, [*overrides, "tensorboard=false", "progress_bar=false"])
     venv = build_vec_env(config)
     stepping = Stopwatch()
     venv.step_wait = stepping.wrap(venv.step_wait)  # type: ignore[method-assign]
@@ -125,10 +126,10 @@ def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatc
 
 
 def _describe(config_path: Path, overrides: list[str]) -> str:
-    config = load_config(config_path, overrides)
+    config = load(TrainConfig, config_path, overrides)
     ppo = config.ppo
     return (
-        f"{config.vec_env}: {config.n_envs} {'games' if config.vec_env == 'batched' else 'envs'} x {ppo.n_steps} "
+        f"{config.n_envs} games x {ppo.n_steps} "
         f"steps a rollout, minibatch {ppo.batch_size}, "
         f"{ppo.n_epochs} epochs, lr {ppo.learning_rate:g}"
     )

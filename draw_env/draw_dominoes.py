@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 from gymnasium import spaces
@@ -350,7 +350,8 @@ class raw_env(AECEnv):
 
 
 def _info(state: DrawState, seat: int) -> dict[str, int]:
-    """``seat``'s info (SPEC section 4); once the hand is over, about the hand that ended."""
+    """``seat``'s info: ``hand_points``, ``hand_pips``, ``score``, ``blocked`` (``docs/environment.md``,
+    Infos); once the hand is over, about the hand that ended."""
     result = state.result
     if result is None:  # the step path: keep it to one dict display
         return {"hand_points": 0, "hand_pips": state.hand_pips(seat), "score": state.scores[seat], "blocked": 0}
@@ -378,6 +379,32 @@ def as_action(action: object) -> int:
     return action
 
 
+_Value = TypeVar("_Value")
+
+
+class _AfterReset(Generic[_Value]):
+    """An attribute of the wrapped environment that :class:`GuardedEnv` lets be read only after
+    ``reset()``: a descriptor, as cheap as a property, rather than a ``__getattr__`` look-up."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.before_reset = f"call reset() before reading {name}"
+
+    @overload
+    def __get__(self, wrapper: None, owner: type) -> _AfterReset[_Value]: ...
+    @overload
+    def __get__(self, wrapper: GuardedEnv, owner: type) -> _Value: ...
+    def __get__(self, wrapper: GuardedEnv | None, owner: type) -> _AfterReset[_Value] | _Value:
+        if wrapper is None:
+            return self
+        if not wrapper._has_reset:
+            raise RuntimeError(self.before_reset)
+        return getattr(wrapper.env, self.name)
+
+    def __set__(self, wrapper: GuardedEnv, value: _Value) -> None:
+        raise AttributeError(f"{self.name} of {type(wrapper).__name__} is read-only")
+
+
 class GuardedEnv(BaseWrapper):
     """PettingZoo's TerminateIllegal, AssertOutOfBounds and OrderEnforcing protections, fused.
 
@@ -387,7 +414,7 @@ class GuardedEnv(BaseWrapper):
     * ``step``, ``observe``, ``render``, ``state`` and ``agent_iter`` before ``reset`` raise,
       and stepping once every agent is done warns.
 
-    The hot attributes are properties rather than ``__getattr__`` look-ups: the three
+    The hot attributes are descriptors rather than ``__getattr__`` look-ups: the three
     separate wrappers cost more than the whole environment step.
     """
 
@@ -400,35 +427,12 @@ class GuardedEnv(BaseWrapper):
         if not self._has_reset:
             raise RuntimeError(f"call reset() before {what}")
 
-    @property
-    def agents(self) -> list[str]:
-        self._require_reset("reading agents")
-        return self.env.agents
-
-    @property
-    def agent_selection(self) -> str:
-        self._require_reset("reading agent_selection")
-        return self.env.agent_selection
-
-    @property
-    def rewards(self) -> dict[str, float]:
-        self._require_reset("reading rewards")
-        return self.env.rewards
-
-    @property
-    def terminations(self) -> dict[str, bool]:
-        self._require_reset("reading terminations")
-        return self.env.terminations
-
-    @property
-    def truncations(self) -> dict[str, bool]:
-        self._require_reset("reading truncations")
-        return self.env.truncations
-
-    @property
-    def infos(self) -> dict[str, dict[str, int]]:
-        self._require_reset("reading infos")
-        return self.env.infos
+    agents: _AfterReset[list[str]] = _AfterReset()
+    agent_selection: _AfterReset[str] = _AfterReset()
+    rewards: _AfterReset[dict[str, float]] = _AfterReset()
+    terminations: _AfterReset[dict[str, bool]] = _AfterReset()
+    truncations: _AfterReset[dict[str, bool]] = _AfterReset()
+    infos: _AfterReset[dict[str, dict[str, int]]] = _AfterReset()
 
     @property
     def _cumulative_rewards(self) -> dict[str, float]:

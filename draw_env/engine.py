@@ -68,6 +68,8 @@ Batched kernels over ``states (N, STATE_SIZE)``: ``reset_batch``, ``find_illegal
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit, prange
 
@@ -121,21 +123,23 @@ _LOW = np.array(tiles.LOW, np.int64)
 _HIGH = np.array(tiles.HIGH, np.int64)
 _PIPS_OF_CHUNK = np.array(tiles._PIPS_OF_CHUNK, np.int64)
 
-_O_HAND = OFFSETS["hand"]
-_O_LINE = OFFSETS["line"]
-_O_LEFT = OFFSETS["left_end"]
-_O_RIGHT = OFFSETS["right_end"]
-_O_PLACED_BY = OFFSETS["placed_by"]
-_O_ORDER = OFFSETS["placement_order"]
-_O_SIZES = OFFSETS["hand_sizes"]
-_O_BONEYARD = OFFSETS["boneyard_size"]
-_O_CAN_DRAW = OFFSETS["can_draw"]
-_O_LACKS = OFFSETS["lacks"]
-_O_TO_ACT = OFFSETS["to_act"]
-_O_IN_PLAY = OFFSETS["in_play"]
-_O_PASSES = OFFSETS["passes_in_row"]
-_O_SCORES = OFFSETS["scores"]
-_O_TARGET = OFFSETS["target"]
+#: Where each block of an observation starts (:data:`draw_env.observation.OFFSETS`), as numba
+#: constants (compiled search reads observations through them too).
+O_HAND = OFFSETS["hand"]
+O_LINE = OFFSETS["line"]
+O_LEFT = OFFSETS["left_end"]
+O_RIGHT = OFFSETS["right_end"]
+O_PLACED_BY = OFFSETS["placed_by"]
+O_ORDER = OFFSETS["placement_order"]
+O_SIZES = OFFSETS["hand_sizes"]
+O_BONEYARD = OFFSETS["boneyard_size"]
+O_CAN_DRAW = OFFSETS["can_draw"]
+O_LACKS = OFFSETS["lacks"]
+O_TO_ACT = OFFSETS["to_act"]
+O_IN_PLAY = OFFSETS["in_play"]
+O_PASSES = OFFSETS["passes_in_row"]
+O_SCORES = OFFSETS["scores"]
+O_TARGET = OFFSETS["target"]
 
 
 # ---------------------------------------------------------------------- small helpers
@@ -295,13 +299,7 @@ def deal_fixed(state: np.ndarray, hands: np.ndarray, boneyard: np.ndarray, boney
     """
     if opener < 0:
         opener = random_below(state, state[S_NUM_PLAYERS])
-    for seat in range(SEATS):
-        state[S_HANDS + seat] = hands[seat]
-    for k in range(boneyard_len):
-        state[S_BONEYARD + k] = boneyard[k]
-    state[S_BONE_START] = 0
-    state[S_BONE_POS] = 0
-    state[S_BONE_END] = boneyard_len
+    redeal(state, hands, boneyard, boneyard_len)
     _start_hand(state, opener)
 
 
@@ -572,41 +570,41 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
     hand = state[S_HANDS + player]
     for tile in range(NUM_TILES):
         if hand >> tile & 1:
-            out[_O_HAND + tile] = 1.0
+            out[O_HAND + tile] = 1.0
     for k in range(state[S_LINE_COUNT]):
         entry = state[S_LINE + k]
         tile = entry & 31
         relative = ((entry >> LINE_SEAT_SHIFT) & 3) - player
         if relative < 0:  # a compare is cheaper than a modulo here
             relative += n
-        out[_O_LINE + tile] = 1.0
-        out[_O_PLACED_BY + relative * NUM_TILES + tile] = 1.0
-        out[_O_ORDER + tile] = k + 1
+        out[O_LINE + tile] = 1.0
+        out[O_PLACED_BY + relative * NUM_TILES + tile] = 1.0
+        out[O_ORDER + tile] = k + 1
     left = state[S_LEFT]
     if left >= 0:
-        out[_O_LEFT + left] = 1.0
-        out[_O_RIGHT + state[S_RIGHT]] = 1.0
+        out[O_LEFT + left] = 1.0
+        out[O_RIGHT + state[S_RIGHT]] = 1.0
     for relative in range(n):
         seat = player + relative
         if seat >= n:
             seat -= n
-        out[_O_SIZES + relative] = popcount(state[S_HANDS + seat])
+        out[O_SIZES + relative] = popcount(state[S_HANDS + seat])
         voids = state[S_VOIDS + seat]
         for value in range(NUM_VALUES):
             if voids >> value & 1:
-                out[_O_LACKS + relative * NUM_VALUES + value] = 1.0
-        out[_O_IN_PLAY + relative] = 1.0
+                out[O_LACKS + relative * NUM_VALUES + value] = 1.0
+        out[O_IN_PLAY + relative] = 1.0
         if match:
-            out[_O_SCORES + relative] = state[S_SCORES + seat]
+            out[O_SCORES + relative] = state[S_SCORES + seat]
     bones = boneyard_count(state)
-    out[_O_BONEYARD] = bones
-    out[_O_CAN_DRAW] = 1.0 if bones > PROTECTED_BONEYARD else 0.0
+    out[O_BONEYARD] = bones
+    out[O_CAN_DRAW] = 1.0 if bones > PROTECTED_BONEYARD else 0.0
     if state[S_STATUS] == PLAYING:
         to_act = state[S_CURRENT] - player
-        out[_O_TO_ACT + (to_act + n if to_act < 0 else to_act)] = 1.0
-    out[_O_PASSES] = state[S_PASSES]
+        out[O_TO_ACT + (to_act + n if to_act < 0 else to_act)] = 1.0
+    out[O_PASSES] = state[S_PASSES]
     if match:
-        out[_O_TARGET] = target(n)
+        out[O_TARGET] = target(n)
 
 
 # ---------------------------------------------------------------------- batched kernels
@@ -649,122 +647,65 @@ def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, obser
         legal_mask(state, mask[k])
 
 
-@njit(cache=True, inline="always")
-def _step_one(
-    k: int,
-    states: np.ndarray,
-    rows: np.ndarray,
-    actions: np.ndarray,
-    match: bool,
-    scheme: int,
-    autoreset: bool,
-    observe: bool,
-    finished: np.ndarray,
-    hand_points: np.ndarray,
-    hand_pips_out: np.ndarray,
-    score_out: np.ndarray,
-    blocked: np.ndarray,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    current: np.ndarray,
-    rewards: np.ndarray,
-    terminated: np.ndarray,
-    hand_ended: np.ndarray,
-) -> None:
-    i = rows[k]
-    state = states[i]
-    n = state[S_NUM_PLAYERS]
-    for seat in range(n):
-        rewards[k, seat] = 0.0
-    hand_ended[k] = False
-    if finished[i]:
-        terminated[k] = True  # an ended game stays ended: zero rewards, infos kept (pgx, AEC)
-        _write_outputs(k, state, True, match, observe, obs, mask, current)
-        return
-    terminated[k] = False
-    status = apply_action(state, actions[k])
-    if status == PLAYING:
-        _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
-    else:
-        for s in range(n):
-            hand_points[i, s] = state[S_POINTS + s]
-            hand_pips_out[i, s] = state[S_PIPS + s]
-            score_out[i, s] = state[S_SCORES + s]
-        blocked[i] = status == BLOCKED
-        hand_ended[k] = True
-        episode_over = (not match) or match_over(state)
-        hand_rewards(state, scheme, episode_over, rewards[k])
-        if episode_over:
-            terminated[k] = True
-            if autoreset:
-                new_match(state, -1)
-            else:
-                finished[i] = True
-        else:
-            next_hand(state)
-    _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
+def _step_kernel(loop: type) -> Callable[..., None]:
+    """The batched step compiled to loop over the games with ``loop``: ``prange`` (numba threads)
+    or ``range`` (one thread). One body for both kernels, each cached apart (numba keys its cache
+    on the closure's ``loop``)."""
+
+    @njit(cache=True, parallel=loop is prange)
+    def step(states: np.ndarray, rows: np.ndarray, actions: np.ndarray, match: bool, scheme: int, autoreset: bool,
+             observe: bool, finished: np.ndarray, hand_points: np.ndarray, hand_pips_out: np.ndarray,
+             score_out: np.ndarray, blocked: np.ndarray, obs: np.ndarray, mask: np.ndarray, current: np.ndarray,
+             rewards: np.ndarray, terminated: np.ndarray, hand_ended: np.ndarray) -> None:
+        """Step games ``rows`` (distinct, int64 ``(k,)``) with legal ``actions`` ``(k,)``.
+
+        Updates in place, by game: ``states``, ``finished`` (games ended without auto-reset, whose
+        actions are ignored) and the infos ``hand_points``, ``hand_pips_out``, ``score_out``
+        ``(N, n)`` and ``blocked`` ``(N,)``. Writes by row ``k``: ``obs`` ``(k, 258)`` float32
+        (skipped when ``observe`` is False), ``mask`` ``(k, 58)`` int8, ``current`` ``(k,)``,
+        ``rewards`` ``(k, n)`` float32, ``terminated`` ``(k,)`` and ``hand_ended`` ``(k,)`` (a hand
+        ended at this step; in a match also when the episode goes on). Check the actions first
+        with :func:`find_illegal`.
+        """
+        for k in loop(rows.shape[0]):
+            i = rows[k]
+            state = states[i]
+            n = state[S_NUM_PLAYERS]
+            for seat in range(n):
+                rewards[k, seat] = 0.0
+            hand_ended[k] = False
+            # An ended game stays ended: zero rewards, infos kept (pgx, AEC).
+            terminated[k] = finished[i]
+            if not finished[i]:
+                status = apply_action(state, actions[k])
+                if status == PLAYING:
+                    _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
+                else:
+                    for s in range(n):
+                        hand_points[i, s] = state[S_POINTS + s]
+                        hand_pips_out[i, s] = state[S_PIPS + s]
+                        score_out[i, s] = state[S_SCORES + s]
+                    blocked[i] = status == BLOCKED
+                    hand_ended[k] = True
+                    episode_over = (not match) or match_over(state)
+                    hand_rewards(state, scheme, episode_over, rewards[k])
+                    if episode_over:
+                        terminated[k] = True
+                        if autoreset:
+                            new_match(state, -1)
+                        else:
+                            finished[i] = True
+                    else:
+                        next_hand(state)
+            _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
+
+    return step
 
 
-@njit(cache=True, parallel=True)
-def step_batch(
-    states: np.ndarray,
-    rows: np.ndarray,
-    actions: np.ndarray,
-    match: bool,
-    scheme: int,
-    autoreset: bool,
-    observe: bool,
-    finished: np.ndarray,
-    hand_points: np.ndarray,
-    hand_pips_out: np.ndarray,
-    score_out: np.ndarray,
-    blocked: np.ndarray,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    current: np.ndarray,
-    rewards: np.ndarray,
-    terminated: np.ndarray,
-    hand_ended: np.ndarray,
-) -> None:
-    """Step games ``rows`` (distinct, int64 ``(k,)``) with legal ``actions`` ``(k,)``, threads over games.
-
-    Updates in place, by game: ``states``, ``finished`` (games ended without auto-reset, whose
-    actions are ignored) and the infos ``hand_points``, ``hand_pips_out``, ``score_out`` ``(N, n)``
-    and ``blocked`` ``(N,)``. Writes by row ``k``: ``obs`` ``(k, 258)`` float32 (skipped when
-    ``observe`` is False), ``mask`` ``(k, 58)`` int8, ``current`` ``(k,)``, ``rewards`` ``(k, n)``
-    float32, ``terminated`` ``(k,)`` and ``hand_ended`` ``(k,)`` (a hand ended at this step; in a
-    match also when the episode goes on). Check the actions first with :func:`find_illegal`.
-    """
-    for k in prange(rows.shape[0]):
-        _step_one(k, states, rows, actions, match, scheme, autoreset, observe, finished, hand_points,
-                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated, hand_ended)
-
-
-@njit(cache=True)
-def step_batch_serial(
-    states: np.ndarray,
-    rows: np.ndarray,
-    actions: np.ndarray,
-    match: bool,
-    scheme: int,
-    autoreset: bool,
-    observe: bool,
-    finished: np.ndarray,
-    hand_points: np.ndarray,
-    hand_pips_out: np.ndarray,
-    score_out: np.ndarray,
-    blocked: np.ndarray,
-    obs: np.ndarray,
-    mask: np.ndarray,
-    current: np.ndarray,
-    rewards: np.ndarray,
-    terminated: np.ndarray,
-    hand_ended: np.ndarray,
-) -> None:
-    """:func:`step_batch` on one thread (on a busy machine or for small batches, threads cost more)."""
-    for k in range(rows.shape[0]):
-        _step_one(k, states, rows, actions, match, scheme, autoreset, observe, finished, hand_points,
-                  hand_pips_out, score_out, blocked, obs, mask, current, rewards, terminated, hand_ended)
+#: The batched step with numba threads over the games (its docstring gives the arguments).
+step_batch = _step_kernel(prange)
+#: The batched step on one thread (on a busy machine or for small batches, threads cost more).
+step_batch_serial = _step_kernel(range)
 
 
 @njit(cache=True)

@@ -17,40 +17,32 @@ Example::
 
 Design
 ------
+More in ``docs/jax.md``, with the API's rules.
+
 * :class:`DrawDominoes` mirrors ``pgx.Env`` (``init``, ``step``, ``observe``, ``num_players``,
   ``num_actions``, ``observation_shape``, ``id``, ``version``) without subclassing it: pgx's base
-  class sets the mask of an ended game to all ones and reads illegal actions its own way, where
-  this environment must give the AEC environment's masks (all zeros once the episode is over), and
-  the ``jax`` extra then needs JAX alone. :class:`State` is a frozen dataclass registered as a JAX
-  pytree, with pgx's ``replace``; pgx's utilities such as ``pgx.experimental.auto_reset`` work on it.
-* One game is a handful of small integer arrays: hands as 28-bit masks (bit ``t`` = tile ``t``),
-  so legality is one ``&`` with the tiles holding an end's value. Every branch of the rules is
-  computed and the outcome chosen with ``jnp.where``: no Python control flow on traced values, no
-  host callbacks, the same code on CPU, GPU and TPU.
-* A deal takes two words from the key (``jax.random.bits``; threefry is costly to compile and to
-  run under ``vmap``) and stretches them to 32 with an integer hash: 28 shuffle the set (a tile's
-  place is the rank of its word), one draws the opener, two are the key of a match's next deal.
-  Hands are cut from the shuffled deck as :meth:`draw_env.rules.DrawGame.deal` cuts it (seat 0
-  first, then the boneyard, drawn in deck order).
-* Observations read a few dozen facts (masks, counts, the placement order) through a table fixed
-  per environment: one fused pass writes the 258 entries. Batched gathers are avoided (slow on
-  CPU): picking a seat's value is a one-hot sum.
+  class sets an ended game's mask to all ones and reads illegal actions its own way, where this
+  environment gives the AEC environment's. :class:`State` is a frozen dataclass registered as a
+  JAX pytree, with pgx's ``replace`` (``pgx.experimental.auto_reset`` works on it).
+* One game is a handful of small integer arrays: hands as 28-bit masks (bit ``t`` = tile ``t``).
+  Every branch of the rules is computed and the outcome chosen with ``jnp.where``: no Python
+  control flow on traced values, no host callbacks. Batched gathers are avoided (slow on CPU):
+  picking a seat's value is a one-hot sum.
+* A deal stretches two words of the key to 32 (:func:`_random_words`); hands are cut from the
+  shuffled deck as :meth:`draw_env.rules.DrawGame.deal` cuts it.
 
 Rules of the API
 ----------------
 * ``step`` of an ended episode (``terminated``) changes nothing and gives zero rewards.
 * An illegal action (not in ``legal_action_mask``, or outside ``0..57``) ends the episode, as
-  ``draw_env.env()`` does: the acting player gets ``ILLEGAL_PENALTY[reward]`` (-168 for
-  ``zero_sum`` and ``points``, -1 for ``win_loss``), every other player 0, and the game itself
-  stays as it was (no tile moves). It is never played as another action.
-* ``rewards`` are by absolute seat, what the AEC environment gives each agent at that step, no
-  scaling. In a match the step that ends a hand also deals the next one (from the key kept in the
-  state; the opener moves one seat clockwise): ``observation``, ``legal_action_mask`` and
-  ``current_player`` are then the new hand's, while ``rewards``, ``hand_points``, ``hand_pips``
-  and ``blocked`` describe the hand that ended, as the AEC environment's infos.
-* Once an episode is over, ``current_player`` is the seat that made the last action (as the AEC
-  environment's ``agent_selection``), ``observation`` is its view with the ``to_act`` block zero,
-  and ``legal_action_mask`` is all False.
+  ``draw_env.env()`` does: the acting player gets ``ILLEGAL_PENALTY[reward]``, every other player
+  0, and no tile moves. It is never played as another action.
+* ``rewards`` are by absolute seat, what the AEC environment gives each agent at that step. In a
+  match the step that ends a hand also deals the next one (the opener moves one seat clockwise):
+  ``observation``, ``legal_action_mask`` and ``current_player`` are the new hand's, ``rewards``
+  and the infos (``hand_points``, ``hand_pips``, ``blocked``) the ended hand's.
+* Once an episode is over, ``current_player`` is the seat that made the last action,
+  ``observation`` is its view with the ``to_act`` block zero, and ``legal_action_mask`` is all False.
 """
 
 from __future__ import annotations
@@ -161,11 +153,6 @@ def _pick(values: jax.Array, index: jax.Array) -> jax.Array:
     if values.dtype == jnp.bool_:
         return jnp.any(hit & values)
     return jnp.sum(jnp.where(hit, values, 0), dtype=values.dtype)
-
-
-def _bits(masks: jax.Array, width: int = NUM_TILES) -> jax.Array:
-    """The low ``width`` bits of each mask as 0/1 int32, shape ``masks.shape + (width,)``."""
-    return (masks[..., None] >> jnp.arange(width, dtype=jnp.int32)) & 1
 
 
 def _pips(masks: jax.Array) -> jax.Array:
@@ -376,31 +363,16 @@ class DrawDominoes:
     ) -> State:
         """A freshly dealt hand: empty line, the opener to act (observation and mask not yet set)."""
         n = self.num_players
+        zeros = jnp.zeros(n, jnp.int32)
         return State(
-            current_player=opener,
-            observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32),
-            legal_action_mask=jnp.zeros(NUM_ACTIONS, jnp.bool_),
-            rewards=jnp.zeros(n, jnp.float32),
-            terminated=jnp.bool_(False),
-            truncated=jnp.bool_(False),
-            hand_points=jnp.zeros(n, jnp.int32),
-            hand_pips=_pips(hands),
-            blocked=jnp.bool_(False),
-            scores=scores,
-            hands=hands,
-            deck_position=deck,
-            bone_pos=bone_pos,
-            bone_end=bone_end,
-            left=jnp.int32(-1),
-            right=jnp.int32(-1),
-            placed=jnp.zeros(n, jnp.int32),
-            order=jnp.zeros(NUM_TILES, jnp.int32),
-            line_count=jnp.int32(0),
-            passes=jnp.int32(0),
-            voids=jnp.zeros(n, jnp.int32),
-            opener=opener,
-            hand_number=jnp.asarray(hand_number, jnp.int32),
-            key=key,
+            current_player=opener, observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32),
+            legal_action_mask=jnp.zeros(NUM_ACTIONS, jnp.bool_), rewards=jnp.zeros(n, jnp.float32),
+            terminated=jnp.bool_(False), truncated=jnp.bool_(False),
+            hand_points=zeros, hand_pips=_pips(hands), blocked=jnp.bool_(False), scores=scores,
+            hands=hands, deck_position=deck, bone_pos=bone_pos, bone_end=bone_end,
+            left=jnp.int32(-1), right=jnp.int32(-1), placed=zeros, order=jnp.zeros(NUM_TILES, jnp.int32),
+            line_count=jnp.int32(0), passes=jnp.int32(0), voids=zeros,
+            opener=opener, hand_number=jnp.asarray(hand_number, jnp.int32), key=key,
         )
 
     # ------------------------------------------------------------------ stepping
@@ -470,20 +442,12 @@ class DrawDominoes:
         played = state.replace(
             current_player=jnp.where(hand_over | is_draw, seat, (seat + 1) % n),
             rewards=jnp.where(hand_over, self._rewards(points, scores, episode_over), 0.0).astype(jnp.float32),
-            terminated=episode_over,
-            hand_points=points,
-            hand_pips=pips,
-            blocked=blocked,
-            scores=scores,
-            hands=hands,
-            bone_pos=state.bone_pos + is_draw.astype(jnp.int32),
-            left=jnp.where(is_place, new_left, left),
-            right=jnp.where(is_place, new_right, right),
+            terminated=episode_over, hand_points=points, hand_pips=pips, blocked=blocked, scores=scores,
+            hands=hands, bone_pos=state.bone_pos + is_draw.astype(jnp.int32),
+            left=jnp.where(is_place, new_left, left), right=jnp.where(is_place, new_right, right),
             placed=jnp.where(is_place & (seats == seat), state.placed | (jnp.int32(1) << tile), state.placed),
             order=jnp.where(placed_here, state.line_count + 1, state.order),
-            line_count=state.line_count + is_place.astype(jnp.int32),
-            passes=passes,
-            voids=voids,
+            line_count=state.line_count + is_place.astype(jnp.int32), passes=passes, voids=voids,
         )
         if not self._match:
             return played

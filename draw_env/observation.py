@@ -3,7 +3,8 @@
 The observation vector (``float32``, length :data:`OBSERVATION_SIZE`) is a sequence of blocks,
 listed in :data:`BLOCKS`. Seats are relative: slot 0 is the observer, then the others
 clockwise; slots past the number of players are always zero, so one layout serves 2, 3 and 4
-players. The first three blocks are the public contract (SPEC section 3).
+players. The first three blocks (own hand, tiles on the line, open ends) are a fixed
+contract that outside code may rely on (``docs/environment.md``, Observations).
 
 Speed: an :class:`ObservationTable` keeps every block in absolute seats in one array (its layout,
 :data:`TABLE_SHAPES`, is derived from :data:`BLOCKS`), updates it in place after each action

@@ -1,4 +1,4 @@
-"""Game records (SPEC section 8): write, read, validate and replay a played game as JSON.
+"""Game records: write, read, validate and replay a played game as JSON (``docs/records.md``).
 
 A record is a plain dict (JSON object)::
 
@@ -10,7 +10,7 @@ A record is a plain dict (JSON object)::
                 "points": [0, 23], "pips": [23, 0], "kind": "domino", "winner": 1}],
      "scores": [100, 42], "finished": true, "winner": 0}
 
-The contract fields are SPEC section 8's: each hand's deal (``hands``, ``boneyard`` with
+The fields every record has: each hand's deal (``hands``, ``boneyard`` with
 ``boneyard[0]`` drawn first, ``opener``), its ``actions`` as ``[seat, action]`` pairs (draws and
 passes included), its ``points`` and ``pips`` per seat; the final ``scores`` (start scores plus
 every hand's points); ``start_scores`` when a match began from set scores. This module adds:
@@ -62,7 +62,7 @@ class RecordingWrapper(BaseWrapper):
         env: an environment made by ``draw_env.env()`` or ``draw_env.raw_env()`` (possibly wrapped).
         players: what sits in each seat (free text, e.g. agent names); default the agent names.
 
-    ``record`` is the SPEC section 8 dict of the episode being played or just finished (a fresh
+    ``record`` is the record dict of the episode being played or just finished (a fresh
     copy each time, safe to keep). Each ``reset`` starts a new record.
 
     Example::
@@ -203,7 +203,7 @@ def _check_int_list(field: str, value: object, length: int, minimum: int = 0) ->
 
 
 def validate_record(record: object) -> None:
-    """Check that ``record`` has the SPEC section 8 fields, with values of the right kinds.
+    """Check that ``record`` has a record's fields, with values of the right kinds.
 
     Checks the structure and what can be checked without playing: every deal holds each tile
     once, actions are ``[seat, action]`` pairs in range, ``scores`` are the start scores plus
@@ -273,6 +273,15 @@ def validate_record(record: object) -> None:
         _check_int_field("winner", winner, 0, players - 1)
 
 
+def _check_dealt(field: str, dealt: list[object], seen: set[int]) -> None:
+    """Check that ``dealt`` holds tile ids, none of them in ``seen``; add them to ``seen``."""
+    for tile in dealt:
+        tile = _check_int_field(field, tile, 0, NUM_TILES - 1)
+        if tile in seen:
+            _fail(field, f"deals tile {tile} twice")
+        seen.add(tile)
+
+
 def _validate_hand(field: str, hand: object, players: int, result_optional: bool) -> list[int]:
     """Check one hand entry; return its points (zeros when it has no result)."""
     if not isinstance(hand, Mapping):
@@ -287,19 +296,11 @@ def _validate_hand(field: str, hand: object, players: int, result_optional: bool
     for seat, tiles_held in enumerate(deal):
         if not isinstance(tiles_held, list) or not tiles_held:
             _fail(f"{field}.hands[{seat}]", f"must be a non-empty list of tile ids, got {tiles_held!r}")
-        for tile in tiles_held:
-            tile = _check_int_field(f"{field}.hands[{seat}]", tile, 0, NUM_TILES - 1)
-            if tile in seen:
-                _fail(f"{field}.hands[{seat}]", f"deals tile {tile} twice")
-            seen.add(tile)
+        _check_dealt(f"{field}.hands[{seat}]", tiles_held, seen)
     boneyard = hand["boneyard"]
     if not isinstance(boneyard, list) or len(boneyard) < 2:
         _fail(f"{field}.boneyard", f"must be a list of at least 2 tile ids, got {boneyard!r}")
-    for tile in boneyard:
-        tile = _check_int_field(f"{field}.boneyard", tile, 0, NUM_TILES - 1)
-        if tile in seen:
-            _fail(f"{field}.boneyard", f"deals tile {tile} twice")
-        seen.add(tile)
+    _check_dealt(f"{field}.boneyard", boneyard, seen)
     if len(seen) != NUM_TILES:
         missing = sorted(set(range(NUM_TILES)) - seen)
         _fail(f"{field}.hands/boneyard", f"must hold all 28 tiles; missing {missing}")

@@ -7,7 +7,7 @@ the finished hand is kept apart to be shown), and whether every hand is shown (s
 * :func:`render_text` returns the text of ``render_mode="ansi"``: the line with its open ends,
   whose turn, the last action, hand sizes and boneyard, scores, every hand when revealed, the
   finished hand's result (revealed hands, pips, points), the match winner, and the line
-  description of SPEC section 6 on a line of its own.
+  description (:func:`draw_env.describe.describe_line`) on a line of its own.
 * :class:`Painter` draws the ``uint8 (H, W, 3)`` frame of ``render_mode="rgb_array"`` with NumPy
   alone: tile sprites are drawn once and blitted, text comes from a small built-in 3x5 pixel font.
   Every frame has the same size (:data:`FRAME_SHAPE`) whatever the number of players.
@@ -113,7 +113,7 @@ def match_line(state: DrawState) -> str | None:
 
 
 def render_text(scene: Scene, lang: str = "en") -> str:
-    """The ansi text of ``scene``; its last line is the SPEC section 6 line description."""
+    """The ansi text of ``scene``; its last line is the line description (:mod:`draw_env.describe`)."""
     state = scene.state
     players = state.num_players
     lines: list[str] = []

@@ -110,16 +110,13 @@ def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> 
         ) from None
 
 
-def _line_column(text: str, index: int) -> tuple[int, int]:
-    """The 1-based line and column of ``text[index]``."""
-    return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
+def _first_too_deep(text: str, max_depth: int, is_json: bool) -> tuple[int, int] | None:
+    """The 1-based line and column of the first ``[`` or ``{`` in ``text`` that opens more than
+    ``max_depth`` levels, or ``None``.
 
-
-def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
-    """Refuse JSON ``text`` whose lists and objects nest deeper than ``max_depth``.
-
-    A linear scan that skips string contents, so it is safe on any input, and a recursive parser
-    run after it never recurses deeper than ``max_depth``.
+    A linear scan, safe on any input. With ``is_json``, brackets inside JSON strings are skipped;
+    without (YAML, whose quotes are too subtle to parse here), every bracket counts, and a
+    closing one never takes the depth below zero.
     """
     depth = 0
     in_string = False
@@ -132,17 +129,28 @@ def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
                 escaped = True
             elif char == '"':
                 in_string = False
-        elif char == '"':
+        elif char == '"' and is_json:
             in_string = True
         elif char in "[{":
             depth += 1
             if depth > max_depth:
-                line, column = _line_column(text, index)
-                raise UntrustedInputError(
-                    f"{source}: nested deeper than {max_depth} levels (line {line}, column {column})"
-                )
-        elif char in "]}":
+                return text.count("\n", 0, index) + 1, index - text.rfind("\n", 0, index)
+        elif char in "]}" and (is_json or depth > 0):
             depth -= 1
+    return None
+
+
+def check_depth(text: str, source: str, max_depth: int = MAX_DEPTH) -> None:
+    """Refuse JSON ``text`` whose lists and objects nest deeper than ``max_depth``.
+
+    A linear scan that skips string contents, so it is safe on any input, and a recursive parser
+    run after it never recurses deeper than ``max_depth``.
+    """
+    where = _first_too_deep(text, max_depth, is_json=True)
+    if where is not None:
+        raise UntrustedInputError(
+            f"{source}: nested deeper than {max_depth} levels (line {where[0]}, column {where[1]})"
+        )
 
 
 def _no_duplicates(source: str) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
@@ -281,17 +289,11 @@ def _check_brackets(text: str, source: str, max_depth: int) -> None:
     a quote inside a plain scalar must not hide what follows): brackets inside strings count too,
     which only a string of more than ``max_depth`` unbalanced brackets would notice.
     """
-    depth = 0
-    for index, char in enumerate(text):
-        if char in "[{":
-            depth += 1
-            if depth > max_depth:
-                line, column = _line_column(text, index)
-                raise UntrustedInputError(
-                    f"{source}, line {line}, column {column}: nested deeper than {max_depth} levels"
-                )
-        elif char in "]}" and depth > 0:
-            depth -= 1
+    where = _first_too_deep(text, max_depth, is_json=False)
+    if where is not None:
+        raise UntrustedInputError(
+            f"{source}, line {where[0]}, column {where[1]}: nested deeper than {max_depth} levels"
+        )
 
 
 def _check_yaml_keys(node: Any, source: str, keys: tuple[str, ...] = ()) -> None:

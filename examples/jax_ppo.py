@@ -13,19 +13,16 @@ agent ``heaviest`` of ``agents/baselines.py``), ``random`` (uniform over the leg
 agent ``random``) or ``self`` (the policy being trained, sampling). Illegal actions are masked by
 setting their logits to -1e9 before the softmax.
 
-The network reads the ``extended`` features of :mod:`draw_env.features` (340 numbers), computed in
-JAX by :func:`encode`, so the exported policy file plays through ``agents.make("ppo",
-path=...)`` and ``draw-eval`` exactly as trained.
+The network reads the ``extended`` features (340 numbers); features, network, the rule-based
+opponents and the export live in ``examples/jax_ppo_policy.py`` beside this script, so the exported
+policy file plays through ``agents.make("ppo", path=...)`` and ``draw-eval`` exactly as trained.
+Inside the jitted function the network is used through Flax NNX's functional API (``nnx.split``
+once, ``nnx.merge`` in the traced code): parameters and optax state are plain pytrees.
 
-Example (2 cores, a few minutes)::
+Example::
 
     nice python examples/jax_ppo.py --output runs/jax_ppo/policy.npz
     draw-eval "ppo:path=runs/jax_ppo/policy.npz" heaviest --games 1000 --seed 0
-
-Flax NNX holds the network: it is the API the Flax documentation recommends for new code (Linen
-is maintained, not deprecated). Inside the jitted function the model is used through NNX's
-functional API (``nnx.split`` once, ``nnx.merge`` in the traced code), so parameters and optax
-state are plain pytrees carried by ``lax.scan``.
 """
 
 from __future__ import annotations
@@ -45,138 +42,21 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import nnx
+from jax_ppo_policy import (  # beside this script, whose folder Python puts on sys.path
+    ACTIVATIONS,
+    MASKED_LOGIT,
+    ActorCritic,
+    encode,
+    heaviest_action,
+    policy_weights,
+    random_action,
+)
 
-from agents.policy_file import PolicyWeights, save_policy_file
-from draw_env import tiles
-from draw_env.features import feature_size
+from agents.policy_file import save_policy_file
 from draw_env.jax import DrawDominoes
-from draw_env.observation import HIGH, OFFSETS
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS
 
-FEATURES = "extended"
 OPPONENTS = ("heaviest", "random", "self")
-ACTIVATIONS = {"relu": jax.nn.relu, "tanh": jnp.tanh}
-#: Logit of an illegal action: its probability underflows to exactly 0, and 0 * logit stays finite.
-MASKED_LOGIT = -1e9
 LEARNER = 0  # the learner's seat
-
-# ---------------------------------------------------------------------------- features
-
-_VALUE_OF_TILE = np.zeros((tiles.NUM_TILES, tiles.NUM_VALUES), np.float32)
-for _tile, (_low, _high) in enumerate(tiles.TILES):
-    _VALUE_OF_TILE[_tile, _low] = _VALUE_OF_TILE[_tile, _high] = 1
-_PIPS = np.array(tiles.PIPS, np.float32)
-_MAX_HAND_PIPS = float(np.sort(_PIPS)[2:].sum())  # every tile but the 2 protected ones
-_INV_HIGH = (1.0 / HIGH).astype(np.float32)
-
-
-def _block(scaled: jax.Array, name: str, width: int) -> jax.Array:
-    return scaled[..., OFFSETS[name] : OFFSETS[name] + width]
-
-
-def encode(observation: jax.Array, mask: jax.Array) -> jax.Array:
-    """The ``extended`` features of :func:`draw_env.features.encode_batch`, in JAX.
-
-    Args:
-        observation: float32 ``(..., 258)`` observations (the AEC layout).
-        mask: ``(..., 58)`` legal actions (bool or int).
-
-    Returns:
-        float32 ``(..., 340)``, equal to NumPy's encoding up to float rounding.
-    """
-    scaled = observation.astype(jnp.float32) * _INV_HIGH
-    hand = _block(scaled, "hand", tiles.NUM_TILES)
-    line = _block(scaled, "line", tiles.NUM_TILES)
-    held_per_value = hand @ _VALUE_OF_TILE
-    line_per_value = line @ _VALUE_OF_TILE
-    unseen_per_value = tiles.NUM_VALUES - held_per_value - line_per_value
-    left = _block(scaled, "left_end", tiles.NUM_VALUES)
-    right = _block(scaled, "right_end", tiles.NUM_VALUES)
-    held = jnp.maximum(hand.sum(-1), 1.0)
-    summary = jnp.stack(
-        [
-            (held_per_value * left).sum(-1) / held,
-            (held_per_value * right).sum(-1) / held,
-            hand @ _PIPS / _MAX_HAND_PIPS,
-        ],
-        axis=-1,
-    )
-    values = tiles.NUM_VALUES
-    return jnp.concatenate(
-        [
-            scaled,
-            mask.astype(jnp.float32),
-            held_per_value / values,
-            line_per_value / values,
-            unseen_per_value / values,
-            summary,
-        ],
-        axis=-1,
-    )
-
-
-# ---------------------------------------------------------------------------- opponents
-
-
-def heaviest_action(mask: jax.Array) -> jax.Array:
-    """The agent ``heaviest``: the legal placement of the highest-pip tile, ties to the lowest
-    action id; with no placement, the draw if legal, else the pass. ``mask`` bool ``(..., 58)``."""
-    placements = mask[..., : 2 * tiles.NUM_TILES]
-    action_ids = np.arange(2 * tiles.NUM_TILES)
-    # Pips dominate (x 64 > any action id); among equal pips the lower id scores higher. Every
-    # score is >= 0, above the -1 of illegal placements.
-    score = np.repeat(_PIPS, 2) * 64 + (action_ids[-1] - action_ids)
-    best = jnp.argmax(jnp.where(placements, score, -1), axis=-1)
-    forced = jnp.where(mask[..., DRAW], DRAW, PASS)
-    return jnp.where(placements.any(-1), best, forced).astype(jnp.int32)
-
-
-def random_action(key: jax.Array, mask: jax.Array) -> jax.Array:
-    """The agent ``random``: uniform over the legal actions (voluntary draws included)."""
-    return jax.random.categorical(key, jnp.where(mask, 0.0, MASKED_LOGIT)).astype(jnp.int32)
-
-
-# ---------------------------------------------------------------------------- network
-
-
-class MLP(nnx.Module):
-    """Dense layers, the activation after every layer but the last (the policy file's layout)."""
-
-    def __init__(self, widths: Sequence[int], activation: str, last_scale: float, rngs: nnx.Rngs) -> None:
-        pairs = list(zip(widths[:-1], widths[1:]))
-        self.layers = nnx.List(
-            [
-                nnx.Linear(
-                    inputs,
-                    outputs,
-                    kernel_init=nnx.initializers.orthogonal(
-                        last_scale if index == len(pairs) - 1 else math.sqrt(2)
-                    ),
-                    rngs=rngs,
-                )
-                for index, (inputs, outputs) in enumerate(pairs)
-            ]
-        )
-        self.activation = activation
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        *body, last = self.layers
-        for layer in body:
-            x = ACTIVATIONS[self.activation](layer(x))
-        return last(x)
-
-
-class ActorCritic(nnx.Module):
-    """Separate policy (58 logits) and value (1 number) networks over the 340 features."""
-
-    def __init__(self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs) -> None:
-        inputs = feature_size(FEATURES)
-        self.policy = MLP([inputs, *hidden, NUM_ACTIONS], activation, 0.01, rngs)
-        self.value = MLP([inputs, *hidden, 1], activation, 1.0, rngs)
-
-    def __call__(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return self.policy(x), self.value(x)[..., 0]
-
 
 # ---------------------------------------------------------------------------- configuration
 
@@ -487,29 +367,6 @@ def _rows(condition: jax.Array, like: jax.Array) -> jax.Array:
     return condition.reshape(condition.shape + (1,) * (like.ndim - 1))
 
 
-# ---------------------------------------------------------------------------- export
-
-
-def policy_weights(trainer: Trainer, params: nnx.State, provenance: dict[str, Any]) -> PolicyWeights:
-    """The trained networks as the project's policy file content (weights ``(out, in)``)."""
-    model = nnx.merge(trainer.graphdef, params)
-
-    def layers(mlp: MLP) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        return tuple(
-            (np.asarray(layer.kernel[...], np.float32).T.copy(), np.asarray(layer.bias[...], np.float32))
-            for layer in mlp.layers
-        )
-
-    return PolicyWeights(
-        policy=layers(model.policy),
-        value=layers(model.value),
-        activation=trainer.config.activation,
-        features=FEATURES,
-        num_players=trainer.config.num_players,
-        provenance=provenance,
-    )
-
-
 # ---------------------------------------------------------------------------- the command
 
 
@@ -727,7 +584,10 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
             "cpu_seconds": round(result.cpu_seconds, 1),
             "backend": jax.default_backend(),
         }
-        save_policy_file(policy_weights(result.trainer, result.params, provenance), args.output)
+        weights = policy_weights(
+            result.trainer.graphdef, result.params, config.activation, config.num_players, provenance
+        )
+        save_policy_file(weights, args.output)
     if not args.quiet:
         print(summary(result, args.output))
     return result

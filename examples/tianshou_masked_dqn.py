@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> RunStats:
     parser.add_argument("--test-hands", type=int, default=200, help="hands to measure the learner on")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # a small MLP: more threads only contend for the 2 cores
+    torch.set_num_threads(1)  # a small MLP: more threads only contend for the cores
     stats = train(args.num_players, args.epochs, args.steps_per_epoch, args.test_hands, args.seed)
     print(
         f"Tianshou masked DQN, {args.num_players} players: {stats.env_steps} env steps in "

@@ -1,4 +1,4 @@
-"""Line descriptions (SPEC section 6): every example of the source documents comes out exactly.
+"""Line descriptions: every example of the source documents comes out exactly.
 
 The expected strings are read from the seed documents themselves (``tests/data/seeds``): every
 ``牌: ...`` line of the Japanese one and every ``Tessere: ...`` line of the Italian one. Each
@@ -23,8 +23,8 @@ from tests.positions import ITALIAN_SEED, JAPANESE_SEED
 #: The heading that starts a description, per language.
 HEADINGS = {"en": "Tiles: ", "ja": "牌: ", "it": "Tessere: "}
 
-#: SPEC section 6 examples: (lang, tiles placed in order, the description).
-SPEC_EXAMPLES = [
+#: The documented examples: (lang, tiles placed in order, the description).
+DOCUMENTED_EXAMPLES = [
     (
         "ja",
         "牌: [1|4], [1|1]. 接続: [1|4] (小さい目の端) – [1|1] (直線側A). "
@@ -120,7 +120,7 @@ def test_every_seed_description_comes_out_exactly(lang: str, expected: str) -> N
     assert expected in rendered.values(), rendered
 
 
-@pytest.mark.parametrize(("lang", "expected"), SPEC_EXAMPLES, ids=[lang for lang, _ in SPEC_EXAMPLES])
+@pytest.mark.parametrize(("lang", "expected"), DOCUMENTED_EXAMPLES, ids=[lang for lang, _ in DOCUMENTED_EXAMPLES])
 def test_the_spec_examples_come_out_exactly(lang: str, expected: str) -> None:
     rendered = rendered_descriptions(placed_tiles(expected), lang)
     assert expected in rendered.values(), rendered

@@ -1,5 +1,5 @@
-"""The environment's public contract (SPEC sections 2 to 5) on positions set up through
-``reset(options=...)``: observations, action masks, reset options, infos, rewards and matches.
+"""The environment's public contract on positions set up through ``reset(options=...)``:
+observations, action masks, reset options, infos, rewards and matches.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Expert iteration (train/exit.py, draw-train with pipeline: exit) and the search agent on the network."""
+"""Expert iteration (train/exit/, draw-train with pipeline: exit) and the search agent on the network."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import agents
 from agents.policy_file import load_policy_file
 from draw_env.draw_dominoes import raw_env
 from train import cli
-from train.config import ConfigError, load_exit_config
-from train.exit import ExitData, run_exit
+from train.config import ConfigError, load
+from train.exit.collect import ExitData
+from train.exit.config import ExitConfig
+from train.exit.run import run_exit
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -37,7 +39,7 @@ TINY = [
 
 
 def tiny(output_dir: Path, *extra: str):
-    return load_exit_config(None, [*TINY, f"output_dir={output_dir}", *extra])
+    return load(ExitConfig, None, [*TINY, f"output_dir={output_dir}", *extra])
 
 
 def arrays(path: Path) -> dict[str, np.ndarray]:
@@ -100,12 +102,21 @@ def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: 
     assert observation["action_mask"][player.act(observation)] == 1
 
 
+def test_rerunning_a_finished_run_says_it_is_complete(two_iterations: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _summary(two_iterations)
+    summary = run_exit(tiny(two_iterations, "iterations=2"))
+    out = capsys.readouterr().out
+    assert out.startswith(f"{two_iterations} is complete (2 iterations); its summary: {two_iterations / 'summary.json'}")
+    assert "[iteration" not in out  # nothing collected, fitted or evaluated again
+    assert summary == before
+
+
 def test_resume_continues_to_the_same_result(
-    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
-    from train import exit as exit_module
+    from train.exit import run as exit_module
 
     output = tmp_path / "resumed"
     run_exit(tiny(output, "iterations=1"))
@@ -122,6 +133,7 @@ def test_resume_continues_to_the_same_result(
     assert not (output / "iter_002" / "policy.npz").exists()
     assert json.loads((output / "state.json").read_text())["completed"] == 1
     run_exit(tiny(output, "iterations=2"))
+    assert f"Resuming {output} after iteration 1: 1 to go" in capsys.readouterr().out
     same_run(output, two_iterations)
     with pytest.raises(ConfigError, match="simulations"):
         run_exit(tiny(output, "iterations=3", "simulations=7"))
@@ -174,7 +186,7 @@ def test_cli_refuses_resume_and_address_where_they_do_not_apply(tmp_path: Path) 
     with pytest.raises(SystemExit):
         cli.main(["--config", str(ROOT / "configs" / "quick.yaml"), "--address", "127.0.0.1:1"])
     with pytest.raises(ConfigError, match="eval.opponents"):
-        load_exit_config(None, ["eval.opponents=[nobody]"])
+        load(ExitConfig, None, ["eval.opponents=[nobody]"])
 
 
 @pytest.mark.parametrize("path", [None, "value"])
@@ -234,7 +246,8 @@ def test_iterations_before_guided_from_search_without_the_network(
 ) -> None:
     """Before ``guided_from`` the plain compiled search at ``plain_simulations`` collects: no network call."""
     from agents.policy_network import NumpyPolicy
-    from train import exit as exit_module
+    from train.exit.collect import ShardTask, play_shard
+    from train.exit.fit import initial_weights
 
     calls: list[int] = []
     real = NumpyPolicy.logits_batch
@@ -247,8 +260,8 @@ def test_iterations_before_guided_from_search_without_the_network(
 
     def shard(iteration: int, *extra: str) -> ExitData:
         config = tiny(tmp_path / "unused", "guided_from=2", "plain_simulations=12", *extra)
-        weights = exit_module.initial_weights(config)
-        return exit_module.play_shard(exit_module.ShardTask(config, weights, iteration, 0, 2))
+        weights = initial_weights(config)
+        return play_shard(ShardTask(config, weights, iteration, 0, 2))
 
     plain = shard(1)
     assert not calls and len(plain) > 0
@@ -294,3 +307,16 @@ def test_root_values_shrink_the_search_means_toward_the_network() -> None:
     assert even == pytest.approx({3: -0.25, 7: 0.0, 9: 0.25})
     trusting = root_values(actions, visits, totals, logits, 0.1, 1e6)
     assert max(trusting, key=trusting.__getitem__) == 9
+
+
+def test_value_arch_sets_a_fresh_value_network_and_defaults_to_net_arch(tmp_path: Path) -> None:
+    """``value_arch`` gives the value network its own hidden widths; null keeps ``net_arch``'s."""
+    from train.exit.fit import initial_weights
+
+    def hidden_widths(layers: tuple) -> list[int]:
+        return [len(layer[1]) for layer in layers[:-1]]  # each layer is (weight, bias)
+
+    same = initial_weights(tiny(tmp_path, "net_arch=[24, 16]"))
+    assert hidden_widths(same.policy) == [24, 16] and hidden_widths(same.value) == [24, 16]
+    own = initial_weights(tiny(tmp_path, "net_arch=[24, 16]", "value_arch=[8]"))
+    assert hidden_widths(own.policy) == [24, 16] and hidden_widths(own.value) == [8]

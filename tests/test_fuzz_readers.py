@@ -26,7 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.policy_file import PolicyWeights, load_policy_file, record_path
-from train.config import ConfigError, ExitConfig, TrainConfig, load
+from train.config import ConfigError, load
+from train.exit.config import ExitConfig
+from train.selfplay.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "agents" / "policies" / "ppo_2p_distilled.npz"
@@ -194,11 +196,11 @@ STATE = {"completed": 0, "seconds": 1.5, "decisions": 10}
     )
 )
 def test_fuzz_exit_run_state(exit_config: ExitConfig, text: str) -> None:
-    from train.exit import check_output_dir
+    from train.exit.run import open_run
 
     (Path(exit_config.output_dir) / "state.json").write_text(text)
     try:
-        completed = check_output_dir(exit_config, overwrite=False)
+        _, completed = open_run(exit_config, overwrite=False)
     except ConfigError as error:
         assert "state.json" in str(error) or "eval.json" in str(error), error
     else:

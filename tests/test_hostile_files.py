@@ -29,7 +29,11 @@ import pytest
 
 from agents.policy_file import load_policy_file, read_checkpoint, record_path
 from arena.play import main as play_main
-from train.config import ConfigError, DistillConfig, ExitConfig, ExploitConfig, RLlibConfig, TrainConfig, load
+from train.config import ConfigError, load
+from train.exit.config import ExitConfig
+from train.exploit.config import ExploitConfig
+from train.rllib.config import RLlibConfig
+from train.selfplay.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "agents" / "policies" / "ppo_2p_distilled.npz"
@@ -134,7 +138,7 @@ def test_the_write_scan_finds_a_write_in_place(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------
 # 4. Configs are checked whole (ranges libraries impose, output paths) before the first write.
 
-MODELS = (TrainConfig, DistillConfig, ExitConfig, ExploitConfig, RLlibConfig)
+MODELS = (TrainConfig, ExitConfig, ExploitConfig, RLlibConfig)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
@@ -154,7 +158,7 @@ def test_integers_and_widths_beyond_what_libraries_take_are_config_errors() -> N
 
 
 def test_selfplay_checks_its_output_dir_before_writing(tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
@@ -164,20 +168,14 @@ def test_selfplay_checks_its_output_dir_before_writing(tmp_path: Path) -> None:
     assert sorted(path.name for path in tmp_path.iterdir()) == ["file"]
 
 
-@pytest.mark.parametrize("pipeline", ["exit", "distill"])
-def test_exit_and_distill_check_their_output_dir_before_writing(tmp_path: Path, pipeline: str) -> None:
+@pytest.mark.parametrize("model", [ExitConfig, ExploitConfig], ids=["exit", "exploit"])
+def test_exit_and_exploit_check_their_output_dir_before_writing(tmp_path: Path, model: type[Any]) -> None:
+    from train.run_dir import RunDir
+
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    if pipeline == "exit":
-        from train.exit import check_output_dir as check_exit
-
-        with pytest.raises(ConfigError, match="config key 'output_dir': cannot write"):
-            check_exit(load(ExitConfig, None, [f"output_dir={blocker / 'run'}"]), False)
-    else:
-        from train.distill import check_output_dir as check_distill
-
-        with pytest.raises(ConfigError, match="config key 'output_dir': cannot write"):
-            check_distill(load(DistillConfig, None, [f"output_dir={blocker / 'run'}"]), False)
+    with pytest.raises(ConfigError, match="config key 'output_dir': cannot write"):
+        RunDir(load(model, None, [f"output_dir={blocker / 'run'}"]), model().pipeline)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,7 +404,7 @@ def _exit_run(tmp_path: Path, state: Any, rows: Any = None) -> ExitConfig:
     (output / "config.json").write_text(json.dumps(config.to_dict()))
     (output / "state.json").write_text(state if isinstance(state, str) else json.dumps(state))
     if rows is not None:
-        from train.exit import iteration_dir
+        from train.exit.run import iteration_dir
 
         iteration_dir(config, 1).mkdir()
         (iteration_dir(config, 1) / "eval.json").write_text(json.dumps(rows))
@@ -425,22 +423,22 @@ def _exit_run(tmp_path: Path, state: Any, rows: Any = None) -> ExitConfig:
     ids=["missing key", "string", "deep", "missing rows", "wrong row"],
 )
 def test_exit_refuses_a_malformed_run_before_writing(tmp_path: Path, state: Any, rows: Any, named: str) -> None:
-    from train.exit import check_output_dir
+    from train.exit.run import open_run
 
     config = _exit_run(tmp_path, state, rows)
     before = {path: path.read_bytes() for path in (tmp_path / "run").rglob("*") if path.is_file()}
     with pytest.raises(ConfigError, match=named):
-        check_output_dir(config, overwrite=False)
+        open_run(config, overwrite=False)
     assert {path: path.read_bytes() for path in (tmp_path / "run").rglob("*") if path.is_file()} == before
 
 
-def test_distill_refuses_a_deep_config_json(tmp_path: Path) -> None:
-    from train.distill import check_output_dir
+def test_a_run_dir_refuses_a_deep_config_json(tmp_path: Path) -> None:
+    from train.run_dir import RunDir
 
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "config.json").write_text(DEEP)
     with pytest.raises(ConfigError, match="config.json: nested deeper than 32 levels"):
-        check_output_dir(load(DistillConfig, None, [f"output_dir={tmp_path / 'run'}"]), False)
+        RunDir(load(ExitConfig, None, [f"output_dir={tmp_path / 'run'}"]), "exit")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -482,8 +480,8 @@ def test_draw_eval_reports_a_hostile_policy_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [["-m", "train.cli", "--config"], ["-m", "train.distill", "--config"], ["train/rllib_selfplay.py", "--config"]],
-    ids=["draw-train", "draw-distill", "rllib_selfplay"],
+    [["-m", "train.cli", "--config"], ["train/rllib_selfplay.py", "--config"]],
+    ids=["draw-train", "rllib_selfplay"],
 )
 def test_training_commands_report_a_hostile_config(tmp_path: Path, command: list[str]) -> None:
     path = tmp_path / "hostile.yaml"

@@ -37,6 +37,9 @@ TINY = [
 
 
 def _example():
+    # The script imports its helper module beside it, as running it puts examples/ on the path.
+    if str(ROOT / "examples") not in sys.path:
+        sys.path.insert(0, str(ROOT / "examples"))
     spec = importlib.util.spec_from_file_location("jax_ppo_example", ROOT / "examples" / "jax_ppo.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file runs

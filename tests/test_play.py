@@ -12,8 +12,10 @@ import pytest
 
 import agents
 from arena.play import main, parse_move, split_specs, summarise_turns
+from arena.play_messages import MESSAGES
 from draw_env.records import read_record, replay_record
-from draw_env.rules import DRAW, PASS
+from draw_env.rules import DRAW, LANGUAGES, PASS
+from draw_env.tiles import NAMES
 
 # The pure-Python search where it is registered apart (the hint only needs action_values).
 HINT = "ismcts_python" if "ismcts_python" in agents.available() else "ismcts"
@@ -72,6 +74,63 @@ def test_move_names_bad_input_hint_and_end_of_input(tmp_path: Path) -> None:
     saved = read_record(record)
     assert not saved["finished"]
     replay_record(saved)
+
+
+def _own_draws(record: dict, seat: int) -> list[str]:
+    """The tiles ``seat`` drew, in order, from a record: each hand's k-th draw takes ``boneyard[k]``."""
+    drawn = []
+    for hand in record["hands"]:
+        draws = 0
+        for who, action in hand["actions"]:
+            if action == DRAW:
+                if who == seat:
+                    drawn.append(NAMES[hand["boneyard"][draws]])
+                draws += 1
+    return drawn
+
+
+def test_your_draws_name_the_tile_and_the_opponents_stay_hidden(tmp_path: Path) -> None:
+    record = tmp_path / "match.json"
+    argv = ["--opponents", "heaviest", "--seed", "5", "--episode", "match", "--record", str(record)]
+    text = play(argv, "draw\ndraw\n" + "1\n" * 3000)
+    named = re.findall(r"^You played draw\. You drew (\[\d\|\d\])\.$", text, re.MULTILINE)
+    assert len(named) >= 2 and named == _own_draws(read_record(record), 0)
+    opponent_draws = re.findall(r"player_1 drew \d+ tiles?([^;\n]*)", text)
+    assert opponent_draws and all(rest in ("", ",") or rest.startswith(", then placed") for rest in opponent_draws)
+    # The same game in Italian names the same tiles.
+    italian = play([*argv[:-2], "--lang", "it"], "pesca\npesca\n" + "1\n" * 3000)
+    assert re.findall(r"Hai pescato (\[\d\|\d\])\.", italian) == named
+
+
+@pytest.mark.parametrize(
+    ("lang", "episode", "expected"),
+    [
+        ("en", "match", ["Rules:", "Drawing keeps your turn", "pass ('pass') only when no tile fits", "never drawn",
+                         "domino:", "blocked:", "nobody scores", "reaches 100 points"]),
+        ("en", "hand", ["Rules:", "you must\n  when none fits", "blocked:"]),
+        ("ja", "match", ["ルール:", "'引く'", "'パス'", "引いても番は続きます", "100点"]),
+        ("it", "match", ["Regole:", "'pesca'", "'passo'", "Pescare non chiude il turno", "100 punti"]),
+    ],
+)
+def test_help_explains_the_rules_in_the_players_language(lang: str, episode: str, expected: list[str]) -> None:
+    text = play(["--opponents", "heaviest", "--seed", "0", "--episode", episode, "--lang", lang], "help\nquit\n")
+    for phrase in expected:
+        assert phrase in text
+    assert ("reaches 100 points" in text) == (lang == "en" and episode == "match")
+
+
+def test_every_language_says_every_message() -> None:
+    assert set(MESSAGES) == set(LANGUAGES)
+    for lang in LANGUAGES:
+        assert MESSAGES[lang].keys() == MESSAGES["en"].keys(), lang
+
+
+def test_help_cites_no_outside_document(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert "--record" in shown and "'help'" in shown
+    assert not re.search(r"SPEC|section \d|docs/|\.md\b", shown)
 
 
 def test_parse_move() -> None:

@@ -1,4 +1,4 @@
-"""Game records (SPEC section 8): recording through env(), validation, files, exact replays."""
+"""Game records: recording through env(), validation, files, exact replays."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rules of SPEC section 1, each shown on a position set up for it.
+"""The rules of the game, each shown on a position set up for it.
 
 Positions come from fixed deals (:meth:`DrawGame.state_from_deal`) played with legal actions;
 tiles are written as in the rules, ``"[1|4]"``.
@@ -235,10 +235,10 @@ def test_at_two_a_player_passes_only_when_no_tile_fits() -> None:
 @pytest.mark.parametrize(
     ("leftover", "boneyard", "end_value", "points", "winner"),
     [
-        # SPEC: totals 3, 8, 10 give the 3-holder 8 + 10 - 3 = 15; the boneyard's 17 pips count for no one.
+        # The rules' example: totals 3, 8, 10 give the 3-holder 8 + 10 - 3 = 15; the boneyard's 17 pips count for no one.
         ([["[1|2]"], ["[2|6]"], ["[4|6]"]], ["[1|4]", "[6|6]"], 0, (15, 0, 0), 0),
         ([["[4|6]"], ["[2|6]"], ["[1|2]"]], ["[1|4]", "[6|6]"], 0, (0, 0, 15), 2),
-        # SPEC: totals 3, 3, 10: the lowest is shared, nobody scores.
+        # The rules' example: totals 3, 3, 10: the lowest is shared, nobody scores.
         ([["[1|2]"], ["[0|3]"], ["[5|5]"]], ["[0|1]", "[2|3]"], 6, (0, 0, 0), None),
         # Two players: 8 - 3 = 5, exact (no rounding to fives).
         ([["[1|2]"], ["[3|5]"]], ["[1|3]", "[2|5]"], 0, (5, 0), 0),
@@ -273,7 +273,7 @@ def test_a_block_scores_the_single_lowest_total_once(
 @pytest.mark.parametrize(
     ("opponents", "points"),
     [
-        # SPEC: opponents holding 0 and 8 give the winner 8; [0|0] alone counts 0.
+        # The rules' example: opponents holding 0 and 8 give the winner 8; [0|0] alone counts 0.
         ([["[0|0]"], ["[2|6]"]], 8),
         # 3 + 10 = 13, exact: no rounding, no dividing by five.
         ([["[1|2]"], ["[4|6]"]], 13),

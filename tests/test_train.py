@@ -12,7 +12,8 @@ import agents
 from agents.policy_network import NumpyPolicy, shipped_policy
 from draw_env import env as make_aec_env
 from draw_env.features import encode_observation
-from train.config import TrainConfig, config_from_dict, load_config
+from train.config import build, load
+from train.selfplay.config import TrainConfig
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -20,7 +21,7 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SMOKE = [
     "total_timesteps=1024",
     "n_envs=2",
-    "vec_env=dummy",
+    "vec_env=batched",
     "snapshot_every=512",
     "checkpoint_every=512",
     "tensorboard=false",
@@ -39,12 +40,12 @@ SMOKE = [
 
 @pytest.mark.parametrize("name", ["selfplay_2p", "selfplay_3p", "selfplay_4p", "quick"])
 def test_shipped_configs_load(name: str) -> None:
-    config = load_config(CONFIGS / f"{name}.yaml")
+    config = load(TrainConfig, CONFIGS / f"{name}.yaml")
     assert isinstance(config, TrainConfig)
 
 
 def test_overrides_reach_nested_keys_and_parse_yaml_values() -> None:
-    config = load_config(
+    config = load(TrainConfig,
         CONFIGS / "quick.yaml", ["ppo.learning_rate=1e-4", "eval.opponents=[variety]", "seed=3"]
     )
     assert config.ppo.learning_rate == pytest.approx(1e-4)
@@ -64,19 +65,20 @@ def test_overrides_reach_nested_keys_and_parse_yaml_values() -> None:
         ({"opponents": {"alphazero": 1.0}}, "'opponents'"),
         ({"opponents": {"self": 0.0}}, "'opponents'"),
         ({"eval": {"opponents": ["self"]}}, "'eval.opponents'"),
-        ({"vec_env": "subproc", "n_envs": 8}, "'n_envs'"),
+        ({"vec_env": "subproc"}, r"^vec_env: subproc was removed; vec_env: batched \(the default\) replaces it$"),
+        ({"vec_env": "dummy"}, "vec_env: dummy was removed"),
         ({"reward": "win_loss", "episode": "hand"}, "'reward'"),
         ({"tensorboard": "yes"}, "'tensorboard'"),
     ],
 )
 def test_bad_config_is_a_clear_error_naming_the_key(data: dict, named: str) -> None:
     with pytest.raises(ValueError, match=named):
-        config_from_dict(data)
+        build(TrainConfig, data)
 
 
 def test_malformed_override_is_rejected() -> None:
     with pytest.raises(ValueError, match="KEY=VALUE"):
-        load_config(None, ["ppo.learning_rate"])
+        load(TrainConfig, None, ["ppo.learning_rate"])
 
 
 def _final_parameters(output_dir: Path) -> dict[str, np.ndarray]:
@@ -85,10 +87,10 @@ def _final_parameters(output_dir: Path) -> dict[str, np.ndarray]:
 
 
 def test_smoke_training_run_resumes_and_repeats_with_its_seed(tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     first = tmp_path / "first"
-    summary = train(load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={first}"]))
+    summary = train(load(TrainConfig, CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={first}"]))
     assert summary["timesteps"] == 1024
     assert [row["opponent"] for row in summary["final_eval"]] == ["variety"]
     assert (first / "learning_curve.png").stat().st_size > 0
@@ -101,14 +103,14 @@ def test_smoke_training_run_resumes_and_repeats_with_its_seed(tmp_path: Path) ->
     assert eval_csv[0].startswith("timesteps,") and len(eval_csv) == 2
 
     second = tmp_path / "second"
-    train(load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={second}"]))
+    train(load(TrainConfig, CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={second}"]))
     for name, array in _final_parameters(first).items():
         np.testing.assert_array_equal(array, _final_parameters(second)[name], err_msg=name)
 
     resumed = tmp_path / "resumed"
     checkpoint = first / "checkpoints" / "step_512.zip"
     summary = train(
-        load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={resumed}", "total_timesteps=1536"]),
+        load(TrainConfig, CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={resumed}", "total_timesteps=1536"]),
         checkpoint,
     )
     assert summary["timesteps"] == 1536
@@ -119,9 +121,9 @@ def test_numpy_actor_matches_the_torch_policy(tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 
     from train.sb3_adapter import weights_of
-    from train.selfplay import build_model, build_vec_env
+    from train.selfplay.run import build_model, build_vec_env
 
-    config = load_config(CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={tmp_path}", "ppo.net_arch=[16,16]"])
+    config = load(TrainConfig, CONFIGS / "quick.yaml", [*SMOKE, f"output_dir={tmp_path}", "ppo.net_arch=[16,16]"])
     venv = build_vec_env(config)
     model: MaskablePPO = build_model(config, venv, None)
     actor = NumpyPolicy(weights_of(model, None))

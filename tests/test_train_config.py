@@ -1,4 +1,4 @@
-"""The one config system of draw-train, draw-distill and the RLlib script: every bad input is one line.
+"""The one config loader of draw-train and the RLlib script: every bad input is one line.
 
 NaN and infinity are refused for every number (they used to train, or silently drop an
 opponent); a duplicate YAML key is an error (PyYAML keeps the last one); a malformed file is
@@ -16,10 +16,13 @@ from types import ModuleType
 
 import pytest
 
-from train.config import ConfigError, DistillConfig, RLlibConfig, Section, TrainConfig, load, load_config
+from train.config import ConfigError, Section, load
+from train.exit.config import ExitConfig
+from train.rllib.config import RLlibConfig
+from train.selfplay.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = (TrainConfig, DistillConfig, RLlibConfig)
+MODELS = (TrainConfig, ExitConfig, RLlibConfig)
 
 
 def _float_keys(model: type[Section], prefix: str = "") -> Iterator[str]:
@@ -38,7 +41,7 @@ def test_every_model_has_float_keys_to_check() -> None:
     assert {"ppo.gamma", "reward_scale", "ppo.learning_rate"} <= {
         key for model, key in FLOAT_KEYS if model is TrainConfig
     }
-    assert {"temperature", "validation_share"} <= {key for model, key in FLOAT_KEYS if model is DistillConfig}
+    assert {"temperature", "explore"} <= {key for model, key in FLOAT_KEYS if model is ExitConfig}
     assert {"ppo.lr", "env.reward_scale"} <= {key for model, key in FLOAT_KEYS if model is RLlibConfig}
 
 
@@ -53,18 +56,18 @@ def test_nan_and_infinity_are_refused_for_every_number(model: type[Section], key
 
 @pytest.mark.parametrize(
     ("model", "key"),
-    [(TrainConfig, "opponents"), (DistillConfig, "partners"), (RLlibConfig, "opponents")],
+    [(TrainConfig, "opponents"), (ExitConfig, "partners"), (RLlibConfig, "opponents")],
 )
 @pytest.mark.parametrize("value", [".nan", ".inf", "-1", "true"])
 def test_a_bad_weight_is_refused_not_dropped(model: type[Section], key: str, value: str) -> None:
-    name = "teacher" if model is DistillConfig else "self"
+    name = "teacher" if model is ExitConfig else "self"
     with pytest.raises(ConfigError, match=rf"config key '{key}.{name}' must be a finite weight"):
         load(model, None, [f"{key}={{{name}: {value}, heaviest: 1}}"])
 
 
 def test_the_message_names_the_key_the_range_and_the_value() -> None:
     with pytest.raises(ConfigError) as caught:
-        load_config(None, ["ppo.gamma=.nan"])
+        load(TrainConfig, None, ["ppo.gamma=.nan"])
     assert str(caught.value) == "config key 'ppo.gamma' must be a finite number in [0, 1], got nan"
 
 
@@ -90,13 +93,13 @@ def test_a_bad_file_is_one_line_naming_the_file(tmp_path: Path, text: str, messa
 
 def test_a_missing_file_and_a_malformed_override_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
-        load_config(tmp_path / "missing.yaml")
+        load(TrainConfig, tmp_path / "missing.yaml")
     with pytest.raises(ConfigError, match="KEY=VALUE"):
-        load_config(None, ["ppo.gamma"])
+        load(TrainConfig, None, ["ppo.gamma"])
     with pytest.raises(ConfigError, match="'seed' is not a section"):
-        load_config(ROOT / "configs" / "quick.yaml", ["seed.x=1"])
+        load(TrainConfig, ROOT / "configs" / "quick.yaml", ["seed.x=1"])
     with pytest.raises(ConfigError, match="not valid YAML"):
-        load_config(None, ["opponents={self: [1"])
+        load(TrainConfig, None, ["opponents={self: [1"])
 
 
 def _rllib_script() -> ModuleType:
@@ -118,7 +121,7 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize(("text", "overrides", "message"), BAD_INPUTS)
-@pytest.mark.parametrize("command", ["draw-train", "draw-distill", "rllib_selfplay"])
+@pytest.mark.parametrize("command", ["draw-train", "rllib_selfplay"])
 def test_the_commands_print_one_error_line_and_exit_2(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -127,11 +130,11 @@ def test_the_commands_print_one_error_line_and_exit_2(
     overrides: list[str],
     message: str,
 ) -> None:
-    from train import cli, distill
+    from train import cli
 
     path = tmp_path / "config.yaml"
     path.write_text(text)
-    main = {"draw-train": cli.main, "draw-distill": distill.main}.get(command) or _rllib_script().main
+    main = cli.main if command == "draw-train" else _rllib_script().main
     with pytest.raises(SystemExit) as caught:
         main(["--config", str(path), *overrides])
     assert caught.value.code == 2

@@ -20,13 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from train.config import ConfigError, TrainConfig, load_config
+from train.config import ConfigError, load
+from train.selfplay.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = [
     "total_timesteps=512",
     "n_envs=2",
-    "vec_env=dummy",
+    "vec_env=batched",
     "snapshot_every=256",
     "checkpoint_every=256",
     "tensorboard=false",
@@ -42,12 +43,12 @@ TINY = [
 
 
 def tiny(output_dir: Path, *overrides: str) -> TrainConfig:
-    return load_config(ROOT / "configs" / "quick.yaml", [*TINY, f"output_dir={output_dir}", *overrides])
+    return load(TrainConfig, ROOT / "configs" / "quick.yaml", [*TINY, f"output_dir={output_dir}", *overrides])
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     output = tmp_path_factory.mktemp("train") / "run"
     train(tiny(output))
@@ -69,29 +70,56 @@ def test_a_run_writes_policy_files_and_no_pickle_of_its_own(run: Path) -> None:
             assert all(pool[name].dtype == np.float32 for name in pool.files)
 
 
-def test_running_again_into_the_same_directory_is_refused(run: Path) -> None:
-    from train.selfplay import train
+def test_rerunning_a_finished_run_says_it_is_complete(run: Path, capsys) -> None:
+    from train.selfplay.run import train
 
     before = {path: path.stat().st_mtime_ns for path in run.rglob("*")}
-    with pytest.raises(ConfigError, match="already holds files of a run.*--resume.*--overwrite"):
-        train(tiny(run))
+    summary = train(tiny(run))
+    assert summary["timesteps"] == 512 and [row["opponent"] for row in summary["final_eval"]] == ["heaviest"]
+    assert f"{run} is complete (512 steps); its summary: {run / 'summary.json'}" in capsys.readouterr().out
     assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before
 
 
+def test_rerunning_under_a_changed_config_is_refused_naming_the_keys(run: Path) -> None:
+    from train.selfplay.run import train
+
+    before = {path: path.stat().st_mtime_ns for path in run.rglob("*")}
+    with pytest.raises(ConfigError, match=r"holds a run made with other settings \(seed is 0 there, 1 here\).*--overwrite"):
+        train(tiny(run, "seed=1"))
+    assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before
+
+
+def test_rerunning_an_interrupted_run_resumes_from_its_last_checkpoint(run: Path, tmp_path: Path, capsys) -> None:
+    from train.selfplay.run import train
+
+    output = tmp_path / "interrupted"
+    (output / "checkpoints").mkdir(parents=True)
+    for path in (run / "checkpoints").glob("step_256.*"):
+        shutil.copy(path, output / "checkpoints" / path.name)
+    shutil.copy(run / "config.json", output / "config.json")
+    config = tiny(output)
+    (output / "config.json").write_text(json.dumps(config.to_dict()))
+    summary = train(config)
+    assert summary["timesteps"] == 512
+    checkpoint = output / "checkpoints" / "step_256.zip"
+    assert f"Resuming from {checkpoint} at step 256: 256 steps left to 512" in capsys.readouterr().out
+
+
 def test_overwrite_replaces_the_earlier_run(tmp_path: Path) -> None:
-    from train.selfplay import check_output_dir
+    from train.run_dir import RunDir
 
     output = tmp_path / "run"
     (output / "checkpoints").mkdir(parents=True)
     (output / "checkpoints" / "step_999.zip").write_text("an earlier run's")
-    with pytest.raises(ConfigError, match="no config.json of an earlier run"):
-        check_output_dir(output, resume=False, overwrite=True)
+    with pytest.raises(ConfigError, match="no config.json.*--overwrite does not remove it"):
+        RunDir(tiny(output), "selfplay", overwrite=True)
     (output / "config.json").write_text("{}")
-    check_output_dir(output, resume=False, overwrite=True)  # accepted: train() then removes it
+    RunDir(tiny(output), "selfplay", overwrite=True).start()
+    assert sorted(path.name for path in output.iterdir()) == ["config.json"]
 
 
 def test_a_missing_resume_file_is_refused_before_anything_is_written(tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     output = tmp_path / "run"
     with pytest.raises(ConfigError, match=r"--resume '.*missing\.zip': no such checkpoint"):
@@ -100,7 +128,7 @@ def test_a_missing_resume_file_is_refused_before_anything_is_written(tmp_path: P
 
 
 def test_resuming_under_a_contradicting_config_names_the_keys(run: Path, tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     checkpoint = run / "checkpoints" / "step_256.zip"
     output = tmp_path / "resumed"
@@ -113,7 +141,7 @@ def test_resuming_under_a_contradicting_config_names_the_keys(run: Path, tmp_pat
 
 
 def test_a_resumed_run_says_where_it_resumes_from(run: Path, tmp_path: Path, capsys) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     checkpoint = run / "checkpoints" / "step_256.zip"
     summary = train(tiny(tmp_path / "resumed"), resume=checkpoint)
@@ -131,7 +159,7 @@ def test_bare_draw_train_asks_for_a_config(tmp_path: Path, capsys) -> None:
 
 
 def test_resuming_at_total_timesteps_evaluates_instead_of_crashing(run: Path, tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     summary = train(tiny(tmp_path / "again"), resume=run / "final.zip")
     assert summary["timesteps"] == 512 and [row["opponent"] for row in summary["final_eval"]] == ["heaviest"]
@@ -156,7 +184,7 @@ class _Payload:
 
 
 def test_resume_never_unpickles_an_old_pickled_pool(run: Path, tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     planted = tmp_path / "planted"
     shutil.copytree(run / "checkpoints", planted)
@@ -238,7 +266,7 @@ def test_sigint_saves_a_last_checkpoint_that_resumes(tmp_path: Path) -> None:
 
 
 def test_a_checkpoint_whose_weights_do_not_load_is_refused_before_writing(run: Path, tmp_path: Path) -> None:
-    from train.selfplay import train
+    from train.selfplay.run import train
 
     broken = tmp_path / "broken"
     shutil.copytree(run / "checkpoints", broken)

@@ -13,8 +13,9 @@ from stable_baselines3.common.vec_env import VecMonitor
 from threadpoolctl import threadpool_limits
 
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
-from train.config import load_config
-from train.selfplay import build_vec_env
+from train.config import load
+from train.selfplay.config import TrainConfig
+from train.selfplay.run import build_vec_env
 from train.vector_learner import DrawLearnerVecEnv
 
 
@@ -98,7 +99,7 @@ def _sampled_network(player: object) -> bool:
 
 
 def test_maskable_ppo_learns_on_it_through_the_config_key() -> None:
-    config = load_config(None, ["vec_env=batched", "n_envs=32", "ppo.n_steps=16", "ppo.batch_size=256"])
+    config = load(TrainConfig, None, ["vec_env=batched", "n_envs=32", "ppo.n_steps=16", "ppo.batch_size=256"])
     venv = build_vec_env(config)
     assert isinstance(venv, VecMonitor) and isinstance(venv.venv, DrawLearnerVecEnv)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=256, seed=0, device="cpu")

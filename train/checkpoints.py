@@ -40,13 +40,13 @@ from agents.policy_file import (
     write_checkpoint_record,
 )
 from agents.policy_network import NumpyPolicy
+from arena.learner import EvalRow
 from draw_env.checks import is_integer
 from draw_env.features import FEATURES
 from draw_env.files import atomic_path
 from draw_env.untrusted import ArrayHeader, loads_json, read_npz
 from train.config import ConfigError
-from train.evaluation import EvalRow
-from train.run_files import RunFile, read_run_file, row_schema, seconds
+from train.run_dir import RunFile, read_run_file, row_schema, seconds
 
 STATE_FORMAT = "draw-train-state"
 STATE_VERSION = 1

@@ -1,16 +1,18 @@
-"""``draw-train``: train a MaskablePPO self-play agent from a YAML config.
+"""``draw-train``: one command for the learning pipelines, each chosen by its config's ``pipeline:``.
 
 Examples::
 
     draw-train --config configs/selfplay_2p.yaml
     draw-train --config configs/quick.yaml total_timesteps=5000 ppo.learning_rate=1e-4
     draw-train --config configs/selfplay_2p.yaml --resume runs/selfplay_2p/checkpoints/step_200000.zip
-    draw-train --config configs/exit_2p.yaml          # pipeline: exit, expert iteration (train/exit.py)
-    draw-train --config configs/exploit.yaml target=ppo cpu_minutes=30   # pipeline: exploit (train/exploit.py)
+    draw-train --config configs/exit_2p.yaml          # pipeline: exit, expert iteration (train/exit/)
+    draw-train --config configs/exploit.yaml target=ppo cpu_minutes=30   # pipeline: exploit (train/exploit/)
 
-A config problem, an output directory that already holds a run, or a checkpoint that does not
-fit the config is one ``draw-train: error: ...`` line and exit status 2, before anything is
-written. Ctrl-C saves a last checkpoint and exits with status 130.
+Running the same command again continues the run in ``output_dir`` (a finished run says so and
+prints its results); ``--overwrite`` starts it over. A config problem, an ``output_dir`` holding
+another run or one made with other settings, or a checkpoint that does not fit the config is one
+``draw-train: error: ...`` line and exit status 2, before anything is written. Ctrl-C saves what
+the run has done and exits with status 130.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from draw_env.commands import reported_errors
-from train.config import ConfigError, load_config, pipeline_of
-from train.evaluation import evaluation_table
+from train.config import load_pipeline
+from train.exit.config import ExitConfig
+from train.exploit.config import ExploitConfig
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,10 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     start = parser.add_mutually_exclusive_group()
     start.add_argument(
         "--resume",
-        help="a checkpoint .zip of an earlier run (yours: its data is unpickled) to continue from",
+        help="self-play only: a checkpoint .zip of an earlier run (yours: its data is unpickled) to continue "
+        "from (rerunning the same command continues the run in output_dir without it)",
     )
     start.add_argument(
-        "--overwrite", action="store_true", help="replace the earlier run in output_dir (default: refuse)"
+        "--overwrite", action="store_true", help="start over: replace the earlier run in output_dir (default: continue it)"
     )
     parser.add_argument(
         "--address",
@@ -59,49 +62,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def results_table(summary: dict[str, Any]) -> str:
-    """The final evaluation of a ``draw-train`` summary as a text table (one row per baseline)."""
-    config = summary["config"]
-    return evaluation_table(
-        summary["final_eval"],
-        config["num_players"],
-        title=(
-            f"{config['num_players']}-player policy after {summary['timesteps']:,} steps "
-            f"({summary['train_seconds'] / 60:.1f} min): match win rate, duplicate format"
-        ),
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     with reported_errors(parser):
         try:
-            pipeline = pipeline_of(args.config, args.overrides)
-            if pipeline == "exit":
-                from train.exit import exit_main  # expert iteration (docs/training.md)
+            config = load_pipeline(args.config, args.overrides)
+            # The heavy imports (torch) come once the config is valid.
+            if isinstance(config, ExitConfig):
+                from train.exit.run import exit_main
 
-                return exit_main(args)
-            if pipeline == "exploit":
-                from train.exploit import exploit_main  # approximate exploitability (docs/training.md)
+                return exit_main(config, args)
+            if isinstance(config, ExploitConfig):
+                from train.exploit.run import exploit_main
 
-                return exploit_main(args)
-            if args.address is not None:
-                raise ConfigError("--address applies to configs with pipeline: exit only")
-            config = load_config(args.config, args.overrides)
-            from train.selfplay import train  # heavy imports (torch) only once the config is valid
+                return exploit_main(config, args)
+            from train.selfplay.run import selfplay_main
 
-            summary = train(config, resume=args.resume, overwrite=args.overwrite)
+            return selfplay_main(config, args)
         except KeyboardInterrupt:
             return 130
-    print(results_table(summary))
-    if summary["learning_curve"]:
-        print(f"Learning curve: {summary['learning_curve']}")
-    reached = summary["seconds_to_75pct_vs_heaviest"]
-    if reached is not None:
-        print(f"75% match win rate vs heaviest first reached after {reached / 60:.1f} training minutes")
-    print(f"Summary: {config.output_dir}/summary.json")
-    return 0
+
+
+def distill_main(argv: Sequence[str] | None = None) -> int:
+    """The former ``draw-distill``: one line naming the command that replaced it, exit status 2."""
+    print(
+        "draw-distill: error: draw-distill was replaced by expert iteration's first iteration: "
+        "run draw-train --config configs/distill_2p.yaml (a config of pipeline: exit with iterations: 1)",
+        file=sys.stderr,
+    )
+    return 2
 
 
 if __name__ == "__main__":

@@ -1,56 +1,53 @@
-"""Configs of ``draw-train``, ``draw-distill`` and ``train/rllib_selfplay.py``: YAML, overrides, checks.
+"""The one config loader of ``draw-train`` and ``train/rllib_selfplay.py``: YAML, overrides, checks.
 
-One system for the three: a config is a pydantic model (:class:`TrainConfig`,
-:class:`DistillConfig`, :class:`RLlibConfig`, with nested sections), read by :func:`load` from a
-YAML file plus ``KEY=VALUE`` overrides (dotted keys reach sections: ``ppo.learning_rate=1e-4``;
-values are parsed as YAML). Every model forbids unknown keys, takes no type coercion (``true`` is
-not a number, ``1.0`` is not an integer) and no NaN or infinity. Any problem, in the file or in
-a value, is one :class:`ConfigError` line that names the file or the dotted key, for example
+A config is a pydantic model (a :class:`Section`, with nested sections) that each pipeline
+defines beside its code (``train/selfplay/config.py``, ``train/exit/config.py``,
+``train/exploit/config.py``, ``train/rllib/config.py``; those modules import without torch, so a
+config is checked before the heavy imports). :func:`load` reads a YAML file plus ``KEY=VALUE``
+overrides (dotted keys reach sections: ``ppo.learning_rate=1e-4``; values are parsed as YAML);
+:func:`load_pipeline` picks the model a ``draw-train`` config's ``pipeline:`` names. Every model
+forbids unknown keys, takes no type coercion (``true`` is not a number, ``1.0`` is not an
+integer) and no NaN or infinity. Any problem, in the file or in a value, is one
+:class:`ConfigError` line that names the file or the dotted key, for example
 ``config key 'ppo.gamma' must be a finite number in [0, 1], got nan``.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
 from draw_env.checks import is_integer, is_number
-from draw_env.features import FEATURES
-from draw_env.rules import reward_fits_episode
 from draw_env.untrusted import loads_yaml, read_text
 
 #: The largest config file read (ours are a few kB).
 MAX_CONFIG_BYTES = 1024 * 1024
 
-#: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
-SELF = "self"
-SNAPSHOTS = "snapshots"
+#: The baselines an evaluation or an opponent pool may name.
 BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
-OPPONENT_NAMES = (SELF, SNAPSHOTS, *BASELINES)
-#: Opponents of the RLlib script: the baselines ``integrations.rllib`` runs as RLlib modules.
-RLLIB_OPPONENTS = (SELF, "random", "random_forced", "heaviest", "variety")
-#: The partner name that seats the teacher itself in a distillation's ``partners``.
-TEACHER = "teacher"
+
+#: ``pipeline:`` of a ``draw-train`` config -> the module and class of its model.
+PIPELINES = {
+    "selfplay": ("train.selfplay.config", "TrainConfig"),
+    "exit": ("train.exit.config", "ExitConfig"),
+    "exploit": ("train.exploit.config", "ExploitConfig"),
+}
 
 Model = TypeVar("Model", bound="Section")
 
 
 class ConfigError(ValueError):
-    """A config that cannot be used; the message is one line naming the file or the key."""
+    """A config that cannot be used; the message is one line naming the file or the key.
+
+    Raised inside a validator, its message is shown as it is (for a key that was replaced).
+    """
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,7 +121,7 @@ class Section(BaseModel):
         return self.model_dump()
 
 
-def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
+def mapping_validator(field: str, what: str, check_name: Callable[[object], None]) -> Any:
     """A validator for ``field``: a non-empty mapping of names (each passed to ``check_name``, which
     raises ``ValueError``) to finite weights in [0, 1e6], not all zero."""
 
@@ -134,7 +131,7 @@ def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
         for name, weight in mapping.items():
             check_name(name)
             if not is_number(weight) or not 0 <= weight <= 1e6:
-                raise _fail(f"{field}.{name}", "a finite weight in [0, 1e6]", weight)
+                raise fail(f"{field}.{name}", "a finite weight in [0, 1e6]", weight)
         if sum(mapping.values()) <= 0:
             raise ValueError(f"must hold weights that are not all zero, got {mapping!r}")
         return {str(name): float(weight) for name, weight in mapping.items()}
@@ -142,7 +139,7 @@ def _mapping_validator(field: str, what: str, check_name: Any) -> Any:
     return field_validator(field)(classmethod(validate))  # type: ignore[arg-type]
 
 
-def _init_validator() -> Any:
+def init_validator() -> Any:
     """The validator of an ``init`` key: ``None`` (a fresh network) or an existing policy file."""
 
     def validate(cls: type, value: str | None) -> str | None:
@@ -155,402 +152,50 @@ def _init_validator() -> Any:
     return field_validator("init")(classmethod(validate))  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------------------------------------
-# draw-train
-
-
-class PPOSettings(Section):
-    """MaskablePPO hyper-parameters (the names are sb3's)."""
-
-    learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
-    lr_schedule: Literal["constant", "linear"] = "constant"
-    n_steps: int = integer(1024, 2)
-    batch_size: int = integer(256, 2)
-    n_epochs: int = integer(5, 1)
-    gamma: float = number(1.0, 0.0, 1.0)
-    gae_lambda: float = number(0.95, 0.0, 1.0)
-    clip_range: float = number(0.2, 0.0, 1.0, low_open=True)
-    ent_coef: float = number(0.01, 0.0, 1.0)
-    vf_coef: float = number(0.5, 0.0, 10.0)
-    max_grad_norm: float = number(0.5, 0.0, 100.0, low_open=True)
-    net_arch: Widths = layer_widths([256, 256])
-    activation: Literal["relu", "tanh"] = "relu"
-
-
-class EvalSettings(Section):
-    """An evaluation against baselines with ``arena.evaluation``.
-
-    ``every`` (timesteps between evaluations) applies to the periodic evaluation only; 0 turns
-    it off.
-    """
-
-    every: int = integer(50_000, 0)
-    matches: int = integer(200, 1)
-    opponents: list[Literal[BASELINES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ["heaviest", "variety"],
+def baselines(default: Sequence[str]) -> Any:
+    """A non-empty list of :data:`BASELINES` names."""
+    return Field(
+        default_factory=lambda: list(default),
         min_length=1,
         description="a non-empty list of baseline names (" + ", ".join(BASELINES) + ")",
     )
-    duplicate: bool = True
-    workers: int = workers(1)
 
 
-def _one_of(name: object, names: tuple[str, ...]) -> None:
+#: A list of baseline names (with :func:`baselines` as the field).
+Baselines = list[Literal[BASELINES]]  # type: ignore[valid-type]
+
+
+def one_of(name: object, names: tuple[str, ...]) -> None:
+    """Check a name of a mapping field (:func:`mapping_validator`) against ``names``."""
     if name not in names:
         raise ValueError(f"must name opponents among {', '.join(names)}, got {name!r}")
 
 
-class TrainConfig(Section):
-    """Everything one ``draw-train`` run needs; see ``docs/training.md`` for each key."""
+def agent_spec(spec: object, *, policy_must_exist: bool = False) -> tuple[str, dict[str, Any]]:
+    """Check an agent spec such as ``'ismcts:simulations=200'``; return its name and arguments.
 
-    num_players: Literal[2, 3, 4] = 2
-    seed: int = seed_field()
-    total_timesteps: int = integer(200_000, 1)
-    n_envs: int = integer(2, 1)
-    vec_env: Literal["subproc", "dummy", "batched"] = "subproc"
-    episode: Literal["hand", "match"] = "hand"
-    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
-    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
-    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
-    skip_forced: bool = True
-    opponents: dict[Any, Any] = Field(
-        default_factory=lambda: {SELF: 0.4, SNAPSHOTS: 0.2, "heaviest": 0.2, "variety": 0.2},
-        description=f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
-    )
-    snapshot_every: int = integer(50_000, 1)
-    snapshot_pool: int = integer(8, 1)
-    checkpoint_every: int = integer(100_000, 1)
-    output_dir: str = output_dir("runs/selfplay_2p")
-    tensorboard: bool = True
-    progress_bar: bool = True
-    ppo: PPOSettings = Field(default_factory=PPOSettings)
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-    final_eval: EvalSettings = Field(
-        default_factory=lambda: EvalSettings(
-            every=0, matches=500, opponents=["heaviest", "variety", "random"]
-        )
-    )
+    Args:
+        policy_must_exist: a ``ppo`` or ``network`` spec's ``path`` must be an existing file.
 
-    _opponents = _mapping_validator(
-        "opponents",
-        f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
-        lambda name: _one_of(name, OPPONENT_NAMES),
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> TrainConfig:
-        if self.vec_env == "subproc" and self.n_envs > 2:
-            raise _fail("n_envs", "1 or 2 with vec_env 'subproc' (one process per env, 2 cores)", self.n_envs)
-        _check_ppo_run(self.reward, self.episode, self.ppo, self.n_envs)
-        return self
-
-
-def _check_ppo_run(reward: str, episode: str, ppo: PPOSettings, n_envs: int) -> None:
-    """What every MaskablePPO run on learner games needs: ``win_loss`` only in matches, and
-    minibatches no larger than one rollout."""
-    if not reward_fits_episode(reward, episode):
-        raise _fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", reward)
-    if ppo.batch_size > ppo.n_steps * n_envs:
-        raise _fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {ppo.n_steps * n_envs}", ppo.batch_size)
-
-
-# ---------------------------------------------------------------------------------------------
-# draw-distill
-
-
-def _partner_spec(spec: object) -> None:
-    """A partner is the teacher or an agent spec; a ppo partner must name an existing policy file."""
+    Raises:
+        ValueError: naming the spec and the reason (a validator turns it into a config error).
+    """
     from arena.specs import parse_agent_spec
 
-    if spec == TEACHER:
-        return
     try:
         name, kwargs = parse_agent_spec(str(spec))
     except ValueError as error:
-        raise ValueError(
-            f"must name partners ('{TEACHER}' or an agent spec), got {spec!r} ({error})"
-        ) from None
-    if name == "ppo" and not Path(str(kwargs.get("path", ""))).is_file():
-        raise ValueError(f"must name partners whose ppo path is an existing policy file, got {spec!r}")
-
-
-class DistillConfig(Section):
-    """Everything one ``draw-distill`` run needs; see ``docs/training.md`` for each key."""
-
-    num_players: Literal[2, 3, 4] = 2
-    seed: int = seed_field()
-    teacher_simulations: int = integer(200, 1)
-    partners: dict[Any, Any] = Field(
-        default_factory=lambda: {TEACHER: 0.6, "variety": 0.2, "heaviest": 0.2},
-        description=f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights",
-    )
-    matches: int = integer(2000, 1)
-    shard_matches: int = integer(25, 1)
-    workers: int = workers(2)
-    init: str | None = Field(
-        None,
-        description="null (a fresh network) or the path of an existing policy: a weights-only .npz with "
-        "its .json record, or a MaskablePPO checkpoint .zip (its policy.pth is read as weights only)",
-    )
-    net_arch: Widths = layer_widths([512, 512])
-    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
-    temperature: float = number(0.1, 0.0, 100.0, low_open=True)
-    epochs: int = integer(8, 1)
-    batch_size: int = integer(512, 2)
-    learning_rate: float = number(1e-3, 0.0, 1.0, low_open=True)
-    validation_share: float = number(0.05, 0.0, 0.5)
-    output_dir: str = output_dir("runs/distill_2p")
-    progress_bar: bool = True
-    final_eval: EvalSettings = Field(
-        default_factory=lambda: EvalSettings(
-            every=0, matches=500, opponents=["heaviest", "variety", "ismcts"], workers=2
-        )
-    )
-    curve: list[Any] = Field(default_factory=list)
-    eval: EvalSettings = Field(
-        default_factory=lambda: EvalSettings(
-            every=0, matches=200, opponents=["heaviest", "variety", "ismcts"], workers=2
-        )
-    )
-
-    _partners = _mapping_validator(
-        "partners",
-        f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights",
-        _partner_spec,
-    )
-
-    _init_exists = _init_validator()
-
-    @model_validator(mode="after")
-    def _curve_points(self) -> DistillConfig:
-        curve = self.curve
-        if not all(
-            is_integer(matches)
-            and 1 <= matches < self.matches
-            and matches % self.shard_matches == 0
-            for matches in curve
-        ) or curve != sorted(set(curve)):
-            raise _fail(
-                "curve",
-                f"[] or an increasing list of match counts below matches ({self.matches}), "
-                f"each a multiple of shard_matches ({self.shard_matches})",
-                curve,
-            )
-        return self
-
-
-# ---------------------------------------------------------------------------------------------
-# draw-train with ``pipeline: exit`` (expert iteration, train/exit.py)
-
-
-def _agent_spec(spec: object) -> None:
-    from arena.specs import parse_agent_spec
-
-    try:
-        parse_agent_spec(str(spec))
-    except ValueError as error:
         raise ValueError(f"must name agent specs such as 'ismcts:simulations=200', got {spec!r} ({error})") from None
-
-
-class ExitEvalSettings(Section):
-    """The evaluation of every iteration: duplicate matches against agent specs (and the previous iteration)."""
-
-    matches: int = integer(100, 1)
-    opponents: list[Any] = Field(
-        default_factory=lambda: ["heaviest", "variety"],
-        description="a list of agent specs such as 'heaviest' or 'ismcts_python:simulations=200'",
-    )
-    previous: bool = True
-    workers: int = workers(1)
-
-    @field_validator("opponents")
-    @classmethod
-    def _specs(cls, value: list[Any]) -> list[Any]:
-        for spec in value:
-            _agent_spec(spec)
-        return value
-
-
-class ExitConfig(Section):
-    """Everything one expert-iteration run needs; see ``docs/training.md`` for each key."""
-
-    pipeline: Literal["exit"] = "exit"
-    num_players: Literal[2, 3, 4] = 2
-    seed: int = seed_field()
-    iterations: int = integer(4, 1)
-    init: str | None = Field(
-        None,
-        description="null (a fresh network) or the path of an existing policy file (.npz with its .json) "
-        "or checkpoint .zip",
-    )
-    net_arch: Widths = layer_widths([512, 512])
-    value_arch: Widths = layer_widths([256, 256])
-    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
-    matches: int = integer(200, 1)
-    lockstep: int = integer(50, 1)
-    simulations: int = integer(200, 1)
-    guided_from: int = integer(1, 1)
-    guide: Literal["root", "tree"] = "tree"
-    prior_visits: float = number(200.0, 0.0, 1e6)
-    plain_simulations: int = integer(2000, 1)
-    value_weight: float = number(0.5, 0.0, 1.0)
-    prior_weight: float = number(1.0, 0.0, 100.0)
-    explore: float = number(0.25, 0.0, 1.0)
-    temperature: float = number(0.1, 0.0, 100.0, low_open=True)
-    window: int = integer(2, 1)
-    epochs: int = integer(4, 1)
-    batch_size: int = integer(512, 2)
-    learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
-    value_loss_weight: float = number(1.0, 0.0, 100.0)
-    workers: int = workers(2)
-    output_dir: str = output_dir("runs/exit_2p")
-    tensorboard: bool = True
-    progress_bar: bool = True
-    eval: ExitEvalSettings = Field(default_factory=ExitEvalSettings)
-
-    _init_exists = _init_validator()
-
-
-# ---------------------------------------------------------------------------------------------
-# draw-train with ``pipeline: exploit`` (an approximate best response, train/exploit.py)
-
-
-class ExploitConfig(Section):
-    """Everything one approximate-exploitability run needs; see ``docs/training.md`` for each key."""
-
-    pipeline: Literal["exploit"] = "exploit"
-    target: str = Field(
-        "heaviest", description="an agent spec such as 'heaviest', 'ppo' or 'ismcts:simulations=200'"
-    )
-    num_players: Literal[2, 3, 4] = 2
-    seed: int = seed_field()
-    cpu_minutes: float = number(10.0, 0.0, 10_000.0, low_open=True)
-    init: str | None = Field(
-        None,
-        description="null (a fresh network) or the path of an existing policy file (.npz with its .json) "
-        "or checkpoint .zip to start the exploiter from",
-    )
-    n_envs: int = integer(32, 1)
-    episode: Literal["hand", "match"] = "hand"
-    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
-    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
-    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
-    skip_forced: bool = True
-    ppo: PPOSettings = Field(default_factory=lambda: PPOSettings(n_steps=128, batch_size=512, n_epochs=4))
-    eval_every: float = number(1.0, 0.0, 10_000.0, low_open=True)
-    eval_matches: int = integer(200, 1)
-    final_matches: int = integer(2000, 1)
-    output_dir: str = output_dir("runs/exploit")
-    progress_bar: bool = True
-
-    @field_validator("target")
-    @classmethod
-    def _target_spec(cls, value: str) -> str:
-        from arena.specs import parse_agent_spec
-
-        try:
-            name, kwargs = parse_agent_spec(value)
-        except ValueError as error:
-            raise ValueError(f"must be an agent spec such as 'ismcts:simulations=200', got {value!r} ({error})") from None
-        if name == "ppo" and "path" in kwargs and not Path(str(kwargs["path"])).is_file():
-            raise ValueError(f"must be an agent spec whose ppo path is an existing policy file, got {value!r}")
-        return value
-
-    _init_exists = _init_validator()
-
-    @model_validator(mode="after")
-    def _consistent(self) -> ExploitConfig:
-        if self.ppo.lr_schedule != "constant":
-            # SB3 schedules by timesteps, and a run of a CPU budget does not know its timesteps ahead.
-            raise _fail("ppo.lr_schedule", "'constant' with pipeline: exploit (the budget is CPU time)", self.ppo.lr_schedule)
-        _check_ppo_run(self.reward, self.episode, self.ppo, self.n_envs)
-        return self
-
-
-# ---------------------------------------------------------------------------------------------
-# train/rllib_selfplay.py (the key names are RLlib's)
-
-
-class RLlibEnv(Section):
-    num_players: Literal[2, 3, 4] = 2
-    episode: Literal["hand", "match"] = "hand"
-    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
-    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
-
-
-class RLlibEnvRunners(Section):
-    num_env_runners: int = integer(1, 0)
-    num_envs_per_env_runner: int = integer(4, 1)
-    num_cpus_per_env_runner: int = integer(1, 1)
-
-
-class RLlibPPO(Section):
-    lr: float = number(3e-4, 0.0, 1.0, low_open=True)
-    gamma: float = number(1.0, 0.0, 1.0)
-    lambda_: float = number(0.95, 0.0, 1.0)
-    train_batch_size_per_learner: int = integer(4000, 1)
-    minibatch_size: int = integer(256, 1)
-    num_epochs: int = integer(6, 1)
-    entropy_coeff: float = number(0.01, 0.0, 1.0)
-    vf_loss_coeff: float = number(0.5, 0.0, 10.0)
-    clip_param: float = number(0.2, 0.0, 1.0, low_open=True)
-
-
-class RLlibModel(Section):
-    fcnet_hiddens: Widths = layer_widths([256, 256])
-    fcnet_activation: Literal["tanh", "relu"] = "tanh"
-    vf_share_layers: bool = False
-
-
-class RLlibEvaluation(Section):
-    opponents: list[Literal[BASELINES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ["random", "heaviest", "variety"],
-        min_length=1,
-        description="a non-empty list of baseline names (" + ", ".join(BASELINES) + ")",
-    )
-    num_games: int = Field(200, ge=0, le=MAX_INT, description="an integer >= 0 (0 skips the evaluation)")
-    episode: Literal["hand", "match"] = "match"
-
-
-class RLlibConfig(Section):
-    """Everything one ``train/rllib_selfplay.py`` run needs; see ``configs/rllib_selfplay.yaml``."""
-
-    seed: int = seed_field()
-    iterations: int = integer(20, 1)
-    env: RLlibEnv = Field(default_factory=RLlibEnv)
-    learner_seats: int = integer(1, 1)
-    opponents: dict[Any, Any] = Field(
-        default_factory=lambda: {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1},
-        description=f"a mapping of opponent names ({', '.join(RLLIB_OPPONENTS)}) to weights",
-    )
-    env_runners: RLlibEnvRunners = Field(default_factory=RLlibEnvRunners)
-    ppo: RLlibPPO = Field(default_factory=RLlibPPO)
-    model: RLlibModel = Field(default_factory=RLlibModel)
-    evaluation: RLlibEvaluation = Field(default_factory=RLlibEvaluation)
-    output_dir: str = output_dir("runs/rllib_selfplay")
-
-    _opponents = _mapping_validator(
-        "opponents",
-        f"a mapping of opponent names ({', '.join(RLLIB_OPPONENTS)}) to weights",
-        lambda name: _one_of(name, RLLIB_OPPONENTS),
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> RLlibConfig:
-        if not reward_fits_episode(self.env.reward, self.env.episode):
-            raise _fail("env.reward", "'zero_sum' or 'points' with env.episode 'hand'", self.env.reward)
-        if self.learner_seats > self.env.num_players:
-            raise _fail(
-                "learner_seats", f"at most env.num_players ({self.env.num_players})", self.learner_seats
-            )
-        return self
+    if policy_must_exist and name in ("ppo", "network") and "path" in kwargs and not Path(str(kwargs["path"])).is_file():
+        raise ValueError(f"must name agent specs whose policy path is an existing policy file, got {spec!r}")
+    return name, kwargs
 
 
 # ---------------------------------------------------------------------------------------------
 # Reading: YAML file + KEY=VALUE overrides -> model, every problem one ConfigError line.
 
 
-def _fail(key: str, expected: str, value: object) -> ConfigError:
+def fail(key: str, expected: str, value: object) -> ConfigError:
     return ConfigError(f"config key {key!r} must be {expected}, got {value!r}")
 
 
@@ -586,6 +231,8 @@ def _message(model: type[Section], error: Mapping[str, Any], data: Any) -> str:
     for part in loc:  # the whole value given for the key (not the list item that failed)
         value = value.get(part) if isinstance(value, Mapping) else value
     if error["type"] in ("value_error", "assertion_error"):
+        if isinstance(error["ctx"]["error"], ConfigError):
+            return str(error["ctx"]["error"])
         text = str(error["ctx"]["error"])
         return text if text.startswith("config key") else f"config key {key!r} {text}"
     if error["type"] == "model_type" or (cls is not None and error["type"] == "dict_type"):
@@ -667,47 +314,32 @@ def load(model: type[Model], path: str | Path | None, overrides: Sequence[str] =
         ConfigError: a missing or malformed file, a duplicate key, a malformed override, an
             unknown key or a bad value; the message is one line naming it.
     """
+    return build(model, _raw(path, overrides))
+
+
+def _raw(path: str | Path | None, overrides: Sequence[str]) -> dict[str, Any]:
     data = read_yaml(path) if path is not None else {}
     for text in overrides:
         keys, value = parse_override(text)
         apply_override(data, keys, value)
-    return build(model, data)
+    return data
 
 
-def config_from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    """Build and validate a ``draw-train`` config from plain data (missing keys take the defaults)."""
-    return build(TrainConfig, data)
-
-
-def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> TrainConfig:
-    """:func:`load` for a ``draw-train`` config."""
-    return load(TrainConfig, path, overrides)
-
-
-def load_distill_config(path: str | Path | None, overrides: Sequence[str] = ()) -> DistillConfig:
-    """:func:`load` for a ``draw-distill`` config."""
-    return load(DistillConfig, path, overrides)
-
-
-def load_exit_config(path: str | Path | None, overrides: Sequence[str] = ()) -> ExitConfig:
-    """:func:`load` for a ``draw-train`` config with ``pipeline: exit``."""
-    return load(ExitConfig, path, overrides)
-
-
-def load_exploit_config(path: str | Path | None, overrides: Sequence[str] = ()) -> ExploitConfig:
-    """:func:`load` for a ``draw-train`` config with ``pipeline: exploit``."""
-    return load(ExploitConfig, path, overrides)
-
-
-def pipeline_of(path: str | Path | None, overrides: Sequence[str] = ()) -> str:
-    """The ``pipeline`` a ``draw-train`` config names (``"selfplay"`` when it names none).
+def load_pipeline(path: str | Path | None, overrides: Sequence[str] = ()) -> Section:
+    """A ``draw-train`` config: the model of the ``pipeline`` it names (none: ``selfplay``), loaded.
 
     Raises:
-        ConfigError: a file that cannot be read, or an override that is malformed.
+        ConfigError: an unknown pipeline, or anything :func:`load` refuses.
     """
-    data = read_yaml(path) if path is not None else {}
-    for text in overrides:
-        keys, value = parse_override(text)
-        if keys == ["pipeline"]:
-            data["pipeline"] = value
-    return str(data.get("pipeline", "selfplay"))
+    data = _raw(path, overrides)
+    pipeline = data.pop("pipeline", "selfplay") if data.get("pipeline") in (None, "selfplay") else data.get("pipeline")
+    if pipeline == "distill":
+        raise ConfigError(
+            "pipeline: distill was replaced: a distillation is a run of pipeline: exit with iterations: 1 "
+            "(configs/distill_2p.yaml shows one)"
+        )
+    if pipeline not in PIPELINES:
+        raise ConfigError(f"config key 'pipeline' must be one of {', '.join(map(repr, PIPELINES))}, got {pipeline!r}")
+    module, name = PIPELINES[str(pipeline)]
+    model: type[Section] = getattr(importlib.import_module(module), name)
+    return build(model, data)

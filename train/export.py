@@ -39,8 +39,8 @@ def export_policy(
             atomically.
         num_players: the table size the policy was trained for; required for a model, and for a
             checkpoint without a side file.
-        value: keep the value network. Pass False when it was not trained (``draw-distill``
-            trains the actor only), so that nobody mistakes it for a trained critic.
+        value: keep the value network. Pass False when it was not trained, so that nobody
+            mistakes it for a trained critic.
         provenance: JSON data stored in the record: what it was trained or distilled from, the
             commands, the results.
 
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Convert a training checkpoint (.zip) into a policy file (.npz + .json) safe to share.",
     )
     parser.add_argument(
-        "checkpoint", help="a MaskablePPO checkpoint .zip saved by draw-train or draw-distill"
+        "checkpoint", help="a MaskablePPO checkpoint .zip saved by draw-train"
     )
     parser.add_argument("output", help="the policy file to write (.npz; the .json record goes beside it)")
     parser.add_argument(

@@ -48,35 +48,30 @@ Conventions (Gymnasium's, where it has one):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from agents.policy_network import NumpyPolicy
 from draw_env.checks import check_seed, warn_unknown_options
-from draw_env.rules import NUM_ACTIONS
-from train.learner_games import LearnerGames, LearnerStep
+from train.learner_games import LearnerGames, LearnerOptions, LearnerStep, LearnerView
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
-class DrawLearnerVectorEnv(VectorEnv):
+class DrawLearnerVectorEnv(LearnerView, VectorEnv):
     """``num_envs`` Draw games as a ``gymnasium.vector.VectorEnv``, one learner seat per game.
 
     Args:
         num_envs: games played in lockstep.
-        num_players, episode, reward: as :func:`draw_env.env`.
-        reward_scale: the learner's reward is its AEC reward times this (> 0; default 1).
-        features: ``"scaled"`` (258 entries) or ``"extended"`` (340) observation encodings
-            (:mod:`draw_env.features`).
-        skip_forced: play the learner's forced moves (one legal action) for it.
-        opponents: name -> weight (>= 0): agent specs such as ``"heaviest"``, ``"variety"``,
-            ``"ppo:path=agents/policies/ppo_2p.npz"``, and ``"self"`` / ``"snapshots"`` for the
-            policies sent by :meth:`update_pool`; ``None``: uniformly random legal play. See
-            :class:`train.learner_games.LearnerGames`.
-        seed: seeds the first ``reset()`` that is given no seed (``None``: fresh entropy).
+        num_players: 2, 3 or 4.
+        options: as :class:`train.learner_games.LearnerGames` (opponents such as ``"heaviest"``,
+            ``"variety"``, ``"ppo:path=agents/policies/ppo_2p.npz"``, and ``"self"`` /
+            ``"snapshots"`` for the policies sent by :meth:`update_pool`), except two defaults:
+            ``reward_scale`` 1 (points) and ``seed`` ``None`` (the first ``reset()`` given no
+            seed draws fresh entropy).
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
@@ -84,27 +79,16 @@ class DrawLearnerVectorEnv(VectorEnv):
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(
-        self,
-        num_envs: int,
-        num_players: int = 2,
-        episode: str = "hand",
-        reward: str = "zero_sum",
-        reward_scale: float = 1.0,
-        features: str = "extended",
-        skip_forced: bool = True,
-        opponents: Mapping[str, float] | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self.games = LearnerGames(
-            num_envs, num_players, episode, reward, reward_scale, features, skip_forced, opponents, seed
-        )
+    def __init__(self, num_envs: int, num_players: int = 2, **options: Unpack[LearnerOptions]) -> None:
+        options.setdefault("reward_scale", 1.0)
+        options.setdefault("seed", None)
+        self.games = LearnerGames(num_envs, num_players, **options)
         self.num_envs = self.games.num_envs
         self.num_players = self.games.num_players
         self.render_mode = None
-        self.single_observation_space = spaces.Box(0.0, 1.0, (self.games.feature_size,), np.float32)
+        self.single_observation_space = self.games.single_observation_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.single_action_space = self.games.single_action_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     def reset(
@@ -134,8 +118,7 @@ class DrawLearnerVectorEnv(VectorEnv):
             (num_envs,) bool, truncations (num_envs,) bool, infos)``; see the module docstring.
 
         Raises:
-            ValueError: for a wrong shape or type, actions outside ``0..57`` or an illegal action
-                (:class:`draw_env.IllegalActionError`); no game changes then.
+            ValueError: as :meth:`train.learner_games.LearnerGames.step`; no game changes then.
         """
         step = self.games.step(actions)
         infos = self._infos(step.action_mask)
@@ -159,10 +142,6 @@ class DrawLearnerVectorEnv(VectorEnv):
             "final_info": {"action_mask": final_mask, "_action_mask": done.copy()},
             "_final_info": done.copy(),
         }
-
-    def update_pool(self, current: NumpyPolicy | None = None, snapshots: Sequence[NumpyPolicy] | None = None) -> None:
-        """Replace the learner's current policy and/or the snapshots (from the next episodes on)."""
-        self.games.update_pool(current, snapshots)
 
     def close_extras(self, **kwargs: Any) -> None:
         self.games.close()

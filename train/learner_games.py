@@ -1,19 +1,21 @@
 """The batched learner games: one learner seat per game, the opponents acting inside ``step``.
 
-:class:`LearnerGames` is the core that both learner views share: the Stable-Baselines3 ``VecEnv``
-:class:`train.vector_learner.DrawLearnerVecEnv` (``draw-train`` with ``vec_env: batched``, the
-exploiter) and the Gymnasium ``VectorEnv`` :class:`train.gym_learner.DrawLearnerVectorEnv`. It
-plays ``num_envs`` games of :class:`draw_env.vector.DrawVectorEnv` in lockstep, arrays in and out.
-In each game one seat is the learner (drawn per episode); every other seat is an opponent drawn
-per episode from a weighted pool, and opponents move inside :meth:`LearnerGames.step`, batched:
-all games whose opponent at the seat to act is the same policy get one call, so a baseline
-answers with NumPy array operations (:mod:`agents.batched`) and a network opponent with one
-forward pass for all its games (:meth:`agents.policy_network.NumpyPolicy.act_batch`). It is the batched
-counterpart of :class:`draw_env.single_agent.DrawSingleAgentEnv` wrapped in
-:class:`train.opponents.OpponentPoolEnv`, with the same options and the same pool protocol
-(:meth:`LearnerGames.update_pool`).
+:class:`LearnerGames` is the one "learner against an opponent pool" of the project, under its two
+views: the Stable-Baselines3 ``VecEnv`` :class:`train.vector_learner.DrawLearnerVecEnv`
+(``draw-train``'s self-play, the exploiter) and the Gymnasium ``VectorEnv``
+:class:`train.gym_learner.DrawLearnerVectorEnv`. Both take their options as
+:class:`LearnerOptions` and share :class:`LearnerView` (the games and the pool protocol
+:meth:`LearnerGames.update_pool`). It plays ``num_envs`` games of
+:class:`draw_env.vector.DrawVectorEnv` in lockstep, arrays in and out. In each game one seat is
+the learner (drawn per episode); every other seat is an opponent drawn per episode from a
+weighted pool, and opponents move inside :meth:`LearnerGames.step`, batched: all games whose
+opponent at the seat to act is the same policy get one call, so a baseline answers with NumPy
+array operations (:mod:`agents.batched`) and a network opponent with one forward pass for all its
+games (:meth:`agents.policy_network.NumpyPolicy.act_batch`). The one-game Gymnasium view
+:class:`draw_env.single_agent.DrawSingleAgentEnv` plays the opponent policies it is given, with
+no pool.
 
-Semantics, as the one-game adapter:
+Semantics, as the one-game view's:
 
 * Observations are :mod:`draw_env.features` encodings of the learner's observation; rewards the
   learner's AEC reward times ``reward_scale``; an episode is a hand or a match; no episode is
@@ -39,15 +41,17 @@ batched baselines and ``network`` (or ``ppo``) networks answer for all their gam
 network spec plays as ``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
 version (``ismcts``...) are asked game by game.
 
-This module imports numpy, draw_env, agents and train.config (no torch, no Stable-Baselines3).
+This module imports numpy, gymnasium, draw_env, agents and train.config (no torch, no
+Stable-Baselines3).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
+from gymnasium import spaces
 
 import agents
 from agents.base import Agent
@@ -58,8 +62,9 @@ from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBSERVATION_SIZE
 from draw_env.rules import NUM_ACTIONS
+from draw_env.single_agent import DEFAULT_REWARD_SCALE
 from draw_env.vector import DrawVectorEnv
-from train.config import SELF, SNAPSHOTS
+from train.learner_config import SELF, SNAPSHOTS
 
 
 class _OneByOne:
@@ -137,10 +142,12 @@ class LearnerGames:
 
     Args:
         num_envs: games played in lockstep.
-        num_players, episode, reward: as :func:`draw_env.env`.
+        num_players, episode, reward: as :func:`draw_env.env` (the arguments from ``episode`` on
+            are keywords: :class:`LearnerOptions`).
         reward_scale: the learner's reward is its AEC reward times this (> 0).
-        features: ``"scaled"`` or ``"extended"`` (see :mod:`draw_env.features`).
-        skip_forced: play the learner's forced moves for it.
+        features: ``"scaled"`` (258 entries) or ``"extended"`` (340) observation encodings
+            (:mod:`draw_env.features`).
+        skip_forced: play the learner's forced moves (one legal action) for it.
         opponents: name -> weight (>= 0): ``"self"`` (the learner's current policy, sent by
             :meth:`update_pool`), ``"snapshots"`` (frozen past learners, the weight shared among
             them; until there are some, their weight goes to ``"self"``) or an agent spec
@@ -152,15 +159,20 @@ class LearnerGames:
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
+
+    Attributes:
+        single_observation_space: ``Box(0, 1, (F,), float32)``, one game's learner observation.
+        single_action_space: ``Discrete(58)``.
     """
 
     def __init__(
         self,
         num_envs: int,
         num_players: int = 2,
+        *,
         episode: str = "hand",
         reward: str = "zero_sum",
-        reward_scale: float = 0.02,
+        reward_scale: float = DEFAULT_REWARD_SCALE,
         features: str = "extended",
         skip_forced: bool = True,
         opponents: Mapping[str, float] | None = None,
@@ -172,6 +184,8 @@ class LearnerGames:
         self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
         self.features = features
         self.feature_size = feature_size(features)
+        self.single_observation_space = spaces.Box(0.0, 1.0, (self.feature_size,), np.float32)
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.skip_forced = check_bool("skip_forced", skip_forced)
         self.weights = _checked_weights(opponents)
         self.seed_value = check_seed("seed", seed)
@@ -283,9 +297,8 @@ class LearnerGames:
             actions: integer ``(num_envs,)``, the learner's action in each game.
 
         Raises:
-            ValueError: for a wrong shape or type, or actions outside ``0..57``;
-                :class:`draw_env.IllegalActionError` (a ``ValueError``) naming the games whose
-                action is illegal and listing their legal actions. No game changes then.
+            ValueError: as :meth:`draw_env.vector.DrawVectorEnv.step` (a wrong shape or type, an
+                action outside ``0..57``, an illegal action); no game changes then.
         """
         if not self._reset_once:
             raise RuntimeError("call reset() before step()")
@@ -355,3 +368,30 @@ class LearnerGames:
     def close(self) -> None:
         """Nothing to release."""
         self.venv.close()
+
+
+class LearnerOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`LearnerGames` and of its views, with their meanings there
+    (each view gives its own defaults)."""
+
+    episode: str
+    reward: str
+    reward_scale: float
+    features: str
+    skip_forced: bool
+    opponents: Mapping[str, float] | None
+    seed: int | None
+
+
+class LearnerView:
+    """What the learner views share: the :class:`LearnerGames` they show and its pool protocol.
+
+    Attributes:
+        games: the core, built by the view from its arguments (checked there).
+    """
+
+    games: LearnerGames
+
+    def update_pool(self, current: NumpyPolicy | None = None, snapshots: Sequence[NumpyPolicy] | None = None) -> None:
+        """Replace the learner's current policy and/or the snapshots (from the next episodes on)."""
+        self.games.update_pool(current, snapshots)

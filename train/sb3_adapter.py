@@ -7,7 +7,7 @@ meets SB3's policy: building models, and copying a network into one (:func:`mode
 out of one (:func:`weights_of`) under SB3's parameter names (the name map is
 :func:`agents.policy_file.sb3_state_dict`, which reads checkpoints with it too).
 :func:`save_network_checkpoint` writes a :class:`train.network.PolicyValueNetwork` as an SB3
-checkpoint ``.zip``, the format ``draw-distill`` also leaves.
+checkpoint ``.zip``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.policy_file import ACTIVATIONS, PolicyWeights, sb3_state_dict, weights_from_state_dict
 from draw_env.single_agent import DrawSingleAgentEnv
-from train.config import PPOSettings
+from train.learner_config import PPOSettings
 from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
 from train.network import PolicyValueNetwork
 

@@ -7,68 +7,50 @@ conventions on top: ``reset()`` takes its seed from ``seed()`` (SB3 calls it wit
 ``infos`` is a list of dicts, and when an episode ends ``infos[i]["terminal_observation"]`` is the
 learner's last observation of it while the returned observation is the next episode's first
 decision. ``action_masks()`` serves MaskablePPO, and ``env_method("update_pool", current,
-snapshots)`` the self-play callbacks, as with :class:`train.opponents.OpponentPoolEnv`.
+snapshots)`` the self-play callbacks.
 
-:func:`learner_vec_env` builds it from a training or exploiter config (``draw-train`` with
-``vec_env: batched``, the exploiter of :mod:`train.exploit`). The Gymnasium ``VectorEnv`` view of
-the same games is :class:`train.gym_learner.DrawLearnerVectorEnv`.
+:func:`learner_vec_env` builds it from a training or exploiter config (``draw-train``'s self-play,
+the exploiter of :mod:`train.exploit`). The Gymnasium ``VectorEnv`` view of the same games is
+:class:`train.gym_learner.DrawLearnerVectorEnv`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from agents.policy_network import NumpyPolicy
-from draw_env.rules import NUM_ACTIONS
-from train.config import ExploitConfig, TrainConfig
-from train.learner_games import LearnerGames, make_opponent
+from train.learner_config import LearnerSettings
+from train.learner_games import LearnerGames, LearnerOptions, LearnerView, make_opponent
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["DrawLearnerVecEnv", "learner_vec_env", "make_opponent"]
 
 
-class DrawLearnerVecEnv(VecEnv):
+class DrawLearnerVecEnv(LearnerView, VecEnv):
     """``num_envs`` games, one learner seat each, opponents batched inside ``step_wait``.
 
     Args:
         num_envs: games played at once, each with one learner seat.
-        num_players, episode, reward, reward_scale, features, skip_forced, opponents, seed: as
-            :class:`train.learner_games.LearnerGames` (``seed`` seeds the first ``reset`` unless
-            ``seed()`` gives another).
+        num_players: 2, 3 or 4.
+        options: as :class:`train.learner_games.LearnerGames` (the same defaults; ``seed`` seeds
+            the first ``reset`` unless ``seed()`` gives another).
 
     Attributes:
         games: the :class:`train.learner_games.LearnerGames` core.
     """
 
-    def __init__(
-        self,
-        num_envs: int,
-        num_players: int = 2,
-        episode: str = "hand",
-        reward: str = "zero_sum",
-        reward_scale: float = 0.02,
-        features: str = "extended",
-        skip_forced: bool = True,
-        opponents: Mapping[str, float] | None = None,
-        seed: int = 0,
-    ) -> None:
-        self.games = LearnerGames(
-            num_envs, num_players, episode, reward, reward_scale, features, skip_forced, opponents, seed
-        )
+    def __init__(self, num_envs: int, num_players: int = 2, **options: Unpack[LearnerOptions]) -> None:
+        self.games = LearnerGames(num_envs, num_players, **options)
         self.num_players = self.games.num_players
         self.render_mode = None
         self._actions = np.zeros(num_envs, np.int64)
-        observation_space = spaces.Box(0.0, 1.0, (self.games.feature_size,), np.float32)
-        super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
-
-    def update_pool(self, current: NumpyPolicy | None = None, snapshots: Sequence[NumpyPolicy] | None = None) -> None:
-        """Replace the learner's current policy and/or the snapshots (from the next episodes on)."""
-        self.games.update_pool(current, snapshots)
+        super().__init__(num_envs, self.games.single_observation_space, self.games.single_action_space)
 
     def reset(self) -> np.ndarray:
         """New episodes everywhere; the first reset (or one after ``seed(s)``) seeds every stream."""
@@ -117,18 +99,10 @@ class DrawLearnerVecEnv(VecEnv):
         return list(self._get_indices(indices))
 
 
-def learner_vec_env(config: TrainConfig | ExploitConfig, opponents: Mapping[str, float]) -> VecMonitor:
+def learner_vec_env(config: LearnerSettings, opponents: Mapping[str, float]) -> VecMonitor:
     """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
-    return VecMonitor(
-        DrawLearnerVecEnv(
-            config.n_envs,
-            config.num_players,
-            config.episode,
-            config.reward,
-            config.reward_scale,
-            config.features,
-            config.skip_forced,
-            opponents,
-            config.seed,
-        )
+    options = LearnerOptions(
+        episode=config.episode, reward=config.reward, reward_scale=config.reward_scale, features=config.features,
+        skip_forced=config.skip_forced, opponents=opponents, seed=config.seed,
     )
+    return VecMonitor(DrawLearnerVecEnv(config.n_envs, config.num_players, **options))

@@ -2,18 +2,17 @@
 
 :func:`train` checks everything first (the config, the output directory, the ``--resume``
 checkpoint against the config) and writes nothing before that. It then builds the learner's
-games (``vec_env: batched``, the shipped configs: :class:`train.vector_learner.DrawLearnerVecEnv`;
-else one :class:`train.opponents.OpponentPoolEnv` per worker) and the MaskablePPO model, and
+games (:class:`train.vector_learner.DrawLearnerVecEnv`) and the MaskablePPO model, and
 trains it with SB3's callbacks:
 
-* :class:`SelfPlayPool` sends the learner's current actor to the workers after every rollout
+* :class:`SelfPlayPool` sends the learner's current actor to the opponent pool after every rollout
   (the ``self`` opponent) and the snapshot pool when it changed (the ``snapshots`` opponents);
 * ``EveryNTimesteps`` runs the periodic tasks: freeze a snapshot every ``snapshot_every`` steps,
   save a checkpoint every ``checkpoint_every`` steps (:mod:`train.checkpoints`: the zip and its
   side files, atomically, and the policy file ``step_N.npz`` + ``step_N.json``), evaluate against baselines every ``eval.every`` steps (match win
   rate with its Wilson 95% interval, logged to TensorBoard and ``eval.csv``);
 * :class:`StopOnInterrupt` ends training at the next step after SIGINT (Ctrl-C); the run then
-  saves a last checkpoint ``checkpoints/step_N.zip`` and stops (``--resume`` continues it).
+  saves a last checkpoint ``checkpoints/step_N.zip`` and stops (rerunning the command continues it).
 
 At the end it saves ``final.zip`` (with its side files) and the weights-only policy file
 ``final.npz`` + ``final.json``, evaluates it (``final_eval``), and writes ``summary.json`` and the
@@ -25,54 +24,41 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import ConfigDict, Field
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecEnv
 from threadpoolctl import threadpool_limits
 
 from agents.policy_network import NumpyPolicy
+from arena.learner import (
+    EvalRow,
+    evaluate_learner,
+    evaluation_table,
+    first_reaching,
+    write_rows_csv,
+)
 from draw_env.files import write_json_atomic
-from train.checkpoints import ResumeState, read_resume_state, save_checkpoint
-from train.config import ConfigError, TrainConfig
-from train.evaluation import EvalRow, evaluate_checkpoint, first_reaching, learner_row, write_eval_csv
+from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
+from train.config import ConfigError
 from train.export import export_policy
-from train.opponents import make_worker_env
 from train.plots import plot_learning_curve
-from train.run_files import check_output_dir_writable
+from train.run_dir import RunDir, RunFile, read_run_file, seconds
 from train.sb3_adapter import new_model, weights_of
+from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
 
 
 def build_vec_env(config: TrainConfig) -> VecEnv:
-    """``n_envs`` learner games: batched in one :class:`train.vector_learner.DrawLearnerVecEnv` with ``vec_env: batched``,
-    else single-agent environments, each in its own process with ``vec_env: subproc``."""
-    if config.vec_env == "batched":
-        return learner_vec_env(config, dict(config.opponents))
-    settings = {
-        "num_players": config.num_players,
-        "episode": config.episode,
-        "reward": config.reward,
-        "reward_scale": config.reward_scale,
-        "features": config.features,
-        "skip_forced": config.skip_forced,
-        "opponents": dict(config.opponents),
-        "seed": config.seed,
-    }
-    factories = [partial(make_worker_env, settings, index) for index in range(config.n_envs)]
-    if config.vec_env == "subproc":
-        venv: VecEnv = SubprocVecEnv(factories, start_method="fork")
-    else:
-        venv = DummyVecEnv(factories)
-    return VecMonitor(venv)
+    """``n_envs`` learner games, batched in one :class:`train.vector_learner.DrawLearnerVecEnv`."""
+    return learner_vec_env(config, dict(config.opponents))
 
 
 def build_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) -> MaskablePPO:
@@ -109,7 +95,7 @@ class TrainingClock:
 
 
 class SelfPlayPool(BaseCallback):
-    """Keeps the workers' opponent pools current.
+    """Keeps the learner games' opponent pool current.
 
     Args:
         snapshots: the snapshot pool to start from (restored on resume); :meth:`freeze` appends.
@@ -128,7 +114,7 @@ class SelfPlayPool(BaseCallback):
         return NumpyPolicy(weights_of(self.model, self.num_players, value=False))
 
     def freeze(self) -> None:
-        """Add the current actor to the pool (sent to the workers at the end of the rollout)."""
+        """Add the current actor to the pool (sent to the games at the end of the rollout)."""
         self.snapshots.append(self.actor())
         del self.snapshots[: -self.size]
         self._changed = True
@@ -163,8 +149,7 @@ class StopOnInterrupt(BaseCallback):
 def sigint_requests_stop() -> Iterator[Callable[[], bool]]:
     """While active, the first SIGINT only sets a flag (a second one interrupts at once).
 
-    Installed before the worker processes are forked, so that they keep serving the learner
-    until it has saved its checkpoint. Yields a function telling whether SIGINT came.
+    Yields a function telling whether SIGINT came.
     """
     seen: list[int] = []
     previous = signal.getsignal(signal.SIGINT)
@@ -185,8 +170,8 @@ def unchecked_distributions() -> Iterator[None]:
     """While active, ``torch.distributions`` skips its argument checks (restored afterwards).
 
     Every distribution in training is built from our own network's logits, and MaskablePPO builds
-    two per forward pass: the checks cost 3.5% of a batched self-play run's wall time (measured
-    with ``vec_env: batched``, 256 games), and the numbers are the same without them.
+    two per forward pass: the checks only cost time, and the numbers are the same without them
+    (``benchmarks/selfplay_speed.py`` measures the cost).
     """
     previous = torch.distributions.Distribution._validate_args
     torch.distributions.Distribution.set_default_validate_args(False)
@@ -236,8 +221,7 @@ class SelfPlayRun:
 
     def save(self, path: Path) -> None:
         """The model zip and its side files (see :mod:`train.checkpoints`), and beside them the
-        policy file ``.npz`` + ``.json`` (weights only, the file to share; 20 ms, 1.3 MB for a
-        256-256 network)."""
+        policy file ``.npz`` + ``.json`` (weights only, the file to share)."""
         with self.clock.paused():
             state = {
                 "train_seconds": self.clock.seconds,
@@ -277,16 +261,18 @@ class SelfPlayRun:
                 self.output_dir / "checkpoints" / "eval_latest.npz",
                 num_players=self.config.num_players,
             )
-            for baseline, result in evaluate_checkpoint(
+            for row in evaluate_learner(
                 ("ppo", {"path": str(path)}),
                 settings.opponents,
                 self.config.num_players,
                 settings.matches,
+                timesteps=self.model.num_timesteps,
+                train_seconds=self.clock.seconds,
                 seed=self.config.seed + 1,
                 duplicate=settings.duplicate,
                 workers=settings.workers,
             ):
-                row = learner_row(result, baseline, self.model.num_timesteps, self.clock.seconds)
+                baseline = row.opponent
                 self.eval_rows.append(row)
                 logger.record(f"eval/win_rate_vs_{baseline}", row.win_rate)
                 logger.record(f"eval/win_low_vs_{baseline}", row.win_low)
@@ -298,7 +284,7 @@ class SelfPlayRun:
                     f"zero-sum points/hand {row.zero_sum_per_hand:+.2f}",
                     flush=True,
                 )
-            write_eval_csv(self.output_dir / "eval.csv", self.eval_rows)
+            write_rows_csv(self.output_dir / "eval.csv", self.eval_rows)
             logger.dump(self.model.num_timesteps)
 
 
@@ -319,28 +305,44 @@ class _Clock(BaseCallback):
         self.clock.stop()
 
 
-def check_output_dir(output_dir: Path, resume: bool, overwrite: bool) -> None:
-    """Refuse to mix two runs' files in ``output_dir`` (nothing is written or removed here).
+#: Settings that may differ when a run is continued by running its command again.
+FREE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "final_eval", "output_dir")
 
-    Raises:
-        ConfigError: if ``output_dir`` is a file, or holds files and neither ``resume`` nor
-            ``overwrite`` is set, or ``overwrite`` is set but it holds no earlier run's ``config.json``.
-    """
-    if output_dir.exists() and not output_dir.is_dir():
-        raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(output_dir)!r}")
-    check_output_dir_writable(output_dir)
-    if not output_dir.is_dir() or not any(output_dir.iterdir()) or resume:
-        return
-    if not overwrite:
-        raise ConfigError(
-            f"output_dir {str(output_dir)!r} already holds files of a run: pass --resume CHECKPOINT to "
-            "continue it, --overwrite to replace it, or choose another output_dir"
-        )
-    if not (output_dir / "config.json").is_file():
-        raise ConfigError(
-            f"--overwrite: output_dir {str(output_dir)!r} holds files but no config.json of an earlier "
-            "run; not removing it"
-        )
+
+class SelfPlaySummary(RunFile):
+    """``summary.json`` of a finished run, which a rerun prints (unknown keys are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    timesteps: int = Field(ge=0)
+    train_seconds: float = seconds()
+    final_eval: list[EVAL_ROW]  # type: ignore[valid-type]
+    learning_curve: str | None
+    seconds_to_75pct_vs_heaviest: float | None
+
+
+def latest_checkpoint(output_dir: Path) -> Path | None:
+    """The checkpoint a rerun continues from: ``final.zip``, else the last ``checkpoints/step_N.zip``."""
+    if (output_dir / "final.zip").is_file():
+        return output_dir / "final.zip"
+    steps = [
+        (int(path.stem[5:]), path)
+        for path in (output_dir / "checkpoints").glob("step_*.zip")
+        if path.stem[5:].isdigit()
+    ]
+    return max(steps)[1] if steps else None
+
+
+def finished(run_dir: RunDir, config: TrainConfig) -> dict[str, Any] | None:
+    """The summary of the run in ``run_dir`` if it reached ``total_timesteps``, else ``None``."""
+    path = run_dir.path / "summary.json"
+    if not path.is_file():
+        return None
+    summary = read_run_file(path, SelfPlaySummary)
+    if summary.timesteps < config.total_timesteps:
+        return None
+    print(run_dir.complete(f"{summary.timesteps:,} steps"))
+    return summary.model_dump()
 
 
 def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool = False) -> dict[str, Any]:
@@ -359,19 +361,23 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
             and the config, or an output directory that already holds a run.
         KeyboardInterrupt: after SIGINT, once the last checkpoint is saved.
     """
-    output_dir = Path(config.output_dir)
-    check_output_dir(output_dir, resume is not None, overwrite)
+    run_dir = RunDir(config, "selfplay", overwrite=overwrite, free=FREE_KEYS if resume is None else config.to_dict())
+    output_dir = run_dir.path
+    if resume is None and run_dir.resuming:
+        summary = finished(run_dir, config)
+        if summary is not None:
+            return summary
+        resume = latest_checkpoint(output_dir)
+        if resume is None:
+            print(f"{output_dir} holds no checkpoint of its run yet: starting it over")
+            run_dir.overwrite = True
     resumed = None if resume is None else read_resume_state(resume, config.to_dict())
     # Everything is checked: from here on the run writes.
-    if overwrite and output_dir.is_dir():
-        shutil.rmtree(output_dir)
+    run_dir.start()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
-    # NumPy opponents multiply small matrices: BLAS threads only wait for each other on 2 shared
-    # cores (measured: 10x slower at 64 rows on a loaded machine).
+    # NumPy opponents multiply small matrices: BLAS threads only wait for each other.
     threadpool_limits(1, user_api="blas")
-    output_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(output_dir / "config.json", config.to_dict(), indent=1)
     tensorboard_dir = str(output_dir / "tensorboard") if config.tensorboard else None
     with sigint_requests_stop() as stop_requested, unchecked_distributions():
         venv = build_vec_env(config)
@@ -412,7 +418,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
                     path = run.step_checkpoint()
                     run.save(path)
                     print(
-                        f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; continue with --resume {path}"
+                        f"\nInterrupted at step {model.num_timesteps:,}: saved {path}; rerun the command to continue"
                     )
                     raise KeyboardInterrupt
         finally:
@@ -428,19 +434,18 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     seconds = run.clock.seconds
     print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min -> {final_path}")
     settings = config.final_eval
-    final_rows = [
-        learner_row(result, baseline, model.num_timesteps, seconds)
-        for baseline, result in evaluate_checkpoint(
-            ("ppo", {"path": str(final_path.with_suffix(".npz"))}),
-            settings.opponents,
-            config.num_players,
-            settings.matches,
-            seed=config.seed + 2,
-            duplicate=settings.duplicate,
-            workers=settings.workers,
-            progress=config.progress_bar,
-        )
-    ]
+    final_rows = evaluate_learner(
+        ("ppo", {"path": str(final_path.with_suffix(".npz"))}),
+        settings.opponents,
+        config.num_players,
+        settings.matches,
+        timesteps=model.num_timesteps,
+        train_seconds=seconds,
+        seed=config.seed + 2,
+        duplicate=settings.duplicate,
+        workers=settings.workers,
+        progress=config.progress_bar,
+    )
     figure = output_dir / "learning_curve.png"
     if run.eval_rows:
         plot_learning_curve(
@@ -461,3 +466,35 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     }
     write_json_atomic(output_dir / "summary.json", summary, indent=1)
     return summary
+
+
+def results_table(summary: dict[str, Any], num_players: int) -> str:
+    """The final evaluation of a self-play summary as a text table (one row per baseline)."""
+    return evaluation_table(
+        summary["final_eval"],
+        num_players,
+        title=(
+            f"{num_players}-player policy after {summary['timesteps']:,} steps "
+            f"({summary['train_seconds'] / 60:.1f} min): match win rate, duplicate format"
+        ),
+    )
+
+
+def selfplay_main(config: TrainConfig, args: Any) -> int:
+    """``draw-train`` for a self-play config (``args`` from :func:`train.cli.build_parser`).
+
+    Raises:
+        ConfigError: ``--address``, a bad ``--resume`` checkpoint, or an ``output_dir`` holding another run.
+        KeyboardInterrupt: after Ctrl-C, once the last checkpoint is saved.
+    """
+    if args.address is not None:
+        raise ConfigError("--address applies to configs with pipeline: exit only")
+    summary = train(config, resume=args.resume, overwrite=args.overwrite)
+    print(results_table(summary, config.num_players))
+    if summary["learning_curve"]:
+        print(f"Learning curve: {summary['learning_curve']}")
+    reached = summary["seconds_to_75pct_vs_heaviest"]
+    if reached is not None:
+        print(f"75% match win rate vs heaviest first reached after {reached / 60:.1f} training minutes")
+    print(f"Summary: {config.output_dir}/summary.json")
+    return 0

@@ -1,0 +1,473 @@
+"""The game and its states: ``pyspiel.load_game("python_draw_dominoes")``, on the rules core.
+
+Every state wraps a :class:`~draw_env.rules.DrawState`, so there is no second implementation of
+the game. Parameters (``pyspiel.load_game("python_draw_dominoes(players=3,episode=match)")``):
+``players`` 2 (default), 3 or 4; ``episode`` ``"hand"`` (default) or ``"match"`` (hands until a
+seat reaches the target); ``reward`` ``"zero_sum"`` (default), ``"points"`` or ``"win_loss"``
+(matches only), as the AEC environment's, ``returns()`` being the sums of its rewards.
+
+**Chance.** Every random event is an explicit chance node, with exact probabilities: the first
+hand's opener lottery (outcome = seat, each ``1/n``); the deal, tile by tile, seat 0's tiles
+first (outcome = tile id, uniform over the tiles not dealt yet); each draw: the player chooses
+action 56 (draw) and a chance node picks the tile, uniform over the boneyard. A shuffled
+boneyard drawn from the front gives every remaining tile the same chance to come next, so
+drawing lazily is the same game as shuffling first. So ``state.history()`` reproduces a game
+exactly; :func:`deal_actions` turns an AEC deal into the chance outcomes that deal it.
+
+**Resampling.** ``resample_from_infostate(p, sampler)`` deals the tiles ``p`` cannot see with
+:meth:`draw_env.rules.PlayerView.sample_state`, then rebuilds a whole history consistent with
+it (which of each opponent's tiles it was dealt, which it drew at each draw), uniformly among
+the histories that had every placed tile in hand before it was placed: it samples the
+information set exactly as far as chance goes. OpenSpiel's Python ``ISMCTSBot`` calls it.
+
+**Strings.** A state is serialized as its history, one action per line, as OpenSpiel's C++
+games are, and read back by replaying it strictly; nothing is unpickled. The details, with
+the observations and information states, are in ``docs/integrations.md`` (OpenSpiel).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyspiel
+
+from draw_env import tiles
+from draw_env.checks import check_choice, check_int
+from draw_env.observation import SEATS
+from draw_env.openspiel.observer import DrawDominoesObserver
+from draw_env.openspiel.progress import DEAL, DRAWING, OPENER, OVER, PLAY, Progress, event_token
+from draw_env.rules import (
+    DRAW,
+    EPISODES,
+    MAX_HAND_POINTS,
+    NUM_ACTIONS,
+    PLAYER_COUNTS,
+    PROTECTED_BONEYARD,
+    REWARDS,
+    DrawGame,
+    DrawState,
+    action_name,
+    check_reward_episode,
+    hand_rewards,
+    next_opener,
+)
+from draw_env.tiles import NUM_TILES
+
+SHORT_NAME = "python_draw_dominoes"
+PARAMETERS: dict[str, Any] = {"players": 2, "episode": "hand", "reward": "zero_sum"}
+#: A match has no finite worst case (a blocked hand with a shared lowest total scores nothing, and
+#: so can follow itself for ever), but OpenSpiel wants a bound: ``max_game_length`` of a match
+#: assumes at most this many hands (at most 199 hands can score, each at least a point, with 2 players).
+MAX_MATCH_HANDS = 1000
+_ALL_TILES = frozenset(range(NUM_TILES))
+_CHANCE = int(pyspiel.PlayerId.CHANCE)
+_TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+#: A line of a serialized state: one action id, plain ASCII digits.
+_ACTION_LINE = re.compile(r"0|[1-9][0-9]?")
+
+
+def game_type(reward: str, episode: str) -> pyspiel.GameType:
+    """The game type; utility and reward model depend on the parameters."""
+    kind = pyspiel.GameType
+    zero_sum = reward != "points"
+    per_hand = episode == "match" and reward != "win_loss"
+    return kind(
+        short_name=SHORT_NAME,
+        long_name="Python Draw dominoes",
+        dynamics=kind.Dynamics.SEQUENTIAL,
+        chance_mode=kind.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=kind.Information.IMPERFECT_INFORMATION,
+        utility=kind.Utility.ZERO_SUM if zero_sum else kind.Utility.GENERAL_SUM,
+        reward_model=kind.RewardModel.REWARDS if per_hand else kind.RewardModel.TERMINAL,
+        min_num_players=2, max_num_players=SEATS,
+        # Observations and information states, each as a string and as a tensor.
+        provides_information_state_string=True, provides_information_state_tensor=True,
+        provides_observation_string=True, provides_observation_tensor=True,
+        provides_factored_observation_string=False,
+        parameter_specification=PARAMETERS,
+    )
+
+
+def max_hand_length(num_players: int) -> int:
+    """An upper bound on the decisions of one hand: every placement, draw and pass.
+
+    At most 26 tiles are ever held (two stay in the boneyard), so at most 26 placements; passes
+    happen only once drawing is over, at most ``n - 1`` between two placements and ``n`` at the end.
+    """
+    game = DrawGame(num_players)
+    placements = NUM_TILES - PROTECTED_BONEYARD
+    draws = NUM_TILES - num_players * game.hand_size - PROTECTED_BONEYARD
+    return placements + draws + (num_players - 1) * (placements - 1) + num_players
+
+
+class DrawDominoesGame(pyspiel.Game):
+    """The OpenSpiel game; build it with ``pyspiel.load_game`` (see the module docstring)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        params = {**PARAMETERS, **(params or {})}
+        unknown = sorted(set(params) - set(PARAMETERS))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {', '.join(unknown)}; known: {', '.join(PARAMETERS)}")
+        players = check_choice("players", params["players"], PLAYER_COUNTS)
+        episode = check_choice("episode", params["episode"], EPISODES)
+        reward = check_choice("reward", params["reward"], REWARDS)
+        check_reward_episode(reward, episode)
+        self.rules = DrawGame(players)
+        self.episode = episode
+        self.reward = reward
+        self.match = episode == "match"
+        target = self.rules.target
+        if reward == "win_loss":
+            low, high = -1.0, 1.0
+        else:
+            # In a match a seat ends with at most target - 1 + one hand's points.
+            high = float(target - 1 + MAX_HAND_POINTS if self.match else MAX_HAND_POINTS)
+            low = -high if reward == "zero_sum" else 0.0
+        hand_length = max_hand_length(players)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ACTIONS,
+            max_chance_outcomes=NUM_TILES,
+            num_players=players,
+            min_utility=low,
+            max_utility=high,
+            utility_sum=None if reward == "points" else 0.0,
+            max_game_length=hand_length * (MAX_MATCH_HANDS if self.match else 1),
+        )
+        super().__init__(game_type(reward, episode), info, {"players": players, "episode": episode, "reward": reward})
+
+    def new_initial_state(self) -> DrawDominoesState:
+        """The state before the opener lottery and the deal."""
+        return DrawDominoesState(self)
+
+    def new_state_from_position(self, position: DrawState) -> DrawDominoesState:
+        """A state that starts at ``position`` (a hand in play; it is copied, not kept).
+
+        Information states describe the position as each seat sees it, then the actions since.
+
+        Raises:
+            ValueError: if ``position`` has another number of players or its hand is over.
+        """
+        if position.num_players != self.rules.num_players:
+            raise ValueError(f"position has {position.num_players} players, the game {self.rules.num_players}")
+        if position.result is not None:
+            raise ValueError("position must be a hand in play, got a finished hand")
+        state = DrawDominoesState(self)
+        state._play.start_position(position)
+        return state
+
+    def deserialize_state(self, text: str) -> DrawDominoesState:
+        """The state that :meth:`DrawDominoesState.serialize` wrote: its history replayed.
+
+        ``text`` is OpenSpiel's history format, one action per line (chance outcomes included);
+        each line must be a plain integer, legal where it is applied, and ``text`` at most
+        three characters per action of :meth:`max_history_length`. Nothing in it is unpickled
+        or evaluated (OpenSpiel's default for Python games unpickles a ``__dict__`` line).
+
+        Raises:
+            ValueError: naming the line and what is wrong with it, e.g. ``python_draw_dominoes
+                state text, line 17: action 57 (pass) is not legal here; legal: 0, 56``.
+        """
+        where = f"{SHORT_NAME} state text"
+        if not isinstance(text, str):
+            raise ValueError(f"{where} must be a str, got {type(text).__name__}")  # noqa: TRY004
+        limit = 3 * self.max_history_length() + 1
+        if len(text) > limit:
+            raise ValueError(f"{where} has {len(text)} characters, more than the {limit} of the longest game")
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the newline that ends the last action
+        state = self.new_initial_state()
+        for number, line in enumerate(lines, 1):
+            if not _ACTION_LINE.fullmatch(line):
+                raise ValueError(f"{where}, line {number}: must be an action id (an integer), got {line[:40]!r}")
+            action = int(line)
+            if state.is_terminal():
+                raise ValueError(f"{where}, line {number}: the game is over, yet the text goes on with {action}")
+            legal = state.legal_actions()
+            if action not in legal:
+                name = f"chance outcome {action}" if state.is_chance_node() else f"action {action} ({action_name(action)})"
+                raise ValueError(f"{where}, line {number}: {name} is not legal here; legal: {', '.join(map(str, legal))}")
+            state.apply_action(action)
+        return state
+
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict[str, Any] | None = None
+    ) -> DrawDominoesObserver:
+        """The observer behind the observation (default) and information state (perfect recall)."""
+        if params:
+            raise ValueError(f"observation parameters are not supported, got {params}")
+        return DrawDominoesObserver(self, iig_obs_type)
+
+
+class DrawDominoesState(pyspiel.State):
+    """A state of ``python_draw_dominoes``: a hand of the rules core plus its chance nodes."""
+
+    def __init__(self, game: DrawDominoesGame) -> None:
+        super().__init__(game)
+        # One attribute: OpenSpiel clones a Python state by deep-copying each of them.
+        self._play = Progress(game.rules, game.match, game.reward)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def core(self) -> DrawState | None:
+        """The rules state of the hand in play (``None`` while it is being dealt); do not modify."""
+        return self._play.core
+
+    def current_player(self) -> int:
+        play = self._play
+        if play.phase == PLAY:
+            assert play.core is not None
+            return play.core.current
+        return _TERMINAL if play.phase == OVER else _CHANCE
+
+    def is_terminal(self) -> bool:
+        return self._play.phase == OVER
+
+    def _legal_actions(self, player: int) -> list[int]:
+        core = self._play.core
+        assert core is not None and player == core.current
+        return core.legal_actions()
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        play = self._play
+        if play.phase == OPENER:
+            return [(seat, 1.0 / play.num_players) for seat in range(play.num_players)]
+        if play.phase == DEAL:
+            outcomes = sorted(_ALL_TILES - set(play.dealt))
+        elif play.phase == DRAWING:
+            assert play.core is not None
+            outcomes = sorted(play.core.boneyard)
+        else:
+            raise ValueError("chance_outcomes() needs a chance node")
+        probability = 1.0 / len(outcomes)
+        return [(tile, probability) for tile in outcomes]
+
+    def returns(self) -> list[float]:
+        return self._play.returns[:]
+
+    def rewards(self) -> list[float]:
+        return self._play.rewards[:]
+
+    # ------------------------------------------------------------------ playing
+
+    def _apply_action(self, action: int) -> None:
+        play = self._play
+        action = int(action)
+        phase = play.phase
+        if phase == OVER:
+            raise ValueError("the game is over: no action applies")
+        if phase == PLAY:
+            core = play.core
+            assert core is not None
+            seat = core.current
+            if action == DRAW:
+                if not core.is_legal(DRAW):
+                    core.apply_action(DRAW)  # raises IllegalActionError naming the legal actions
+                play.phase = DRAWING
+                play.events.append((seat, DRAW, -1))
+            else:
+                core.apply_action(action)  # raises, changing nothing, if the action is illegal
+                play.events.append((seat, action, -1))
+            play.rewards = [0.0] * play.num_players
+            play.moves += 1
+            if core.result is not None:
+                self._end_hand()
+            return
+        possible = [outcome for outcome, _ in self.chance_outcomes()]
+        if action not in possible:
+            raise ValueError(f"chance outcome {action} is not possible here; possible: {possible}")
+        play.moves += 1
+        if phase == OPENER:
+            play.opener = action
+            play.phase = DEAL
+        elif phase == DEAL:
+            play.dealt.append(action)
+            rules = play.rules
+            if len(play.dealt) == rules.num_players * rules.hand_size:
+                hands = [play.own_deal(seat) for seat in range(rules.num_players)]
+                boneyard = sorted(set(range(NUM_TILES)) - set(play.dealt))
+                play.core = rules.state_from_deal(hands, boneyard, play.opener, play.scores)
+                play.phase = PLAY
+        else:
+            core = play.core
+            assert core is not None
+            # The core draws from the front of its boneyard: put the tile chance picked there.
+            core.boneyard.remove(action)
+            core.boneyard.insert(0, action)
+            seat, _, _ = play.events[-1]
+            core.apply_action(DRAW)
+            play.events[-1] = (seat, DRAW, action)
+            play.phase = PLAY
+
+    def _end_hand(self) -> None:
+        play = self._play
+        core = play.core
+        assert core is not None and core.result is not None
+        match_over = not play.match or core.is_match_over
+        rewards = hand_rewards(play.reward, core, match_over)
+        play.rewards = rewards
+        play.returns = [total + reward for total, reward in zip(play.returns, rewards)]
+        if match_over:
+            play.phase = OVER
+            return
+        # The next hand of the match: dealt by chance nodes, opened one seat clockwise.
+        play.scores = list(core.scores)
+        play.opener = next_opener(core.opener, play.num_players)
+        play.hand_number += 1
+        play.hand_start = play.moves
+        play.dealt = []
+        play.events = []
+        play.start = None
+        play.core = None
+        play.phase = DEAL
+
+    # ------------------------------------------------------------------ text
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player != _CHANCE:
+            return action_name(int(action))
+        play = self._play
+        phase = play.phase
+        if phase == OPENER:
+            return f"Opener: player {action}"
+        if phase == DEAL:
+            size = play.rules.hand_size
+            return f"Deal {tiles.NAMES[action]} to player {len(self._play.dealt) // size}"
+        return f"Draw {tiles.NAMES[action]}"
+
+    def __str__(self) -> str:
+        play = self._play
+        if play.core is None:
+            dealt = " ".join(tiles.NAMES[tile] for tile in play.dealt)
+            opener = "not drawn yet" if play.phase == OPENER else play.opener
+            return f"hand {play.hand_number}, dealing; opener {opener}; scores {play.scores}; dealt: {dealt}"
+        events = " ".join(event_token(event, None) for event in play.events)
+        pending = " (drawing)" if play.phase == DRAWING else ""
+        return f"hand {play.hand_number}{pending}: {play.core!r}; actions: {events}"
+
+    # ------------------------------------------------------------------ serialization
+
+    def serialize(self) -> str:
+        """The history, one action per line (OpenSpiel's format for C++ games): no pickle.
+
+        :meth:`DrawDominoesGame.deserialize_state` replays it. A state made by
+        :meth:`DrawDominoesGame.new_state_from_position` has no history from the initial state
+        and cannot be serialized (``ValueError``).
+        """
+        if self._play.lineage is not None:
+            raise ValueError(
+                "a state made by new_state_from_position cannot be serialized: its history does not "
+                "start from the initial state"
+            )
+        return "".join(f"{action}\n" for action in self.history())
+
+    # ------------------------------------------------------------------ resampling
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Callable[[], float]) -> DrawDominoesState:
+        """A state ``player_id`` cannot tell from this one, drawn from its information set.
+
+        Args:
+            player_id: the seat whose information set is sampled.
+            probability_sampler: a callable giving uniform numbers in [0, 1) (OpenSpiel's
+                ``pyspiel.UniformProbabilitySampler``); two calls seed the sampling.
+
+        Raises:
+            ValueError: if ``player_id`` is not a seat (an integer in ``0..n-1``), or during a deal
+                or once the game is over (nothing is hidden to sample).
+        """
+        play = self._play
+        player = check_int("player_id", player_id, minimum=0, maximum=play.num_players - 1)
+        if play.core is None or play.phase == OVER:
+            raise ValueError("resample_from_infostate needs a hand in play (not its deal, not the end)")
+        seed = int(probability_sampler() * 2**32) << 32 | int(probability_sampler() * 2**32)
+        rng = random.Random(seed)
+        sampled = play.core.view(player).sample_state(rng)
+        start_tiles, drawn_tiles = _reconstruct(play, player, sampled.hands, rng)
+        game = self.get_game()
+        if play.start is not None:
+            root = play.start.clone()
+            root.hands = [tiles.mask_of(hand) for hand in start_tiles]
+            held = tiles.mask_of(tile for hand in start_tiles for tile in hand)
+            root.boneyard = list(tiles.tiles_in(tiles.ALL_TILES_MASK & ~root.line_mask & ~held))
+            state = game.new_state_from_position(root)
+        else:
+            if play.lineage is not None:
+                state = game.new_state_from_position(play.lineage)
+            else:
+                state = game.new_initial_state()
+            for action in self.history()[: play.hand_start]:
+                state.apply_action(action)
+            if play.hand_number == 0 and play.lineage is None:
+                state.apply_action(play.opener)
+            for hand in start_tiles:
+                for tile in hand:
+                    state.apply_action(tile)
+        draws = [iter(seat_draws) for seat_draws in drawn_tiles]
+        for seat, action, tile in play.events:
+            state.apply_action(action)
+            if action == DRAW and tile >= 0:  # a draw still waiting for its tile stays so
+                state.apply_action(next(draws[seat]))
+        return state
+
+
+def _reconstruct(
+    play: Progress, player: int, hands: Sequence[int], rng: random.Random
+) -> tuple[list[list[int]], list[list[int]]]:
+    """A history of the hand in play consistent with current ``hands`` and ``player``'s knowledge.
+
+    Returns, per seat, the tiles it held at the hand's start (dealt, or held at the start
+    position) and the tile of each of its draws, in order. ``player``'s own are the real ones;
+    each opponent's tiles ever held (its hand now plus what it placed) are spread over its
+    start slots and draws uniformly among the spreads in which every tile it placed was in its
+    hand before it was placed.
+    """
+    core = play.core
+    assert core is not None
+    num_players = play.num_players
+    if play.start is not None:
+        start_counts = [play.start.hand_count(seat) for seat in range(num_players)]
+        own_start = list(tiles.tiles_in(play.start.hands[player]))
+    else:
+        start_counts = [play.rules.hand_size] * num_players
+        own_start = play.own_deal(player)
+    start_tiles: list[list[int]] = []
+    drawn_tiles: list[list[int]] = []
+    for seat in range(num_players):
+        placed = [(time, action >> 1) for time, (s, action, _) in enumerate(play.events) if s == seat and action < DRAW]
+        draw_times = [
+            time for time, (s, action, tile) in enumerate(play.events) if s == seat and action == DRAW and tile >= 0
+        ]
+        if seat == player:
+            start_tiles.append(own_start)
+            drawn_tiles.append(play.own_draws(seat))
+            continue
+        slot_times = [-1] * start_counts[seat] + draw_times
+        assignment = [-1] * len(slot_times)
+        free = list(range(len(slot_times)))
+        for time, tile in placed:  # events are in time order: earliest deadline first
+            allowed = [slot for slot in free if slot_times[slot] < time]
+            slot = rng.choice(allowed)
+            assignment[slot] = tile
+            free.remove(slot)
+        held = list(tiles.tiles_in(hands[seat]))
+        rng.shuffle(held)
+        for slot, tile in zip(free, held):
+            assignment[slot] = tile
+        start_tiles.append(assignment[: start_counts[seat]])
+        drawn_tiles.append(assignment[start_counts[seat] :])
+    return start_tiles, drawn_tiles
+
+
+def deal_actions(hands: Sequence[Sequence[int]], opener: int | None = None) -> list[int]:
+    """The chance outcomes that deal ``hands`` (tile ids, one list per seat), opener first.
+
+    With the AEC environment's deal (``env.unwrapped.state_ref`` before the first action, or a
+    ``hands``/``opener`` reset option), these are the first actions of the same game; each draw's
+    outcome is then the next tile of its ``boneyard``. Give ``opener=None`` for the later hands of
+    a match, whose opener is not drawn.
+    """
+    return ([] if opener is None else [int(opener)]) + [int(tile) for hand in hands for tile in hand]

@@ -1,0 +1,63 @@
+"""Settings of the pipelines that train one learner with MaskablePPO on learner games.
+
+Self-play (:class:`train.selfplay.config.TrainConfig`) and the exploiter
+(:class:`train.exploit.config.ExploitConfig`) both train on the batched learner view of
+:mod:`train.vector_learner`; :class:`LearnerSettings` holds what they share, defined once: the
+table, the games, the rewards, the features and the MaskablePPO hyper-parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from draw_env.features import FEATURES
+from draw_env.rules import reward_fits_episode
+from train.config import BASELINES, Section, Widths, fail, integer, layer_widths, number, seed_field
+
+#: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
+SELF = "self"
+SNAPSHOTS = "snapshots"
+OPPONENT_NAMES = (SELF, SNAPSHOTS, *BASELINES)
+
+
+class PPOSettings(Section):
+    """MaskablePPO hyper-parameters (the names are sb3's)."""
+
+    learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    n_steps: int = integer(1024, 2)
+    batch_size: int = integer(256, 2)
+    n_epochs: int = integer(5, 1)
+    gamma: float = number(1.0, 0.0, 1.0)
+    gae_lambda: float = number(0.95, 0.0, 1.0)
+    clip_range: float = number(0.2, 0.0, 1.0, low_open=True)
+    ent_coef: float = number(0.01, 0.0, 1.0)
+    vf_coef: float = number(0.5, 0.0, 10.0)
+    max_grad_norm: float = number(0.5, 0.0, 100.0, low_open=True)
+    net_arch: Widths = layer_widths([256, 256])
+    activation: Literal["relu", "tanh"] = "relu"
+
+
+class LearnerSettings(Section):
+    """The learner's games and its MaskablePPO: ``n_envs`` games in lockstep, one learner seat each."""
+
+    num_players: Literal[2, 3, 4] = 2
+    seed: int = seed_field()
+    n_envs: int = integer(2, 1)
+    episode: Literal["hand", "match"] = "hand"
+    reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
+    reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
+    features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
+    skip_forced: bool = True
+    ppo: PPOSettings = Field(default_factory=PPOSettings)
+
+    @model_validator(mode="after")
+    def _ppo_run(self) -> LearnerSettings:
+        """``win_loss`` only in matches, and minibatches no larger than one rollout."""
+        if not reward_fits_episode(self.reward, self.episode):
+            raise fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward)
+        if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
+            raise fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size)
+        return self

@@ -1,0 +1,68 @@
+"""The config of self-play MaskablePPO (``draw-train`` without ``pipeline``); see ``docs/training.md``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from train.config import (
+    Baselines,
+    ConfigError,
+    Section,
+    baselines,
+    integer,
+    mapping_validator,
+    one_of,
+    output_dir,
+    workers,
+)
+from train.learner_config import OPPONENT_NAMES, SELF, SNAPSHOTS, LearnerSettings
+
+
+class EvalSettings(Section):
+    """An evaluation against baselines with ``arena.evaluation``.
+
+    ``every`` (timesteps between evaluations) applies to the periodic evaluation only; 0 turns
+    it off.
+    """
+
+    every: int = integer(50_000, 0)
+    matches: int = integer(200, 1)
+    opponents: Baselines = baselines(["heaviest", "variety"])
+    duplicate: bool = True
+    workers: int = workers(1)
+
+
+class TrainConfig(LearnerSettings):
+    """Everything one self-play run needs; see ``docs/training.md`` for each key."""
+
+    total_timesteps: int = integer(200_000, 1)
+    vec_env: Literal["batched"] = "batched"
+    opponents: dict[Any, Any] = Field(
+        default_factory=lambda: {SELF: 0.4, SNAPSHOTS: 0.2, "heaviest": 0.2, "variety": 0.2},
+        description=f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
+    )
+    snapshot_every: int = integer(50_000, 1)
+    snapshot_pool: int = integer(8, 1)
+    checkpoint_every: int = integer(100_000, 1)
+    output_dir: str = output_dir("runs/selfplay_2p")
+    tensorboard: bool = True
+    progress_bar: bool = True
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    final_eval: EvalSettings = Field(
+        default_factory=lambda: EvalSettings(every=0, matches=500, opponents=["heaviest", "variety", "random"])
+    )
+
+    _opponents = mapping_validator(
+        "opponents",
+        f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
+        lambda name: one_of(name, OPPONENT_NAMES),
+    )
+
+    @field_validator("vec_env", mode="before")
+    @classmethod
+    def _removed(cls, value: object) -> object:
+        if value in ("subproc", "dummy"):
+            raise ConfigError(f"vec_env: {value} was removed; vec_env: batched (the default) replaces it")
+        return value
