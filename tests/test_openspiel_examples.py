@@ -1,4 +1,4 @@
-"""The OpenSpiel example (DQN through rl_environment) and the README's OpenSpiel snippet run."""
+"""The OpenSpiel example (DQN through rl_environment) and the OpenSpiel snippet of docs/integrations.md run."""
 
 from __future__ import annotations
 

@@ -167,7 +167,7 @@ def test_bad_arguments_exit_with_a_message(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_the_console_script_runs_piped() -> None:
-    # The command of the README: `yes 1 | draw-play --opponents heaviest --seed 0 --episode hand`.
+    # The command of docs/getting_started.md: `yes 1 | draw-play --opponents heaviest --seed 0 --episode hand`.
     completed = subprocess.run(
         [sys.executable, "-m", "arena.play", "--opponents", "heaviest", "--seed", "0", "--episode", "hand"],
         input="1\n" * 200, capture_output=True, text=True, timeout=60, check=True,
