@@ -71,7 +71,7 @@ train: $(INSTALLED)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-train --config configs/exit_quick.yaml
 
 # A distillation: the plain compiled ismcts distilled into a fresh network, expert iteration's
-# first iteration (configs/distill_2p.yaml; docs/training.md).
+# first iteration (configs/distill_2p.yaml; docs/training_exit.md).
 distill: $(INSTALLED)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-train --config configs/distill_2p.yaml
 

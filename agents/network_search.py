@@ -29,7 +29,7 @@ from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
 from draw_env.checks import check_choice, check_int, check_number
 from draw_env.features import encode_batch
 
-#: Defaults of the search at play time (docs/training.md, "Expert iteration", gives the measurement).
+#: Defaults of the search at play time (docs/results.md gives the measurement).
 DEFAULT_SIMULATIONS = 5000
 GUIDES = ("root", "tree")
 DEFAULT_GUIDE = "root"

@@ -32,7 +32,7 @@ match. No scaling. Through `env()`, an illegal action ends the episode and gives
 
 ### Infos
 Every agent's info holds the integers `hand_points`, `hand_pips`, `score` and `blocked` at every
-step (see the README).
+step (docs/environment.md, "Infos").
 
 ### Version History
 * v0: Initial release.

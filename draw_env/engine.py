@@ -816,7 +816,7 @@ def play_random(states: np.ndarray, steps: int, match: bool) -> int:
 
 
 def deal_of(state: np.ndarray) -> dict:
-    """The deal of ``state``'s current hand as reset options (SPEC 5): hands, boneyard, opener."""
+    """The deal of ``state``'s current hand as reset options (``hands``, ``boneyard``, ``opener``): hands, boneyard, opener."""
     n = int(state[S_NUM_PLAYERS])
     hands = [list(tiles.tiles_in(int(state[S_DEALT + seat]))) for seat in range(n)]
     boneyard = [int(t) for t in state[S_BONEYARD + state[S_BONE_START] : S_BONEYARD + state[S_BONE_END]]]

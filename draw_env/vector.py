@@ -1,11 +1,11 @@
-"""The batched environment: ``num_envs`` games of Draw in lockstep, arrays in and out (SPEC section 7).
+"""The batched environment: ``num_envs`` games of Draw in lockstep, arrays in and out (docs/environment.md, "The batched environment").
 
 :class:`DrawVectorEnv` runs every game inside compiled kernels (:mod:`draw_env.engine`): a step
 is one call for all games, with no Python loop over them. Each game is one compact int64 row of
 ``engine.STATE_SIZE`` slots, and the observation of any seat is written straight from it into the
 output array (faster than gathering from an absolute table, measured in ``docs/engine.md``).
 
-Conventions where SPEC section 7 is silent follow pgx:
+Conventions the contract leaves open follow pgx:
 
 * ``reset`` and ``step`` return the same named tuple, :class:`VectorStep` (pgx's ``State``): at
   ``reset`` the rewards are zeros and ``terminated`` is all False.
@@ -88,7 +88,7 @@ class VectorStep(NamedTuple):
 
 
 class DrawVectorEnv:
-    """``num_envs`` independent games of Draw stepped together (SPEC section 7).
+    """``num_envs`` independent games of Draw stepped together.
 
     Args:
         num_envs: games in the batch (>= 1).
@@ -266,7 +266,7 @@ class DrawVectorEnv:
                 continue
             where = f"options['deals'][{i}]"
             if not isinstance(deal, Mapping):
-                # A malformed option is a ValueError throughout the project (SPEC 5), type or value.
+                # A malformed option is a ValueError throughout the project, type or value.
                 raise ValueError(f"{where} must be None or a dict with keys hands, boneyard, opener, got {deal!r}")  # noqa: TRY004
             extra = sorted(str(key) for key in deal if key not in _DEAL_KEYS)
             if extra or "hands" not in deal or "boneyard" not in deal:

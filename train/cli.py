@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="draw-train",
         description="Self-play MaskablePPO training for Draw dominoes, evaluated against the baselines.",
-        epilog="Every config key is described in docs/training.md.",
+        epilog="Every config key is described in the pipeline's guide: docs/training_selfplay.md, "
+        "docs/training_exit.md, docs/training_exploit.md.",
     )
     parser.add_argument(
         "--config",

@@ -1,4 +1,4 @@
-"""The config of expert iteration (``draw-train`` with ``pipeline: exit``); see ``docs/training.md``."""
+"""The config of expert iteration (``draw-train`` with ``pipeline: exit``); see ``docs/training_exit.md``."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class ExitEvalSettings(Section):
 
 
 class ExitConfig(Section):
-    """Everything one expert-iteration run needs; see ``docs/training.md`` for each key."""
+    """Everything one expert-iteration run needs; see ``docs/training_exit.md`` for each key."""
 
     pipeline: Literal["exit"] = "exit"
     num_players: Literal[2, 3, 4] = 2

@@ -1,4 +1,4 @@
-"""The config of self-play MaskablePPO (``draw-train`` without ``pipeline``); see ``docs/training.md``."""
+"""The config of self-play MaskablePPO (``draw-train`` without ``pipeline``); see ``docs/training_selfplay.md``."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class EvalSettings(Section):
 
 
 class TrainConfig(LearnerSettings):
-    """Everything one self-play run needs; see ``docs/training.md`` for each key."""
+    """Everything one self-play run needs; see ``docs/training_selfplay.md`` for each key."""
 
     total_timesteps: int = integer(200_000, 1)
     vec_env: Literal["batched"] = "batched"
