@@ -16,45 +16,10 @@ from collections.abc import Sequence
 
 from draw_env import tiles
 from draw_env.checks import check_choice
-from draw_env.rules import LANGUAGES
+from draw_env.rules import LANGUAGES, LINE_WORDS
 
 # Sides, in the order open positions are listed for one tile.
 HIGH_END, LOW_END, SIDE_A, SIDE_B = range(4)
-
-_WORDS = {
-    "en": {
-        "tiles": "Tiles",
-        "connections": "Connections",
-        "positions": "Legal connection positions",
-        "none_tiles": "none",
-        "none_connections": "none",
-        "none_positions": "none",
-        "sides": ("high end", "low end", "linear side A", "linear side B"),
-    },
-    "ja": {
-        "tiles": "牌",
-        "connections": "接続",
-        "positions": "合法な接続位置",
-        "none_tiles": "なし",
-        "none_connections": "なし",
-        "none_positions": "なし",
-        "sides": ("大きい目の端", "小さい目の端", "直線側A", "直線側B"),
-    },
-    "it": {
-        "tiles": "Tessere",
-        "connections": "Collegamenti",
-        "positions": "Punti di collegamento disponibili",
-        "none_tiles": "nessuna",
-        "none_connections": "nessuno",
-        "none_positions": "nessuno",
-        "sides": (
-            "estremità di valore maggiore",
-            "estremità di valore minore",
-            "lato lineare A",
-            "lato lineare B",
-        ),
-    },
-}
 
 
 def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> str:
@@ -64,7 +29,7 @@ def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> st
         placements: the line's placements; only ``tile`` and ``end`` (0 left, 1 right) are read.
         lang: ``"en"``, ``"ja"`` or ``"it"``.
     """
-    words = _WORDS[check_choice("lang", lang, LANGUAGES)]
+    words = LINE_WORDS[check_choice("lang", lang, LANGUAGES)]
     sides = words["sides"]
     names = tiles.NAMES
     if not placements:

@@ -12,8 +12,8 @@ bottom:
   look one move ahead.
 * The episodes and reward schemes every interface offers: :data:`EPISODES`, :data:`REWARDS`,
   :func:`check_reward_episode`, :func:`hand_rewards`, :data:`MAX_HAND_POINTS`.
-* The words of the game in each of :data:`LANGUAGES` (:data:`WORDS`) and the text of a move,
-  :func:`action_name`.
+* The words of the game in each of :data:`LANGUAGES` (:data:`WORDS`, and :data:`LINE_WORDS` for
+  line descriptions) and the text of a move, :func:`action_name`.
 
 Actions (the environment's ``Discrete(58)``): ``2 * tile + end`` places ``tile`` at ``end``
 (0 = left, 1 = right), :data:`DRAW` = 56, :data:`PASS` = 57.
@@ -25,6 +25,7 @@ import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from draw_env import tiles
 from draw_env.checks import check_choice, check_int, is_integer
@@ -66,6 +67,42 @@ WORDS: dict[str, dict[str, str]] = {
         "pass": "passo",
         "tile_one": "tessera",
         "tile_many": "tessere",
+    },
+}
+#: The words of a line description (:func:`draw_env.describe.describe_line`) per language: the
+#: headings, "none" for an empty list, and the four sides of a tile in the order positions are listed.
+LINE_WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "tiles": "Tiles",
+        "connections": "Connections",
+        "positions": "Legal connection positions",
+        "none_tiles": "none",
+        "none_connections": "none",
+        "none_positions": "none",
+        "sides": ("high end", "low end", "linear side A", "linear side B"),
+    },
+    "ja": {
+        "tiles": "牌",
+        "connections": "接続",
+        "positions": "合法な接続位置",
+        "none_tiles": "なし",
+        "none_connections": "なし",
+        "none_positions": "なし",
+        "sides": ("大きい目の端", "小さい目の端", "直線側A", "直線側B"),
+    },
+    "it": {
+        "tiles": "Tessere",
+        "connections": "Collegamenti",
+        "positions": "Punti di collegamento disponibili",
+        "none_tiles": "nessuna",
+        "none_connections": "nessuno",
+        "none_positions": "nessuno",
+        "sides": (
+            "estremità di valore maggiore",
+            "estremità di valore minore",
+            "lato lineare A",
+            "lato lineare B",
+        ),
     },
 }
 
