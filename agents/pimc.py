@@ -152,22 +152,18 @@ def tiles_left(state: np.ndarray) -> int:
 
 @njit(cache=True)
 def _search(
-    root: np.ndarray, searcher: int, depth: int, stamp: int, table: np.ndarray, table_values: np.ndarray,
-    states: np.ndarray, moves: np.ndarray, frames: np.ndarray, bounds: np.ndarray, legal: np.ndarray,
-    rewards: np.ndarray, words: np.ndarray,
+    root: np.ndarray, searcher: int, depth: int, alpha: float, beta: float, stamp: int, table: np.ndarray,
+    table_values: np.ndarray, states: np.ndarray, moves: np.ndarray, frames: np.ndarray, bounds: np.ndarray,
+    legal: np.ndarray, rewards: np.ndarray, words: np.ndarray,
 ) -> tuple[float, int]:
-    """The paranoid minimax value of ``root`` for ``searcher`` at remaining ``depth``; ``(value, nodes)``.
-
-    ``depth`` counts decisions with two or more legal actions (:data:`UNLIMITED`: to the end of the
-    hand). ``states``, ``moves``, ``frames`` and ``bounds`` are the stack (one row per ply),
-    ``legal`` and ``rewards`` scratch; the table entries of this world carry ``stamp``.
-    """
+    """:func:`alphabeta` on a given stack: ``states``, ``moves``, ``frames`` and ``bounds`` have one row
+    per ply, ``legal`` and ``rewards`` are scratch."""
     mask = table.shape[0] - 1
     ply = 0
     states[0, :] = root
     frames[0, _F_DEPTH] = depth
-    bounds[0, _B_ALPHA] = -math.inf
-    bounds[0, _B_BETA] = math.inf
+    bounds[0, _B_ALPHA] = alpha
+    bounds[0, _B_BETA] = beta
     nodes = 0
     value = 0.0
     returning = False
@@ -261,9 +257,28 @@ def _search(
 
 
 @njit(cache=True)
+def alphabeta(
+    root: np.ndarray, searcher: int, depth: int, alpha: float, beta: float, stamp: int, table: np.ndarray,
+    table_values: np.ndarray,
+) -> tuple[float, int]:
+    """The paranoid minimax value of ``root`` for ``searcher`` at remaining ``depth``, searched in the
+    window ``(alpha, beta)``; returns ``(value, nodes visited)``.
+
+    Fail-soft: a value at or below ``alpha`` is an upper bound of the true value, one at or above
+    ``beta`` a lower bound, one in between exact. ``depth`` counts decisions with two or more legal
+    actions (:data:`UNLIMITED`: to the end of the hand). The table's entries of this world carry
+    ``stamp``.
+    """
+    return _search(root, searcher, depth, alpha, beta, stamp, table, table_values,
+                   np.empty((_MAX_PLY, E.STATE_SIZE), np.int64), np.empty((_MAX_PLY, NUM_ACTIONS), np.int64),
+                   np.empty((_MAX_PLY, _F_COLUMNS), np.int64), np.empty((_MAX_PLY, _B_COLUMNS), np.float64),
+                   np.empty(NUM_ACTIONS, np.int64), np.zeros(E.SEATS), np.zeros(2, np.int64))
+
+
+@njit(cache=True)
 def solve_world(
-    world: np.ndarray, depth: int, stamp: int, table: np.ndarray, table_values: np.ndarray, words: np.ndarray,
-    actions: np.ndarray, values: np.ndarray,
+    world: np.ndarray, depth: int, stamp: int, table: np.ndarray, table_values: np.ndarray, actions: np.ndarray,
+    values: np.ndarray,
 ) -> int:
     """Each legal root action's value in ``world`` for the seat to act, searched with a full window.
 
@@ -278,6 +293,7 @@ def solve_world(
     bounds = np.empty((_MAX_PLY, _B_COLUMNS), np.float64)
     legal = np.empty(NUM_ACTIONS, np.int64)
     rewards = np.zeros(E.SEATS)
+    words = np.zeros(2, np.int64)  # the playouts draw from it, but without randomness nothing depends on it
     child = np.empty(E.STATE_SIZE, np.int64)
     count = E.legal_actions(world, actions)
     child_depth = depth if depth < 0 or count == 1 else depth - 1
@@ -285,8 +301,8 @@ def solve_world(
     for r in range(count):
         child[:] = world
         E.apply_action(child, actions[r])
-        values[r], visited = _search(child, searcher, child_depth, stamp, table, table_values, states, moves,
-                                     frames, bounds, legal, rewards, words)
+        values[r], visited = _search(child, searcher, child_depth, -math.inf, math.inf, stamp, table, table_values,
+                                     states, moves, frames, bounds, legal, rewards, words)
         nodes += visited
     return nodes
 
@@ -310,7 +326,7 @@ def search_worlds(
         if not determinize(base, counts, searcher, words, world):
             return _NO_DEAL
         limit = UNLIMITED if tiles_left(world) <= exact_tiles else depth
-        meta[1] += solve_world(world, limit, stamp + w, table, table_values, words, actions, values)
+        meta[1] += solve_world(world, limit, stamp + w, table, table_values, actions, values)
         for r in range(count):
             totals[r] += values[r]
         meta[0] += 1
@@ -344,8 +360,7 @@ def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None
     table = table or Table()
     actions = np.empty(NUM_ACTIONS, np.int64)
     values = np.empty(NUM_ACTIONS, np.float64)
-    solve_world(np.asarray(state, np.int64), limit, table.next_stamp, table.entries, table.values,
-                np.zeros(2, np.int64), actions, values)
+    solve_world(np.asarray(state, np.int64), limit, table.next_stamp, table.entries, table.values, actions, values)
     table.next_stamp += 1
     count = E.legal_actions(np.asarray(state, np.int64), actions)
     return {int(actions[r]): float(values[r]) for r in range(count)}

@@ -10,6 +10,7 @@ value: exactly to the end of small endgames, and depth-limited earlier in the ha
 
 from __future__ import annotations
 
+import math
 import pickle
 import random
 import time
@@ -22,7 +23,7 @@ from agents.base import observe
 from agents.baselines import heaviest_placement, placements_or_forced
 from agents.ismcts import REWARD_SCALE
 from agents.ismcts_compiled import state_from_view
-from agents.pimc import PIMCAgent, Table, ordered_moves, solve_state, tiles_left
+from agents.pimc import UNLIMITED, PIMCAgent, Table, alphabeta, ordered_moves, solve_state, tiles_left
 from draw_env import engine as E
 from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, NUM_ACTIONS, PASS, DrawGame, DrawState
@@ -124,6 +125,42 @@ def test_depth_limited_solves_agree_with_a_plain_depth_limited_minimax(num_playe
     for state in states:
         expected = Minimax(state.current).root(state, depth)
         assert solve_state(engine_state(state), depth, table) == pytest.approx(expected, abs=1e-12), state
+
+
+@pytest.mark.parametrize(("num_players", "depth"), [(2, UNLIMITED), (3, UNLIMITED), (2, 3), (4, 3)])
+def test_searches_in_any_window_bound_the_value_while_sharing_one_table(num_players: int, depth: int) -> None:
+    """Fail-soft alpha-beta: a value at or below alpha is an upper bound of the true value, one at or above
+    beta a lower bound, one in between the value itself. Many windows share one table and one stamp, so
+    entries stored as bounds in one window are read in the others."""
+    rng = random.Random(num_players)
+    if depth == UNLIMITED:
+        states = endgames(num_players, most_tiles=10, count=12, seed=100 + num_players)
+    else:
+        states = random_positions(num_players, hands=4, seed=100 + num_players, min_legal=2)[::4][:12]
+    assert len(states) == 12
+    outcomes = {"upper": 0, "lower": 0, "exact": 0}
+    for state in states:
+        world = engine_state(state)
+        fresh = Table()
+        truth, _nodes = alphabeta(world, state.current, depth, -math.inf, math.inf, 1, fresh.entries, fresh.values)
+        shared = Table()
+        for _ in range(30):
+            # Windows around the value, a null window now and then: points / REWARD_SCALE differ by >= 1/120.
+            alpha = truth + rng.uniform(-0.4, 0.4)
+            beta = alpha + (1e-6 if rng.random() < 0.3 else rng.uniform(0.0, 0.6))
+            value, _nodes = alphabeta(world, state.current, depth, alpha, beta, 1, shared.entries, shared.values)
+            if value <= alpha:
+                assert truth <= value + 1e-12, (state, alpha, beta, value, truth)
+                outcomes["upper"] += 1
+            elif value >= beta:
+                assert truth >= value - 1e-12, (state, alpha, beta, value, truth)
+                outcomes["lower"] += 1
+            else:
+                assert value == pytest.approx(truth, abs=1e-12), (state, alpha, beta, value, truth)
+                outcomes["exact"] += 1
+        full, _nodes = alphabeta(world, state.current, depth, -math.inf, math.inf, 1, shared.entries, shared.values)
+        assert full == pytest.approx(truth, abs=1e-12)
+    assert min(outcomes.values()) > 30, outcomes
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
