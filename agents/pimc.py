@@ -5,8 +5,16 @@ consistently with what it knows (opponents' hand sizes and the values they showe
 passing), with the compiled search's sampler :func:`agents.ismcts_compiled.determinize`, and the
 boneyard gets the rest in a random order. In a world every hand is known and the boneyard order is
 fixed, so each draw gives a known tile: the world is a deterministic game of perfect information.
-Each world is solved by alpha-beta search for every legal root action, and the agent plays the
-action with the best mean value over the worlds (ties: the lowest action id).
+Each world is solved by alpha-beta search for every root action, and the agent plays the action
+with the best mean value over the worlds (ties: the lowest action id).
+
+**It draws only when no tile fits, and so does every seat in its search.** PIMC cannot value a
+voluntary draw fairly: in a world the boneyard order is known, and the choice that follows the
+draw is made in that world, knowing every hidden tile, so drawing gains a clairvoyant choice that
+no player has, and it looks good in nearly every world. Searched freely, the agent draws at
+almost every chance and plays worse than ``heaviest``. So the actions searched, at the root and
+below, are the legal placements, and the draw (or the pass) only when no tile fits, as the
+``heaviest`` and ``variety`` agents and the playouts play.
 
 The value of a world is the searcher's zero-sum hand points (its points minus the mean of the
 others'), divided by :data:`agents.ismcts.REWARD_SCALE` as the ISMCTS agents' values are.
@@ -19,16 +27,17 @@ own points) allows only shallow pruning and would reach a much smaller depth at 
 
 **Exact near the end, depth-limited before.** When the tiles still to be placed or drawn (tiles in
 all hands plus the boneyard tiles that may still be drawn) are at most ``exact_tiles``, the world is
-solved to the end of the hand. Before that the search looks ``depth`` decisions ahead: a node with a
-single legal action (a forced draw, a pass, a lone fitting tile) does not count, so forced lines
-are followed for free. At the horizon the value is a playout to the end of the hand in which every
-seat places its heaviest playable tile (ties: the lowest action id) and draws only when nothing
-fits, as the ``heaviest`` agent plays (the compiled search's rollout with no randomness).
+solved to the end of the hand. Before that the search looks ``depth`` choices ahead: the depth
+counts the nodes with two or more actions to search. A forced move (a draw, a pass, a lone fitting
+tile) does not count, so forced lines are followed for free. At the horizon the value is a playout
+to the end of the hand in which every seat places its heaviest playable tile (ties: the lowest
+action id) and draws only when nothing fits, as the ``heaviest`` agent plays (the compiled
+search's rollout with no randomness).
 
 The search: fail-soft alpha-beta with an explicit stack (numba does not cache recursive functions),
-moves ordered with the transposition table's best move first, then the heaviest placements, then
-the draw. The transposition table is keyed by the exact state (every hand, the open ends, the seat
-to act, the passes in a row and the boneyard position: two 64-bit words, compared in full) and an
+moves ordered with the transposition table's best move first, then the heaviest placements. The
+transposition table is keyed by the exact state (every hand, the open ends, the seat to act, the
+passes in a row and the boneyard position: two 64-bit words, compared in full) and an
 entry serves only a search of the same remaining depth in the same world, so the value of each
 root action is exactly the depth-limited paranoid minimax value of the world; the tests check it
 against a plain minimax over :mod:`draw_env.rules`.
@@ -47,6 +56,7 @@ import numpy as np
 from numba import njit
 
 from agents.base import Observation, SeededAgent, legal_actions
+from agents.baselines import placements_or_forced
 from agents.ismcts_compiled import _information_set, _rollout, _zero_sum, determinize
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
@@ -75,10 +85,10 @@ _TABLE_BITS = 16
 _T_KEY1, _T_KEY2, _T_STAMP, _T_DEPTH, _T_FLAG_MOVE = 0, 1, 2, 3, 4
 _T_COLUMNS = 5
 _EXACT, _LOWER, _UPPER = 0, 1, 2
-# A stack frame: its legal actions' count, the index of the one being searched, its remaining
-# depth, its children's remaining depth, its table slot and its best move so far.
-_F_COUNT, _F_INDEX, _F_DEPTH, _F_CHILD_DEPTH, _F_SLOT, _F_BEST_MOVE = 0, 1, 2, 3, 4, 5
-_F_COLUMNS = 6
+# A stack frame: its actions' count, the index of the one being searched, its remaining depth, its
+# table slot and its best move so far.
+_F_COUNT, _F_INDEX, _F_DEPTH, _F_SLOT, _F_BEST_MOVE = 0, 1, 2, 3, 4
+_F_COLUMNS = 5
 # A stack frame's window: alpha, beta, the best value so far, and the window it was entered with.
 _B_ALPHA, _B_BETA, _B_BEST, _B_ALPHA0, _B_BETA0 = 0, 1, 2, 3, 4
 _B_COLUMNS = 5
@@ -114,9 +124,20 @@ def order_moves(moves: np.ndarray, count: int, first: int) -> None:
 
 
 @njit(cache=True)
-def ordered_moves(state: np.ndarray, first: int, out: np.ndarray) -> int:
-    """The legal actions of ``state`` in search order (:func:`order_moves`) into ``out``; returns how many."""
+def actions_searched(state: np.ndarray, out: np.ndarray) -> int:
+    """The actions the search considers, ascending, into ``out``: the legal ones, but the draw only when
+    no tile fits (see the module docstring)."""
     count = E.legal_actions(state, out)
+    if count > 1 and out[count - 1] == DRAW:
+        count -= 1
+    return count
+
+
+@njit(cache=True)
+def search_moves(state: np.ndarray, first: int, out: np.ndarray) -> int:
+    """The actions a node of the search considers, in search order (:func:`order_moves`), into ``out``;
+    returns how many. The legal actions, but the draw only when no tile fits."""
+    count = actions_searched(state, out)
     order_moves(out, count, first)
     return count
 
@@ -145,6 +166,13 @@ def tiles_left(state: np.ndarray) -> int:
     for seat in range(state[E.S_NUM_PLAYERS]):
         count += E.popcount(state[E.S_HANDS + seat])
     return count
+
+
+@njit(cache=True, inline="always")
+def _child_depth(depth: int, count: int) -> int:
+    """The remaining depth below a node of remaining ``depth`` with ``count`` actions: one less after a
+    choice, the same after a forced move (and :data:`UNLIMITED` stays)."""
+    return depth - 1 if depth > 0 and count > 1 else depth
 
 
 # ---------------------------------------------------------------------- alpha-beta in one world
@@ -180,7 +208,7 @@ def _search(
                 value = rewards[searcher]
                 returning = True
                 continue
-            count = E.legal_actions(state, row)
+            count = actions_searched(state, row)
             if remaining == 0 and count > 1:
                 _rollout(state, 0, words, legal, rewards)
                 value = rewards[searcher]
@@ -205,7 +233,6 @@ def _search(
             frames[ply, _F_INDEX] = 0
             frames[ply, _F_SLOT] = slot
             frames[ply, _F_BEST_MOVE] = -1
-            frames[ply, _F_CHILD_DEPTH] = remaining if remaining < 0 or count == 1 else remaining - 1
             bounds[ply, _B_ALPHA0] = alpha
             bounds[ply, _B_BETA0] = beta
             bounds[ply, _B_BEST] = -math.inf if state[E.S_CURRENT] == searcher else math.inf
@@ -249,8 +276,9 @@ def _search(
         # Enter the next child of the node at ply.
         child = states[ply + 1]
         child[:] = states[ply]
-        E.apply_action(child, moves[ply, frames[ply, _F_INDEX]])
-        frames[ply + 1, _F_DEPTH] = frames[ply, _F_CHILD_DEPTH]
+        move = moves[ply, frames[ply, _F_INDEX]]
+        E.apply_action(child, move)
+        frames[ply + 1, _F_DEPTH] = _child_depth(frames[ply, _F_DEPTH], frames[ply, _F_COUNT])
         bounds[ply + 1, _B_ALPHA] = bounds[ply, _B_ALPHA]
         bounds[ply + 1, _B_BETA] = bounds[ply, _B_BETA]
         ply += 1
@@ -265,9 +293,9 @@ def alphabeta(
     window ``(alpha, beta)``; returns ``(value, nodes visited)``.
 
     Fail-soft: a value at or below ``alpha`` is an upper bound of the true value, one at or above
-    ``beta`` a lower bound, one in between exact. ``depth`` counts decisions with two or more legal
-    actions (:data:`UNLIMITED`: to the end of the hand). The table's entries of this world carry
-    ``stamp``.
+    ``beta`` a lower bound, one in between exact. Every node, ``root`` included, considers the
+    actions of :func:`search_moves`; ``depth`` counts the nodes with two or more of them
+    (:data:`UNLIMITED`: to the end of the hand). The table's entries of this world carry ``stamp``.
     """
     return _search(root, searcher, depth, alpha, beta, stamp, table, table_values,
                    np.empty((_MAX_PLY, E.STATE_SIZE), np.int64), np.empty((_MAX_PLY, NUM_ACTIONS), np.int64),
@@ -280,11 +308,12 @@ def solve_world(
     world: np.ndarray, depth: int, stamp: int, table: np.ndarray, table_values: np.ndarray, actions: np.ndarray,
     values: np.ndarray,
 ) -> int:
-    """Each legal root action's value in ``world`` for the seat to act, searched with a full window.
+    """Each root action's value in ``world`` for the seat to act, each searched with a full window.
 
-    Writes the actions in ascending order into ``actions`` and their values (zero-sum points /
-    REWARD_SCALE) into ``values``; returns the nodes visited. ``depth`` counts the root's decision
-    (:data:`UNLIMITED`: exact).
+    The root actions are those of :func:`actions_searched` (the legal ones, the draw only when no
+    tile fits), written ascending into ``actions``; their values (zero-sum points / REWARD_SCALE) go
+    into ``values``. Returns the nodes visited. ``depth`` counts the root's choice (:data:`UNLIMITED`:
+    exact).
     """
     searcher = world[E.S_CURRENT]
     states = np.empty((_MAX_PLY, E.STATE_SIZE), np.int64)
@@ -295,14 +324,13 @@ def solve_world(
     rewards = np.zeros(E.SEATS)
     words = np.zeros(2, np.int64)  # the playouts draw from it, but without randomness nothing depends on it
     child = np.empty(E.STATE_SIZE, np.int64)
-    count = E.legal_actions(world, actions)
-    child_depth = depth if depth < 0 or count == 1 else depth - 1
+    count = actions_searched(world, actions)
     nodes = 0
     for r in range(count):
         child[:] = world
         E.apply_action(child, actions[r])
-        values[r], visited = _search(child, searcher, child_depth, -math.inf, math.inf, stamp, table, table_values,
-                                     states, moves, frames, bounds, legal, rewards, words)
+        values[r], visited = _search(child, searcher, _child_depth(depth, count), -math.inf, math.inf, stamp, table,
+                                     table_values, states, moves, frames, bounds, legal, rewards, words)
         nodes += visited
     return nodes
 
@@ -314,14 +342,14 @@ def search_worlds(
 ) -> int:
     """Deal and solve ``worlds`` worlds of the information set ``base``; add each root action's value to ``totals``.
 
-    ``totals`` float64 ``(58,)`` is indexed like the root's legal actions, ascending; world ``w``
+    ``totals`` float64 ``(58,)`` is indexed like :func:`actions_searched` of ``base``; world ``w``
     uses table stamp ``stamp + w``. ``meta[0]`` counts the worlds done, ``meta[1]`` the nodes.
     Returns 0, or ``_NO_DEAL`` when no deal is consistent with the view.
     """
     world = np.empty(E.STATE_SIZE, np.int64)
     actions = np.empty(NUM_ACTIONS, np.int64)
     values = np.empty(NUM_ACTIONS, np.float64)
-    count = E.legal_actions(base, actions)
+    count = actions_searched(base, actions)
     for w in range(worlds):
         if not determinize(base, counts, searcher, words, world):
             return _NO_DEAL
@@ -346,11 +374,13 @@ class Table:
 
 
 def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None = None) -> dict[int, float]:
-    """Each legal action's value for the seat to act in a full engine ``state`` (every hand and the boneyard known).
+    """Each searched action's value for the seat to act in a full engine ``state`` (every hand and the
+    boneyard known): the legal placements, or the draw or the pass when no tile fits.
 
     Args:
         state: an int64 ``(STATE_SIZE,)`` state of :mod:`draw_env.engine`, hand in play.
-        depth: decisions to search before the heaviest-first playout (>= 1); ``None`` solves exactly.
+        depth: choices to search before the heaviest-first playout (>= 1; forced moves do not
+            count); ``None`` solves exactly.
         table: a transposition table to use (a fresh one by default).
 
     Returns:
@@ -362,7 +392,7 @@ def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None
     values = np.empty(NUM_ACTIONS, np.float64)
     solve_world(np.asarray(state, np.int64), limit, table.next_stamp, table.entries, table.values, actions, values)
     table.next_stamp += 1
-    count = E.legal_actions(np.asarray(state, np.int64), actions)
+    count = actions_searched(np.asarray(state, np.int64), actions)
     return {int(actions[r]): float(values[r]) for r in range(count)}
 
 
@@ -371,8 +401,8 @@ class PIMCAgent(SeededAgent):
 
     Args:
         worlds: worlds dealt per decision (>= 1). With ``seconds`` too, whichever runs out first.
-        depth: decisions searched ahead before the heaviest-first playout (>= 1); a forced move
-            does not count.
+        depth: choices searched ahead before the heaviest-first playout (>= 1): nodes with two or
+            more actions to search; forced moves do not count.
         exact_tiles: solve a world to the end of the hand once at most this many tiles are left to
             place or draw (tiles in hands plus drawable boneyard tiles; >= 0).
         seconds: a wall-clock budget per decision (> 0), checked between worlds (at least one world
@@ -405,14 +435,17 @@ class PIMCAgent(SeededAgent):
         self.last_nodes = 0
 
     def act(self, observation: Observation) -> int:
-        actions = legal_actions(observation)
+        actions = placements_or_forced(legal_actions(observation))  # what the search considers
         if len(actions) == 1:
             return actions[0]
         values = self.action_values(observation)
         return max(actions, key=lambda action: (values[action], -action))
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
-        """Each legal action's mean value over the worlds: zero-sum hand points / REWARD_SCALE.
+        """Each searched action's mean value over the worlds: zero-sum hand points / REWARD_SCALE.
+
+        The actions searched are the legal placements, or the draw or the pass when no tile fits
+        (the agent never draws by choice: see the module docstring).
 
         Args:
             view: a :class:`PlayerView` of the player to act, or its observation dict.
@@ -436,6 +469,6 @@ class PIMCAgent(SeededAgent):
         table.next_stamp += int(meta[0])
         self.last_nodes = int(meta[1])
         actions = np.empty(NUM_ACTIONS, np.int64)
-        count = E.legal_actions(base, actions)
+        count = actions_searched(base, actions)
         return {int(actions[r]): float(totals[r] / meta[0]) for r in range(count)}
 

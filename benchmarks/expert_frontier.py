@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import random
 import resource
 import sys
 import time
@@ -29,11 +30,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import agents
+from agents.base import observe
 from arena.charts import save_figure
 from arena.evaluation import evaluate
 from arena.specs import Spec, check_buildable, normalise_spec, spec_label
 from draw_env.files import check_writable, write_json_atomic
-from draw_env.rules import PLAYER_COUNTS
+from draw_env.rules import PLAYER_COUNTS, DrawGame
 
 #: The candidates of a run without ``--budgets``: the compiled ISMCTS around its default budget of
 #: 5,000 simulations, and PIMC from cheap to deep.
@@ -51,6 +54,7 @@ DEFAULT_REFERENCE = "ismcts_python:simulations=200"
 def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[str, Any]:
     """One point of the frontier: ``candidate`` against ``args.players - 1`` copies of ``reference``."""
     players = [candidate] + [reference] * (args.players - 1)
+    warm_up([candidate, reference], args.players)
     result = evaluate(players, args.games, episode=args.episode, seed=args.seed, workers=args.workers,
                       progress=not args.quiet)
     mine, theirs = result.participants[0], result.participants[1]
@@ -72,6 +76,14 @@ def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[
 def milliseconds(decisions_per_second: float) -> float:
     """CPU milliseconds per decision; infinite for a player that never had a real decision to make."""
     return 1e3 / decisions_per_second if decisions_per_second > 0 else math.inf
+
+
+def warm_up(specs: list[Spec], num_players: int) -> None:
+    """One decision of each agent before the timing: a compiled agent loads (or compiles) its machine code
+    on its first decision, which is no part of its cost per decision (forked workers inherit it)."""
+    state = DrawGame(num_players).new_state(random.Random(0))
+    for name, kwargs in specs:
+        agents.make(name, **kwargs).act(observe(state, state.current))
 
 
 def mark_frontier(points: list[dict[str, Any]]) -> None:

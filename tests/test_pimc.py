@@ -2,9 +2,10 @@
 its move generation against the rules, legality, seeding and budgets.
 
 The reference here is written plainly over :mod:`draw_env.rules`: paranoid minimax (the seat to
-act at the root maximises its zero-sum hand points, every other seat minimises them), depth
-counted in decisions with two or more legal actions, and at the horizon a playout in which every
-seat plays as the ``heaviest`` agent. The compiled solver must give every root action the same
+act at the root maximises its zero-sum hand points, every other seat minimises them), the legal
+placements searched, the draw (or the pass) only when no tile fits, depth counted in nodes with two
+or more actions, and at the horizon a playout in which every seat plays as the ``heaviest``
+agent. The compiled solver must give every root action the same
 value: exactly to the end of small endgames, and depth-limited earlier in the hand.
 """
 
@@ -23,7 +24,7 @@ from agents.base import observe
 from agents.baselines import heaviest_placement, placements_or_forced
 from agents.ismcts import REWARD_SCALE
 from agents.ismcts_compiled import state_from_view
-from agents.pimc import UNLIMITED, PIMCAgent, Table, alphabeta, ordered_moves, solve_state, tiles_left
+from agents.pimc import UNLIMITED, PIMCAgent, Table, alphabeta, search_moves, solve_state, tiles_left
 from draw_env import engine as E
 from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, NUM_ACTIONS, PASS, DrawGame, DrawState
@@ -47,6 +48,7 @@ class Minimax:
     def __init__(self, searcher: int) -> None:
         self.searcher = searcher
         self.ends = {"domino": 0, "blocked": 0}
+        self.draws = 0
 
     def score(self, state: DrawState) -> float:
         assert state.result is not None
@@ -64,25 +66,22 @@ class Minimax:
     def value(self, state: DrawState, depth: int | None) -> float:
         if state.result is not None:
             return self.score(state)
-        legal = state.legal_actions()
-        if depth == 0 and len(legal) > 1:
+        actions = placements_or_forced(state.legal_actions())
+        if depth == 0 and len(actions) > 1:
             return self.playout(state)
-        child_depth = depth if depth is None or len(legal) == 1 else depth - 1
-        values = []
-        for action in legal:
-            child = state.clone()
-            child.apply_action(action)
-            values.append(self.value(child, child_depth))
+        values = list(self.root(state, depth).values())
         return max(values) if state.current == self.searcher else min(values)
 
     def root(self, state: DrawState, depth: int | None) -> dict[int, float]:
-        legal = state.legal_actions()
-        child_depth = depth if depth is None or len(legal) == 1 else depth - 1
+        """Each searched action's value: the legal placements, the draw or the pass only when no tile fits."""
+        actions = placements_or_forced(state.legal_actions())
+        below = depth - 1 if depth is not None and len(actions) > 1 else depth  # forced moves are free
         values = {}
-        for action in legal:
+        for action in actions:
+            self.draws += action == DRAW
             child = state.clone()
             child.apply_action(action)
-            values[action] = self.value(child, child_depth)
+            values[action] = self.value(child, below)
         return values
 
 
@@ -111,10 +110,10 @@ def test_exact_solves_of_small_endgames_agree_with_a_plain_minimax_over_the_rule
         assert solved == pytest.approx(expected, abs=1e-12), state
         for kind, seen in reference.ends.items():
             ends[kind] += seen
-        draws += DRAW in expected
-    # The endgames reach both kinds of hand end and, but with four players (whose boneyard of 4 tiles is
-    # gone long before so few tiles are left), some still allow drawing.
-    assert ends["domino"] > 0 and ends["blocked"] > 0 and (draws > 0 or num_players == 4), (ends, draws)
+        draws += reference.draws
+    # The endgames reach both kinds of hand end; with two players (the largest boneyard) some lines still
+    # draw. The depth-limited test below draws with every number of players.
+    assert ends["domino"] > 0 and ends["blocked"] > 0 and (draws > 0 or num_players > 2), (ends, draws)
 
 
 @pytest.mark.parametrize(("num_players", "depth"), [(2, 1), (2, 2), (2, 4), (3, 3), (4, 3)])
@@ -122,9 +121,13 @@ def test_depth_limited_solves_agree_with_a_plain_depth_limited_minimax(num_playe
     states = random_positions(num_players, hands=12, seed=70 + depth, min_legal=2)[::5][:30]
     assert len(states) == 30
     table = Table()
+    draws = 0
     for state in states:
-        expected = Minimax(state.current).root(state, depth)
+        reference = Minimax(state.current)
+        expected = reference.root(state, depth)
         assert solve_state(engine_state(state), depth, table) == pytest.approx(expected, abs=1e-12), state
+        draws += reference.draws
+    assert draws > 0
 
 
 @pytest.mark.parametrize(("num_players", "depth"), [(2, UNLIMITED), (3, UNLIMITED), (2, 3), (4, 3)])
@@ -165,22 +168,25 @@ def test_searches_in_any_window_bound_the_value_while_sharing_one_table(num_play
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_move_generation_agrees_with_the_rules_and_orders_heaviest_first(num_players: int) -> None:
+    """The search's moves are the rules' legal actions, less the draw where a tile fits."""
     rng = random.Random(num_players)
     out = np.empty(NUM_ACTIONS, np.int64)
     states = random_positions(num_players, hands=30, seed=80 + num_players)
+    kinds = {"placements": 0, "forced draw": 0, "pass": 0}
     for state in states:
         legal = state.legal_actions()
-        first = rng.choice(legal + [-1])
-        moves = out[: ordered_moves(engine_state(state), first, out)].tolist()
-        assert sorted(moves) == legal
+        placements = [action for action in legal if action < DRAW]
+        expected = placements or legal
+        kinds["placements" if placements else "forced draw" if legal == [DRAW] else "pass"] += 1
+        first = rng.choice(expected + [-1])
+        moves = out[: search_moves(engine_state(state), first, out)].tolist()
+        assert sorted(moves) == expected
         if first >= 0:
             assert moves[0] == first
             moves = moves[1:]
-        placements = [move for move in moves if move < DRAW]
-        assert moves[: len(placements)] == placements  # the draw or the pass comes last
-        assert [PIPS[m >> 1] for m in placements] == sorted((PIPS[m >> 1] for m in placements), reverse=True)
-        assert placements == sorted(placements, key=lambda move: (-PIPS[move >> 1], move))
-    assert len(states) > 500
+        if placements:
+            assert moves == sorted(moves, key=lambda move: (-PIPS[move >> 1], move))  # heaviest first, lower id first
+    assert len(states) > 500 and min(kinds.values()) >= 5, kinds
 
 
 def test_a_world_with_one_consistent_deal_gets_the_solvers_values() -> None:
@@ -209,6 +215,7 @@ def test_plays_legal_actions_in_random_positions(num_players: int) -> None:
     for state in states:
         action = agent.act(observe(state, state.current, match=num_players == 3))
         assert type(action) is int and state.is_legal(action), (state, action)
+        assert action in placements_or_forced(state.legal_actions())  # it never draws while a tile fits
     assert len(states) >= 100
 
 
@@ -222,7 +229,7 @@ def test_same_seed_same_values_and_view_or_observation_alike() -> None:
         other = PIMCAgent(worlds=6, seed=index + 1000).action_values(observation)
         assert first == again
         assert first != other
-        assert sorted(first) == state.legal_actions()
+        assert sorted(first) == placements_or_forced(state.legal_actions())
     assert len(states) >= 6
 
 
@@ -260,7 +267,7 @@ def test_a_time_budget_stops_between_worlds() -> None:
     started = time.perf_counter()
     values = agent.action_values(observe(state, state.current))
     assert 0.05 <= time.perf_counter() - started < 2.0  # generous: the machine running the tests may be busy
-    assert sorted(values) == state.legal_actions()
+    assert sorted(values) == placements_or_forced(state.legal_actions())
 
 
 @pytest.mark.parametrize(
