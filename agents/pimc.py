@@ -11,10 +11,10 @@ with the best mean value over the worlds (ties: the lowest action id).
 **It draws only when no tile fits, and so does every seat in its search.** PIMC cannot value a
 voluntary draw fairly: in a world the boneyard order is known, and the choice that follows the
 draw is made in that world, knowing every hidden tile, so drawing gains a clairvoyant choice that
-no player has, and it looks good in nearly every world. Searched freely, the agent draws at
-almost every chance and plays worse than ``heaviest``. So the actions searched, at the root and
-below, are the legal placements, and the draw (or the pass) only when no tile fits, as the
-``heaviest`` and ``variety`` agents and the playouts play.
+no player has, and it looks good in nearly every world. Searched freely, the agent drew at almost
+every chance and played worse than ``heaviest``. So the actions searched, at the root and below,
+are the legal placements, and the draw (or the pass) only when no tile fits, as the ``heaviest``
+and ``variety`` agents and the playouts play.
 
 The value of a world is the searcher's zero-sum hand points (its points minus the mean of the
 others'), divided by :data:`agents.ismcts.REWARD_SCALE` as the ISMCTS agents' values are.
@@ -37,14 +37,14 @@ search's rollout with no randomness).
 The search: fail-soft alpha-beta with an explicit stack (numba does not cache recursive functions),
 moves ordered with the transposition table's best move first, then the heaviest placements. The
 transposition table is keyed by the exact state (every hand, the open ends, the seat to act, the
-passes in a row and the boneyard position: two 64-bit words, compared in full) and an
-entry serves only a search of the same remaining depth in the same world, so the value of each
-root action is exactly the depth-limited paranoid minimax value of the world; the tests check it
+passes in a row and the boneyard position: two 64-bit words, compared in full) and an entry
+serves only a search of the same remaining depth in the same world, so the value of each root
+action is exactly the depth-limited paranoid minimax value of the world; the tests check it
 against a plain minimax over :mod:`draw_env.rules`.
 
-PIMC's known weaknesses hold here too: in a world the searcher "knows" the hidden tiles, so it can
-prefer moves that are good in each world separately but not under uncertainty (strategy fusion),
-and a voluntary draw is judged by the tile that world puts on top of the boneyard.
+PIMC's known weakness holds for placements too: in a world the searcher "knows" the hidden tiles,
+so it can prefer moves that are good in each world separately but not under uncertainty (strategy
+fusion), and it takes its opponents to know its hand.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from draw_env.tiles import PIPS
 
 #: Worlds dealt per decision.
 DEFAULT_WORLDS = 16
-#: Decisions (nodes with two or more legal actions) searched ahead of the root before the playout.
+#: Choices (nodes with two or more actions to search) looked ahead, the root's included, before the playout.
 DEFAULT_DEPTH = 3
 #: Solve to the end of the hand once this few tiles are left to place or draw.
 DEFAULT_EXACT_TILES = 10
