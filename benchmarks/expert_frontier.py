@@ -39,7 +39,7 @@ from draw_env.files import check_writable, write_json_atomic
 from draw_env.rules import PLAYER_COUNTS, DrawGame
 
 #: The candidates of a run without ``--budgets``: the compiled ISMCTS around its default budget of
-#: 5,000 simulations, and PIMC from cheap to deep.
+#: 5,000 simulations, and PIMC from cheap to deep over the same range of CPU time per decision.
 DEFAULT_BUDGETS = (
     "ismcts:simulations=1000",
     "ismcts:simulations=5000",
@@ -47,6 +47,7 @@ DEFAULT_BUDGETS = (
     "pimc:worlds=8,depth=2",
     "pimc:worlds=16,depth=3",
     "pimc:worlds=32,depth=4",
+    "pimc:worlds=64,depth=5",
 )
 DEFAULT_REFERENCE = "ismcts_python:simulations=200"
 
