@@ -27,6 +27,7 @@ _REGISTRY: dict[str, str] = {
     "variety": "agents.baselines:VarietyAgent",
     "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
     "ismcts_python": "agents.ismcts:ISMCTSAgent",
+    "pimc": "agents.pimc:PIMCAgent",
     "network": "agents.policy_network:NetworkAgent",
     "ppo": "agents.policy_network:NetworkAgent",  # the same agent, under the name existing specs use
     "ppo_search": "agents.network_search:NetworkSearchAgent",

@@ -1,0 +1,216 @@
+"""Strength against CPU time: the frontier of the search experts at several budgets.
+
+Each candidate (an agent spec at one budget: ``ismcts:simulations=5000``, ``pimc:worlds=16,depth=3``)
+plays duplicate games against one fixed reference (``--reference``; with 3 or 4 players, against
+that many copies of it) through the project's evaluation (``arena.evaluation.evaluate``: duplicate
+deals, rotated seats). For each candidate the table gives its win rate with the Wilson 95%
+interval and its CPU milliseconds per real decision (two or more legal actions; the evaluation
+times each agent's own decisions in CPU time, so the load of the machine does not enter). A
+candidate is on the frontier (``*``) when no other candidate is both cheaper (or as cheap) and
+stronger.
+
+    .venv/bin/python benchmarks/expert_frontier.py --games 2000 --workers 2 --json frontier.json --png frontier.png
+    .venv/bin/python benchmarks/expert_frontier.py --reference heaviest --games 100 \\
+        --budgets ismcts:simulations=1000 pimc:worlds=8,depth=2
+
+Every figure depends on ``--seed`` only (the timings aside): rerun the same command for the same
+games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import agents
+from agents.base import observe
+from arena.charts import save_figure
+from arena.evaluation import evaluate
+from arena.specs import Spec, check_buildable, normalise_spec, spec_label
+from draw_env.files import check_writable, write_json_atomic
+from draw_env.rules import PLAYER_COUNTS, DrawGame
+
+#: The candidates of a run without ``--budgets``: the compiled ISMCTS around its default budget of
+#: 5,000 simulations, and PIMC from cheap to deep over the same range of CPU time per decision.
+DEFAULT_BUDGETS = (
+    "ismcts:simulations=1000",
+    "ismcts:simulations=5000",
+    "ismcts:simulations=20000",
+    "pimc:worlds=8,depth=2",
+    "pimc:worlds=16,depth=3",
+    "pimc:worlds=32,depth=4",
+    "pimc:worlds=64,depth=5",
+)
+DEFAULT_REFERENCE = "ismcts_python:simulations=200"
+
+
+def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[str, Any]:
+    """One point of the frontier: ``candidate`` against ``args.players - 1`` copies of ``reference``."""
+    players = [candidate] + [reference] * (args.players - 1)
+    warm_up([candidate, reference], args.players)
+    result = evaluate(players, args.games, episode=args.episode, seed=args.seed, workers=args.workers,
+                      progress=not args.quiet)
+    mine, theirs = result.participants[0], result.participants[1]
+    return {
+        "agent": candidate[0],
+        "kwargs": candidate[1],
+        "label": mine.label,
+        "games": result.num_games,
+        "win_rate": mine.win_rate,
+        "win_low": mine.win_low,
+        "win_high": mine.win_high,
+        "zero_sum_per_hand": mine.zero_sum_per_hand,
+        "decisions_per_second": mine.decisions_per_second,
+        "cpu_ms_per_decision": milliseconds(mine.decisions_per_second),
+        "reference_cpu_ms_per_decision": milliseconds(theirs.decisions_per_second),
+    }
+
+
+def milliseconds(decisions_per_second: float) -> float:
+    """CPU milliseconds per decision; infinite for a player that never had a real decision to make."""
+    return 1e3 / decisions_per_second if decisions_per_second > 0 else math.inf
+
+
+def warm_up(specs: list[Spec], num_players: int) -> None:
+    """One decision of each agent before the timing: a compiled agent loads (or compiles) its machine code
+    on its first decision, which is no part of its cost per decision (forked workers inherit it)."""
+    state = DrawGame(num_players).new_state(random.Random(0))
+    for name, kwargs in specs:
+        agents.make(name, **kwargs).act(observe(state, state.current))
+
+
+def mark_frontier(points: list[dict[str, Any]]) -> None:
+    """Set ``frontier``: no other point is as cheap or cheaper and has a higher win rate."""
+    for point in points:
+        point["frontier"] = not any(
+            other is not point
+            and other["cpu_ms_per_decision"] <= point["cpu_ms_per_decision"]
+            and other["win_rate"] > point["win_rate"]
+            for other in points
+        )
+
+
+def table(points: list[dict[str, Any]], reference: str, args: argparse.Namespace) -> str:
+    """The frontier as text, cheapest first."""
+    games = "matches" if args.episode == "match" else "hands"
+    against = reference if args.players == 2 else f"{args.players - 1} x {reference}"
+    lines = [
+        f"Strength against CPU time: {args.players} players, duplicate {games} against {against}, seed {args.seed}",
+        f"{'':1} {'candidate':<40} {'games':>6} {'win rate':>8} {'95% interval':>15} {'CPU ms/decision':>15} "
+        f"{'zero-sum/hand':>13}",
+    ]
+    for p in sorted(points, key=lambda p: p["cpu_ms_per_decision"]):
+        lines.append(
+            f"{'*' if p['frontier'] else '':1} {p['label']:<40} {p['games']:>6} {p['win_rate']:>8.3f} "
+            f"{'[' + format(p['win_low'], '.3f') + ', ' + format(p['win_high'], '.3f') + ']':>15} "
+            f"{p['cpu_ms_per_decision']:>15.2f} {p['zero_sum_per_hand']:>13.2f}"
+        )
+    reference_ms = [p["reference_cpu_ms_per_decision"] for p in points]
+    lines.append(f"* on the frontier. The reference spent {min(reference_ms):.2f}-{max(reference_ms):.2f} CPU ms "
+                 "per decision.")
+    return "\n".join(lines)
+
+
+def plot(points: list[dict[str, Any]], reference: str, args: argparse.Namespace, path: Path) -> None:
+    """Win rate (Wilson 95% bars) against CPU ms per decision (log scale), one line per agent."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(8, 5))
+    for agent in sorted({p["agent"] for p in points}):
+        mine = sorted((p for p in points if p["agent"] == agent), key=lambda p: p["cpu_ms_per_decision"])
+        x = [p["cpu_ms_per_decision"] for p in mine]
+        y = [p["win_rate"] for p in mine]
+        errors = [[p["win_rate"] - p["win_low"] for p in mine], [p["win_high"] - p["win_rate"] for p in mine]]
+        axis.errorbar(x, y, yerr=errors, fmt="o-", capsize=4, label=agent)
+        for p in mine:
+            settings = ",".join(f"{key}={value}" for key, value in sorted(p["kwargs"].items()))
+            axis.annotate(settings, (p["cpu_ms_per_decision"], p["win_rate"]), textcoords="offset points",
+                          xytext=(5, -12), fontsize=7)
+    axis.axhline(1 / args.players, color="grey", linestyle="--", label="fair share")
+    axis.set_xscale("log")
+    axis.set_xlabel("CPU ms per decision (log scale)")
+    axis.set_ylabel("win rate (Wilson 95% interval)")
+    games = "matches" if args.episode == "match" else "hands"
+    axis.set_title(f"{args.players} players: {points[0]['games']} duplicate {games} per point against {reference}",
+                   fontsize=10)
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    save_figure(figure, path)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--budgets", nargs="+", default=list(DEFAULT_BUDGETS), metavar="SPEC",
+                        help="the candidates, each an agent spec at one budget (default: "
+                             + " ".join(DEFAULT_BUDGETS) + ")")
+    parser.add_argument("--reference", default=DEFAULT_REFERENCE,
+                        help=f"the fixed opponent (default {DEFAULT_REFERENCE}; 'heaviest' for a quick run)")
+    parser.add_argument("--games", type=int, default=2000, help="games per candidate, duplicate replays counted")
+    parser.add_argument("--players", type=int, default=2, choices=PLAYER_COUNTS)
+    parser.add_argument("--episode", default="match", choices=["match", "hand"])
+    parser.add_argument("--workers", type=int, default=1, help="processes to play on")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the points as JSON here")
+    parser.add_argument("--png", type=Path, help="also draw the frontier as a PNG here")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.workers < 1 or args.seed < 0:
+        parser.error("--games and --workers must be >= 1 and --seed >= 0")
+    try:
+        args.candidates = [normalise_spec(text) for text in args.budgets]
+        args.reference_spec = normalise_spec(args.reference)
+        check_buildable([*args.candidates, args.reference_spec])
+        for name in ("json", "png"):
+            if getattr(args, name) is not None:
+                check_writable(f"--{name}", getattr(args, name))
+    except ValueError as error:
+        parser.error(str(error))
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    reference = spec_label(*args.reference_spec)
+    started = time.perf_counter()
+    points = []
+    for index, candidate in enumerate(args.candidates, 1):
+        if not args.quiet:
+            print(f"[{index}/{len(args.candidates)}] {spec_label(*candidate)} against {reference}", flush=True)
+        points.append(measure(candidate, args.reference_spec, args))
+    mark_frontier(points)
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    cpu_seconds = sum(u.ru_utime + u.ru_stime for u in usage)
+    print(table(points, reference, args))
+    print(f"CPU time {cpu_seconds:.0f} s (this process and its workers), wall {time.perf_counter() - started:.0f} s")
+    if args.json is not None:
+        data = {
+            "reference": reference,
+            "num_players": args.players,
+            "episode": args.episode,
+            "games": args.games,
+            "seed": args.seed,
+            "cpu_seconds": cpu_seconds,
+            # JSON has no infinity: a player without a real decision has no time per decision.
+            "points": [{key: None if value == math.inf else value for key, value in p.items()} for p in points],
+        }
+        write_json_atomic(args.json, data, indent=2)
+        print(f"points written to {args.json}")
+    if args.png is not None:
+        plot(points, reference, args, args.png)
+        print(f"plot written to {args.png}")
+
+
+if __name__ == "__main__":
+    main()
