@@ -11,6 +11,11 @@ moved into it. Only the random numbers differ (a splitmix64 generator instead of
 Mersenne Twister), so the two agents play equally well at equal simulations but not move for
 move.
 
+The module is longer than 600 lines on purpose: the search's kernels (the sampler, the walk, the
+rollout, the back-up and their lockstep variants) call one another and share one tree layout,
+and numba's on-disk cache of a function is checked against its own file only, so kernels split
+across files could run stale cached code after a change.
+
 Trees are preallocated arrays: node ``k`` has a row ``children[k]`` of 58 child indices (-1 for
 none; below a searcher's draw the row is indexed by the tile drawn), ``visits[k]``, ``total[k]``
 and ``available[k]``. A decision allocates at most three nodes per simulation (the expanded
