@@ -12,9 +12,8 @@ Mersenne Twister), so the two agents play equally well at equal simulations but 
 move.
 
 The module is longer than 600 lines on purpose: the search's kernels (the sampler, the walk, the
-rollout, the back-up and their lockstep variants) call one another and share one tree layout,
-and numba's on-disk cache of a function is checked against its own file only, so kernels split
-across files could run stale cached code after a change.
+rollout, the back-up and their lockstep variants) are one algorithm that calls itself and shares
+one tree layout; split across files, no part would be usable alone.
 
 Trees are preallocated arrays: node ``k`` has a row ``children[k]`` of 58 child indices (-1 for
 none; below a searcher's draw the row is indexed by the tile drawn), ``visits[k]``, ``total[k]``

@@ -4,9 +4,9 @@ Two users share these kernels: the batched environment (:mod:`draw_env.vector`, 
 games inside compiled code) and compiled search, which copies one game's state, plays it out and
 reads the result. :mod:`draw_env.rules` stays the readable reference; the differential tests
 (``tests/test_engine_differential.py``) check every kernel against it over many random games.
-The kernels stay in one module, longer than 600 lines, on purpose: numba's on-disk cache of a
-function is checked against its own file only, so a kernel calling a changed kernel in another
-file could run stale cached code; in one file, any change recompiles them all.
+The kernels stay in one module, longer than 600 lines, on purpose: they are the rules once more,
+calling one another and sharing one state layout, and split across files they would spread one
+rulebook over several without making any part of it usable alone.
 
 State layout
 ------------
