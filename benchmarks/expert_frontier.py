@@ -14,7 +14,9 @@ stronger.
         --budgets ismcts:simulations=1000 pimc:worlds=8,depth=2
 
 Every figure depends on ``--seed`` only (the timings aside): rerun the same command for the same
-games.
+games. With ``--json`` the file is rewritten after every point, and rerunning the same command
+continues: points already in the file for the same settings are kept, not played again, so a
+long frontier can be measured in blocks and survives an interruption.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from arena.evaluation import evaluate
 from arena.specs import Spec, check_buildable, normalise_spec, spec_label
 from draw_env.files import check_writable, write_json_atomic
 from draw_env.rules import PLAYER_COUNTS, DrawGame
+from draw_env.untrusted import read_json
 
 #: The candidates of a run without ``--budgets``: the compiled ISMCTS around its default budget of
 #: 5,000 simulations, and PIMC from cheap to deep over the same range of CPU time per decision.
@@ -50,6 +53,9 @@ DEFAULT_BUDGETS = (
     "pimc:worlds=64,depth=5",
 )
 DEFAULT_REFERENCE = "ismcts_python:simulations=200"
+#: The numbers each point holds (``None`` in JSON for a CPU time that is infinite).
+POINT_NUMBERS = ("games", "win_rate", "win_low", "win_high", "zero_sum_per_hand", "decisions_per_second",
+                 "cpu_ms_per_decision", "reference_cpu_ms_per_decision")
 
 
 def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[str, Any]:
@@ -72,6 +78,60 @@ def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[
         "cpu_ms_per_decision": milliseconds(mine.decisions_per_second),
         "reference_cpu_ms_per_decision": milliseconds(theirs.decisions_per_second),
     }
+
+
+def settings(args: argparse.Namespace, reference: str) -> dict[str, Any]:
+    """What the points of one frontier share: a point measured under other settings is another experiment."""
+    return {"reference": reference, "num_players": args.players, "episode": args.episode, "games": args.games,
+            "seed": args.seed}
+
+
+def earlier_points(args: argparse.Namespace, reference: str) -> dict[str, dict[str, Any]]:
+    """The points an earlier run of the same settings left in ``--json``, by label (none without the file).
+
+    The file may have been edited or swapped: it is read with the bounded JSON reader and every
+    point is checked before one is reused.
+
+    Raises:
+        ValueError: naming the file and the field, if it holds other settings or a malformed point.
+    """
+    if args.json is None or not args.json.exists():
+        return {}
+    data = read_json(args.json)
+    source = args.json
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: must hold a JSON object")
+    for key, value in settings(args, reference).items():
+        if data.get(key) != value:
+            raise ValueError(f"{source}: field {key!r} is {data.get(key)!r}, this run's is {value!r}; "
+                             "choose another --json or delete the file to start over")
+    points = data.get("points")
+    if not isinstance(points, list):
+        raise ValueError(f"{source}: field 'points' must be a list")
+    kept = {}
+    for index, point in enumerate(points):
+        where = f"{source}: field 'points[{index}]"
+        if not isinstance(point, dict) or not isinstance(point.get("label"), str) or not isinstance(point.get("kwargs"), dict):
+            raise ValueError(f"{where}' must be an object with a 'label' and 'kwargs'")
+        for key in POINT_NUMBERS:
+            value = point.get(key)
+            if not (value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))):
+                raise ValueError(f"{where}.{key}' must be a finite number, got {value!r}")
+        kept[point["label"]] = {key: math.inf if value is None else value for key, value in point.items()}
+    return kept
+
+
+def write_points(args: argparse.Namespace, reference: str, points: list[dict[str, Any]], cpu_seconds: float) -> None:
+    """The points so far as JSON, atomically (JSON has no infinity: ``None`` for a player that never decided)."""
+    data = {**settings(args, reference), "cpu_seconds": cpu_seconds,
+            "points": [{key: None if value == math.inf else value for key, value in p.items()} for p in points]}
+    write_json_atomic(args.json, data, indent=2)
+
+
+def cpu_seconds_used() -> float:
+    """CPU seconds of this process and its finished workers."""
+    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
 
 
 def milliseconds(decisions_per_second: float) -> float:
@@ -183,34 +243,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     reference = spec_label(*args.reference_spec)
+    try:
+        earlier = earlier_points(args, reference)
+    except ValueError as error:
+        print(f"expert_frontier.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
     started = time.perf_counter()
-    points = []
+    points: list[dict[str, Any]] = []
     for index, candidate in enumerate(args.candidates, 1):
+        label = spec_label(*candidate)
+        if label in earlier:
+            points.append({key: value for key, value in earlier[label].items() if key != "frontier"})
+            if not args.quiet:
+                print(f"[{index}/{len(args.candidates)}] {label}: kept from {args.json}", flush=True)
+            continue
         if not args.quiet:
-            print(f"[{index}/{len(args.candidates)}] {spec_label(*candidate)} against {reference}", flush=True)
+            print(f"[{index}/{len(args.candidates)}] {label} against {reference}", flush=True)
         points.append(measure(candidate, args.reference_spec, args))
+        if args.json is not None:
+            write_points(args, reference, points, cpu_seconds_used())
     mark_frontier(points)
-    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    cpu_seconds = sum(u.ru_utime + u.ru_stime for u in usage)
+    cpu_seconds = cpu_seconds_used()
     print(table(points, reference, args))
     print(f"CPU time {cpu_seconds:.0f} s (this process and its workers), wall {time.perf_counter() - started:.0f} s")
     if args.json is not None:
-        data = {
-            "reference": reference,
-            "num_players": args.players,
-            "episode": args.episode,
-            "games": args.games,
-            "seed": args.seed,
-            "cpu_seconds": cpu_seconds,
-            # JSON has no infinity: a player without a real decision has no time per decision.
-            "points": [{key: None if value == math.inf else value for key, value in p.items()} for p in points],
-        }
-        write_json_atomic(args.json, data, indent=2)
+        write_points(args, reference, points, cpu_seconds)
         print(f"points written to {args.json}")
     if args.png is not None:
         plot(points, reference, args, args.png)
         print(f"plot written to {args.png}")
-
 
 if __name__ == "__main__":
     main()
