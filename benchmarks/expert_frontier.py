@@ -55,13 +55,14 @@ DEFAULT_BUDGETS = (
 DEFAULT_REFERENCE = "ismcts_python:simulations=200"
 #: The numbers each point holds (``None`` in JSON for a CPU time that is infinite).
 POINT_NUMBERS = ("games", "win_rate", "win_low", "win_high", "zero_sum_per_hand", "decisions_per_second",
-                 "cpu_ms_per_decision", "reference_cpu_ms_per_decision")
+                 "cpu_ms_per_decision", "reference_cpu_ms_per_decision", "cpu_seconds")
 
 
 def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[str, Any]:
     """One point of the frontier: ``candidate`` against ``args.players - 1`` copies of ``reference``."""
     players = [candidate] + [reference] * (args.players - 1)
     warm_up([candidate, reference], args.players)
+    cpu_before = cpu_seconds_used()
     result = evaluate(players, args.games, episode=args.episode, seed=args.seed, workers=args.workers,
                       progress=not args.quiet)
     mine, theirs = result.participants[0], result.participants[1]
@@ -77,6 +78,7 @@ def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[
         "decisions_per_second": mine.decisions_per_second,
         "cpu_ms_per_decision": milliseconds(mine.decisions_per_second),
         "reference_cpu_ms_per_decision": milliseconds(theirs.decisions_per_second),
+        "cpu_seconds": cpu_seconds_used() - cpu_before,
     }
 
 
@@ -121,9 +123,11 @@ def earlier_points(args: argparse.Namespace, reference: str) -> dict[str, dict[s
     return kept
 
 
-def write_points(args: argparse.Namespace, reference: str, points: list[dict[str, Any]], cpu_seconds: float) -> None:
-    """The points so far as JSON, atomically (JSON has no infinity: ``None`` for a player that never decided)."""
-    data = {**settings(args, reference), "cpu_seconds": cpu_seconds,
+def write_points(args: argparse.Namespace, reference: str, points: list[dict[str, Any]]) -> None:
+    """The points so far as JSON, atomically (JSON has no infinity: ``None`` for a player that never decided).
+
+    ``cpu_seconds`` is the total over the points, measured in whichever run played each."""
+    data = {**settings(args, reference), "cpu_seconds": sum(p["cpu_seconds"] for p in points),
             "points": [{key: None if value == math.inf else value for key, value in p.items()} for p in points]}
     write_json_atomic(args.json, data, indent=2)
 
@@ -261,13 +265,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"[{index}/{len(args.candidates)}] {label} against {reference}", flush=True)
         points.append(measure(candidate, args.reference_spec, args))
         if args.json is not None:
-            write_points(args, reference, points, cpu_seconds_used())
+            write_points(args, reference, points)
     mark_frontier(points)
-    cpu_seconds = cpu_seconds_used()
     print(table(points, reference, args))
-    print(f"CPU time {cpu_seconds:.0f} s (this process and its workers), wall {time.perf_counter() - started:.0f} s")
+    print(f"CPU time {cpu_seconds_used():.0f} s in this run (this process and its workers), "
+          f"{sum(p['cpu_seconds'] for p in points):.0f} s for all the points; wall {time.perf_counter() - started:.0f} s")
     if args.json is not None:
-        write_points(args, reference, points, cpu_seconds)
+        write_points(args, reference, points)
         print(f"points written to {args.json}")
     if args.png is not None:
         plot(points, reference, args, args.png)

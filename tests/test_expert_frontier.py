@@ -47,6 +47,9 @@ def test_a_rerun_keeps_the_points_already_measured_and_measures_the_rest(
     second = json.loads(path.read_text())
     assert [p["label"] for p in second["points"]] == ["random", "variety"]
     assert second["points"][0]["win_rate"] == first["points"][0]["win_rate"]
+    assert all(p["cpu_seconds"] > 0 for p in second["points"])
+    assert second["cpu_seconds"] == pytest.approx(sum(p["cpu_seconds"] for p in second["points"])), \
+        "the total counts the kept point's CPU time too, not only this run's"
 
 
 def test_a_file_of_other_settings_or_a_malformed_point_is_one_error_line(
