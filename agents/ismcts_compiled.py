@@ -54,7 +54,7 @@ from draw_env import engine as E
 from draw_env.checks import check_number
 from draw_env.observation import OBSERVATION_SIZE, SEATS
 from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
-from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
+from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS, TILES
 
 #: Default budget: simulations per decision, chosen to take a little less time than the
 #: pure-Python agent spends on 200 (docs/agents.md gives the measurement).
@@ -76,6 +76,11 @@ META_SIZE = 5
 
 _PIPS = np.array(PIPS, np.int64)
 _HOLDING = np.array(HOLDING, np.int64)
+_LOW = np.array([low for low, _high in TILES], np.int64)
+_HIGH = np.array([high for _low, high in TILES], np.int64)
+#: The rollout policies (:attr:`agents.ismcts.SearchAgent.rollout`) as the kernels' codes.
+HEAVIEST, VARIETY = 0, 1
+ROLLOUT_CODES = {"heaviest": HEAVIEST, "variety": VARIETY}
 _TWO_32 = 1 << 32
 
 
@@ -410,16 +415,46 @@ def _walk(
 
 
 @njit(cache=True)
-def _zero_sum(state: np.ndarray, out: np.ndarray) -> None:
+def zero_sum(state: np.ndarray, out: np.ndarray) -> None:
     """Every seat's zero-sum hand points / REWARD_SCALE into ``out`` float64 (the hand is over)."""
     E.hand_rewards(state, E.ZERO_SUM, True, out)
     for s in range(state[E.S_NUM_PLAYERS]):
         out[s] /= REWARD_SCALE
 
 
+@njit(cache=True, inline="always")
+def _variety_score(state: np.ndarray, hand: int, action: int) -> int:
+    """:func:`agents.baselines.variety_key` of placement ``action`` as one integer (larger is better):
+    distinct values left in hand, then open ends that hand can answer, then pips, then the lower id."""
+    tile = action >> 1
+    remaining = hand & ~(1 << tile)
+    low = _LOW[tile]
+    high = _HIGH[tile]
+    left = state[E.S_LEFT]
+    right = state[E.S_RIGHT]
+    if left < 0:
+        left, right = low, high
+    elif action & 1 == 0:
+        left = high if low == left else low
+    else:
+        right = high if low == right else low
+    held = 0
+    for value in range(NUM_VALUES):
+        if remaining & _HOLDING[value]:
+            held += 1
+    answerable = (1 if remaining & _HOLDING[left] else 0) + (1 if remaining & _HOLDING[right] else 0)
+    return ((held * 3 + answerable) * 13 + _PIPS[tile]) * 64 + (63 - action)
+
+
 @njit(cache=True)
-def _rollout(state: np.ndarray, threshold: int, words: np.ndarray, legal: np.ndarray, out: np.ndarray) -> None:
-    """Finish the hand: the heaviest playable tile, or with probability threshold / 2**32 a random one."""
+def rollout(state: np.ndarray, policy: int, threshold: int, words: np.ndarray, legal: np.ndarray,
+            out: np.ndarray) -> None:
+    """Finish the hand; every seat's zero-sum hand points / REWARD_SCALE into ``out``.
+
+    Each seat places the tile ``policy`` prefers (:data:`HEAVIEST`: the most pips; :data:`VARIETY`:
+    the ``variety`` agent's choice), or with probability threshold / 2**32 a random one, and
+    draws or passes only when no tile fits.
+    """
     while state[E.S_STATUS] == E.PLAYING:
         count = E.legal_actions(state, legal)
         if legal[0] >= DRAW:  # nothing fits: draw, or pass once drawing is over
@@ -431,13 +466,21 @@ def _rollout(state: np.ndarray, threshold: int, words: np.ndarray, legal: np.nda
             E.apply_action(state, legal[E.random_below_at(words, _SLOT_SIM, count)])
             continue
         best = legal[0]
-        best_pips = _PIPS[best >> 1]
-        for k in range(1, count):
-            if _PIPS[legal[k] >> 1] > best_pips:
-                best = legal[k]
-                best_pips = _PIPS[best >> 1]
+        if policy == VARIETY:
+            hand = state[E.S_HANDS + state[E.S_CURRENT]]
+            best_score = _variety_score(state, hand, best)
+            for k in range(1, count):
+                score = _variety_score(state, hand, legal[k])
+                if score > best_score:
+                    best, best_score = legal[k], score
+        else:
+            best_pips = _PIPS[best >> 1]
+            for k in range(1, count):
+                if _PIPS[legal[k] >> 1] > best_pips:
+                    best = legal[k]
+                    best_pips = _PIPS[best >> 1]
         E.apply_action(state, best)
-    _zero_sum(state, out)
+    zero_sum(state, out)
 
 
 @njit(cache=True, inline="always")
@@ -461,7 +504,7 @@ def _shared_seed(words: np.ndarray) -> int:
 
 @njit(cache=True)
 def search_chunk(
-    base: np.ndarray, counts: np.ndarray, searcher: int, exploration: float, threshold: int,
+    base: np.ndarray, counts: np.ndarray, searcher: int, exploration: float, policy: int, threshold: int,
     simulations: int, determinizations: int, meta: np.ndarray, children: np.ndarray, visits: np.ndarray,
     total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, words: np.ndarray,
 ) -> int:
@@ -493,7 +536,7 @@ def search_chunk(
             words[_SLOT_SIM] = shared
             _leaf, length = _walk(state, meta[_M_ROOT], roots[r], searcher, exploration, 0.0, meta, children, visits, total,
                                   available, has_prior, prior, words, path_nodes, path_seats, scratch)
-            _rollout(state, threshold, words, scratch, rewards)
+            rollout(state, policy, threshold, words, scratch, rewards)
             _backup(path_nodes, path_seats, length, rewards, visits, total)
             meta[_M_DONE] += 1
         done += 1
@@ -555,14 +598,14 @@ def lockstep_walk(
 
 @njit(cache=True)
 def lockstep_finish(
-    active: np.ndarray, simulations: int, threshold: int, value_weight: float, metas: np.ndarray,
+    active: np.ndarray, simulations: int, policy: int, threshold: int, value_weight: float, metas: np.ndarray,
     visits: np.ndarray, total: np.ndarray, has_prior: np.ndarray, prior: np.ndarray, words: np.ndarray,
     bases: np.ndarray, states: np.ndarray, leaves: np.ndarray, paths: np.ndarray, seats: np.ndarray,
     lengths: np.ndarray, rows: np.ndarray, priors: np.ndarray, values: np.ndarray,
 ) -> int:
     """Back up every active decision's simulation (network values mixed with rollouts); returns how many stay active."""
     scratch = np.empty(NUM_ACTIONS, np.int64)
-    rollout = np.zeros(SEATS)
+    rolled = np.zeros(SEATS)
     rewards = np.zeros(SEATS)
     still = 0
     for b in range(bases.shape[0]):
@@ -572,17 +615,17 @@ def lockstep_finish(
         n = state[E.S_NUM_PLAYERS]
         row = rows[b]
         if row < 0:
-            _zero_sum(state, rewards)
+            zero_sum(state, rewards)
         else:
             leaf = leaves[b]
             prior[leaf, :] = priors[row + state[E.S_CURRENT]]
             has_prior[leaf] = True
             if value_weight < 1.0:
-                _rollout(state, threshold, words[b], scratch, rollout)
+                rollout(state, policy, threshold, words[b], scratch, rolled)
             for s in range(n):
                 mixed = value_weight * values[row + s]
                 if value_weight < 1.0:
-                    mixed += (1.0 - value_weight) * rollout[s]
+                    mixed += (1.0 - value_weight) * rolled[s]
                 rewards[s] = mixed
         _backup(paths[b], seats[b], lengths[b], rewards, visits, total)
         meta = metas[b]
@@ -647,7 +690,7 @@ class SearchResult:
         return {int(a): float(t / v) for a, v, t in zip(self.actions, self.visits, self.totals, strict=True)}
 
 
-def _information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.ndarray, int, bool]:
+def information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """``(state, counts, searcher, match)`` of a view or of an observation dict (its vector)."""
     if isinstance(source, PlayerView):
         if source.current != source.player:
@@ -693,7 +736,7 @@ class CompiledISMCTSAgent(SearchAgent):
 
     def search(self, view: PlayerView | Observation) -> SearchResult:
         """Run the simulations from ``view`` and return the root's statistics."""
-        base, counts, searcher, _match = _information_set(view)
+        base, counts, searcher, _match = information_set(view)
         words = np.array([self._decision_seed(), 0], np.int64)
         tree = self._tree
         meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
@@ -704,7 +747,8 @@ class CompiledISMCTSAgent(SearchAgent):
         chunk = 1 if deadline is not None else np.iinfo(np.int64).max
         while True:
             started = time.perf_counter()
-            status = search_chunk(base, counts, searcher, self.exploration, self._threshold, simulations, chunk,
+            status = search_chunk(base, counts, searcher, self.exploration, ROLLOUT_CODES[self.rollout],
+                                  self._threshold, simulations, chunk,
                                   meta, tree.children, tree.visits, tree.total, tree.available, tree.has_prior, words)
             if status == _NO_DEAL:
                 raise ValueError("no deal of the hidden tiles is consistent with this view")
@@ -765,7 +809,7 @@ class CompiledISMCTSAgent(SearchAgent):
         searchers = np.zeros(count, np.int64)
         match = np.zeros(count, np.bool_)
         for b, view in enumerate(views):
-            bases[b], counts[b], searchers[b], match[b] = _information_set(view)
+            bases[b], counts[b], searchers[b], match[b] = information_set(view)
         tree = _Tree(region * count)
         metas = np.zeros((count, META_SIZE), np.int64)
         metas[:, _M_ROOT] = np.arange(count) * region
@@ -798,7 +842,7 @@ class CompiledISMCTSAgent(SearchAgent):
                 got_priors, got_values = evaluate(obs[:used], masks[:used])
                 priors[:used] = np.asarray(got_priors, np.float32).reshape(used, NUM_ACTIONS)
                 values[:used] = np.asarray(got_values, np.float64).reshape(used)
-            remaining = lockstep_finish(active, simulations, self._threshold, value_weight, metas, tree.visits,
+            remaining = lockstep_finish(active, simulations, ROLLOUT_CODES[self.rollout], self._threshold, value_weight, metas, tree.visits,
                                         tree.total, tree.has_prior, prior, words, bases, states, leaves, paths,
                                         seats, lengths, rows, priors, values)
         results = []

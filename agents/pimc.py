@@ -57,7 +57,7 @@ from numba import njit
 
 from agents.base import Observation, SeededAgent, legal_actions
 from agents.baselines import placements_or_forced
-from agents.ismcts_compiled import _information_set, _rollout, _zero_sum, determinize
+from agents.ismcts_compiled import HEAVIEST, determinize, information_set, rollout, zero_sum
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
 from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, PlayerView
@@ -204,13 +204,13 @@ def _search(
             alpha = bounds[ply, _B_ALPHA]
             beta = bounds[ply, _B_BETA]
             if state[E.S_STATUS] != E.PLAYING:
-                _zero_sum(state, rewards)
+                zero_sum(state, rewards)
                 value = rewards[searcher]
                 returning = True
                 continue
             count = actions_searched(state, row)
             if remaining == 0 and count > 1:
-                _rollout(state, 0, words, legal, rewards)
+                rollout(state, HEAVIEST, 0, words, legal, rewards)
                 value = rewards[searcher]
                 returning = True
                 continue
@@ -450,7 +450,7 @@ class PIMCAgent(SeededAgent):
         Args:
             view: a :class:`PlayerView` of the player to act, or its observation dict.
         """
-        base, counts, searcher, _match = _information_set(view)
+        base, counts, searcher, _match = information_set(view)
         words = np.array([self.rng.getrandbits(63), 0], np.int64)
         totals = np.zeros(NUM_ACTIONS, np.float64)
         meta = np.zeros(2, np.int64)
