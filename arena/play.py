@@ -266,6 +266,7 @@ class Game:
     # -- input
 
     def ask(self, observation: dict[str, np.ndarray], legal: list[int]) -> int:
+        moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
         while True:
             self.stdout.write(self.text("prompt"))
             self.stdout.flush()
@@ -277,7 +278,6 @@ class Game:
             if not self.stdin.isatty():
                 self.say(text)  # piped input: echo it, so that the transcript reads as a dialogue
             if _UNDECODABLE in text:  # a byte that is not UTF-8 (see main): a bad line, not a crash
-                moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {self.text('not_utf8')} -- {self.text('moves_list')}{moves}")
                 continue
             command = text.lower()
@@ -292,7 +292,6 @@ class Game:
             try:
                 return parse_move(text, legal, self.lang)
             except ValueError as error:
-                moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {error} -- {self.text('moves_list')}{moves}")
 
     def show_help(self) -> None:
