@@ -61,16 +61,6 @@ def state_from_observation(observation: Observation, rng: random.Random) -> draw
     return planning_game(players).new_state_from_position(position)
 
 
-class _SeededSampler:
-    """A ``probability_sampler`` for ``resample_from_infostate`` drawn from a seeded RNG."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def __call__(self) -> float:
-        return self.rng.random()
-
-
 class _OpenSpielSearch(SeededAgent):
     """The settings both OpenSpiel searches take, checked, and the NumPy generator OpenSpiel's
     bots draw from (seeded from the agent's own).
@@ -113,7 +103,6 @@ class OpenSpielISMCTSAgent(_OpenSpielSearch):
     ) -> None:
         super().__init__(simulations, uct_c, rollouts, seed)
         self.final_policy = check_choice("final_policy", final_policy, tuple(FINAL_POLICIES))
-        self._sampler = _SeededSampler(self.rng)
         self._bots: dict[int, ismcts.ISMCTSBot] = {}
 
     def _bot(self, players: int) -> ismcts.ISMCTSBot:
@@ -126,7 +115,7 @@ class OpenSpielISMCTSAgent(_OpenSpielSearch):
                 random_state=self._numpy,
                 final_policy_type=FINAL_POLICIES[self.final_policy],
             )
-            sampler = self._sampler
+            sampler = self.rng.random  # resample_from_infostate's probability_sampler: uniform in [0, 1)
             bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
             self._bots[players] = bot
         return self._bots[players]
