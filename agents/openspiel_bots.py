@@ -8,27 +8,12 @@
   are OpenSpiel's bots as our agents (``agents.make("openspiel-ismcts")``, ``"openspiel-mcts"``,
   ``"openspiel-random"``), so ``draw-eval`` plays them in duplicate format like any other.
 
-Our agents decide from their observation alone, and so do these. Each decision rebuilds an
-OpenSpiel state from the observation: :func:`draw_env.observation.view_from_observation` gives
-what the player knows, :meth:`~draw_env.rules.PlayerView.sample_state` one full position
-consistent with it, and :meth:`~draw_env.openspiel.DrawDominoesGame.new_state_from_position` an
-OpenSpiel state starting there, seen from seat 0 (the observer). What the bots may use of it:
-
-* ``ISMCTSBot`` (OpenSpiel's Python one, ``open_spiel.python.algorithms.ismcts``) searches the
-  information set: every simulation starts from ``resample_from_infostate``, which deals the
-  hidden tiles afresh from the player's knowledge. Its information set is the observation's
-  (hand, line, who placed what, counts, values shown lacking), which is all our agents know.
-  It cannot be OpenSpiel's C++ ``pyspiel.ISMCTSBot``: that one calls the C++
-  ``ResampleFromInfostate``, which a Python game cannot override.
-* ``MCTSBot`` needs perfect information: run on the real state it would see every hand, and on
-  one sampled state it would treat a guess as the truth. :class:`OpenSpielMCTSAgent` is the sound
-  use, determinized MCTS (perfect-information Monte Carlo): MCTS on each of several sampled
-  positions, root visit counts summed, the most visited action played. It never sees a hidden
-  tile, but it plans as if it would know them later (strategy fusion), so it is a weaker
-  algorithm than ISMCTS for this game, not a cheat.
-* The uniform random bot is ``pyspiel.make_uniform_random_bot``.
-
-The bots plan the hand in play by its zero-sum points, in match mode too (like ``ismcts``).
+Our agents decide from their observation alone, and so do these: each decision rebuilds an
+OpenSpiel state from the observation (:func:`draw_env.observation.view_from_observation`, then
+:meth:`~draw_env.rules.PlayerView.sample_state`, then
+:meth:`~draw_env.openspiel.DrawDominoesGame.new_state_from_position`), seen from seat 0. Why
+``ISMCTSBot`` is OpenSpiel's Python one and ``MCTSBot`` runs determinized: the docs page
+"Integrations" (``docs/integrations.md``, the bridges).
 """
 
 from __future__ import annotations
@@ -76,16 +61,6 @@ def state_from_observation(observation: Observation, rng: random.Random) -> draw
     return planning_game(players).new_state_from_position(position)
 
 
-class _SeededSampler:
-    """A ``probability_sampler`` for ``resample_from_infostate`` drawn from a seeded RNG."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def __call__(self) -> float:
-        return self.rng.random()
-
-
 class _OpenSpielSearch(SeededAgent):
     """The settings both OpenSpiel searches take, checked, and the NumPy generator OpenSpiel's
     bots draw from (seeded from the agent's own).
@@ -128,7 +103,6 @@ class OpenSpielISMCTSAgent(_OpenSpielSearch):
     ) -> None:
         super().__init__(simulations, uct_c, rollouts, seed)
         self.final_policy = check_choice("final_policy", final_policy, tuple(FINAL_POLICIES))
-        self._sampler = _SeededSampler(self.rng)
         self._bots: dict[int, ismcts.ISMCTSBot] = {}
 
     def _bot(self, players: int) -> ismcts.ISMCTSBot:
@@ -141,7 +115,7 @@ class OpenSpielISMCTSAgent(_OpenSpielSearch):
                 random_state=self._numpy,
                 final_policy_type=FINAL_POLICIES[self.final_policy],
             )
-            sampler = self._sampler
+            sampler = self.rng.random  # resample_from_infostate's probability_sampler: uniform in [0, 1)
             bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
             self._bots[players] = bot
         return self._bots[players]

@@ -5,12 +5,8 @@ record is plain JSON, read first and bounded; the arrays' names, shapes and dtyp
 against it from the archive's directory and ``.npy`` headers before any array is read, and no
 pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
 
-``NAME.npz`` holds float32 arrays only, two per layer, input layer first:
-``policy/{i}/weight`` ``(out, in)`` and ``policy/{i}/bias`` ``(out,)`` for the policy network,
-whose last layer gives the 58 action logits; optionally ``value/{i}/weight`` and
-``value/{i}/bias`` for a value network whose last layer gives one number. The activation follows
-every layer but the last.
-
+``NAME.npz`` holds float32 arrays only, two per layer (``policy/{i}/weight`` ``(out, in)``,
+``policy/{i}/bias``, optionally ``value/{i}/...``), as ``docs/agents.md`` describes.
 ``NAME.json``, the record::
 
     {"format": "draw-dominoes-policy", "version": 1,
@@ -23,10 +19,8 @@ every layer but the last.
      "provenance": {...}}              # free-form: what it was trained from, commands, results
 
 SB3 checkpoints (the ``.zip`` files ``MaskablePPO.save`` writes during training) are read by
-:func:`read_checkpoint` without unpickling anything: only their ``policy.pth`` entry, with
-``torch.load(..., weights_only=True)``; the architecture comes from the tensors' shapes and the
-activation and player count from the side file ``NAME.policy.json`` that training writes
-(:func:`write_checkpoint_record`), never from the pickled ``data`` entry.
+:func:`read_checkpoint` without unpickling anything (only their ``policy.pth``, as weights, and the
+side file :func:`write_checkpoint_record` writes).
 
 This module imports numpy and draw_env only; torch is imported inside :func:`read_checkpoint`.
 """

@@ -1,19 +1,14 @@
 """A policy network as an agent, and the NumPy network that plays it.
 
-``agents.make("network")`` plays the shipped policy for the table's player count, read from the
-observation: ``agents/policies/ppo_2p.npz``, ``ppo_3p.npz`` or ``ppo_4p.npz`` (``ismcts``
-distilled into a network by ``draw-distill``; loaded on first use, one per count).
-``agents.make("network", path=...)`` plays one file: a policy file (``.npz`` with its ``.json``
-record, such as the shipped self-play policies ``ppo_{2,3,4}p_selfplay.npz``), or a training
-checkpoint ``.zip`` of ``draw-train`` / ``draw-distill``. A file trained for another player
-count than the table's is refused. ``ppo`` is another name of the same agent (:data:`NAMES`).
-
-Nothing loaded runs code (see :mod:`agents.policy_file`): policy files are read with
-``np.load(..., allow_pickle=False)``, and a checkpoint only through its ``policy.pth`` with
-``torch.load(..., weights_only=True)`` (torch is imported for checkpoints only). Play runs on
-NumPy: one small matrix product per layer, much faster than a torch call for a single
-observation, and the same code serves the opponents inside training workers. Training runs the
-same network as a torch module, :class:`train.network.PolicyValueNetwork`.
+``agents.make("network")`` plays the shipped policy for the table's player count
+(``agents/policies/ppo_{2,3,4}p.npz``, loaded on first use, one per count);
+``agents.make("network", path=...)`` plays one policy file (``.npz`` + ``.json``) or ``draw-train``
+checkpoint (``.zip``), read without running code (:mod:`agents.policy_file`; the files and how
+they load: ``docs/agents.md``). A file trained for another player count than the table's is
+refused. ``ppo`` is another name of the same agent (:data:`NAMES`). Play runs on NumPy: one small
+matrix product per layer, much faster than a torch call for a single observation, and the same
+code serves the opponents inside training workers. Training runs the same network as a torch
+module, :class:`train.network.PolicyValueNetwork`.
 """
 
 from __future__ import annotations

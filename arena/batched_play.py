@@ -5,17 +5,10 @@ Tables whose participants all choose for a batch of games (:func:`batchable`: ``
 game of the run is one row of the batched environment, and at each step each participant
 chooses for all the games where it is to act in one call (one forward pass of a network for all
 of them). The results have the same format and the same duplicate deals as the step-by-step
-backend (:func:`arena.evaluation.play_step_by_step`):
-
-* every game starts from its deal's first hand (:func:`arena.deals.deal_options`), and all
-  replays of a deal share the generator that deals a match's later hands, so they see the same
-  later hands too; those later hands come from the engine's generator, so in matches they differ
-  from the step-by-step backend's (a hand episode plays exactly the same games);
-* ``heaviest`` and ``variety`` choose exactly as their one-game versions; a network's
-  batched forward pass differs from the one-row pass by float rounding only.
-
-Think time is the CPU time of each batched call, shared equally among the real decisions
-(two or more legal actions) it made. Game records are written by the step-by-step backend only.
+backend (:func:`arena.evaluation.play_step_by_step`); how they may differ in matches is on the
+docs page "Evaluation" (batched play). Think time is the CPU time of each batched call, shared
+equally among the real decisions (two or more legal actions) it made. Game records are written
+by the step-by-step backend only.
 """
 
 from __future__ import annotations

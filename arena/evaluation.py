@@ -4,35 +4,8 @@
 participants and reports, per participant, the win rate with its Wilson 95% interval, points per
 hand, block rate and hand length. Round-robin leagues and budget sweeps (:mod:`arena.league`)
 play their tables through the same core, :func:`play_tables`; ``draw-eval`` (:mod:`arena.cli`)
-is the command line around both.
-
-How luck is cut (the *duplicate* format):
-
-* A *deal* fixes the first hand (tiles of each seat, boneyard order, opener) and the seed of the
-  environment RNG that deals every later hand of a match. Each deal is replayed under several
-  *seatings* (which participant sits in which seat); the cards stay with the seats, the
-  participants move. With 2 players the seatings are both orders; with 3 or 4 players they are
-  the cyclic rotations (``seatings="rotations"``, the default: n replays, every participant plays
-  every seat of every deal once) or all n! orders (``seatings="permutations"``, also balancing
-  who sits after whom). ``num_games`` counts every replay and is rounded up to a whole number of
-  deals.
-* Without ``duplicate`` every game has its own deal and the seating still rotates with the game
-  index, so no participant keeps the first seat.
-
-Counting: a game's winner is the participant with the highest final score (match) or the hand's
-scorer (hand). A shared first place (a drawn match, or a blocked hand whose lowest total is
-shared) gives each of the k tied participants 1/k of a win and counts as a *draw* for them. The
-win rate is (wins + draw credit) / games, and its Wilson interval treats that credit as the
-success count. Hand length is the number of actions (placements, draws and passes of all
-players) in a hand. Zero-sum points are the environment's ``zero_sum`` reward, the rules'
-:attr:`draw_env.rules.HandResult.zero_sum`.
-
-Results do not depend on the number of worker processes: every deal and every seeded agent is
-seeded from ``seed``, the deal index and the seating, and results are gathered in deal order.
-Only the timing fields (``decisions_per_second``, ``think_seconds``, ``seconds``) vary between
-runs. Decisions per second count only real decisions (two or more legal actions), per second of
-the CPU time the agent spent in them (one process, one thread: the agent's own cost, whatever the
-load of the machine).
+is the command line around both. The method (deals, seatings, what is counted, why results do
+not depend on the number of workers) is on the docs page "Evaluation" (``docs/evaluation.md``).
 
 Backends: a *backend* plays a list of :class:`DealTask` and returns their outcomes in order.
 :func:`backend_for` picks one per table: step by step through the PettingZoo environment

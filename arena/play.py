@@ -5,15 +5,12 @@ Example::
     draw-play --players 3 --opponents ppo,ismcts --episode match --seed 7
     yes 1 | draw-play --opponents heaviest --seed 0 --episode hand
 
-At each of your turns the program shows what each opponent did since your last turn, the line
-with its open ends, the boneyard and hand sizes, the scores, your hand sorted and your legal moves
-numbered. Answer with one line: the number shown, a move's name (``[1|4] left``, ``draw``,
-``pass``; a tile alone when it fits only one end), ``hint`` (what an agent would play, with its
-value of every move), ``help`` (the commands and the rules) or ``quit``. Your own draws name the
-tile drawn; an opponent's draws are counted, their tiles stay hidden. Bad input asks again; the end of input ends the game
-cleanly. At a hand's end every hand is revealed with its pips and points; at a match's end the
-winner is named. ``--record FILE`` saves the game as a record (:mod:`draw_env.records`), to be
-replayed with ``draw-replay FILE``.
+At each of your turns the program shows the game as you see it and your legal moves numbered;
+answer with one line: the number shown, a move's name (``[1|4] left``, ``draw``, ``pass``; a tile
+alone when it fits only one end), ``hint``, ``help`` or ``quit``. Bad input asks again; the end of
+input ends the game cleanly. ``--record FILE`` saves the game as a record
+(:mod:`draw_env.records`). The command as users see it: the docs page "Getting started" (play a
+game).
 """
 
 from __future__ import annotations
@@ -266,6 +263,7 @@ class Game:
     # -- input
 
     def ask(self, observation: dict[str, np.ndarray], legal: list[int]) -> int:
+        moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
         while True:
             self.stdout.write(self.text("prompt"))
             self.stdout.flush()
@@ -277,7 +275,6 @@ class Game:
             if not self.stdin.isatty():
                 self.say(text)  # piped input: echo it, so that the transcript reads as a dialogue
             if _UNDECODABLE in text:  # a byte that is not UTF-8 (see main): a bad line, not a crash
-                moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {self.text('not_utf8')} -- {self.text('moves_list')}{moves}")
                 continue
             command = text.lower()
@@ -292,7 +289,6 @@ class Game:
             try:
                 return parse_move(text, legal, self.lang)
             except ValueError as error:
-                moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
                 self.say(f"  {error} -- {self.text('moves_list')}{moves}")
 
     def show_help(self) -> None:

@@ -42,31 +42,9 @@ slot                size   meaning
 ``S_RNG``           1      this game's splitmix64 generator state (the bits of a uint64)
 ==================  =====  ==============================================================
 
-Kernel API (all ``@njit(cache=True)``; callable from Python and from other numba code)
---------------------------------------------------------------------------------------
-Single game, ``state`` a 1-D int64 row:
-
-* ``init_state(state, num_players, seed)``: clear the state and seed its generator.
-* ``new_match(state, opener)``: zero scores and deal the first hand (``opener=-1``: lottery).
-* ``deal_random(state, opener)``: shuffle and deal a hand, keeping the scores.
-* ``deal_fixed(state, hands, boneyard, boneyard_len, opener)``: a hand from a fixed deal.
-* ``next_hand(state)``: the next hand of a match (opener one seat clockwise).
-* ``redeal(state, hands, boneyard, boneyard_len)``: replace the hidden tiles mid-hand (search).
-* ``legal_mask(state, out) -> count``: fill an int8 ``(58,)`` mask; ``legal_actions(state, out)
-  -> count`` writes the ids ascending; ``is_legal(state, action)``.
-* ``apply_action(state, action) -> status``: play a *legal* action (not checked, for speed).
-* ``pips(mask)``, ``popcount(mask)``, ``hand_pips(state, seat)``, ``boneyard_count(state)``.
-* ``match_over(state)``, ``match_winner(state)``, ``target(num_players)``.
-* ``hand_rewards(state, scheme, episode_over, out)``: the AEC environment's rewards.
-* ``random_below(state, n)``: a fair integer in ``0..n-1`` from the game's generator;
-  ``random_below_at(words, slot, n)`` from a generator kept in any int64 array slot.
-
-Observations: ``write_observation(state, player, match, out)`` writes ``player``'s observation
-(the AEC environment's layout and values, float32 ``(258,)``) straight from the state.
-
-Batched kernels over ``states (N, STATE_SIZE)``: ``reset_batch``, ``find_illegal``, ``step_batch``
-(threads) and ``step_batch_serial``, ``observe_batch``, ``observe_seats``, ``masks_of``, ``random_actions`` (a uniform legal action per game, for benchmarks and tests),
-``play_random``. The layout and the API are documented in ``docs/engine.md`` too.
+Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
+kernel API (single-game, observation and batched kernels) is listed on the docs page "The
+compiled engine" (``docs/engine.md``).
 """
 
 from __future__ import annotations

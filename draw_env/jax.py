@@ -15,34 +15,11 @@ Example::
     state = init(jax.random.split(jax.random.key(0), 1024))  # 1024 games
     state = step(state, actions)  # actions: int32 (1024,), legal where state.legal_action_mask
 
-Design
-------
-More in ``docs/jax.md``, with the API's rules.
-
-* :class:`DrawDominoes` mirrors ``pgx.Env`` (``init``, ``step``, ``observe``, ``num_players``,
-  ``num_actions``, ``observation_shape``, ``id``, ``version``) without subclassing it: pgx's base
-  class sets an ended game's mask to all ones and reads illegal actions its own way, where this
-  environment gives the AEC environment's. :class:`State` is a frozen dataclass registered as a
-  JAX pytree, with pgx's ``replace`` (``pgx.experimental.auto_reset`` works on it).
-* One game is a handful of small integer arrays: hands as 28-bit masks (bit ``t`` = tile ``t``).
-  Every branch of the rules is computed and the outcome chosen with ``jnp.where``: no Python
-  control flow on traced values, no host callbacks. Batched gathers are avoided (slow on CPU):
-  picking a seat's value is a one-hot sum.
-* A deal stretches two words of the key to 32 (:func:`_random_words`); hands are cut from the
-  shuffled deck as :meth:`draw_env.rules.DrawGame.deal` cuts it.
-
-Rules of the API
-----------------
-* ``step`` of an ended episode (``terminated``) changes nothing and gives zero rewards.
-* An illegal action (not in ``legal_action_mask``, or outside ``0..57``) ends the episode, as
-  ``draw_env.env()`` does: the acting player gets ``ILLEGAL_PENALTY[reward]``, every other player
-  0, and no tile moves. It is never played as another action.
-* ``rewards`` are by absolute seat, what the AEC environment gives each agent at that step. In a
-  match the step that ends a hand also deals the next one (the opener moves one seat clockwise):
-  ``observation``, ``legal_action_mask`` and ``current_player`` are the new hand's, ``rewards``
-  and the infos (``hand_points``, ``hand_pips``, ``blocked``) the ended hand's.
-* Once an episode is over, ``current_player`` is the seat that made the last action,
-  ``observation`` is its view with the ``to_act`` block zero, and ``legal_action_mask`` is all False.
+The API's rules (ended episodes, illegal actions, matches, randomness), the state's fields and
+why it does not subclass ``pgx.Env`` are on the docs page "The JAX environment" (``docs/jax.md``).
+How it is written: every branch of the rules is computed and the outcome chosen with
+``jnp.where`` (no Python control flow on traced values, no host callbacks), and batched gathers
+are avoided (slow on CPU): picking a seat's value is a one-hot sum.
 """
 
 from __future__ import annotations
@@ -214,7 +191,7 @@ def _concrete(value: Any) -> np.ndarray | None:
 
 
 class DrawDominoes:
-    """Draw dominoes as pure JAX functions (pgx's ``Env`` API); see the module docstring.
+    """Draw dominoes as pure JAX functions (pgx's ``Env`` API); see ``docs/jax.md``.
 
     Args:
         num_players: 2, 3 or 4.
@@ -382,7 +359,7 @@ class DrawDominoes:
 
         ``key`` is accepted for pgx's signature and not used: later hands of a match are dealt
         from the key kept in the state. An ended episode is returned unchanged with zero rewards;
-        an illegal action ends the episode with a penalty (module docstring).
+        an illegal action ends the episode with ``ILLEGAL_PENALTY[reward]`` for the acting player.
         """
         del key
         action = jnp.asarray(action, jnp.int32)

@@ -10,18 +10,8 @@ A record is a plain dict (JSON object)::
                 "points": [0, 23], "pips": [23, 0], "kind": "domino", "winner": 1}],
      "scores": [100, 42], "finished": true, "winner": 0}
 
-The fields every record has: each hand's deal (``hands``, ``boneyard`` with
-``boneyard[0]`` drawn first, ``opener``), its ``actions`` as ``[seat, action]`` pairs (draws and
-passes included), its ``points`` and ``pips`` per seat; the final ``scores`` (start scores plus
-every hand's points); ``start_scores`` when a match began from set scores. This module adds:
-
-* per hand, ``kind`` (``"domino"`` or ``"blocked"``) and ``winner`` (the seat that scored, or null);
-* ``finished``: the episode (hand or match) reached its end. An unfinished record (a game still
-  being played, or one ended by an illegal action) has no ``points``/``pips`` in its last hand;
-* ``winner``: the match winner (or, with ``episode="hand"``, the seat that scored), null for a
-  draw or an unfinished game;
-* ``illegal_action``: ``[seat, action]`` when an illegal action through ``env()`` ended the game;
-* ``seed``: the ``reset`` seed, when one was given (informational: the deals are in the record).
+Each field (those of the contract and those this module adds: ``kind``, ``winner``,
+``finished``, ``illegal_action``, ``seed``) is described on the docs page "Game records".
 
 :class:`RecordingWrapper` records any game played through ``draw_env.env()`` or ``raw_env()``;
 :func:`replay_record` plays a record back through ``draw_env.env()`` and checks every hand's

@@ -12,13 +12,8 @@ negative reward under ``"zero_sum"``, even when an opponent made the last move.
   draws one policy per episode from a weighted list; by default they play uniformly at random
   among legal actions.
 * :meth:`action_masks` gives MaskablePPO the legal actions as a ``bool`` array of 58.
-* Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) carry the whole episode: the AEC game,
-  the learner's seat, every RNG and the opponents themselves, copied by value (an agent object is
-  copied with its own RNG state), so a copy plays on exactly like the original and shares
-  nothing with it. Functions are the exception, by Python's rules: ``pickle`` stores a plain
-  function by name and cannot store a lambda or a closure (``PicklingError``: use
-  ``cloudpickle``), and ``deepcopy`` keeps every function as it is, so a closure's state would be
-  shared. Give an opponent that keeps state (an RNG, a search tree) as an object with ``act``.
+* Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) carry the whole episode, opponents
+  included, by value (docs/environment.md, "Copies").
 
 Observations (``features``) are the encodings of :mod:`draw_env.features`: ``"scaled"`` (258
 entries) or ``"extended"`` (default, 340 entries).

@@ -3,28 +3,9 @@
 :class:`DrawVectorEnv` runs every game inside compiled kernels (:mod:`draw_env.engine`): a step
 is one call for all games, with no Python loop over them. Each game is one compact int64 row of
 ``engine.STATE_SIZE`` slots, and the observation of any seat is written straight from it into the
-output array (faster than gathering from an absolute table, measured in ``docs/engine.md``).
-
-Conventions the contract leaves open follow pgx:
-
-* ``reset`` and ``step`` return the same named tuple, :class:`VectorStep` (pgx's ``State``): at
-  ``reset`` the rewards are zeros and ``terminated`` is all False.
-* Auto-reset happens in the step that ends the episode (pgx's ``auto_reset``): that step's
-  ``rewards``, ``terminated`` and infos are the ended episode's; ``observation``, ``action_mask``
-  and ``current_player`` are already the new episode's. New episodes are dealt from each game's
-  generator, with zero scores.
-* Without auto-reset an ended game stays ended until ``reset``: its actions are ignored, its
-  ``terminated`` stays True (as pgx's state and the AEC environment's ``terminations``), its
-  rewards are 0, its mask all zeros, and its infos keep describing the hand that ended.
-  ``current_player`` is then the seat that made the last action, as the AEC environment's
-  ``agent_selection``.
-* Rewards are by absolute seat, shape ``(num_envs, num_players)``, float32; ``truncated`` is
-  always False (every hand ends).
-* Seeding: ``reset(seed=s)`` seeds game ``i``'s own generator from ``numpy.random.SeedSequence(s)``
-  (the ``i``-th of ``num_envs`` words); ``reset()`` without a seed continues each game's stream.
-  The same seed gives the same games; the deals differ from ``draw_env.env()``'s for the same seed
-  (another generator): fix deals through ``options["deals"]`` to replay a game of the AEC
-  environment.
+output array (faster than gathering from an absolute table, measured in ``docs/engine.md``). The
+conventions the contract leaves open (auto-reset in the same step, ended games, rewards by
+absolute seat, seeding) follow pgx; ``docs/engine.md`` ("The batched environment") lists them.
 """
 
 from __future__ import annotations
@@ -100,8 +81,8 @@ class DrawVectorEnv:
         parallel: step the games on all numba threads (``prange``). Off by default: it pays only
             on idle cores; on a shared machine a thread that waits for a core stalls every step.
 
-    The arrays each call returns are new: the environment never writes them again. See the module
-    docstring for the conventions (auto-reset, ended games, seeding) and ``docs/engine.md``.
+    The arrays each call returns are new: the environment never writes them again. The conventions
+    (auto-reset, ended games, seeding) are in ``docs/engine.md``.
 
     Example::
 

@@ -1,16 +1,11 @@
 """RLlib pieces for Draw dominoes: a multi-agent env, masked PPO and baseline modules, a checkpoint agent.
 
-RLlib's action-masking module (``ActionMaskingTorchRLModule``, shipped with RLlib) reads the
-observation keys ``"observations"`` and ``"action_mask"``, PettingZoo's classic games give
-``"observation"`` and ``"action_mask"``. :class:`DrawMultiAgentEnv` renames the key (and scales
-the reward); nothing else changes, and :class:`MaskedPPOModule` only adds the division of the
-observation by :data:`draw_env.observation.HIGH`, so the network sees values in [0, 1].
-
-Baseline agents from :mod:`agents` (``heaviest``, ``variety``, ``random``...) become frozen
-RLlib policies through :class:`BaselineRLModule`, which calls ``agents.make(name).act(obs)`` on
-every row of the batch. :class:`SeatMapping` maps seats to policies per episode: the shared
-learner takes ``learner_seats`` random seats, every other seat gets an opponent drawn with the
-configured weights (the learner itself for self-play, or a baseline).
+:class:`DrawMultiAgentEnv` is the AEC environment as an RLlib ``MultiAgentEnv``, with the
+observation key RLlib's action-masking module reads (``"observations"``); :class:`MaskedPPOModule`
+is that module with the observation divided by :data:`draw_env.observation.HIGH`;
+:class:`BaselineRLModule` plays a frozen baseline from :mod:`agents`; :class:`SeatMapping` maps
+seats to policies per episode; :class:`RLlibAgent` plays a learner from its checkpoint. How they
+fit together: the docs page "RLlib: multi-agent PPO self-play" (``docs/training_rllib.md``).
 
 This module needs ``ray[rllib]``, which pins gymnasium 1.2.x: it runs in ``.venv-rllib``
 (``make integrations-env``), never in the main venv.

@@ -146,11 +146,16 @@ def test_an_init_checkpoint_is_read_as_weights_only(tmp_path: Path) -> None:
     import pickle
     import zipfile
 
+    from draw_env.single_agent import DrawSingleAgentEnv
+    from train.checkpoints import save_model
     from train.network import PolicyValueNetwork
-    from train.sb3_adapter import save_network_checkpoint
+    from train.sb3_adapter import model_holding
 
     honest = tmp_path / "honest.zip"
-    save_network_checkpoint(PolicyValueNetwork("extended", [8], [8], "tanh", seed=1), honest, num_players=2, seed=1)
+    network = PolicyValueNetwork("extended", [8], [8], "tanh", seed=1)
+    # SB3 builds a model from an environment's spaces; this one is never stepped.
+    spaces = DrawSingleAgentEnv(num_players=2, episode="match", features=network.features)
+    save_model(model_holding(network, spaces, 1), honest, num_players=2, features=network.features)
     marker = tmp_path / "ran"
     crafted = tmp_path / "crafted.zip"
     with zipfile.ZipFile(honest) as source, zipfile.ZipFile(crafted, "w") as target:

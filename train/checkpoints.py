@@ -1,22 +1,17 @@
 """``draw-train`` checkpoints: written atomically, read back for ``--resume`` without unpickling side files.
 
 A checkpoint ``step_N.zip`` (the SB3 model with its optimizer, as ``MaskablePPO.save`` writes it)
-has three side files:
-
-* ``step_N.policy.json``: what :func:`agents.policy_file.read_checkpoint` needs to play the zip
-  from its ``policy.pth`` as weights only (player count, features, activation);
-* ``step_N.pool.npz``: the snapshot pool, float32 arrays only (``{i}/{j}/weight``,
-  ``{i}/{j}/bias``: snapshot ``i``'s layer ``j``, read with ``allow_pickle=False``);
-* ``step_N.state.json``: the run state (``timesteps``, training clock, evaluation history, the
-  run's config, and what the pool's arrays are).
+has three side files: ``step_N.policy.json`` (what
+:func:`agents.policy_file.read_checkpoint` needs to play the zip as weights only),
+``step_N.pool.npz`` (the snapshot pool, float32 arrays ``{i}/{j}/weight`` and ``{i}/{j}/bias``:
+snapshot ``i``'s layer ``j``) and ``step_N.state.json`` (the run state: ``timesteps``, training
+clock, evaluation history, the run's config, and what the pool's arrays are).
 
 :func:`save_checkpoint` writes everything under temporary names, renames the side files, and
-renames the zip last: a zip on disk always has its side files, and an interrupted save leaves
-at most a hidden ``.*.partial.*`` file (:func:`draw_env.files.atomic_path`; none unless the
-process was killed outright). :func:`read_resume_state` checks a checkpoint before a run writes
-anything. Resuming loads the zip itself with ``MaskablePPO.load``, which unpickles its ``data``
-entry: resume only from checkpoints your own runs wrote (policy files, ``.npz`` + ``.json``,
-are the files that are safe to take from others).
+renames the zip last: a zip on disk always has its side files. :func:`read_resume_state` checks a
+checkpoint before a run writes anything. Resuming loads the zip itself with
+``MaskablePPO.load``, which unpickles its ``data`` entry: resume only from checkpoints your own
+runs wrote (``docs/agents.md``, which files are safe to load).
 """
 
 from __future__ import annotations

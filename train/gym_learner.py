@@ -1,49 +1,11 @@
 """A Gymnasium ``VectorEnv`` over the batched learner games: one learner seat per game.
 
 :class:`DrawLearnerVectorEnv` is the Gymnasium 1.x view of :class:`train.learner_games.LearnerGames`
-(the same games as the Stable-Baselines3 view :class:`train.vector_learner.DrawLearnerVecEnv`:
-``num_envs`` games in lockstep, one learner seat each, every opponent acting inside ``step``,
-batched). For libraries built on ``gymnasium.vector`` (CleanRL-style loops, gymnasium's vector
-wrappers)::
-
-    env = DrawLearnerVectorEnv(256, num_players=2, opponents={"heaviest": 1, "variety": 1})
-    obs, infos = env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    for _ in range(100):
-        masks = infos["action_mask"]                     # int8 (256, 58)
-        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-        obs, rewards, terminations, truncations, infos = env.step(actions)
-
-Conventions (Gymnasium's, where it has one):
-
-* ``single_observation_space`` is ``Box(0, 1, (F,), float32)`` with ``F = 340`` (``features="extended"``)
-  or 258 (``"scaled"``); ``observation_space`` its batch ``(num_envs, F)``; ``single_action_space``
-  ``Discrete(58)``, ``action_space`` ``MultiDiscrete([58] * num_envs)``.
-* **Action masks** come in the infos of ``reset`` and of every ``step``, as gymnasium's own
-  masked environments give them (``Taxi``: ``info["action_mask"]``, int8) batched by its vector
-  convention: ``infos["action_mask"]`` int8 ``(num_envs, 58)``, 1 for each legal action of the
-  learner's decision in the returned observation, and ``infos["_action_mask"]`` all True.
-* **Autoreset in the same step** (``metadata["autoreset_mode"] == AutoresetMode.SAME_STEP``): in a
-  game whose episode ended at this step, ``terminations`` is True, the reward is the ended
-  episode's last, and the returned observation and mask are already the next episode's first
-  decision. The ended episode's last observation is ``infos["final_obs"][i]`` (an object array,
-  ``None`` in the other games; ``infos["_final_obs"]`` tells which) and its mask
-  ``infos["final_info"]["action_mask"][i]`` (``infos["_final_info"]``, as ``SyncVectorEnv``
-  builds them). That last observation is the learner's last decision of the episode, since the
-  end of a hand is nobody's decision; episodes end by termination only, so a learner never needs
-  to bootstrap from it. ``truncations`` is always False.
-* **Seeding**: ``reset(seed=s)`` (one non-negative integer) seeds everything: deals, the learner's
-  seats, the opponents drawn from the pool and their sampling. The same seed and the same actions
-  give the same games. ``reset()`` continues the streams (its first call uses the constructor's
-  ``seed``; ``None`` there: fresh entropy).
-* **Errors**: actions of the wrong shape or type, outside ``0..57`` or illegal in some game raise a
-  ``ValueError`` (:class:`draw_env.IllegalActionError` names the games and lists their legal
-  actions) and no game changes.
-* Rewards are float32, the learner's AEC reward times ``reward_scale`` (default 1: points, as the
-  AEC environment gives them).
-
-``update_pool(current, snapshots)`` sends the learner's policy (``"self"``) and frozen copies
-(``"snapshots"``) for self-play, as :mod:`train.selfplay` does for the SB3 view.
+(the same games as the Stable-Baselines3 view :class:`train.vector_learner.DrawLearnerVecEnv`), for
+libraries built on ``gymnasium.vector`` (CleanRL-style loops, gymnasium's vector wrappers). Its
+conventions (spaces, action masks in the infos, autoreset in the same step with
+``infos["final_obs"]``, seeding, errors, rewards) and an example are on the docs page "Training"
+(``docs/training.md``, batched learner games).
 """
 
 from __future__ import annotations
@@ -115,7 +77,8 @@ class DrawLearnerVectorEnv(LearnerView, VectorEnv):
 
         Returns:
             ``(observations (num_envs, F) float32, rewards (num_envs,) float32, terminations
-            (num_envs,) bool, truncations (num_envs,) bool, infos)``; see the module docstring.
+            (num_envs,) bool, truncations (num_envs,) bool, infos)``, as ``docs/training.md`` lays them
+            out.
 
         Raises:
             ValueError: as :meth:`train.learner_games.LearnerGames.step`; no game changes then.

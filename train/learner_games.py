@@ -4,42 +4,12 @@
 views: the Stable-Baselines3 ``VecEnv`` :class:`train.vector_learner.DrawLearnerVecEnv`
 (``draw-train``'s self-play, the exploiter) and the Gymnasium ``VectorEnv``
 :class:`train.gym_learner.DrawLearnerVectorEnv`. Both take their options as
-:class:`LearnerOptions` and share :class:`LearnerView` (the games and the pool protocol
-:meth:`LearnerGames.update_pool`). It plays ``num_envs`` games of
-:class:`draw_env.vector.DrawVectorEnv` in lockstep, arrays in and out. In each game one seat is
-the learner (drawn per episode); every other seat is an opponent drawn per episode from a
-weighted pool, and opponents move inside :meth:`LearnerGames.step`, batched: all games whose
-opponent at the seat to act is the same policy get one call, so a baseline answers with NumPy
-array operations (:mod:`agents.batched`) and a network opponent with one forward pass for all its
-games (:meth:`agents.policy_network.NumpyPolicy.act_batch`). The one-game Gymnasium view
-:class:`draw_env.single_agent.DrawSingleAgentEnv` plays the opponent policies it is given, with
-no pool.
-
-Semantics, as the one-game view's:
-
-* Observations are :mod:`draw_env.features` encodings of the learner's observation; rewards the
-  learner's AEC reward times ``reward_scale``; an episode is a hand or a match; no episode is
-  ever truncated (every hand ends).
-* With ``skip_forced`` the learner's forced moves (one legal action) are played for it, except in
-  a game whose episode already ended during this step (the learner then sees its forced move, so
-  that one step never spans two episodes). In :meth:`LearnerGames.reset`, which is no step, they
-  are always played: an episode that ends there before the learner's first decision (with 4
-  players a hand, or a match, can end with every learner move forced) is replaced by the next,
-  as :meth:`draw_env.single_agent.DrawSingleAgentEnv.reset` does, and every game's first
-  observation is a real decision. The rewards that arrive during ``reset`` (in those episodes,
-  or a match's hands that ended before the learner's first decision) are returned by no step.
-* Auto-reset in the same step: when an episode ends, the returned observation is the next
-  episode's first decision, and :attr:`LearnerStep.final_observation` holds the learner's last
-  observation of the ended one (the decision it just answered: the end of a hand is no decision).
-* A pool change (:meth:`LearnerGames.update_pool`) applies from each game's next episode on.
-* ``reset(seed=s)`` seeds everything (deals, seats, pool draws, sampled opponents): the same seed
-  and the same learner actions give the same games.
-
-An opponent other than ``self`` and ``snapshots`` is an agent spec (:func:`arena.specs.parse_agent_spec`:
-``"heaviest"``, ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``): the
-batched baselines and ``network`` (or ``ppo``) networks answer for all their games at once (a
-network spec plays as ``agents.make`` builds it: deterministic unless ``deterministic=false``); agents without a batched
-version (``ismcts``...) are asked game by game.
+:class:`LearnerOptions` and share :class:`LearnerView`. It plays ``num_envs`` games of
+:class:`draw_env.vector.DrawVectorEnv` in lockstep, arrays in and out; opponents drawn per episode
+from a weighted pool move inside :meth:`LearnerGames.step`, one call for all the games where the
+same policy is to act. Its semantics (those of the one-game view
+:class:`draw_env.single_agent.DrawSingleAgentEnv`: forced moves, auto-reset, pool changes,
+seeding) are on the docs page "Training" (``docs/training.md``, batched learner games).
 
 This module imports numpy, gymnasium, draw_env, agents and train.config (no torch, no
 Stable-Baselines3).
@@ -83,7 +53,11 @@ Opponent = BatchAgent | NumpyPolicy | _OneByOne
 
 
 def make_opponent(spec: str, num_players: int, seed: int | None) -> Opponent:
-    """The opponent an agent spec names, answering for a batch of games (see the module docstring).
+    """The opponent an agent spec names (:func:`arena.specs.parse_agent_spec`: ``"heaviest"``,
+    ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``), answering for a batch
+    of games: the batched baselines and networks (played as ``agents.make`` builds them:
+    deterministic unless ``deterministic=false``) for all their games at once, agents without a
+    batched version game by game.
 
     Raises:
         ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
@@ -269,7 +243,7 @@ class LearnerGames:
         the constructor's, whose opponents are then still untouched); ``None`` continues them,
         except at the very first reset, which uses the constructor's seed. With ``skip_forced``
         an episode that ends before the learner's first decision is replaced by the next one
-        (its rewards are returned by no step; see the module docstring).
+        (its rewards are returned by no step; see ``docs/training.md``).
 
         Raises:
             ValueError: if ``seed`` is not ``None`` or a non-negative integer; nothing changes then.

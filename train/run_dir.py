@@ -3,16 +3,11 @@
 :class:`RunDir` checks ``output_dir`` before a run writes anything: a directory (or none yet)
 where the run can write, empty or holding a run of the same pipeline whose saved settings
 (``config.json``) match the config, but for the pipeline's free keys (those that do not change
-what the run computes, such as ``iterations`` or ``progress_bar``). Such a run continues when the
-same command is run again; ``--overwrite`` starts it over. A changed config is one
-:class:`train.config.ConfigError` line naming the keys that differ.
-
-The JSON files a run keeps (its state, its config, evaluation rows) may have been edited, cut
-short or swapped: :func:`read_run_file` reads them with :func:`draw_env.untrusted.read_json`
-(bounded size and depth) and checks their whole structure against a pydantic schema *before* the
-run acts on them. Every problem is one :class:`~train.config.ConfigError` line naming the file
-and the field, for example ``runs/exit_2p/state.json: field 'completed' must be an integer >= 0,
-got -1``. Every file is written through :mod:`draw_env.files` (a temporary name, then a rename).
+what the run computes, such as ``iterations`` or ``progress_bar``). :func:`read_run_file` reads
+the JSON files a run keeps (which may have been edited, cut short or swapped) bounded, and checks
+their whole structure against a pydantic schema *before* the run acts on them. Every problem is
+one :class:`~train.config.ConfigError` line naming the file and the field. The protocol as users
+see it (resume, ``--overwrite``): the docs page "Training" (``docs/training.md``, run directories).
 """
 
 from __future__ import annotations

@@ -6,14 +6,11 @@ separate layers (:func:`new_model`, :func:`model_holding`). This module is where
 meets SB3's policy: building models, and copying a network into one (:func:`model_holding`) or
 out of one (:func:`weights_of`) under SB3's parameter names (the name map is
 :func:`agents.policy_file.sb3_state_dict`, which reads checkpoints with it too).
-:func:`save_network_checkpoint` writes a :class:`train.network.PolicyValueNetwork` as an SB3
-checkpoint ``.zip``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import gymnasium
@@ -23,7 +20,6 @@ from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.policy_file import ACTIVATIONS, PolicyWeights, sb3_state_dict, weights_from_state_dict
-from draw_env.single_agent import DrawSingleAgentEnv
 from train.learner_config import PPOSettings
 from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
 from train.network import PolicyValueNetwork
@@ -112,12 +108,3 @@ def weights_of(
         raise ValueError(f"the policy's activation must be ReLU or Tanh, got {name}")
     return weights_from_state_dict(policy.state_dict(), name, num_players, value=value, provenance=provenance)
 
-
-def save_network_checkpoint(network: PolicyValueNetwork, path: Path, *, num_players: int, seed: int) -> None:
-    """Write ``network`` as the SB3 checkpoint ``path`` (``.zip``, a ``MaskablePPO`` built from
-    ``seed`` with sb3's default settings) with its ``.policy.json`` side file."""
-    from train.checkpoints import save_model
-
-    # SB3 builds a model from an environment's spaces; this one is never stepped.
-    spaces = DrawSingleAgentEnv(num_players=num_players, episode="match", features=network.features)
-    save_model(model_holding(network, spaces, seed), path, num_players=num_players, features=network.features)

@@ -2,7 +2,7 @@
 
 :class:`DrawLearnerVecEnv` is the SB3 view of :class:`train.learner_games.LearnerGames`
 (``num_envs`` games of :class:`draw_env.vector.DrawVectorEnv` in lockstep, one learner seat per
-game, the opponents batched inside ``step_wait``; the semantics are described there), with SB3's
+game, the opponents batched inside ``step_wait``; the semantics: ``docs/training.md``), with SB3's
 conventions on top: ``reset()`` takes its seed from ``seed()`` (SB3 calls it with the model's seed),
 ``infos`` is a list of dicts, and when an episode ends ``infos[i]["terminal_observation"]`` is the
 learner's last observation of it while the returned observation is the next episode's first

@@ -6,22 +6,12 @@ the game. Parameters (``pyspiel.load_game("python_draw_dominoes(players=3,episod
 seat reaches the target); ``reward`` ``"zero_sum"`` (default), ``"points"`` or ``"win_loss"``
 (matches only), as the AEC environment's, ``returns()`` being the sums of its rewards.
 
-**Chance.** Every random event is an explicit chance node, with exact probabilities: the first
-hand's opener lottery (outcome = seat, each ``1/n``); the deal, tile by tile, seat 0's tiles
-first (outcome = tile id, uniform over the tiles not dealt yet); each draw: the player chooses
-action 56 (draw) and a chance node picks the tile, uniform over the boneyard. A shuffled
-boneyard drawn from the front gives every remaining tile the same chance to come next, so
-drawing lazily is the same game as shuffling first. So ``state.history()`` reproduces a game
-exactly; :func:`deal_actions` turns an AEC deal into the chance outcomes that deal it.
-
-**Resampling.** ``resample_from_infostate(p, sampler)`` deals the tiles ``p`` cannot see with
-:meth:`draw_env.rules.PlayerView.sample_state`, then rebuilds a whole history consistent with
-it (which of each opponent's tiles it was dealt, which it drew at each draw), uniformly among
-the histories that had every placed tile in hand before it was placed: it samples the
-information set exactly as far as chance goes. OpenSpiel's Python ``ISMCTSBot`` calls it.
-
-**Strings.** A state is serialized as its history, one action per line, as OpenSpiel's C++
-games are, and read back by replaying it strictly; nothing is unpickled. The details, with
+Every random event (the opener lottery, the deal tile by tile, each draw) is an explicit chance
+node with exact probabilities, so ``state.history()`` reproduces a game exactly;
+:func:`deal_actions` turns an AEC deal into the chance outcomes that deal it.
+``resample_from_infostate(p, sampler)`` samples the information set exactly as far as chance
+goes (OpenSpiel's Python ``ISMCTSBot`` calls it). A state is serialized as its history, one
+action per line, and read back by replaying it strictly; nothing is unpickled. The details, with
 the observations and information states, are in ``docs/integrations.md`` (OpenSpiel).
 """
 

@@ -3,20 +3,11 @@
 :func:`train` checks everything first (the config, the output directory, the ``--resume``
 checkpoint against the config) and writes nothing before that. It then builds the learner's
 games (:class:`train.vector_learner.DrawLearnerVecEnv`) and the MaskablePPO model, and
-trains it with SB3's callbacks:
-
-* :class:`SelfPlayPool` sends the learner's current actor to the opponent pool after every rollout
-  (the ``self`` opponent) and the snapshot pool when it changed (the ``snapshots`` opponents);
-* ``EveryNTimesteps`` runs the periodic tasks: freeze a snapshot every ``snapshot_every`` steps,
-  save a checkpoint every ``checkpoint_every`` steps (:mod:`train.checkpoints`: the zip and its
-  side files, atomically, and the policy file ``step_N.npz`` + ``step_N.json``), evaluate against baselines every ``eval.every`` steps (match win
-  rate with its Wilson 95% interval, logged to TensorBoard and ``eval.csv``);
-* :class:`StopOnInterrupt` ends training at the next step after SIGINT (Ctrl-C); the run then
-  saves a last checkpoint ``checkpoints/step_N.zip`` and stops (rerunning the command continues it).
-
-At the end it saves ``final.zip`` (with its side files) and the weights-only policy file
-``final.npz`` + ``final.json``, evaluates it (``final_eval``), and writes ``summary.json`` and the
-learning-curve PNG.
+trains it with SB3's callbacks: :class:`SelfPlayPool` sends the learner's current actor (the
+``self`` opponent) and the snapshots to the opponent pool, ``EveryNTimesteps`` runs the periodic
+snapshots, checkpoints (:mod:`train.checkpoints`) and evaluations, and :class:`StopOnInterrupt`
+ends training at the next step after SIGINT (Ctrl-C). What a run writes, when, and how it
+continues: the docs page "Self-play PPO" (``docs/training_selfplay.md``).
 """
 
 from __future__ import annotations
