@@ -20,9 +20,8 @@ For each one, every legal root action gets one simulation:
    term uses how often it was legal, not how often its parent was visited. The first action of
    a node not yet tried is added and the walk stops.
 4. **Roll out.** Finish the hand with a cheap policy for every seat: place the heaviest
-   playable tile (``rollout="variety"``: the tile the ``variety`` agent would place), or with
-   probability ``rollout_randomness`` a uniformly random playable one; draw or pass only when no
-   tile fits.
+   playable tile, or with probability ``rollout_randomness`` a uniformly random playable one;
+   draw or pass only when no tile fits.
 5. **Back up.** Every seat's zero-sum hand points (its points minus the mean of the others'),
    divided by :data:`REWARD_SCALE`, are added to the nodes along the path, each node keeping
    the value of the seat that moved into it (so each opponent is modelled as playing for
@@ -39,8 +38,7 @@ import random
 import time
 
 from agents.base import Observation, SeededAgent, legal_actions, num_players
-from agents.baselines import variety_key
-from draw_env.checks import check_choice, check_int, check_number
+from draw_env.checks import check_int, check_number
 from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, DrawState, PlayerView
 from draw_env.tiles import PIPS
@@ -52,9 +50,6 @@ DEFAULT_SIMULATIONS = 200
 #: Zero-sum hand points are divided by this before UCB sees them: typical hands end within
 #: about +-40 points, so values stay mostly within [-1, 1].
 REWARD_SCALE = 40.0
-
-#: The rollout policies (step 4).
-ROLLOUTS = ("heaviest", "variety")
 
 
 class SearchAgent(SeededAgent):
@@ -72,10 +67,7 @@ class SearchAgent(SeededAgent):
             it is reproducible from the seed only when ``simulations`` binds first.
         exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
         rollout_randomness: probability that a rollout move is a uniformly random placement
-            instead of the rollout policy's, in 0..1.
-        rollout: the rollout policy, one of :data:`ROLLOUTS`: ``"heaviest"`` places the
-            heaviest playable tile, ``"variety"`` the tile the ``variety`` agent would (it keeps
-            the hand's values varied; a little slower a move).
+            instead of the heaviest one, in 0..1.
         seed: seeds every decision's search; ``None`` for fresh entropy.
 
     Raises:
@@ -91,7 +83,6 @@ class SearchAgent(SeededAgent):
         seconds: float | None = None,
         exploration: float = 1.0,
         rollout_randomness: float = 0.25,
-        rollout: str = "heaviest",
         seed: int | None = None,
     ) -> None:
         super().__init__(seed)
@@ -101,7 +92,6 @@ class SearchAgent(SeededAgent):
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
         self.exploration = check_number("exploration", exploration, minimum=0)
         self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
-        self.rollout = check_choice("rollout", rollout, ROLLOUTS)
 
     def act(self, observation: Observation) -> int:
         actions = legal_actions(observation)
@@ -237,15 +227,10 @@ class ISMCTSAgent(SearchAgent):
             if len(legal) > 1 and rng.random() < randomness:
                 state.apply_action(rng.choice(legal))
                 continue
-            if self.rollout == "variety":
-                hand = state.hands[state.current]
-                ends = state.ends
-                best = max(legal, key=lambda action: variety_key(hand, ends, action))
-            else:
-                best = legal[0]
-                best_pips = PIPS[best >> 1]
-                for action in legal:
-                    if PIPS[action >> 1] > best_pips:
-                        best, best_pips = action, PIPS[action >> 1]
+            best = legal[0]
+            best_pips = PIPS[best >> 1]
+            for action in legal:
+                if PIPS[action >> 1] > best_pips:
+                    best, best_pips = action, PIPS[action >> 1]
             state.apply_action(best)
         return [points / REWARD_SCALE for points in state.result.zero_sum]

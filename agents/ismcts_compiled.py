@@ -54,7 +54,7 @@ from draw_env import engine as E
 from draw_env.checks import check_number
 from draw_env.observation import OBSERVATION_SIZE, SEATS
 from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
-from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS, TILES
+from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
 
 #: Default budget: simulations per decision, chosen to take a little less time than the
 #: pure-Python agent spends on 200 (docs/agents.md gives the measurement).
@@ -76,11 +76,6 @@ META_SIZE = 5
 
 _PIPS = np.array(PIPS, np.int64)
 _HOLDING = np.array(HOLDING, np.int64)
-_LOW = np.array([low for low, _high in TILES], np.int64)
-_HIGH = np.array([high for _low, high in TILES], np.int64)
-#: The rollout policies (:attr:`agents.ismcts.SearchAgent.rollout`) as the kernels' codes.
-HEAVIEST, VARIETY = 0, 1
-ROLLOUT_CODES = {"heaviest": HEAVIEST, "variety": VARIETY}
 _TWO_32 = 1 << 32
 
 
@@ -422,39 +417,10 @@ def zero_sum(state: np.ndarray, out: np.ndarray) -> None:
         out[s] /= REWARD_SCALE
 
 
-@njit(cache=True, inline="always")
-def _variety_score(state: np.ndarray, hand: int, action: int) -> int:
-    """:func:`agents.baselines.variety_key` of placement ``action`` as one integer (larger is better):
-    distinct values left in hand, then open ends that hand can answer, then pips, then the lower id."""
-    tile = action >> 1
-    remaining = hand & ~(1 << tile)
-    low = _LOW[tile]
-    high = _HIGH[tile]
-    left = state[E.S_LEFT]
-    right = state[E.S_RIGHT]
-    if left < 0:
-        left, right = low, high
-    elif action & 1 == 0:
-        left = high if low == left else low
-    else:
-        right = high if low == right else low
-    held = 0
-    for value in range(NUM_VALUES):
-        if remaining & _HOLDING[value]:
-            held += 1
-    answerable = (1 if remaining & _HOLDING[left] else 0) + (1 if remaining & _HOLDING[right] else 0)
-    return ((held * 3 + answerable) * 13 + _PIPS[tile]) * 64 + (63 - action)
-
-
 @njit(cache=True)
-def rollout(state: np.ndarray, policy: int, threshold: int, words: np.ndarray, legal: np.ndarray,
-            out: np.ndarray) -> None:
-    """Finish the hand; every seat's zero-sum hand points / REWARD_SCALE into ``out``.
-
-    Each seat places the tile ``policy`` prefers (:data:`HEAVIEST`: the most pips; :data:`VARIETY`:
-    the ``variety`` agent's choice), or with probability threshold / 2**32 a random one, and
-    draws or passes only when no tile fits.
-    """
+def rollout(state: np.ndarray, threshold: int, words: np.ndarray, legal: np.ndarray, out: np.ndarray) -> None:
+    """Finish the hand: the heaviest playable tile, or with probability threshold / 2**32 a random one;
+    every seat's zero-sum hand points / REWARD_SCALE into ``out``."""
     while state[E.S_STATUS] == E.PLAYING:
         count = E.legal_actions(state, legal)
         if legal[0] >= DRAW:  # nothing fits: draw, or pass once drawing is over
@@ -466,19 +432,11 @@ def rollout(state: np.ndarray, policy: int, threshold: int, words: np.ndarray, l
             E.apply_action(state, legal[E.random_below_at(words, _SLOT_SIM, count)])
             continue
         best = legal[0]
-        if policy == VARIETY:
-            hand = state[E.S_HANDS + state[E.S_CURRENT]]
-            best_score = _variety_score(state, hand, best)
-            for k in range(1, count):
-                score = _variety_score(state, hand, legal[k])
-                if score > best_score:
-                    best, best_score = legal[k], score
-        else:
-            best_pips = _PIPS[best >> 1]
-            for k in range(1, count):
-                if _PIPS[legal[k] >> 1] > best_pips:
-                    best = legal[k]
-                    best_pips = _PIPS[best >> 1]
+        best_pips = _PIPS[best >> 1]
+        for k in range(1, count):
+            if _PIPS[legal[k] >> 1] > best_pips:
+                best = legal[k]
+                best_pips = _PIPS[best >> 1]
         E.apply_action(state, best)
     zero_sum(state, out)
 
@@ -504,7 +462,7 @@ def _shared_seed(words: np.ndarray) -> int:
 
 @njit(cache=True)
 def search_chunk(
-    base: np.ndarray, counts: np.ndarray, searcher: int, exploration: float, policy: int, threshold: int,
+    base: np.ndarray, counts: np.ndarray, searcher: int, exploration: float, threshold: int,
     simulations: int, determinizations: int, meta: np.ndarray, children: np.ndarray, visits: np.ndarray,
     total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, words: np.ndarray,
 ) -> int:
@@ -536,7 +494,7 @@ def search_chunk(
             words[_SLOT_SIM] = shared
             _leaf, length = _walk(state, meta[_M_ROOT], roots[r], searcher, exploration, 0.0, meta, children, visits, total,
                                   available, has_prior, prior, words, path_nodes, path_seats, scratch)
-            rollout(state, policy, threshold, words, scratch, rewards)
+            rollout(state, threshold, words, scratch, rewards)
             _backup(path_nodes, path_seats, length, rewards, visits, total)
             meta[_M_DONE] += 1
         done += 1
@@ -598,7 +556,7 @@ def lockstep_walk(
 
 @njit(cache=True)
 def lockstep_finish(
-    active: np.ndarray, simulations: int, policy: int, threshold: int, value_weight: float, metas: np.ndarray,
+    active: np.ndarray, simulations: int, threshold: int, value_weight: float, metas: np.ndarray,
     visits: np.ndarray, total: np.ndarray, has_prior: np.ndarray, prior: np.ndarray, words: np.ndarray,
     bases: np.ndarray, states: np.ndarray, leaves: np.ndarray, paths: np.ndarray, seats: np.ndarray,
     lengths: np.ndarray, rows: np.ndarray, priors: np.ndarray, values: np.ndarray,
@@ -621,7 +579,7 @@ def lockstep_finish(
             prior[leaf, :] = priors[row + state[E.S_CURRENT]]
             has_prior[leaf] = True
             if value_weight < 1.0:
-                rollout(state, policy, threshold, words[b], scratch, rolled)
+                rollout(state, threshold, words[b], scratch, rolled)
             for s in range(n):
                 mixed = value_weight * values[row + s]
                 if value_weight < 1.0:
@@ -747,8 +705,7 @@ class CompiledISMCTSAgent(SearchAgent):
         chunk = 1 if deadline is not None else np.iinfo(np.int64).max
         while True:
             started = time.perf_counter()
-            status = search_chunk(base, counts, searcher, self.exploration, ROLLOUT_CODES[self.rollout],
-                                  self._threshold, simulations, chunk,
+            status = search_chunk(base, counts, searcher, self.exploration, self._threshold, simulations, chunk,
                                   meta, tree.children, tree.visits, tree.total, tree.available, tree.has_prior, words)
             if status == _NO_DEAL:
                 raise ValueError("no deal of the hidden tiles is consistent with this view")
@@ -842,7 +799,7 @@ class CompiledISMCTSAgent(SearchAgent):
                 got_priors, got_values = evaluate(obs[:used], masks[:used])
                 priors[:used] = np.asarray(got_priors, np.float32).reshape(used, NUM_ACTIONS)
                 values[:used] = np.asarray(got_values, np.float64).reshape(used)
-            remaining = lockstep_finish(active, simulations, ROLLOUT_CODES[self.rollout], self._threshold, value_weight, metas, tree.visits,
+            remaining = lockstep_finish(active, simulations, self._threshold, value_weight, metas, tree.visits,
                                         tree.total, tree.has_prior, prior, words, bases, states, leaves, paths,
                                         seats, lengths, rows, priors, values)
         results = []

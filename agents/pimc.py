@@ -57,7 +57,7 @@ from numba import njit
 
 from agents.base import Observation, SeededAgent, legal_actions
 from agents.baselines import placements_or_forced
-from agents.ismcts_compiled import HEAVIEST, determinize, information_set, rollout, zero_sum
+from agents.ismcts_compiled import determinize, information_set, rollout, zero_sum
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
 from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, PlayerView
@@ -210,7 +210,7 @@ def _search(
                 continue
             count = actions_searched(state, row)
             if remaining == 0 and count > 1:
-                rollout(state, HEAVIEST, 0, words, legal, rewards)
+                rollout(state, 0, words, legal, rewards)
                 value = rewards[searcher]
                 returning = True
                 continue

@@ -62,7 +62,7 @@ def test_registry_lists_the_agents() -> None:
         ("ismcts", {"exploration": float("nan")}, "exploration must be a finite number >= 0"),
         ("ismcts", {"simulations": True}, "simulations must be an integer >= 1"),
         ("ismcts", {"rollout_randomness": 1.5}, "rollout_randomness must be a finite number in [0, 1]"),
-        ("ismcts", {"budget": 10}, "it takes: simulations, seconds, exploration, rollout_randomness, rollout, seed"),
+        ("ismcts", {"budget": 10}, "it takes: simulations, seconds, exploration, rollout_randomness, seed"),
     ],
 )
 def test_make_rejects_bad_names_and_arguments(name: str, kwargs: dict, message: str) -> None:

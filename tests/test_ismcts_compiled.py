@@ -4,7 +4,6 @@ agreement with the pure-Python search, and the lockstep search with a batched ev
 from __future__ import annotations
 
 import itertools
-import random
 import time
 from collections import Counter
 
@@ -13,8 +12,15 @@ import pytest
 
 import agents
 from agents.base import Observation, observe
-from agents.ismcts import ISMCTSAgent
-from agents.ismcts_compiled import CompiledISMCTSAgent, determinize, state_from_observation, state_from_view
+from agents.baselines import heaviest_placement, placements_or_forced
+from agents.ismcts import REWARD_SCALE, ISMCTSAgent
+from agents.ismcts_compiled import (
+    CompiledISMCTSAgent,
+    determinize,
+    rollout,
+    state_from_observation,
+    state_from_view,
+)
 from draw_env import engine as E
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OFFSETS, view_from_observation
@@ -22,6 +28,7 @@ from draw_env.rules import DRAW, NUM_ACTIONS, DrawGame, DrawState, PlayerView
 from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, tile_id
 from tests.positions import random_positions
 from tests.test_ismcts import block_position, strand_position
+from tests.test_pimc import engine_state
 
 
 def to_act(state: DrawState) -> Observation:
@@ -314,42 +321,21 @@ def test_python_and_compiled_views_of_one_position_match() -> None:
         assert np.array_equal(from_view, from_obs) and np.array_equal(counts_view, counts_obs)
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-@pytest.mark.parametrize("policy", ["heaviest", "variety"])
-def test_rollouts_without_randomness_play_the_baseline_agents_moves_over_the_rules(num_players: int, policy: str) -> None:
-    """A rollout (``rollout_randomness`` 0) from a full position is the hand the ``heaviest`` or
-    ``variety`` agent's choice plays out over :mod:`draw_env.rules`, to the same zero-sum points."""
-    from agents.baselines import heaviest_placement, placements_or_forced, variety_key
-    from agents.ismcts import REWARD_SCALE
-    from agents.ismcts_compiled import ROLLOUT_CODES, rollout
-    from tests.test_pimc import engine_state
 
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_a_rollout_without_randomness_plays_the_heaviest_agents_moves_over_the_rules(num_players: int) -> None:
+    """A rollout (``rollout_randomness`` 0) from a full position is the hand the ``heaviest`` agent's
+    choice plays out over :mod:`draw_env.rules`, to the same zero-sum points."""
     states = random_positions(num_players, hands=12, seed=70 + num_players, min_legal=1)[::3]
     assert len(states) >= 40
     words = np.array([1, 1], np.int64)
     legal = np.empty(2 * NUM_ACTIONS, np.int64)
     values = np.zeros(E.SEATS)
     for state in states:
-        array = engine_state(state)
-        rollout(array, ROLLOUT_CODES[policy], 0, words, legal, values)
+        rollout(engine_state(state), 0, words, legal, values)
         reference = state.clone()
         while reference.result is None:
             choices = placements_or_forced(reference.legal_actions())
-            if choices[0] >= DRAW:
-                reference.apply_action(choices[0])
-            elif policy == "heaviest":
-                reference.apply_action(heaviest_placement(choices))
-            else:
-                hand, ends = reference.hands[reference.current], reference.ends
-                reference.apply_action(max(choices, key=lambda action: variety_key(hand, ends, action)))
+            reference.apply_action(choices[0] if choices[0] >= DRAW else heaviest_placement(choices))
         expected = [points / REWARD_SCALE for points in reference.result.zero_sum]
-        assert values[:num_players].tolist() == pytest.approx(expected), (state, policy)
-
-
-@pytest.mark.parametrize("name", ["ismcts", "ismcts_python"])
-def test_the_variety_rollout_is_a_setting_of_both_searches(name: str) -> None:
-    state = DrawGame(2).new_state(random.Random(3))
-    agent = agents.make(name, simulations=60, rollout="variety", seed=1)
-    assert agent.rollout == "variety" and state.is_legal(agent.act(to_act(state)))
-    with pytest.raises(ValueError, match="rollout"):
-        agents.make(name, rollout="lightest")
+        assert values[:num_players].tolist() == pytest.approx(expected), state
