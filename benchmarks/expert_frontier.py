@@ -9,7 +9,7 @@ times each agent's own decisions in CPU time, so the load of the machine does no
 candidate is on the frontier (``*``) when no other candidate is both cheaper (or as cheap) and
 stronger.
 
-    .venv/bin/python benchmarks/expert_frontier.py --games 2000 --workers 2 --json frontier.json --png frontier.png
+    .venv/bin/python benchmarks/expert_frontier.py --workers 2 --json frontier.json --png frontier.png
     .venv/bin/python benchmarks/expert_frontier.py --reference heaviest --games 100 \\
         --budgets ismcts:simulations=1000 pimc:worlds=8,depth=2
 
@@ -41,18 +41,20 @@ from draw_env.files import check_writable, write_json_atomic
 from draw_env.rules import PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import read_json
 
-#: The candidates of a run without ``--budgets``: the compiled ISMCTS around its default budget of
-#: 5,000 simulations, and PIMC from cheap to deep over the same range of CPU time per decision.
+#: The candidates of a run without ``--budgets``: PIMC from cheap to deep, the compiled ISMCTS from a
+#: fifth to four times its default budget of 5,000 simulations, and the same search with the shipped
+#: network's values of the root actions (``ppo_search``, expert iteration's expert), all against the
+#: default ``ismcts``, so that a candidate at its CPU time per decision reads as a gain at equal cost.
 DEFAULT_BUDGETS = (
-    "ismcts:simulations=1000",
-    "ismcts:simulations=5000",
-    "ismcts:simulations=20000",
     "pimc:worlds=8,depth=2",
     "pimc:worlds=16,depth=3",
+    "ismcts:simulations=1000",
     "pimc:worlds=32,depth=4",
+    "ppo_search",
     "pimc:worlds=64,depth=5",
+    "ismcts:simulations=20000",
 )
-DEFAULT_REFERENCE = "ismcts_python:simulations=200"
+DEFAULT_REFERENCE = "ismcts"
 #: The numbers each point holds (``None`` in JSON for a CPU time that is infinite).
 POINT_NUMBERS = ("games", "win_rate", "win_low", "win_high", "zero_sum_per_hand", "decisions_per_second",
                  "cpu_ms_per_decision", "reference_cpu_ms_per_decision", "cpu_seconds")
@@ -223,7 +225,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"the fixed opponent (default {DEFAULT_REFERENCE}; 'heaviest' for a quick run)")
     parser.add_argument("--games", type=int, default=2000, help="games per candidate, duplicate replays counted")
     parser.add_argument("--players", type=int, default=2, choices=PLAYER_COUNTS)
-    parser.add_argument("--episode", default="match", choices=["match", "hand"])
+    parser.add_argument("--episode", default="hand", choices=["match", "hand"],
+                        help="a game is one hand (the default: a match costs about four) or a match")
     parser.add_argument("--workers", type=int, default=1, help="processes to play on")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the points as JSON here")
