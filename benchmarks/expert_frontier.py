@@ -204,6 +204,9 @@ def plot(points: list[dict[str, Any]], reference: str, args: argparse.Namespace,
             axis.annotate(settings, (p["cpu_ms_per_decision"], p["win_rate"]), textcoords="offset points",
                           xytext=(5, -12), fontsize=7)
     axis.axhline(1 / args.players, color="grey", linestyle="--", label="fair share")
+    if args.players == 2:  # the reference against itself: the point a candidate at equal cost is compared with
+        reference_ms = sorted(p["reference_cpu_ms_per_decision"] for p in points)[len(points) // 2]
+        axis.plot([reference_ms], [0.5], "k*", markersize=12, label=f"{reference} itself (median cost)")
     axis.set_xscale("log")
     axis.set_xlabel("CPU ms per decision (log scale)")
     axis.set_ylabel("win rate (Wilson 95% interval)")
