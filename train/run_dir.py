@@ -31,6 +31,10 @@ T = TypeVar("T")
 
 #: The largest run file read (an evaluation history of thousands of rows is well below it).
 MAX_RUN_FILE_BYTES = 16 * 1024 * 1024
+#: The largest data shard a run reads back, its file and its arrays alike. An iteration of the
+#: shipped 2-player expert iteration holds about a million decisions, 0.8 GB of arrays (more than
+#: a received file's default bound); this leaves room for four such iterations in one shard.
+MAX_SHARD_BYTES = 4 * 1024 * 1024 * 1024
 #: The pipeline of a saved config without a ``pipeline`` key (self-play's configs name none).
 DEFAULT_PIPELINE = "selfplay"
 
@@ -215,6 +219,6 @@ def read_rows(
             raise ValueError(f"its arrays differ in rows: {[headers[name].shape for name in columns]}")
 
     try:
-        return read_npz(path, check)
+        return read_npz(path, check, MAX_SHARD_BYTES)
     except ValueError as error:
         raise ConfigError(str(error)) from None
