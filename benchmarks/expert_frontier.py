@@ -129,9 +129,14 @@ def write_points(args: argparse.Namespace, reference: str, points: list[dict[str
     """The points so far as JSON, atomically (JSON has no infinity: ``None`` for a player that never decided).
 
     ``cpu_seconds`` is the total over the points, measured in whichever run played each."""
-    data = {**settings(args, reference), "cpu_seconds": sum(p["cpu_seconds"] for p in points),
+    data = {**settings(args, reference), "cpu_seconds": total_cpu_seconds(points),
             "points": [{key: None if value == math.inf else value for key, value in p.items()} for p in points]}
     write_json_atomic(args.json, data, indent=2)
+
+
+def total_cpu_seconds(points: list[dict[str, Any]]) -> float:
+    """CPU seconds the points took together, each measured in the run that played it."""
+    return sum(p["cpu_seconds"] for p in points)
 
 
 def cpu_seconds_used() -> float:
@@ -275,7 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     mark_frontier(points)
     print(table(points, reference, args))
     print(f"CPU time {cpu_seconds_used():.0f} s in this run (this process and its workers), "
-          f"{sum(p['cpu_seconds'] for p in points):.0f} s for all the points; wall {time.perf_counter() - started:.0f} s")
+          f"{total_cpu_seconds(points):.0f} s for all the points; wall {time.perf_counter() - started:.0f} s")
     if args.json is not None:
         write_points(args, reference, points)
         print(f"points written to {args.json}")

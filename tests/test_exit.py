@@ -322,17 +322,22 @@ def test_value_arch_sets_a_fresh_value_network_and_defaults_to_net_arch(tmp_path
     assert hidden_widths(own.policy) == [24, 16] and hidden_widths(own.value) == [8]
 
 
+#: Bytes of one decision in a data shard: its observation (int16), mask (bool), action values and outcome (float32).
+SHARD_ROW_BYTES = 258 * 2 + 58 + 58 * 4 + 4
+
+
 def test_a_shard_larger_than_a_received_files_bound_is_read_back(tmp_path: Path) -> None:
     """An iteration of the shipped 2-player recipe holds about a million decisions (0.8 GB of
     arrays): a run reads its own shards back under their own bound, not a received file's."""
     from draw_env.untrusted import MAX_ARRAY_BYTES
 
-    rows = MAX_ARRAY_BYTES // (258 * 2 + 58 + 58 * 4) + 1000
+    rows = MAX_ARRAY_BYTES // SHARD_ROW_BYTES + 1000
     data = ExitData(np.zeros((rows, 258), np.int16), np.zeros((rows, 58), bool), np.zeros((rows, 58), np.float32),
                     np.zeros(rows, np.float32), seconds=1.0)
     path = tmp_path / "data.npz"
     data.save(path)
-    assert sum(a.nbytes for a in (data.observations, data.masks, data.values, data.outcomes)) > MAX_ARRAY_BYTES
+    assert sum(a.nbytes for a in (data.observations, data.masks, data.values, data.outcomes)) == rows * SHARD_ROW_BYTES
+    assert rows * SHARD_ROW_BYTES > MAX_ARRAY_BYTES
     assert len(ExitData.load(path)) == rows
 
 
@@ -342,4 +347,4 @@ def test_a_shipped_recipes_iteration_fits_the_shard_bound(name: str) -> None:
     from train.run_dir import MAX_SHARD_BYTES
 
     config = load(ExitConfig, ROOT / "configs" / f"{name}.yaml")
-    assert config.matches * 300 * (258 * 2 + 58 + 58 * 4 + 4) < MAX_SHARD_BYTES
+    assert config.matches * 300 * SHARD_ROW_BYTES < MAX_SHARD_BYTES
