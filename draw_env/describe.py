@@ -22,16 +22,19 @@ from draw_env.rules import LANGUAGES, LINE_WORDS
 HIGH_END, LOW_END, SIDE_A, SIDE_B = range(4)
 
 
-def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> str:
+def describe_line(
+    placements: Sequence[tuple[int, ...]], lang: str = "en", tile_set: tiles.TileSet = tiles.DOUBLE_SIX
+) -> str:
     """Describe a line given its placements ``(tile, seat, end)`` in the order they were made.
 
     Args:
         placements: the line's placements; only ``tile`` and ``end`` (0 left, 1 right) are read.
         lang: ``"en"``, ``"ja"`` or ``"it"``.
+        tile_set: the set the tile ids index (the game's ``DrawGame.tiles``).
     """
     words = LINE_WORDS[check_choice("lang", lang, LANGUAGES)]
     sides = words["sides"]
-    names = tiles.NAMES
+    names = tile_set.names
     if not placements:
         return (
             f"{words['tiles']}: {words['none_tiles']}. "
@@ -39,7 +42,7 @@ def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> st
             f"{words['positions']}: {words['none_positions']}."
         )
     first = placements[0][0]
-    low, high = tiles.TILES[first]
+    low, high = tile_set.tiles[first]
     # open_positions[end] = (tile, side, value) for the left and the right end.
     if low == high:
         open_positions = [(first, SIDE_A, low), (first, SIDE_B, high)]
@@ -48,7 +51,7 @@ def describe_line(placements: Sequence[tuple[int, ...]], lang: str = "en") -> st
     connections = []
     for tile, _seat, end, *_ in placements[1:]:
         existing, existing_side, value = open_positions[end]
-        low, high = tiles.TILES[tile]
+        low, high = tile_set.tiles[tile]
         if low == high:
             joined, left_open = SIDE_A, (SIDE_B, value)
         elif low == value:

@@ -52,9 +52,8 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from draw_env import render
 from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer, warn_unknown_options
-from draw_env.observation import HIGH, OBSERVATION_SIZE, ObservationTable
+from draw_env.observation import ObservationTable, layout
 from draw_env.rules import (
-    DRAW,
     EPISODES,
     LANGUAGES,
     NUM_ACTIONS,
@@ -65,12 +64,13 @@ from draw_env.rules import (
     IllegalActionError,
     check_reward_episode,
     hand_rewards,
-    worst_reward,
+    illegal_move_penalty,
 )
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
-#: What an illegal action through ``env()`` costs the offender: as bad as the worst outcome.
-ILLEGAL_PENALTY = {reward: worst_reward(reward) for reward in REWARDS}
+#: What an illegal action through ``env()`` costs the offender in the seeds' game
+#: (:func:`draw_env.rules.illegal_move_penalty` gives a variant's).
+ILLEGAL_PENALTY = {reward: illegal_move_penalty(reward) for reward in REWARDS}
 _OPTION_KEYS = ("hands", "boneyard", "opener", "scores")
 
 
@@ -94,6 +94,10 @@ class raw_env(AECEnv):
         lang: language of the line description: ``"en"``, ``"ja"`` or ``"it"``.
         reveal_hands: show every hand (and, in the text, the boneyard) face up in ``render()``,
             for spectators; by default hands are hidden until the hand ends.
+        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`): the
+            double-``max_pip`` set (2 to 9), tiles dealt to each player (``None``: 7, or 6 with
+            4 players) and boneyard tiles never drawn. The defaults are the seeds' game. A set of
+            ``T`` tiles has ``Discrete(2T + 2)`` actions and its own observation length.
 
     Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) hold the whole running game, the deal
     RNG included: a copy continues exactly like the original under the same actions, and the two
@@ -116,6 +120,9 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         lang: str = "en",
         reveal_hands: bool = False,
+        max_pip: int = 6,
+        hand_size: int | None = None,
+        protected: int = 2,
     ) -> None:
         super().__init__()
         num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
@@ -124,23 +131,25 @@ class raw_env(AECEnv):
         check_reward_episode(reward, episode)
         check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         check_choice("lang", lang, LANGUAGES)
-        self.game = DrawGame(num_players)
+        self.game = DrawGame(num_players, max_pip, hand_size, protected)
         self.episode = episode
         self.reward_scheme = reward
         self.render_mode = render_mode
         self.lang = lang
         self.reveal_hands = check_bool("reveal_hands", reveal_hands)
         self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
+        observed = layout(self.game)
+        num_actions = self.game.num_actions
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
-                    "observation": spaces.Box(0.0, HIGH, (OBSERVATION_SIZE,), np.float32),
-                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                    "observation": spaces.Box(0.0, observed.high, (observed.size,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
                 }
             )
             for agent in self.possible_agents
         }
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         self._table = ObservationTable(self.game, match=episode == "match")
         self._rng = random.Random()  # from entropy, until a reset gives a seed
@@ -250,13 +259,13 @@ class raw_env(AECEnv):
         seat = self._seat[agent]
         if agent == self.agent_selection and not self.terminations[agent] and not self.truncations[agent]:
             if self._mask is None:
-                mask = bytearray(NUM_ACTIONS)
+                mask = bytearray(self.game.num_actions)
                 for action in self._state.legal_actions():
                     mask[action] = 1
                 self._mask = bytes(mask)
             action_mask = np.frombuffer(bytearray(self._mask), np.int8)
         else:
-            action_mask = np.zeros(NUM_ACTIONS, np.int8)
+            action_mask = np.zeros(self.game.num_actions, np.int8)
         return {"observation": self._table.observe(seat), "action_mask": action_mask}
 
     # ------------------------------------------------------------------ stepping
@@ -270,11 +279,11 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-            action = as_action(action)  # raises ValueError outside Discrete(58)
+        if type(action) is not int or not 0 <= action < self.game.num_actions:
+            action = as_action(action, self.game.num_actions)  # raises ValueError outside the space
         state = self._state
         seat = state.current
-        drawn = state.boneyard[0] if action == DRAW and state.boneyard else -1
+        drawn = state.boneyard[0] if action == self.game.draw_action and state.boneyard else -1
         state.apply_action(action)  # raises IllegalActionError and changes nothing if illegal
         self._mask = None
         self._last_action = (seat, action)
@@ -363,9 +372,10 @@ def _info(state: DrawState, seat: int) -> dict[str, int]:
     }
 
 
-def as_action(action: object) -> int:
+def as_action(action: object, num_actions: int = NUM_ACTIONS) -> int:
     """``action`` as an ``int``: what ``step`` accepts, Python and NumPy integers (also 0-d or
-    one-element arrays) in ``0..57``; a ``ValueError`` for anything else.
+    one-element arrays) in ``0..num_actions - 1`` (57 in the seeds' game); a ``ValueError`` for
+    anything else.
 
     The one normalisation of an action: the environment and the wrappers that look at actions
     (:class:`draw_env.records.RecordingWrapper`) all go through it.
@@ -374,8 +384,10 @@ def as_action(action: object) -> int:
         action = action.reshape(()).item()
     if isinstance(action, np.integer):
         action = int(action)
-    if type(action) is not int or not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1} (Discrete(58)), got {action!r}")
+    if type(action) is not int or not 0 <= action < num_actions:
+        raise ValueError(
+            f"action must be an integer in 0..{num_actions - 1} (Discrete({num_actions})), got {action!r}"
+        )
     return action
 
 
@@ -408,9 +420,9 @@ class _AfterReset(Generic[_Value]):
 class GuardedEnv(BaseWrapper):
     """PettingZoo's TerminateIllegal, AssertOutOfBounds and OrderEnforcing protections, fused.
 
-    * an action outside ``Discrete(58)`` raises ``ValueError``; nothing changes;
-    * an illegal action ends the episode with a warning: the offender gets
-      ``ILLEGAL_PENALTY[reward]``, the others 0, and the game state stays as it was;
+    * an action outside the action space raises ``ValueError``; nothing changes;
+    * an illegal action ends the episode with a warning (:func:`draw_env.rules.illegal_move_penalty`:
+      the offender gets the worst outcome, the others 0), and the game state stays as it was;
     * ``step``, ``observe``, ``render``, ``state`` and ``agent_iter`` before ``reset`` raise,
       and stepping once every agent is done warns.
 
@@ -420,7 +432,7 @@ class GuardedEnv(BaseWrapper):
 
     def __init__(self, env: raw_env) -> None:
         super().__init__(env)
-        self._penalty = ILLEGAL_PENALTY[env.reward_scheme]
+        self._penalty = illegal_move_penalty(env.reward_scheme, env.game)
         self._has_reset = False
 
     def _require_reset(self, what: str) -> None:

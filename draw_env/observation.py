@@ -1,13 +1,16 @@
 """What each player observes, kept apart from the rules (as OpenSpiel keeps observers apart).
 
-The observation vector (``float32``, length :data:`OBSERVATION_SIZE`) is a sequence of blocks,
-listed in :data:`BLOCKS`. Seats are relative: slot 0 is the observer, then the others
-clockwise; slots past the number of players are always zero, so one layout serves 2, 3 and 4
-players. The first three blocks (own hand, tiles on the line, open ends) are a fixed
-contract that outside code may rely on (``docs/environment.md``, Observations).
+The observation vector (``float32``) is a sequence of blocks: the declaration every engine
+reads. Each :class:`Block` names the fact its entries read and how (:data:`FACTS`, :data:`READS`);
+a variant's :class:`Layout` (:func:`layout`) holds its blocks, their offsets and bounds, and the
+names :data:`BLOCKS`, :data:`OFFSETS`, :data:`OBSERVATION_SIZE`, :data:`HIGH` are the seeds'
+game's (258 entries). Seats are relative: slot 0 is the observer, then the others clockwise;
+slots past the number of players are always zero, so one layout serves 2, 3 and 4 players. The
+first three blocks (own hand, tiles on the line, open ends) are a fixed contract that outside
+code may rely on (``docs/environment.md``, Observations).
 
 Speed: an :class:`ObservationTable` keeps every block in absolute seats in one array (its layout,
-:data:`TABLE_SHAPES`, is derived from :data:`BLOCKS`), updates it in place after each action
+``Layout.table_shapes``, is derived from the blocks), updates it in place after each action
 through named views of that array, and serves a player's observation with one gather through a
 per-player index (which also rotates the seats and copies the data). :func:`observe_state`
 builds the same vector from scratch; the tests check the two agree after every action.
@@ -15,29 +18,38 @@ builds the same vector from scratch; the tests check the two agree after every a
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from draw_env import tiles
-from draw_env.rules import DRAW, MAX_PLAYERS, MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame, DrawState, PlayerView
-from draw_env.tiles import NUM_TILES, NUM_VALUES
+from draw_env.rules import DEFAULT_GAME, MAX_PLAYERS, MIN_PLAYERS, DrawGame, DrawState, PlayerView
 
 SEATS = MAX_PLAYERS
-#: Upper bound of any score: a starting score below the target (at most 99) plus one hand's
-#: points (at most :data:`draw_env.rules.MAX_HAND_POINTS`).
+#: Upper bound of any score in the seeds' game: a starting score below the target (at most 99)
+#: plus one hand's points (at most :data:`draw_env.rules.MAX_HAND_POINTS`). A variant with more
+#: pips raises it (:func:`layout`).
 MAX_SCORE = 300
+
+#: How an entry reads its fact (per seat row for per-seat blocks): ``"bit"``: entry ``i`` is bit
+#: ``i`` of a mask; ``"value"``: entry ``i`` is the fact's ``i``-th number; ``"one_hot"``: entry
+#: ``i`` is 1 where the fact equals ``i``.
+READS = ("bit", "value", "one_hot")
 
 
 @dataclass(frozen=True)
 class Block:
-    """One block of the observation vector.
+    """One block of the observation vector, and the fact each of its entries reads.
 
     ``seats`` says how the block relates to seats: ``"none"`` (one value or row for the table),
-    ``"relative"`` (4 rows, one per relative seat, the observer first) or ``"observer"`` (the
-    observer's own row of a per-seat fact, such as its hand).
+    ``"relative"`` (4 rows, one per relative seat, the observer first; a seat nobody sits in
+    reads zeros) or ``"observer"`` (the observer's own row of a per-seat fact, such as its
+    hand). ``fact`` names the number (or, per seat, numbers) the entries are read from and
+    ``read`` how (:data:`READS`); every engine computes the facts of :data:`FACTS` its own way
+    and derives the vector from these blocks.
     """
 
     name: str
@@ -45,6 +57,8 @@ class Block:
     high: float
     meaning: str
     seats: str = "none"
+    fact: str = ""
+    read: str = "value"
 
     @property
     def width(self) -> int:
@@ -52,120 +66,217 @@ class Block:
         return self.size // SEATS if self.seats == "relative" else self.size
 
 
-BLOCKS: tuple[Block, ...] = (
-    Block("hand", NUM_TILES, 1, "1 for each tile id in the observer's hand", "observer"),
-    Block("line", NUM_TILES, 1, "1 for each tile id on the line"),
-    Block("left_end", NUM_VALUES, 1, "one-hot value open at the left end (zeros on an empty line)"),
-    Block("right_end", NUM_VALUES, 1, "one-hot value open at the right end (zeros on an empty line)"),
-    Block(
-        "placed_by",
-        SEATS * NUM_TILES,
-        1,
-        "4 rows (relative seat) x 28 tile ids: 1 where that seat placed that tile",
-        "relative",
-    ),
-    Block("placement_order", NUM_TILES, NUM_TILES, "per tile id, k if it was the k-th tile placed, else 0"),
-    Block("hand_sizes", SEATS, NUM_TILES - PROTECTED_BONEYARD, "tiles held, per relative seat", "relative"),
-    Block("boneyard_size", 1, NUM_TILES - MIN_PLAYERS, "tiles in the boneyard"),
-    Block("can_draw", 1, 1, "1 while the boneyard holds 3 or more tiles"),
-    Block(
-        "lacks",
-        SEATS * NUM_VALUES,
-        1,
-        "4 rows (relative seat) x 7 values: 1 where that seat passed with the value open",
-        "relative",
-    ),
-    Block("to_act", SEATS, 1, "one-hot relative seat to act (zeros once the hand is over)", "relative"),
-    Block("in_play", SEATS, 1, "1 for each relative seat taken by a player", "relative"),
-    Block("passes_in_row", 1, SEATS, "passes since the last placement (the hand blocks at n)"),
-    Block(
-        "scores", SEATS, MAX_SCORE, "match scores per relative seat (zeros with episode='hand')", "relative"
-    ),
-    Block("target", 1, 100, "the match target (0 with episode='hand')"),
-)
+#: The facts an observation reads, with what each is; per-seat facts (``seats`` of their blocks
+#: ``"relative"`` or ``"observer"``) hold one entry per absolute seat.
+FACTS: dict[str, str] = {
+    "hand": "per seat, the mask of the tiles it holds",
+    "line": "the mask of the tiles on the line",
+    "left": "the value open at the left end, -1 on an empty line",
+    "right": "the value open at the right end, -1 on an empty line",
+    "placed": "per seat, the mask of the tiles it placed",
+    "order": "per tile id, k if it was the k-th tile placed, else 0",
+    "sizes": "per seat, the tiles it holds",
+    "bones": "tiles in the boneyard",
+    "can_draw": "1 while the boneyard holds more than the protected tiles",
+    "voids": "per seat, the mask of the values it passed with open",
+    "to_act": "per seat, 1 for the seat to act (0 for all once the hand is over)",
+    "in_play": "per seat, 1 (a seat nobody sits in reads 0)",
+    "passes": "passes since the last placement",
+    "scores": "per seat, the match score (0 with episode='hand')",
+    "target": "the match target (0 with episode='hand')",
+}
 
-OFFSETS: dict[str, int] = {}
-_position = 0
-for _block in BLOCKS:
-    OFFSETS[_block.name] = _position
-    _position += _block.size
-OBSERVATION_SIZE = _position
-HIGH = np.concatenate([np.full(block.size, block.high, np.float32) for block in BLOCKS])
 
-#: The absolute table that :class:`ObservationTable` keeps (and ``raw_env.state()`` returns): the
-#: same blocks in the same order with seats absolute, per-seat blocks as ``(SEATS, width)`` rows
-#: (every seat's hand, not only the observer's; one value per seat as ``(SEATS,)``), then one
-#: always-zero cell that observations read for seats nobody sits in. ``TABLE_SHAPES[name]`` is a
-#: block's shape, ``TABLE_OFFSETS[name]`` where it starts.
+@dataclass(frozen=True)
+class Layout:
+    """The observation of one variant: its blocks, where each starts, and the absolute table.
+
+    Attributes:
+        blocks: the blocks in order.
+        offsets: ``offsets[name]``, where a block starts in the vector.
+        size: the vector's length.
+        high: float32 ``(size,)``, each entry's upper bound (the lower is 0).
+        table_shapes, table_offsets, table_size: the absolute table :class:`ObservationTable`
+            keeps (and ``raw_env.state()`` returns): the same blocks in the same order with seats
+            absolute, per-seat blocks as ``(SEATS, width)`` rows (every seat's hand, not only the
+            observer's; one value per seat as ``(SEATS,)``), then one always-zero cell
+            (``"zero"``) that observations read for seats nobody sits in.
+    """
+
+    blocks: tuple[Block, ...]
+    num_values: int
+    offsets: dict[str, int] = field(init=False)
+    size: int = field(init=False)
+    high: np.ndarray = field(init=False, repr=False)
+    table_shapes: dict[str, tuple[int, ...]] = field(init=False)
+    table_offsets: dict[str, int] = field(init=False)
+    table_size: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        offsets, position = {}, 0
+        for block in self.blocks:
+            offsets[block.name] = position
+            position += block.size
+        shapes = {block.name: _table_shape(block) for block in self.blocks}
+        shapes["zero"] = (1,)
+        table_offsets, table_position = {}, 0
+        for name, shape in shapes.items():
+            table_offsets[name] = table_position
+            table_position += math.prod(shape)
+        high = np.concatenate([np.full(block.size, block.high, np.float32) for block in self.blocks])
+        for name, value in (("offsets", offsets), ("size", position), ("high", high), ("table_shapes", shapes),
+                            ("table_offsets", table_offsets), ("table_size", table_position)):
+            object.__setattr__(self, name, value)
+
+    def gather_index(self, num_players: int, player: int) -> np.ndarray:
+        """For each observation entry, the table cell it reads, seen from ``player``."""
+        index: list[int] = []
+        for block in self.blocks:
+            start, width = self.table_offsets[block.name], block.width
+            if block.seats == "none":
+                index += range(start, start + width)
+            elif block.seats == "observer":
+                index += range(start + player * width, start + (player + 1) * width)
+            else:
+                for relative in range(SEATS):
+                    if relative < num_players:
+                        seat = (player + relative) % num_players
+                        index += range(start + seat * width, start + (seat + 1) * width)
+                    else:
+                        index += [self.table_offsets["zero"]] * width
+        assert len(index) == self.size
+        return np.asarray(index, dtype=np.intp)
+
+    def split(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        """The observation vector cut into its named blocks (views, not copies)."""
+        return {
+            block.name: observation[self.offsets[block.name] : self.offsets[block.name] + block.size]
+            for block in self.blocks
+        }
+
+
 def _table_shape(block: Block) -> tuple[int, ...]:
     if block.seats == "none":
         return (block.size,)
     return (SEATS, block.width) if block.width > 1 else (SEATS,)
 
 
-TABLE_SHAPES: dict[str, tuple[int, ...]] = {block.name: _table_shape(block) for block in BLOCKS}
-TABLE_SHAPES["zero"] = (1,)
-TABLE_OFFSETS: dict[str, int] = {}
-_position = 0
-for _name, _shape in TABLE_SHAPES.items():
-    TABLE_OFFSETS[_name] = _position
-    _position += math.prod(_shape)
-TABLE_SIZE = _position
+def _blocks(num_tiles: int, num_values: int, protected: int, max_score: int) -> tuple[Block, ...]:
+    """The blocks of a set of ``num_tiles`` tiles and ``num_values`` values (the seeds': 28 and 7)."""
+    return (
+        Block("hand", num_tiles, 1, "1 for each tile id in the observer's hand", "observer", "hand", "bit"),
+        Block("line", num_tiles, 1, "1 for each tile id on the line", fact="line", read="bit"),
+        Block("left_end", num_values, 1, "one-hot value open at the left end (zeros on an empty line)",
+              fact="left", read="one_hot"),
+        Block("right_end", num_values, 1, "one-hot value open at the right end (zeros on an empty line)",
+              fact="right", read="one_hot"),
+        Block(
+            "placed_by",
+            SEATS * num_tiles,
+            1,
+            f"4 rows (relative seat) x {num_tiles} tile ids: 1 where that seat placed that tile",
+            "relative",
+            "placed",
+            "bit",
+        ),
+        Block("placement_order", num_tiles, num_tiles, "per tile id, k if it was the k-th tile placed, else 0",
+              fact="order"),
+        Block("hand_sizes", SEATS, num_tiles - protected, "tiles held, per relative seat", "relative", "sizes"),
+        Block("boneyard_size", 1, num_tiles - MIN_PLAYERS, "tiles in the boneyard", fact="bones"),
+        Block("can_draw", 1, 1, "1 while the boneyard holds more than the protected tiles (3 or more)",
+              fact="can_draw"),
+        Block(
+            "lacks",
+            SEATS * num_values,
+            1,
+            f"4 rows (relative seat) x {num_values} values: 1 where that seat passed with the value open",
+            "relative",
+            "voids",
+            "bit",
+        ),
+        Block("to_act", SEATS, 1, "one-hot relative seat to act (zeros once the hand is over)", "relative",
+              "to_act"),
+        Block("in_play", SEATS, 1, "1 for each relative seat taken by a player", "relative", "in_play"),
+        Block("passes_in_row", 1, SEATS, "passes since the last placement (the hand blocks at n)", fact="passes"),
+        Block(
+            "scores", SEATS, max_score, "match scores per relative seat (zeros with episode='hand')", "relative",
+            "scores",
+        ),
+        Block("target", 1, 100, "the match target (0 with episode='hand')", fact="target"),
+    )
 
-# _ENDS_ONE_HOT[left, right] is the 14 entries of the left_end and right_end blocks, side by side.
-_ENDS_ONE_HOT = np.zeros((NUM_VALUES, NUM_VALUES, 2 * NUM_VALUES), np.float32)
-for _left in range(NUM_VALUES):
-    for _right in range(NUM_VALUES):
-        _ENDS_ONE_HOT[_left, _right, _left] = 1
-        _ENDS_ONE_HOT[_left, _right, NUM_VALUES + _right] = 1
+
+def layout(game: DrawGame) -> Layout:
+    """The observation layout of ``game``'s variant (shared: one object per variant)."""
+    return _layout(game.max_pip, game.protected)
 
 
-#: _VALUES_OF_MASK[mask] is the 7-entry row with 1 for each value whose bit is set in ``mask``.
-_VALUES_OF_MASK = ((np.arange(1 << NUM_VALUES)[:, None] >> np.arange(NUM_VALUES)) & 1).astype(np.float32)
+@functools.cache
+def _layout(max_pip: int, protected: int) -> Layout:
+    tile_set = tiles.tile_set(max_pip)
+    # A score below the target (at most 99) plus one hand's points.
+    max_score = max(MAX_SCORE, 99 + tile_set.total_pips)
+    blocks = _blocks(tile_set.num_tiles, tile_set.num_values, protected, max_score)
+    return Layout(blocks, tile_set.num_values)
 
 
-def _gather_index(num_players: int, player: int) -> np.ndarray:
-    """For each observation entry, the table cell it reads, seen from ``player``."""
-    index: list[int] = []
-    for block in BLOCKS:
-        start, width = TABLE_OFFSETS[block.name], block.width
-        if block.seats == "none":
-            index += range(start, start + width)
-        elif block.seats == "observer":
-            index += range(start + player * width, start + (player + 1) * width)
-        else:
-            for relative in range(SEATS):
-                if relative < num_players:
-                    seat = (player + relative) % num_players
-                    index += range(start + seat * width, start + (seat + 1) * width)
-                else:
-                    index += [TABLE_OFFSETS["zero"]] * width
-    assert len(index) == OBSERVATION_SIZE
-    return np.asarray(index, dtype=np.intp)
+#: The seeds' game's layout; the names below are its fields.
+DEFAULT_LAYOUT = layout(DEFAULT_GAME)
+BLOCKS = DEFAULT_LAYOUT.blocks
+OFFSETS = DEFAULT_LAYOUT.offsets
+OBSERVATION_SIZE = DEFAULT_LAYOUT.size
+HIGH = DEFAULT_LAYOUT.high
+TABLE_SHAPES = DEFAULT_LAYOUT.table_shapes
+TABLE_OFFSETS = DEFAULT_LAYOUT.table_offsets
+TABLE_SIZE = DEFAULT_LAYOUT.table_size
+
+
+@functools.cache
+def _ends_one_hot(num_values: int) -> np.ndarray:
+    """``[left, right]`` -> the entries of the left_end and right_end blocks, side by side."""
+    table = np.zeros((num_values, num_values, 2 * num_values), np.float32)
+    for left in range(num_values):
+        for right in range(num_values):
+            table[left, right, left] = 1
+            table[left, right, num_values + right] = 1
+    return table
+
+
+@functools.cache
+def _values_of_mask(num_values: int) -> np.ndarray:
+    """``[mask]`` -> the row with 1 for each value whose bit is set in ``mask``."""
+    return ((np.arange(1 << num_values)[:, None] >> np.arange(num_values)) & 1).astype(np.float32)
 
 
 class ObservationTable:
     """Every player's observation of one state, kept up to date action by action.
 
-    ``table`` is one ``float32`` array of :data:`TABLE_SIZE`; ``views[name]`` are named views of
-    its blocks (shapes :data:`TABLE_SHAPES`), as OpenSpiel's observers keep theirs. Call
+    ``table`` is one ``float32`` array of the layout's ``table_size``; ``views[name]`` are named
+    views of its blocks (shapes ``table_shapes``), as OpenSpiel's observers keep theirs. Call
     :meth:`rebuild` after dealing (or whenever the state changed in a way not reported), and
     :meth:`record` after each action applied to the state.
     """
 
     def __init__(self, game: DrawGame, match: bool) -> None:
-        self.num_players = game.num_players
+        self.game = game
         self.match = match
-        self.target = game.target if match else 0
-        self.gathers = [_gather_index(self.num_players, p) for p in range(self.num_players)]
-        self._bind(np.zeros(TABLE_SIZE, np.float32))
+        self._bind(np.zeros(layout(game).table_size, np.float32))
 
     def _bind(self, table: np.ndarray) -> None:
         """Make ``table`` the array and set up the named views of its blocks."""
+        game = self.game
+        self.num_players = game.num_players
+        self.target = game.target if self.match else 0
+        self.layout = layout(game)
+        self.gathers = [self.layout.gather_index(self.num_players, p) for p in range(self.num_players)]
+        self._draw_action = game.draw_action
+        self._ends_table = _ends_one_hot(game.tiles.num_values)
+        self._values_of_mask = _values_of_mask(game.tiles.num_values)
         self.table = table
+        shapes, offsets = self.layout.table_shapes, self.layout.table_offsets
         self.views = {
-            name: table[TABLE_OFFSETS[name] : TABLE_OFFSETS[name] + math.prod(shape)].reshape(shape)
-            for name, shape in TABLE_SHAPES.items()
+            name: table[offsets[name] : offsets[name] + math.prod(shape)].reshape(shape)
+            for name, shape in shapes.items()
         }
         # The views the per-action update writes, bound once (it runs at every step).
         views = self.views
@@ -174,18 +285,16 @@ class ObservationTable:
         self._to_act, self._counts = views["to_act"], views["boneyard_size"]
         self._can_draw, self._passes = views["can_draw"], views["passes_in_row"]
         self._in_play, self._scores, self._target = views["in_play"], views["scores"], views["target"]
-        # left_end and right_end are neighbours: one write of _ENDS_ONE_HOT sets both.
-        self._ends = table[TABLE_OFFSETS["left_end"] : TABLE_OFFSETS["right_end"] + NUM_VALUES]
+        # left_end and right_end are neighbours: one write of _ends_table sets both.
+        self._ends = table[offsets["left_end"] : offsets["right_end"] + game.tiles.num_values]
 
     # Copies (deepcopy, pickle) would turn the views into arrays of their own, detached from the
     # table: carry the table alone and bind fresh views to the copy.
     def __getstate__(self) -> dict[str, object]:
-        return {"num_players": self.num_players, "match": self.match, "target": self.target,
-                "gathers": self.gathers, "table": self.table}
+        return {"game": self.game, "match": self.match, "table": self.table}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.num_players, self.match, self.target = state["num_players"], state["match"], state["target"]
-        self.gathers = state["gathers"]
+        self.game, self.match = state["game"], state["match"]
         self._bind(state["table"])
 
     def observe(self, player: int) -> np.ndarray:
@@ -200,7 +309,7 @@ class ObservationTable:
                 hand[seat, tile] = 1
             sizes[seat] = state.hand_count(seat)
             if state.voids[seat]:
-                lacks[seat] = _VALUES_OF_MASK[state.voids[seat]]
+                lacks[seat] = self._values_of_mask[state.voids[seat]]
         self._in_play[: self.num_players] = 1
         if self.match:
             self._scores[: self.num_players] = state.scores
@@ -210,7 +319,7 @@ class ObservationTable:
             placed_by[seat, tile] = 1
             order[tile] = position
         if state.ends is not None:
-            self._ends[:] = _ENDS_ONE_HOT[state.ends]
+            self._ends[:] = self._ends_table[state.ends]
         self._counts[0] = len(state.boneyard)
         self._can_draw[0] = state.can_draw
         if not state.is_hand_over:
@@ -227,16 +336,16 @@ class ObservationTable:
         if state.is_hand_over:
             self.rebuild(state)
             return
-        if action < DRAW:
+        if action < self._draw_action:
             tile = action >> 1
             self._hand[seat, tile] = 0
             self._line[tile] = 1
             self._placed_by[seat, tile] = 1
             self._order[tile] = len(state.line)
-            self._ends[:] = _ENDS_ONE_HOT[state.left, state.right]
+            self._ends[:] = self._ends_table[state.left, state.right]
             self._sizes[seat] -= 1
             self._passes[0] = 0
-        elif action == DRAW:
+        elif action == self._draw_action:
             self._hand[seat, drawn] = 1
             self._sizes[seat] += 1
             self._counts[0] -= 1
@@ -259,27 +368,32 @@ def observe_state(state: DrawState, player: int, match: bool = False) -> np.ndar
 
 
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:
-    """The observation vector cut into its named blocks (views, not copies)."""
-    return {
-        block.name: observation[OFFSETS[block.name] : OFFSETS[block.name] + block.size]
-        for block in BLOCKS
-    }
+    """The seeds' game's observation vector cut into its named blocks (views, not copies);
+    :meth:`Layout.split` cuts a variant's."""
+    return DEFAULT_LAYOUT.split(observation)
 
 
-def view_from_observation(observation: np.ndarray, num_players: int) -> PlayerView:
+def view_from_observation(observation: np.ndarray, num_players: int, game: DrawGame | None = None) -> PlayerView:
     """Rebuild what the observer knows from its observation vector, in relative seats.
 
     The observer is seat 0 of the returned view and the others follow clockwise, as in the
     observation. Ends of placements are not observed and come back as -1; the opener is unknown
     and comes back as 0. Enough for search: ``view.sample_state(rng)`` deals hidden tiles
     consistently with everything observed.
+
+    Args:
+        game: the variant (its ``num_players`` must be ``num_players``); default the seeds' game.
     """
-    blocks = split(np.asarray(observation))
+    game = game or DrawGame(num_players)
+    if game.num_players != num_players:
+        raise ValueError(f"num_players={num_players} but the game seats {game.num_players}")
+    num_tiles, num_values = game.num_tiles, game.tiles.num_values
+    blocks = layout(game).split(np.asarray(observation))
 
     def mask(bits: np.ndarray) -> int:
         return tiles.mask_of(int(t) for t in np.flatnonzero(bits > 0.5))
 
-    placed_by = blocks["placed_by"].reshape(SEATS, NUM_TILES)
+    placed_by = blocks["placed_by"].reshape(SEATS, num_tiles)
     order = blocks["placement_order"]
     line_tiles = sorted(np.flatnonzero(order > 0.5), key=lambda t: order[t])
     line = tuple(
@@ -288,11 +402,11 @@ def view_from_observation(observation: np.ndarray, num_players: int) -> PlayerVi
     left = blocks["left_end"]
     right = blocks["right_end"]
     ends = (int(np.argmax(left)), int(np.argmax(right))) if left.any() else None
-    lacks = blocks["lacks"].reshape(SEATS, NUM_VALUES)
+    lacks = blocks["lacks"].reshape(SEATS, num_values)
     to_act = blocks["to_act"][:num_players]
     scores = blocks["scores"][:num_players]
     return PlayerView(
-        game=DrawGame(num_players),
+        game=game,
         player=0,
         hand=mask(blocks["hand"]),
         line=line,

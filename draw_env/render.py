@@ -20,8 +20,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from draw_env import describe, tiles
-from draw_env.rules import DRAW, PASS, PLAYER_COUNTS, DrawState, end_name
+from draw_env import describe
+from draw_env.rules import DEFAULT_GAME, PLAYER_COUNTS, DrawGame, DrawState, end_name
 
 # ---------------------------------------------------------------------------- the scene
 
@@ -56,15 +56,16 @@ class Scene:
 def oriented_line(state: DrawState) -> list[tuple[int, int]]:
     """The line's tiles left to right, each as ``(left value, right value)`` as it lies."""
     oriented: list[tuple[int, int]] = []
+    tile_set = state.game.tiles
     for tile, _seat, end in state.line:
         if not oriented:
-            oriented.append(tiles.TILES[tile])
+            oriented.append(tile_set.tiles[tile])
         elif end == 0:
             value = oriented[0][0]
-            oriented.insert(0, (tiles.other_half(tile, value), value))
+            oriented.insert(0, (tile_set.other_half(tile, value), value))
         else:
             value = oriented[-1][1]
-            oriented.append((value, tiles.other_half(tile, value)))
+            oriented.append((value, tile_set.other_half(tile, value)))
     return oriented
 
 
@@ -72,18 +73,18 @@ def player_name(seat: int) -> str:
     return f"player_{seat}"
 
 
-def describe_action(seat: int, action: int) -> str:
+def describe_action(seat: int, action: int, game: DrawGame = DEFAULT_GAME) -> str:
     """A sentence such as ``player_1 placed [1|4] at the left end``, ``drew a tile``, ``passed``."""
-    if action == DRAW:
+    if action == game.draw_action:
         return f"{player_name(seat)} drew a tile"
-    if action == PASS:
+    if action == game.pass_action:
         return f"{player_name(seat)} passed"
-    return f"{player_name(seat)} placed {tiles.NAMES[action >> 1]} at the {end_name(action & 1)} end"
+    return f"{player_name(seat)} placed {game.tiles.names[action >> 1]} at the {end_name(action & 1)} end"
 
 
 def hand_text(state: DrawState, seat: int) -> str:
     """A hand's tiles, ascending, e.g. ``[0|3] [2|5]``, or ``no tiles``."""
-    return " ".join(tiles.NAMES[t] for t in state.hand_tiles(seat)) or "no tiles"
+    return " ".join(state.game.tiles.names[t] for t in state.hand_tiles(seat)) or "no tiles"
 
 
 def result_line(state: DrawState) -> str:
@@ -138,7 +139,7 @@ def render_text(scene: Scene, lang: str = "en") -> str:
         f"Line: {_line_text(state)}",
         f"Open ends: {ends}",
         f"Turn: {turn}",
-        f"Last action: {'none' if scene.last is None else describe_action(*scene.last)}",
+        f"Last action: {'none' if scene.last is None else describe_action(*scene.last, scene.state.game)}",
         f"Tiles in hand: {counts}; boneyard {len(state.boneyard)}",
     ]
     if result is not None and ended is state:
@@ -146,14 +147,14 @@ def render_text(scene: Scene, lang: str = "en") -> str:
         lines.extend(_revealed(state))
     elif scene.reveal:
         lines.append("Hands: " + "; ".join(f"{player_name(s)} {hand_text(state, s)}" for s in range(players)))
-        lines.append(f"Boneyard: {' '.join(tiles.NAMES[t] for t in state.boneyard)} (next draw first)")
+        lines.append(f"Boneyard: {' '.join(state.game.tiles.names[t] for t in state.boneyard)} (next draw first)")
     if scene.episode == "match":
         scores = ", ".join(f"{player_name(seat)} {score}" for seat, score in enumerate(state.scores))
         lines.append(f"Scores: {scores} (target {state.game.target})")
         over = match_line(state)
         if over is not None:
             lines.append(over)
-    lines.append(describe.describe_line(state.line, lang))
+    lines.append(describe.describe_line(state.line, lang, state.game.tiles))
     return "\n".join(lines)
 
 
@@ -236,6 +237,10 @@ _PIPS = {
     4: ((0, 0), (0, 2), (2, 0), (2, 2)),
     5: ((0, 0), (0, 2), (1, 1), (2, 0), (2, 2)),
     6: ((0, 0), (1, 0), (2, 0), (0, 2), (1, 2), (2, 2)),
+    # The larger sets' faces, as double-nine sets print them.
+    7: ((0, 0), (1, 0), (2, 0), (1, 1), (0, 2), (1, 2), (2, 2)),
+    8: ((0, 0), (1, 0), (2, 0), (0, 1), (2, 1), (0, 2), (1, 2), (2, 2)),
+    9: ((0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1), (0, 2), (1, 2), (2, 2)),
 }
 
 
@@ -358,7 +363,7 @@ class Painter:
         if over is not None:
             self._text(frame, _MARGIN, 46, over, GOLD)
         elif scene.last is not None:
-            self._text(frame, _MARGIN, 46, "LAST: " + describe_action(*scene.last).replace("player_", "P"), SKY)
+            self._text(frame, _MARGIN, 46, "LAST: " + describe_action(*scene.last, scene.state.game).replace("player_", "P"), SKY)
         row = _LINE_TOP + _LINE_ROWS * _LINE_ROW + 8
         if shown.ends is not None:
             self._text(frame, _MARGIN, row, f"OPEN ENDS: LEFT {shown.left}   RIGHT {shown.right}", GOLD)
@@ -378,7 +383,7 @@ class Painter:
             return
         # Which shown position the last placement took: the left or the right end of the line.
         last_index = None
-        if last is not None and last[1] < DRAW:
+        if last is not None and last[1] < state.game.draw_action:
             last_index = 0 if (last[1] & 1) == 0 else len(oriented) - 1
         x, row = _MARGIN, 0
         positions = []
@@ -419,7 +424,7 @@ class Painter:
             label = f"{pips} PIPS" + (f"  +{result.points[seat]} POINTS" if result is not None else "")
             self._text(frame, WIDTH - _MARGIN - _ADVANCE * 22, top + 4, f"{label:>22}", GOLD if result and result.points[seat] else GREY)
             for tile in state.hand_tiles(seat):
-                low, high = tiles.TILES[tile]
+                low, high = state.game.tiles.tiles[tile]
                 sprite = tile_sprite(low, high, True, HAND_HALF)
                 x = _blit_row(frame, sprite, x, top + 20 - 4)
         else:

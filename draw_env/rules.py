@@ -4,7 +4,8 @@ This module is the rulebook; it imports nothing from gymnasium or pettingzoo. It
 module over 600 lines that is long on purpose: every game fact lives here once, so that each
 faster twin is checked against a single reference. Read it top to bottom:
 
-* :class:`DrawGame` holds the parameters (players, hand size, match target).
+* :class:`DrawGame` holds the parameters: players, and the variant (the set, the hand size, the
+  protected boneyard tiles); from them the match target and the action ids.
 * :class:`DrawState` is one position: the hand in play and the match around it. It offers
   ``legal_actions``, ``apply_action``, the hand's :class:`HandResult` and the match scores.
 * :class:`PlayerView` is what one player knows. ``PlayerView.sample_state`` deals the hidden
@@ -17,7 +18,8 @@ faster twin is checked against a single reference. Read it top to bottom:
   line descriptions) and the text of a move, :func:`action_name`.
 
 Actions (the environment's ``Discrete(58)``): ``2 * tile + end`` places ``tile`` at ``end``
-(0 = left, 1 = right), :data:`DRAW` = 56, :data:`PASS` = 57.
+(0 = left, 1 = right), :data:`DRAW` = 56, :data:`PASS` = 57. A variant of ``T`` tiles has
+``2T + 2`` actions: ``2T`` draws and ``2T + 1`` passes (:attr:`DrawGame.draw_action`).
 """
 
 from __future__ import annotations
@@ -25,20 +27,21 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from draw_env import tiles
 from draw_env.checks import check_choice, check_int, is_integer
-from draw_env.tiles import HOLDING, NUM_TILES, TileLike
+from draw_env.tiles import DEFAULT_MAX_PIP, TileLike, TileSet
 
 LEFT = 0
 RIGHT = 1
+#: The seeds' game's action ids (:attr:`DrawGame.draw_action` and friends give a variant's).
 DRAW = 56
 PASS = 57
 NUM_ACTIONS = 58
 
-#: The last two boneyard tiles are never drawn.
+#: In the seeds' game the last two boneyard tiles are never drawn (:attr:`DrawGame.protected`).
 PROTECTED_BONEYARD = 2
 
 MIN_PLAYERS = 2
@@ -47,8 +50,9 @@ MAX_PLAYERS = 4
 PLAYER_COUNTS = tuple(range(MIN_PLAYERS, MAX_PLAYERS + 1))
 _NO_VALUE = -1
 
-#: Most points one hand can give or cost a seat: every pip of the set (168).
-MAX_HAND_POINTS = tiles.pips(tiles.ALL_TILES_MASK)
+#: Most points one hand of the seeds' game can give or cost a seat: every pip of the set (168;
+#: :attr:`DrawGame.max_hand_points` for a variant).
+MAX_HAND_POINTS = tiles.DOUBLE_SIX.total_pips
 
 #: What an episode is: one hand, or hands until someone reaches the match target.
 EPISODES = ("hand", "match")
@@ -118,14 +122,15 @@ def end_name(end: int, lang: str = "en") -> str:
     return WORDS[lang]["left" if end == LEFT else "right"]
 
 
-def action_name(action: int, lang: str = "en") -> str:
+def action_name(action: int, lang: str = "en", game: DrawGame | None = None) -> str:
     """A readable name such as ``"[1|4] left"``, ``"draw"`` or ``"pass"``, in ``lang`` (tile names
-    stay ``[a|b]``)."""
-    if action == DRAW:
+    stay ``[a|b]``), for ``game``'s action ids (default: the seeds' game)."""
+    game = game or DEFAULT_GAME
+    if action == game.draw_action:
         return WORDS[lang]["draw"]
-    if action == PASS:
+    if action == game.pass_action:
         return WORDS[lang]["pass"]
-    return f"{tiles.NAMES[action >> 1]} {end_name(action & 1, lang)}"
+    return f"{game.tiles.names[action >> 1]} {end_name(action & 1, lang)}"
 
 
 def reward_fits_episode(reward: str, episode: str) -> bool:
@@ -144,15 +149,18 @@ def next_opener(opener: int, num_players: int) -> int:
     return (opener + 1) % num_players
 
 
-def ends_after(ends: tuple[int, int] | None, action: int) -> tuple[int, int]:
+def ends_after(
+    ends: tuple[int, int] | None, action: int, tile_set: TileSet = tiles.DOUBLE_SIX
+) -> tuple[int, int]:
     """The open values ``(left, right)`` once placement ``action`` is made on a line with open ``ends``.
 
     Args:
         ends: ``(left, right)``, or ``None`` for the empty line, where the opening tile ``[a|b]``
             (a <= b) leaves ``a`` open on the left and ``b`` on the right.
         action: a placement ``2 * tile + end`` that fits ``ends`` (not checked).
+        tile_set: the set the tile ids index (the game's :attr:`DrawGame.tiles`).
     """
-    low, high = tiles.TILES[action >> 1]
+    low, high = tile_set.tiles[action >> 1]
     if ends is None:
         return low, high
     left, right = ends
@@ -167,23 +175,89 @@ class IllegalActionError(ValueError):
 
 @dataclass(frozen=True)
 class DrawGame:
-    """The parameters of a game of Draw.
+    """The parameters of a game of Draw: the players and the variant.
+
+    The defaults are the seeds' game: the double-six set, 7 tiles each with 2 or 3 players (6 with
+    4), the last two boneyard tiles never drawn. A variant reads every rule with "2" as
+    ``protected``: a player may draw while the boneyard holds more than ``protected`` tiles,
+    passes only when it holds exactly ``protected`` and no tile fits, and the hand blocks when it
+    holds ``protected`` and every player passes in turn. Scoring and match targets are unchanged.
 
     Args:
         num_players: 2, 3 or 4 seats, each for themselves.
+        max_pip: the set, double-``max_pip`` (2 to 9): ``T = (max_pip+1)(max_pip+2)/2`` tiles.
+        hand_size: tiles dealt to each player, at least 1; ``None`` (stored resolved) means the
+            seeds' deal: 7 with 2 or 3 players, 6 with 4.
+        protected: boneyard tiles that are never drawn, 0 or more.
+
+    Raises:
+        ValueError: naming the argument; a deal that leaves fewer than ``protected`` tiles in the
+            boneyard (``num_players * hand_size + protected > T``) names all three numbers.
     """
 
     num_players: int = 2
+    max_pip: int = DEFAULT_MAX_PIP
+    hand_size: int = None  # type: ignore[assignment]  # None until __post_init__ resolves it
+    protected: int = PROTECTED_BONEYARD
+    # Derived once (the state reads them at every action).
+    tiles: TileSet = field(init=False, repr=False, compare=False)
+    holding: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    draw_action: int = field(init=False, repr=False, compare=False)
+    pass_action: int = field(init=False, repr=False, compare=False)
+    num_actions: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        # Stored as a plain int: np.int64(3) is a valid count, and range() and hashing then agree.
+        # Stored as plain ints: np.int64(3) is a valid count, and range() and hashing then agree.
         players = check_choice("num_players", self.num_players, PLAYER_COUNTS)
-        object.__setattr__(self, "num_players", players)
+        tile_set = tiles.tile_set(self.max_pip)
+        if self.hand_size is None:
+            hand_size = 7 if players < 4 else 6
+        else:
+            hand_size = check_int("hand_size", self.hand_size, minimum=1)
+        protected = check_int("protected", self.protected, minimum=0)
+        if players * hand_size + protected > tile_set.num_tiles:
+            raise ValueError(
+                f"a deal of hand_size={hand_size} to {players} players with protected={protected} needs "
+                f"{players * hand_size + protected} tiles; the double-{tile_set.max_pip} set (max_pip="
+                f"{tile_set.max_pip}) holds {tile_set.num_tiles}"
+            )
+        fields = {
+            "num_players": players,
+            "max_pip": tile_set.max_pip,
+            "hand_size": hand_size,
+            "protected": protected,
+            "tiles": tile_set,
+            "holding": tile_set.holding,
+            "draw_action": 2 * tile_set.num_tiles,
+            "pass_action": 2 * tile_set.num_tiles + 1,
+            "num_actions": 2 * tile_set.num_tiles + 2,
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     @property
-    def hand_size(self) -> int:
-        """Tiles dealt to each player: 7 with 2 or 3 players, 6 with 4."""
-        return 7 if self.num_players < 4 else 6
+    def num_tiles(self) -> int:
+        """T, the tiles of the set."""
+        return self.tiles.num_tiles
+
+    @property
+    def max_hand_points(self) -> int:
+        """Most points one hand can give or cost a seat: every pip of the set."""
+        return self.tiles.total_pips
+
+    @property
+    def is_default(self) -> bool:
+        """The seeds' variant: double-six, the seeds' deal, two protected tiles."""
+        return self == DrawGame(self.num_players)
+
+    @property
+    def variant(self) -> dict[str, int]:
+        """``max_pip``, ``hand_size`` and ``protected``, as the environments take them."""
+        return {"max_pip": self.max_pip, "hand_size": self.hand_size, "protected": self.protected}
+
+    def pips(self, mask: int) -> int:
+        """The pip total of the tiles in ``mask``."""
+        return tiles.pips(mask) if self.max_pip == DEFAULT_MAX_PIP else self.tiles.mask_pips(mask)
 
     @property
     def target(self) -> int:
@@ -211,7 +285,7 @@ class DrawGame:
     def deal(self, rng: random.Random) -> tuple[list[list[int]], list[int]]:
         """Shuffle the set and deal it: one list of :attr:`hand_size` tile ids per seat, then the
         boneyard (``boneyard[0]`` is drawn first)."""
-        deck = list(range(NUM_TILES))
+        deck = list(range(self.num_tiles))
         rng.shuffle(deck)
         size = self.hand_size
         hands = [deck[seat * size : (seat + 1) * size] for seat in range(self.num_players)]
@@ -226,6 +300,10 @@ class DrawGame:
     ) -> DrawState:
         """A state with a fixed deal, for set-up positions (see :meth:`DrawState.__init__`)."""
         return DrawState(self, hands, boneyard, opener, scores)
+
+
+#: The seeds' game with two players.
+DEFAULT_GAME = DrawGame()
 
 
 @dataclass(frozen=True)
@@ -282,10 +360,18 @@ def hand_rewards(reward: str, state: DrawState, episode_over: bool) -> list[floa
     return list(result.zero_sum)
 
 
-def worst_reward(reward: str) -> float:
+def worst_reward(reward: str, game: DrawGame | None = None) -> float:
     """The lowest reward a seat can get at one step under ``reward``: a hand's full
-    :data:`MAX_HAND_POINTS` lost, or the lost match of ``win_loss``."""
-    return -1.0 if reward == "win_loss" else -float(MAX_HAND_POINTS)
+    :attr:`DrawGame.max_hand_points` lost (168 in the seeds' game), or the lost match of ``win_loss``."""
+    points = (game or DEFAULT_GAME).max_hand_points
+    return -1.0 if reward == "win_loss" else -float(points)
+
+
+def illegal_move_penalty(reward: str, game: DrawGame | None = None) -> float:
+    """The illegal-move rule of every guarded interface (``env()``, the JAX engine): an illegal
+    action ends the episode, the offender gets this (as bad as the worst outcome,
+    :func:`worst_reward`) and every other seat 0."""
+    return worst_reward(reward, game)
 
 
 class DrawState:
@@ -331,10 +417,11 @@ class DrawState:
             scores: match scores before this hand, one per seat (default zeros).
 
         Raises:
-            ValueError: if the deal does not hold each of the 28 tiles exactly once, or any
+            ValueError: if the deal does not hold each tile of the game's set exactly once, or any
                 argument is out of range.
         """
         players = game.num_players
+        tile_set = game.tiles
         if not isinstance(hands, (list, tuple)) or len(hands) != players:
             raise ValueError(f"hands must be a list of {players} lists of tiles, got {hands!r}")
         hand_masks = []
@@ -346,9 +433,9 @@ class DrawState:
                 )
             mask = 0
             for tile in hand:
-                tile = tiles.tile_id(tile)
+                tile = tile_set.tile_id(tile)
                 if (seen | mask) >> tile & 1:
-                    raise ValueError(f"tile {tiles.NAMES[tile]} is dealt more than once")
+                    raise ValueError(f"tile {tile_set.names[tile]} is dealt more than once")
                 mask |= 1 << tile
             seen |= mask
             hand_masks.append(mask)
@@ -356,17 +443,17 @@ class DrawState:
             raise ValueError(f"boneyard must be a list of tiles, got {boneyard!r}")
         boneyard_ids = []
         for tile in boneyard:
-            tile = tiles.tile_id(tile)
+            tile = tile_set.tile_id(tile)
             if seen >> tile & 1:
-                raise ValueError(f"tile {tiles.NAMES[tile]} is dealt more than once")
+                raise ValueError(f"tile {tile_set.names[tile]} is dealt more than once")
             seen |= 1 << tile
             boneyard_ids.append(tile)
-        if seen != tiles.ALL_TILES_MASK:
-            missing = ", ".join(tiles.NAMES[t] for t in tiles.tiles_in(tiles.ALL_TILES_MASK & ~seen))
-            raise ValueError(f"hands and boneyard must hold all 28 tiles; missing {missing}")
-        if len(boneyard_ids) < PROTECTED_BONEYARD:
+        if seen != tile_set.all_mask:
+            missing = ", ".join(tile_set.names[t] for t in tiles.tiles_in(tile_set.all_mask & ~seen))
+            raise ValueError(f"hands and boneyard must hold all {tile_set.num_tiles} tiles; missing {missing}")
+        if len(boneyard_ids) < game.protected:
             raise ValueError(
-                f"boneyard must hold at least {PROTECTED_BONEYARD} tiles, got {len(boneyard_ids)}"
+                f"boneyard must hold at least {game.protected} tiles, got {len(boneyard_ids)}"
             )
         opener = check_int("opener", opener, minimum=0, maximum=players - 1)
         if scores is None:
@@ -428,7 +515,7 @@ class DrawState:
         self.line_mask = line_mask
         self.current = current
         self.passes_in_row = passes_in_row
-        #: Per seat, a 7-bit mask of the values that seat showed it lacks by passing.
+        #: Per seat, a mask of the values (bit ``v``) that seat showed it lacks by passing.
         self.voids = voids
         self.scores = scores
         self.opener = opener
@@ -448,8 +535,8 @@ class DrawState:
 
     @property
     def can_draw(self) -> bool:
-        """Drawing is allowed while the boneyard holds 3 or more tiles."""
-        return len(self.boneyard) > PROTECTED_BONEYARD
+        """Drawing is allowed while the boneyard holds more than the protected tiles (3 or more)."""
+        return len(self.boneyard) > self.game.protected
 
     @property
     def is_hand_over(self) -> bool:
@@ -460,7 +547,7 @@ class DrawState:
         return list(tiles.tiles_in(self.hands[seat]))
 
     def hand_pips(self, seat: int) -> int:
-        return tiles.pips(self.hands[seat])
+        return self.game.pips(self.hands[seat])
 
     def hand_count(self, seat: int) -> int:
         return self.hands[seat].bit_count()
@@ -469,7 +556,8 @@ class DrawState:
         """The masks of tiles in ``hand`` that fit the left and the right end."""
         if self.left == _NO_VALUE:
             return hand, 0  # the opening tile is laid with action 2 * tile + LEFT
-        return hand & HOLDING[self.left], hand & HOLDING[self.right]
+        holding = self.game.holding
+        return hand & holding[self.left], hand & holding[self.right]
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the player to act, ascending; empty once the hand is over."""
@@ -486,27 +574,29 @@ class DrawState:
             if fits_right & lowest:
                 actions.append(2 * tile + 1)
             either ^= lowest
-        if len(self.boneyard) > PROTECTED_BONEYARD:
-            actions.append(DRAW)
+        game = self.game
+        if len(self.boneyard) > game.protected:
+            actions.append(game.draw_action)
         elif not actions:
-            actions.append(PASS)
+            actions.append(game.pass_action)
         return actions
 
     def is_legal(self, action: int) -> bool:
-        if self.result is not None or not 0 <= action < NUM_ACTIONS:
+        game = self.game
+        if self.result is not None or not 0 <= action < game.num_actions:
             return False
-        if action == DRAW:
-            return len(self.boneyard) > PROTECTED_BONEYARD
+        if action == game.draw_action:
+            return len(self.boneyard) > game.protected
         hand = self.hands[self.current]
-        if action == PASS:
+        if action == game.pass_action:
             fits_left, fits_right = self._fitting(hand)
-            return len(self.boneyard) == PROTECTED_BONEYARD and not (fits_left | fits_right)
+            return len(self.boneyard) == game.protected and not (fits_left | fits_right)
         tile = 1 << (action >> 1)
         if not hand & tile:
             return False
         if self.left == _NO_VALUE:
             return action & 1 == LEFT  # the opening tile is laid with action 2 * tile + LEFT
-        return bool(HOLDING[self.right if action & 1 else self.left] & tile)
+        return bool(game.holding[self.right if action & 1 else self.left] & tile)
 
     # ------------------------------------------------------------------ playing
 
@@ -519,11 +609,11 @@ class DrawState:
         if not self.is_legal(action):
             raise IllegalActionError(self._illegal_message(action))
         seat = self.current
-        if action == DRAW:
+        if action == self.game.draw_action:
             # The drawer keeps the turn and may draw again or place any playable tile.
             self.hands[seat] |= 1 << self.boneyard.pop(0)
             return
-        if action == PASS:
+        if action == self.game.pass_action:
             # A pass at the protected boneyard shows the passer holds neither open value,
             # and, with drawing over, never will again this hand.
             self.voids[seat] |= (1 << self.left) | (1 << self.right)
@@ -538,7 +628,7 @@ class DrawState:
     def _place(self, seat: int, action: int) -> None:
         tile = action >> 1
         left = self.left
-        self.left, self.right = ends_after(None if left == _NO_VALUE else (left, self.right), action)
+        self.left, self.right = ends_after(None if left == _NO_VALUE else (left, self.right), action, self.game.tiles)
         self.hands[seat] &= ~(1 << tile)
         self.line_mask |= 1 << tile
         self.line.append((tile, seat, action & 1))
@@ -551,9 +641,10 @@ class DrawState:
     def _illegal_message(self, action: object) -> str:
         if self.result is not None:
             return "the hand is over: no action is legal"
-        legal = ", ".join(f"{a} ({action_name(a)})" for a in self.legal_actions())
-        in_range = isinstance(action, int) and 0 <= action < NUM_ACTIONS
-        described = action_name(action) if in_range else "out of range"  # type: ignore[arg-type]
+        game = self.game
+        legal = ", ".join(f"{a} ({action_name(a, game=game)})" for a in self.legal_actions())
+        in_range = isinstance(action, int) and 0 <= action < game.num_actions
+        described = action_name(action, game=game) if in_range else "out of range"  # type: ignore[arg-type]
         return (
             f"action {action!r} ({described}) is not legal for seat {self.current}; "
             f"legal actions: {legal}"
@@ -563,14 +654,14 @@ class DrawState:
 
     def _score_domino(self, winner: int) -> None:
         """The player who went out scores every pip left in the opponents' hands."""
-        pips = tuple(tiles.pips(hand) for hand in self.hands)
+        pips = tuple(self.game.pips(hand) for hand in self.hands)
         points = [0] * self.game.num_players
         points[winner] = sum(pips)
         self._finish(HandResult("domino", winner, tuple(points), pips))
 
     def _score_block(self) -> None:
         """Only a single lowest total scores: the opponents' totals minus its own, once."""
-        pips = tuple(tiles.pips(hand) for hand in self.hands)
+        pips = tuple(self.game.pips(hand) for hand in self.hands)
         lowest = min(pips)
         points = [0] * self.game.num_players
         winner = None
@@ -655,7 +746,7 @@ class DrawState:
 
     def __repr__(self) -> str:
         hands = " ".join(
-            f"{seat}:{''.join(tiles.NAMES[t] for t in self.hand_tiles(seat))}"
+            f"{seat}:{''.join(self.game.tiles.names[t] for t in self.hand_tiles(seat))}"
             for seat in range(self.game.num_players)
         )
         return (
@@ -689,14 +780,14 @@ class PlayerView:
     @property
     def unseen(self) -> int:
         """The mask of tiles this player cannot see: opponents' hands and the boneyard."""
-        return tiles.ALL_TILES_MASK & ~self.hand & ~self.line_mask
+        return self.game.tiles.all_mask & ~self.hand & ~self.line_mask
 
     def allowed(self, seat: int) -> int:
         """The unseen tiles ``seat`` may hold, given the values it showed it lacks."""
         lacking = 0
-        for value in range(tiles.NUM_VALUES):
+        for value in range(self.game.tiles.num_values):
             if self.voids[seat] >> value & 1:
-                lacking |= HOLDING[value]
+                lacking |= self.game.holding[value]
         return self.unseen & ~lacking
 
     def sample_state(self, rng: random.Random) -> DrawState:
