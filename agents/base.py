@@ -4,29 +4,56 @@ An agent sees exactly what the environment gives the player it sits for: the obs
 ``{"observation": float32 (258,), "action_mask": int8 (58,)}``. It never touches the
 environment or the rules state. The helpers here decode the public-contract blocks of the
 vector (hand, line, open ends, seats in play) into the bitmasks of :mod:`draw_env.tiles`.
+
+A variant's set of ``T`` tiles gives masks of ``2T + 2`` entries: the helpers read the set from
+the mask's length (:func:`tile_set_of`), so the agents built on them play every set.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from draw_env import tiles
 from draw_env.checks import check_seed
-from draw_env.observation import OFFSETS, SEATS, observe_state
-from draw_env.rules import NUM_ACTIONS, DrawState
-from draw_env.tiles import NUM_TILES, NUM_VALUES
+from draw_env.observation import SEATS, Layout, layout, observe_state
+from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState
+from draw_env.tiles import NUM_TILES, TileSet
 
-#: Action ids below this place a tile (``2 * tile + end``); 56 draws, 57 passes.
+#: Action ids below this place a tile (``2 * tile + end``); 56 draws, 57 passes (the seeds' set;
+#: a set of ``T`` tiles places below ``2T``).
 FIRST_NON_PLACEMENT = 2 * NUM_TILES
 
 Observation = dict[str, np.ndarray]
 
-_HAND = OFFSETS["hand"]
-_LEFT_END = OFFSETS["left_end"]
-_RIGHT_END = OFFSETS["right_end"]
-_IN_PLAY = OFFSETS["in_play"]
+#: The set of each action count ``2T + 2``.
+_SET_OF_ACTIONS: dict[int, TileSet] = {
+    2 * tile_set.num_tiles + 2: tile_set
+    for tile_set in (tiles.tile_set(max_pip) for max_pip in range(tiles.MIN_PIP, tiles.MAX_PIP + 1))
+}
+
+
+def tile_set_of(observation: Observation) -> TileSet:
+    """The set a game is played with, read from the length of its action mask (``2T + 2``).
+
+    Raises:
+        ValueError: if the mask's length is no set's.
+    """
+    size = np.shape(observation["action_mask"])
+    tile_set = _SET_OF_ACTIONS.get(size[0]) if len(size) == 1 else None
+    if tile_set is None:
+        counts = ", ".join(str(count) for count in _SET_OF_ACTIONS)
+        raise ValueError(f"observation['action_mask'] must have one of the lengths {counts} (2T + 2), got shape {size}")
+    return tile_set
+
+
+@functools.cache
+def _layout_of(tile_set: TileSet) -> Layout:
+    # Where the blocks start depends on the set only (protected tiles change bounds, not offsets).
+    return layout(DrawGame(2, tile_set.max_pip, hand_size=1, protected=0))
 
 
 @runtime_checkable
@@ -95,37 +122,41 @@ def legal_actions(observation: Observation) -> list[int]:
     """The legal action ids, ascending, read from the action mask.
 
     Raises:
-        ValueError: if the mask is not 58 entries long or allows nothing (the agent is not to act).
+        ValueError: if the mask is not ``2T + 2`` entries long (58 for the seeds' set) or allows
+            nothing (the agent is not to act).
     """
     mask = np.asarray(observation["action_mask"])
     if mask.shape != (NUM_ACTIONS,):
-        raise ValueError(f"observation['action_mask'] must have shape ({NUM_ACTIONS},), got {mask.shape}")
+        tile_set_of(observation)  # a variant's mask is fine; anything else raises
     actions = np.flatnonzero(mask).tolist()
     if not actions:
         raise ValueError("observation['action_mask'] is all zeros: this agent is not the one to act")
     return actions
 
 
-def hand_mask(vector: np.ndarray) -> int:
-    """The observer's hand as a tile bitmask, from the observation vector (shape (258,))."""
+def hand_mask(vector: np.ndarray, tile_set: TileSet = tiles.DOUBLE_SIX) -> int:
+    """The observer's hand as a tile bitmask, from the observation vector (shape (258,) for the
+    seeds' set; its first ``T`` entries for ``tile_set``'s)."""
     bits = 0
-    for tile in np.flatnonzero(vector[_HAND : _HAND + NUM_TILES]).tolist():
+    for tile in np.flatnonzero(vector[: tile_set.num_tiles]).tolist():
         bits |= 1 << tile
     return bits
 
 
-def open_ends(vector: np.ndarray) -> tuple[int, int] | None:
+def open_ends(vector: np.ndarray, tile_set: TileSet = tiles.DOUBLE_SIX) -> tuple[int, int] | None:
     """The open values ``(left, right)``, or ``None`` while the line is empty."""
-    left = np.flatnonzero(vector[_LEFT_END : _LEFT_END + NUM_VALUES])
+    offsets, values = _layout_of(tile_set).offsets, tile_set.num_values
+    left = np.flatnonzero(vector[offsets["left_end"] : offsets["left_end"] + values])
     if left.size == 0:
         return None
-    right = np.flatnonzero(vector[_RIGHT_END : _RIGHT_END + NUM_VALUES])
+    right = np.flatnonzero(vector[offsets["right_end"] : offsets["right_end"] + values])
     return int(left[0]), int(right[0])
 
 
-def num_players(vector: np.ndarray) -> int:
+def num_players(vector: np.ndarray, tile_set: TileSet = tiles.DOUBLE_SIX) -> int:
     """How many seats are in play (2, 3 or 4), from the ``in_play`` block."""
-    return round(float(vector[_IN_PLAY : _IN_PLAY + SEATS].sum()))
+    start = _layout_of(tile_set).offsets["in_play"]
+    return round(float(vector[start : start + SEATS].sum()))
 
 
 def observe(state: DrawState, player: int, match: bool = False) -> Observation:
@@ -135,7 +166,7 @@ def observe(state: DrawState, player: int, match: bool = False) -> Observation:
     :func:`draw_env.observation.observe_state`, and the mask is the legal actions when
     ``player`` is to act, else all zeros.
     """
-    mask = np.zeros(NUM_ACTIONS, np.int8)
+    mask = np.zeros(state.game.num_actions, np.int8)
     if state.result is None and state.current == player:
         mask[state.legal_actions()] = 1
     return {"observation": observe_state(state, player, match), "action_mask": mask}

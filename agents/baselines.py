@@ -1,8 +1,8 @@
 """Rule-based baseline agents: ``random``, ``random_forced``, ``heaviest`` and ``variety``.
 
-All of them read only the observation dict. "Draws only when it must" means: if any placement
-is legal, place; otherwise draw if drawing is legal, else pass (exactly one of the two is legal
-then).
+All of them read only the observation dict, and play every variant's set (read from the mask's
+length). "Draws only when it must" means: if any placement is legal, place; otherwise draw if
+drawing is legal, else pass (exactly one of the two is legal then).
 """
 
 from __future__ import annotations
@@ -15,26 +15,29 @@ from agents.base import (
     hand_mask,
     legal_actions,
     open_ends,
+    tile_set_of,
 )
 from draw_env.rules import ends_after
-from draw_env.tiles import HOLDING, NUM_VALUES, PIPS
+from draw_env.tiles import DOUBLE_SIX, TileSet
 
 
-def placements_or_forced(actions: list[int]) -> list[int]:
+def placements_or_forced(actions: list[int], first_non_placement: int = FIRST_NON_PLACEMENT) -> list[int]:
     """The legal placements if there are any, else the one legal non-placement (draw or pass).
 
     Args:
         actions: legal action ids, ascending (so placements come first).
+        first_non_placement: the draw action, ``2T`` (56 for the seeds' set).
     """
-    placements = [action for action in actions if action < FIRST_NON_PLACEMENT]
+    placements = [action for action in actions if action < first_non_placement]
     return placements if placements else actions[-1:]
 
 
-def heaviest_placement(placements: list[int]) -> int:
+def heaviest_placement(placements: list[int], tile_set: TileSet = DOUBLE_SIX) -> int:
     """The placement of the highest-pip tile; ties go to the lowest action id."""
+    pips = tile_set.pips
     best = placements[0]
     for action in placements[1:]:
-        if PIPS[action >> 1] > PIPS[best >> 1]:
+        if pips[action >> 1] > pips[best >> 1]:
             best = action
     return best
 
@@ -54,7 +57,8 @@ class RandomForcedAgent(SeededAgent):
     name = "random_forced"
 
     def act(self, observation: Observation) -> int:
-        return self.rng.choice(placements_or_forced(legal_actions(observation)))
+        first_non_placement = 2 * tile_set_of(observation).num_tiles
+        return self.rng.choice(placements_or_forced(legal_actions(observation), first_non_placement))
 
 
 class HeaviestAgent(DeterministicAgent):
@@ -63,18 +67,21 @@ class HeaviestAgent(DeterministicAgent):
     name = "heaviest"
 
     def act(self, observation: Observation) -> int:
-        choices = placements_or_forced(legal_actions(observation))
-        if choices[0] >= FIRST_NON_PLACEMENT:
+        tile_set = tile_set_of(observation)
+        choices = placements_or_forced(legal_actions(observation), 2 * tile_set.num_tiles)
+        if choices[0] >= 2 * tile_set.num_tiles:
             return choices[0]
-        return heaviest_placement(choices)
+        return heaviest_placement(choices, tile_set)
 
 
-def values_held(hand: int) -> int:
-    """How many of the seven values appear on some tile of ``hand`` (a tile bitmask)."""
-    return sum(1 for value in range(NUM_VALUES) if hand & HOLDING[value])
+def values_held(hand: int, tile_set: TileSet = DOUBLE_SIX) -> int:
+    """How many of the set's values (seven for double-six) appear on some tile of ``hand`` (a tile bitmask)."""
+    return sum(1 for holding in tile_set.holding if hand & holding)
 
 
-def variety_key(hand: int, ends: tuple[int, int] | None, action: int) -> tuple[int, int, int, int]:
+def variety_key(
+    hand: int, ends: tuple[int, int] | None, action: int, tile_set: TileSet = DOUBLE_SIX
+) -> tuple[int, int, int, int]:
     """How much :class:`VarietyAgent` likes placement ``action``; larger is better.
 
     Returns:
@@ -83,9 +90,10 @@ def variety_key(hand: int, ends: tuple[int, int] | None, action: int) -> tuple[i
     """
     tile = action >> 1
     remaining = hand & ~(1 << tile)
-    new_left, new_right = ends_after(ends, action)
-    answerable = bool(remaining & HOLDING[new_left]) + bool(remaining & HOLDING[new_right])
-    return values_held(remaining), answerable, PIPS[tile], -action
+    new_left, new_right = ends_after(ends, action, tile_set)
+    holding = tile_set.holding
+    answerable = bool(remaining & holding[new_left]) + bool(remaining & holding[new_right])
+    return values_held(remaining, tile_set), answerable, tile_set.pips[tile], -action
 
 
 class VarietyAgent(DeterministicAgent):
@@ -99,12 +107,13 @@ class VarietyAgent(DeterministicAgent):
     name = "variety"
 
     def act(self, observation: Observation) -> int:
-        choices = placements_or_forced(legal_actions(observation))
-        if choices[0] >= FIRST_NON_PLACEMENT:
+        tile_set = tile_set_of(observation)
+        choices = placements_or_forced(legal_actions(observation), 2 * tile_set.num_tiles)
+        if choices[0] >= 2 * tile_set.num_tiles:
             return choices[0]
         if len(choices) == 1:
             return choices[0]
         vector = observation["observation"]
-        hand = hand_mask(vector)
-        ends = open_ends(vector)
-        return max(choices, key=lambda action: variety_key(hand, ends, action))
+        hand = hand_mask(vector, tile_set)
+        ends = open_ends(vector, tile_set)
+        return max(choices, key=lambda action: variety_key(hand, ends, action, tile_set))

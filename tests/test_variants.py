@@ -209,3 +209,39 @@ def test_an_illegal_move_costs_the_variants_worst_hand() -> None:
     assert all(env.terminations.values())
     assert env.rewards[offender] == -12.0  # every pip of double-two
     assert sum(env.rewards.values()) == -12.0
+
+
+@pytest.mark.parametrize(("players", "max_pip", "hand_size", "protected"), GRID)
+def test_the_baselines_play_every_variant(players: int, max_pip: int, hand_size: int | None, protected: int) -> None:
+    import agents
+    from agents.base import tile_set_of
+
+    env = draw_env.env(num_players=players, max_pip=max_pip, hand_size=hand_size, protected=protected)
+    names = ["random", "random_forced", "heaviest", "variety"]
+    table = [agents.make(names[seat % len(names)], seed=seat) for seat in range(players)]
+    env.reset(seed=max_pip)
+    pips = tiles.tile_set(max_pip).pips
+    for agent in env.agent_iter():
+        observation, _reward, terminated, truncated, _info = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        assert tile_set_of(observation).max_pip == max_pip
+        player = table[int(agent.split("_")[1])]
+        action = player.act(observation)
+        legal = np.flatnonzero(observation["action_mask"]).tolist()
+        assert action in legal
+        placements = [a for a in legal if a < 2 * len(pips)]
+        if player.name in ("random_forced", "heaviest", "variety"):
+            assert (action < 2 * len(pips)) == bool(placements)  # draws only when it must
+        if player.name == "heaviest" and placements:
+            assert pips[action >> 1] == max(pips[a >> 1] for a in placements)
+        env.step(action)
+    assert env.unwrapped.state_ref.result is not None
+
+
+def test_an_action_mask_of_no_sets_length_is_refused() -> None:
+    from agents.base import legal_actions
+
+    with pytest.raises(ValueError, match="2T \\+ 2"):
+        legal_actions({"observation": np.zeros(10, np.float32), "action_mask": np.ones(57, np.int8)})
