@@ -190,6 +190,54 @@ def _concrete(value: Any) -> np.ndarray | None:
         return None
 
 
+def _integer_dtype(name: str, value: Any) -> np.ndarray | None:
+    """``value`` as a NumPy array if it is a host value (None for a JAX array, traced or not), after
+    checking that its dtype is an integer one: a float or bool is refused, never rounded.
+
+    A JAX array's dtype is static, so the check holds under ``jit`` (at trace time) at no cost.
+    """
+    host = None if isinstance(value, jax.Array) else np.asarray(value)
+    dtype = value.dtype if host is None else host.dtype
+    if host is not None and dtype == np.object_:
+        # Python integers beyond int64 (NumPy keeps them as objects): integers all the same.
+        if all(isinstance(item, int) and not isinstance(item, bool) for item in host.flat):
+            return host
+    elif np.issubdtype(dtype, np.integer):
+        return host
+    got = f"{host.item()!r} ({dtype})" if host is not None and host.size == 1 else f"an array of dtype {dtype}"
+    raise ValueError(f"{name} must be an integer (int32 under jit), got {got}")
+
+
+def _narrowed(array: jax.Array, limit: int) -> jax.Array:
+    """An integer JAX ``array`` as int32, where an entry wider than int32 and outside ``0..limit - 1``
+    becomes -1 rather than wrapping into range (int32 and narrower dtypes convert as they are)."""
+    if array.dtype == jnp.int32 or jnp.iinfo(array.dtype).bits < 32:
+        return array.astype(jnp.int32)
+    return jnp.where((array >= 0) & (array < limit), array, -1).astype(jnp.int32)
+
+
+def _action_index(action: Any) -> jax.Array:
+    """``action`` as int32, an integer outside ``0..57`` of any width as -1 (illegal): the step
+    never plays a wrapped or truncated number as another action."""
+    host = _integer_dtype("action", action)
+    if host is None:
+        return _narrowed(action, NUM_ACTIONS)
+    in_range = (host >= 0) & (host < NUM_ACTIONS)
+    index = np.full(host.shape, -1, np.int32)
+    index[in_range] = host[in_range]
+    return jnp.asarray(index)
+
+
+def _seat_index(player: Any, num_players: int) -> jax.Array:
+    """``player`` as int32 for :meth:`DrawDominoes.observe`; a host value must be a seat."""
+    host = _integer_dtype("player", player)
+    if host is None:
+        return _narrowed(player, num_players)
+    if host.shape != () or not 0 <= host.item() < num_players:
+        raise ValueError(f"player must be a seat in 0..{num_players - 1}, got {player!r}")
+    return jnp.asarray(host.item(), jnp.int32)
+
+
 class DrawDominoes:
     """Draw dominoes as pure JAX functions (pgx's ``Env`` API); see ``docs/jax.md``.
 
@@ -355,14 +403,19 @@ class DrawDominoes:
     # ------------------------------------------------------------------ stepping
 
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
-        """The state after ``current_player`` plays ``action`` (int32 ``()``).
+        """The state after ``current_player`` plays ``action`` (an integer ``()``, int32 under ``jit``).
 
         ``key`` is accepted for pgx's signature and not used: later hands of a match are dealt
         from the key kept in the state. An ended episode is returned unchanged with zero rewards;
-        an illegal action ends the episode with ``ILLEGAL_PENALTY[reward]`` for the acting player.
+        an illegal action (one not in the mask, or an integer outside ``0..57``, whatever its
+        width) ends the episode with ``ILLEGAL_PENALTY[reward]`` for the acting player.
+
+        Raises:
+            ValueError: for an action that is not an integer (a float or bool value or dtype), at
+                trace time under ``jit``: it is never rounded to an action.
         """
         del key
-        action = jnp.asarray(action, jnp.int32)
+        action = _action_index(action)
         clipped = jnp.clip(action, 0, NUM_ACTIONS - 1)
         legal = (action == clipped) & _pick(state.legal_action_mask, clipped)
         zero = jnp.zeros(self.num_players, jnp.float32)
@@ -458,7 +511,7 @@ class DrawDominoes:
     def _finish(self, state: State) -> State:
         """Fill in the acting player's legal-action mask and observation."""
         return state.replace(
-            legal_action_mask=self._legal_mask(state), observation=self.observe(state, state.current_player)
+            legal_action_mask=self._legal_mask(state), observation=self._observation(state, state.current_player)
         )
 
     def _legal_mask(self, state: State) -> jax.Array:
@@ -484,12 +537,27 @@ class DrawDominoes:
         """float32 ``(258,)``: absolute seat ``player``'s observation (default the player to act),
         the AEC environment's layout (:data:`draw_env.observation.BLOCKS`, seats relative to ``player``).
 
+        A seat outside ``0..num_players - 1`` given as an array (traced or not) gives all zeros, the
+        observation of no seat.
+
+        Raises:
+            ValueError: for a Python or NumPy seat outside ``0..num_players - 1``, or a seat that is
+                not an integer (checked at trace time under ``jit``).
+        """
+        if player is None:
+            return self._observation(state, state.current_player)
+        seat = _seat_index(player, self.num_players)
+        in_range = (seat >= 0) & (seat < self.num_players)
+        return jnp.where(in_range, self._observation(state, seat), jnp.float32(0))
+
+    def _observation(self, state: State, player: jax.Array) -> jax.Array:
+        """:meth:`observe` of a seat in range (the step's own call: no check on its hot path).
+
         A few dozen facts are computed (masks, counts, the placement order) and each entry of the
         vector reads one of them through a table fixed per environment (:func:`_observation_table`):
         one fused pass writes the 258 entries.
         """
         n = self.num_players
-        player = jnp.asarray(state.current_player if player is None else player, jnp.int32)
         relative = jnp.arange(SEATS, dtype=jnp.int32)
         seats = jnp.arange(n, dtype=jnp.int32)
         # by_relative[r, s]: absolute seat s sits at relative seat r (one-hot sums, not gathers:

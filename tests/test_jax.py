@@ -160,6 +160,58 @@ def test_illegal_action_ends_the_episode_with_the_penalty(config: tuple[int, str
     assert not again.rewards.any()
 
 
+@functools.cache
+def one_game() -> tuple[DrawDominoes, State, int]:
+    """A 2-player hand from key 0 and its first legal action."""
+    env = DrawDominoes(2)
+    state = jax.jit(env.init)(jax.random.key(0))
+    return env, state, int(np.flatnonzero(np.asarray(state.legal_action_mask))[0])
+
+
+def test_an_integer_out_of_range_of_any_width_is_illegal_not_wrapped_to_another_action() -> None:
+    """2**32 + a is not action a, whether the step sees it as a host value (checked whole before any
+    conversion) or as a wide traced one (64-bit types on: with them off, JAX itself casts a jitted
+    argument to int32 at the call). One compilation: the host values are constants of the trace."""
+    env, state, legal = one_game()
+    hosts = (np.int32(legal), np.int64(2**32 + legal), 2**70 + legal)
+    with jax.enable_x64(True):
+        traced = jnp.asarray([legal, 2**32 + legal, -(2**32) + legal], jnp.int64)
+        hosted, batch = jax.jit(lambda s, actions: ([env.step(s, a) for a in hosts],
+                                                    jax.vmap(env.step, in_axes=(None, 0))(s, actions)))(state, traced)
+    assert [bool(after.terminated) for after in hosted] == [False, True, True], "only the action itself is played"
+    assert np.asarray(batch.terminated).tolist() == [False, True, True]
+    seat = int(state.current_player)
+    for line_count, rewards in [(h.line_count, h.rewards) for h in hosted[1:]] + [(batch.line_count[1], batch.rewards[1])]:
+        assert int(line_count) == 0 and float(rewards[seat]) == ILLEGAL_PENALTY[env.reward]
+
+
+@pytest.mark.parametrize("action", [2.7, 2.0, np.float32(2.0), True], ids=repr)
+def test_an_action_that_is_not_an_integer_is_refused_not_rounded(action: object) -> None:
+    env, state, _ = one_game()
+    with pytest.raises(ValueError, match="action must be an integer"):
+        env.step(state, action)
+    with pytest.raises(ValueError, match="action must be an integer"):  # at trace time: the dtype is static
+        jax.jit(env.step)(state, action)
+    with pytest.raises(ValueError, match="action must be an integer"):
+        jax.vmap(env.step)(jax.tree_util.tree_map(lambda x: x[None], state), jnp.asarray([action]))
+
+
+def test_observe_refuses_a_seat_it_can_see_and_gives_zeros_for_one_it_cannot() -> None:
+    env, state, _ = one_game()
+    for seat in (2, -1, np.int64(5), 2**70):
+        with pytest.raises(ValueError, match=r"player must be a seat in 0\.\.1"):
+            env.observe(state, seat)
+    with pytest.raises(ValueError, match="player must be an integer"):
+        env.observe(state, 1.0)
+    # A seat as an array (under jit its value is not known): the observation of no seat; with
+    # 64-bit types on, 2**32 + 1 is not seat 1.
+    with jax.enable_x64(True):
+        seats = (jnp.int32(1), jnp.int32(2), jnp.int32(-1), jnp.asarray(2**32 + 1, jnp.int64))
+        seen = jax.jit(lambda s, seats: [env.observe(s, seat) for seat in (np.int64(1), *seats)])(state, seats)
+    assert [bool(np.asarray(view).any()) for view in seen] == [True, True, False, False, False]
+    assert np.array_equal(seen[0], seen[1]), "a NumPy seat is the seat"
+
+
 def test_match_scores_target_and_next_opener() -> None:
     """A match from set scores: a hand's points add up, the next hand opens one seat clockwise,
     and the match ends at the target (61 with 3 players) with the scores the rules give."""
