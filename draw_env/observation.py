@@ -154,6 +154,51 @@ class Layout:
             for block in self.blocks
         }
 
+    def fact_sizes(self) -> dict[str, int]:
+        """How many numbers each fact of :data:`FACTS` is: one per relative seat for per-seat
+        facts, one per tile for ``order``, else one."""
+        sizes = {name: 1 for name in FACTS}
+        for block in self.blocks:
+            if block.seats != "none":
+                sizes[block.fact] = SEATS
+            elif block.read == "value":
+                sizes[block.fact] = block.size
+        return sizes
+
+    def fact_table(self) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+        """How an engine writes the vector from a facts vector: the generic observation writer.
+
+        The facts vector holds every fact of :data:`FACTS` in that order (sizes
+        :meth:`fact_sizes`), per-seat facts in relative seats (the observer first; seats nobody
+        sits in hold 0), and ``-1`` for an end of the empty line. Entry ``i`` of the observation
+        is then, with ``x = facts[source[i]]``: ``(x >> argument[i]) & 1`` where ``kind[i]`` is 0
+        (``"bit"``), ``x`` where it is 1 (``"value"``), ``x == argument[i]`` where it is 2
+        (``"one_hot"``).
+
+        Returns:
+            ``(fact_offsets, source, kind, argument)``: where each fact starts in the facts
+            vector, and three int64 arrays of the observation's length.
+        """
+        fact_offsets, position = {}, 0
+        for name, size in self.fact_sizes().items():
+            fact_offsets[name] = position
+            position += size
+        source: list[int] = []
+        kind: list[int] = []
+        argument: list[int] = []
+        for block in self.blocks:
+            code = READS.index(block.read)
+            start = fact_offsets[block.fact]
+            rows = range(SEATS) if block.seats == "relative" else range(1)
+            for row in rows:
+                for index in range(block.width):
+                    per_entry = block.seats == "none" and block.read == "value"
+                    source.append(start + row + (index if per_entry else 0))
+                    kind.append(code)
+                    argument.append(0 if block.read == "value" else index)
+        assert len(source) == self.size
+        return fact_offsets, np.array(source, np.int64), np.array(kind, np.int64), np.array(argument, np.int64)
+
 
 def _table_shape(block: Block) -> tuple[int, ...]:
     if block.seats == "none":
@@ -365,6 +410,54 @@ def observe_state(state: DrawState, player: int, match: bool = False) -> np.ndar
     table = ObservationTable(state.game, match)
     table.rebuild(state)
     return table.observe(player)
+
+
+def facts_of_state(state: DrawState, player: int, match: bool = False) -> np.ndarray:
+    """The facts vector of ``player``'s view of ``state`` (:meth:`Layout.fact_table`): the
+    reference fact functions, which every engine computes its own way."""
+    game = state.game
+    observed = layout(game)
+    offsets, _, _, _ = observed.fact_table()
+    facts = np.zeros(sum(observed.fact_sizes().values()), np.int64)
+    players = game.num_players
+    seats = [(player + relative) % players for relative in range(players)]
+    placed = [0] * players
+    for position, (tile, seat, _end) in enumerate(state.line, start=1):
+        placed[seat] |= 1 << tile
+        facts[offsets["order"] + tile] = position
+    per_seat = {
+        "hand": state.hands,
+        "placed": placed,
+        "sizes": [state.hand_count(seat) for seat in range(players)],
+        "voids": state.voids,
+        "to_act": [int(state.result is None and seat == state.current) for seat in range(players)],
+        "in_play": [1] * players,
+        "scores": state.scores if match else [0] * players,
+    }
+    for name, values in per_seat.items():
+        for relative, seat in enumerate(seats):
+            facts[offsets[name] + relative] = values[seat]
+    left, right = state.ends if state.ends is not None else (-1, -1)
+    single = {
+        "line": state.line_mask,
+        "left": left,
+        "right": right,
+        "bones": len(state.boneyard),
+        "can_draw": int(state.can_draw),
+        "passes": state.passes_in_row,
+        "target": game.target if match else 0,
+    }
+    for name, value in single.items():
+        facts[offsets[name]] = value
+    return facts
+
+
+def observe_facts(observed: Layout, facts: np.ndarray) -> np.ndarray:
+    """The observation vector that ``facts`` give under ``observed``'s blocks (the generic writer)."""
+    _, source, kind, argument = observed.fact_table()
+    values = facts[source]
+    entries = np.where(kind == 0, (values >> argument) & 1, np.where(kind == 1, values, values == argument))
+    return entries.astype(np.float32)
 
 
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:

@@ -245,3 +245,25 @@ def test_an_action_mask_of_no_sets_length_is_refused() -> None:
 
     with pytest.raises(ValueError, match="2T \\+ 2"):
         legal_actions({"observation": np.zeros(10, np.float32), "action_mask": np.ones(57, np.int8)})
+
+
+@pytest.mark.parametrize(("players", "max_pip", "hand_size", "protected"), GRID)
+@pytest.mark.parametrize("match", [False, True])
+def test_the_declared_blocks_write_the_observation_from_the_facts(
+    players: int, max_pip: int, hand_size: int | None, protected: int, match: bool
+) -> None:
+    """The generic writer (the blocks' facts and reads) gives every observation the environment
+    gives: what another engine derives from the declaration is the contract."""
+    from draw_env.observation import facts_of_state, observe_facts
+
+    game = DrawGame(players, max_pip, hand_size, protected)
+    observed = layout(game)
+    rng = random.Random(players * 100 + max_pip)
+    state = game.new_state(rng)
+    while True:
+        for player in range(players):
+            expected = observe_state(state, player, match)
+            assert np.array_equal(observe_facts(observed, facts_of_state(state, player, match)), expected)
+        if state.result is not None:
+            break
+        state.apply_action(rng.choice(state.legal_actions()))
