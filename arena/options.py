@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from draw_env.checks import check_bool, check_choice, check_int
+from draw_env.checks import MAX_SEED, check_bool, check_choice, check_int
 from draw_env.rules import EPISODES, PLAYER_COUNTS
 
 SEATINGS = ("rotations", "permutations")
@@ -58,7 +58,7 @@ class RunOptions:
         duplicate: replay each deal under every seating of ``seatings``; else every game has its
             own deal and the seating rotates with the game index.
         seatings: with ``duplicate``, ``"rotations"`` (n replays per deal) or ``"permutations"`` (n!).
-        seed: seeds every deal and every seeded agent (non-negative).
+        seed: seeds every deal and every seeded agent (0 to 2**64 - 1).
         workers: processes to play on (1 plays in this process).
         progress: show a tqdm progress bar.
         records: a directory to write one game record (:mod:`draw_env.records`) per game into (kept as a
@@ -85,7 +85,7 @@ class RunOptions:
             "episode": check_choice("episode", self.episode, EPISODES),
             "duplicate": check_bool("duplicate", self.duplicate),
             "seatings": check_choice("seatings", self.seatings, SEATINGS),
-            "seed": check_int("seed", self.seed, minimum=0),
+            "seed": check_int("seed", self.seed, minimum=0, maximum=MAX_SEED),
             "workers": check_int("workers", self.workers, minimum=1),
             "progress": check_bool("progress", self.progress),
             "records": None if self.records is None else _as_path("records", self.records),

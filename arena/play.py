@@ -28,6 +28,7 @@ import draw_env
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe, tiles
+from draw_env.checks import MAX_SEED
 from draw_env.commands import reported_errors
 from draw_env.files import check_writable
 from draw_env.observation import view_from_observation
@@ -405,8 +406,8 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     args.describe = args.describe or args.lang != "en"
     if args.seed is None:
         args.seed = int(np.random.SeedSequence().entropy % 2**31)  # type: ignore[operator]
-    elif args.seed < 0:
-        parser.error(f"--seed must be a non-negative integer, got {args.seed}")
+    elif not 0 <= args.seed <= MAX_SEED:  # the bound of every seed: a record of the game holds it
+        parser.error(f"--seed must be an integer in 0..{MAX_SEED} (below 2**64), got {args.seed}")
     if stdin is None:
         stdin = sys.stdin
         if isinstance(stdin, io.TextIOWrapper):

@@ -96,12 +96,17 @@ def check_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
+#: The largest seed the project takes, everywhere it takes one: a seed fits 64 bits (and so the 20
+#: digits the readers of received files allow), so every record that holds a seed can be read back.
+MAX_SEED = 2**64 - 1
+
+
 def check_seed(name: str, value: object) -> int | None:
-    """``None`` or a non-negative integer seed (Python or NumPy), as an ``int``."""
+    """``None`` or an integer seed (Python or NumPy) in ``0..MAX_SEED``, as an ``int``."""
     if value is None:
         return None
-    if not is_integer(value) or value < 0:  # type: ignore[operator]
-        raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
+    if not is_integer(value) or not 0 <= value <= MAX_SEED:  # type: ignore[operator]
+        raise ValueError(f"{name} must be a non-negative integer or None, got {value!r} (a seed is below 2**64)")
     return int(value)  # type: ignore[call-overload]
 
 

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 from pettingzoo.utils import BaseWrapper
 
 from draw_env import draw_dominoes, rules
-from draw_env.checks import is_integer
+from draw_env.checks import MAX_SEED, is_integer
 from draw_env.files import write_text_atomic
 from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name, next_opener, reward_fits_episode
 from draw_env.tiles import NUM_TILES
@@ -261,6 +261,9 @@ def validate_record(record: object) -> None:
     winner = record.get("winner")
     if winner is not None:
         _check_int_field("winner", winner, 0, players - 1)
+    seed = record.get("seed")
+    if seed is not None:
+        _check_int_field("seed", seed, 0, MAX_SEED)
 
 
 def _check_dealt(field: str, dealt: list[object], seen: set[int]) -> None:

@@ -17,7 +17,15 @@ import numpy as np
 from gymnasium import spaces
 
 from draw_env import engine, tiles
-from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer, warn_unknown_options
+from draw_env.checks import (
+    MAX_SEED,
+    check_bool,
+    check_choice,
+    check_int,
+    check_seed,
+    is_integer,
+    warn_unknown_options,
+)
 from draw_env.observation import HIGH, OBSERVATION_SIZE
 from draw_env.rules import (
     EPISODES,
@@ -204,7 +212,7 @@ class DrawVectorEnv:
             raise ValueError("give either seed or options['seeds'], not both")
         if not isinstance(seeds, (list, tuple)) or len(seeds) != self.num_envs:
             raise ValueError(f"options['seeds'] must be a list of {self.num_envs} seeds, got {seeds!r}")
-        return [check_int(f"options['seeds'][{i}]", value, minimum=0) for i, value in enumerate(seeds)]
+        return [check_int(f"options['seeds'][{i}]", value, minimum=0, maximum=MAX_SEED) for i, value in enumerate(seeds)]
 
     def _parse_scores(self, scores: object) -> np.ndarray:
         out = np.zeros((self.num_envs, engine.SEATS), np.int64)

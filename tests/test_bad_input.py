@@ -187,10 +187,24 @@ def test_numpy_integer_seeds_deal_like_python_ones(make: Callable[..., AECEnv], 
     assert repr(numpy_seeded.unwrapped.state_ref) == repr(python_seeded.unwrapped.state_ref)
 
 
-@pytest.mark.parametrize("seed", [-1, 1.5, "3", True, np.float64(3.0), [3]], ids=repr)
+@pytest.mark.parametrize("seed", [-1, 2**64, 10**25, 1.5, "3", True, np.float64(3.0), [3]], ids=repr)
 def test_a_bad_seed_names_itself(seed: object) -> None:
     with pytest.raises(ValueError, match="seed must be a non-negative integer or None"):
         draw_env.env().reset(seed=seed)  # type: ignore[arg-type]
+
+
+def test_every_seed_has_one_bound_below_2_64() -> None:
+    """The AEC environment, the batched one and its per-game seeds take the same seeds: up to 2**64 - 1."""
+    from draw_env.vector import DrawVectorEnv
+
+    draw_env.env().reset(seed=2**64 - 1)
+    vector = DrawVectorEnv(2)
+    vector.reset(seed=2**64 - 1)
+    vector.reset(options={"seeds": [0, 2**64 - 1]})
+    with pytest.raises(ValueError, match="seed must be a non-negative integer or None, got 18446744073709551616"):
+        vector.reset(seed=2**64)
+    with pytest.raises(ValueError, match=r"options\['seeds'\]\[1\] must be an integer in \[0, 18446744073709551615\]"):
+        vector.reset(options={"seeds": [0, 2**64]})
 
 
 FAILING_RESETS: list[dict[str, Any]] = [

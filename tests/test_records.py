@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import io
 import itertools
 import json
 import random
@@ -320,3 +321,43 @@ def test_an_unfinished_record_cannot_claim_a_winner_or_an_unended_illegal_action
     legal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
     with pytest.raises(ValueError, match="illegal_action must be an illegal action of the seat to act"):
         replay_record({**unfinished, "finished": True, "illegal_action": [env.unwrapped.state_ref.current, legal]})
+
+
+# ---------------------------------------------------------------------- seeds
+
+
+@pytest.mark.parametrize("seed", ["abc", 1.5, -1, True, 2**64, [7]], ids=repr)
+def test_a_record_seed_is_an_integer_below_2_64_or_nothing(seed: object, tmp_path: Path) -> None:
+    record = hand_record()
+    for taken in (None, 0, 2**64 - 1):
+        validate_record({**record, "seed": taken})
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps({**record, "seed": seed}))
+    with pytest.raises(ValueError, match=r"game\.json: record field seed must be an integer"):
+        read_record(path)
+
+
+def test_every_seed_the_wrapper_takes_is_read_back(tmp_path: Path) -> None:
+    """The bound is where a seed is taken: a seed a record could not hold is refused at reset."""
+    env = RecordingWrapper(draw_env.env())
+    with pytest.raises(ValueError, match=r"seed must be a non-negative integer or None, got 10{25} \(a seed is below 2\*\*64\)"):
+        env.reset(seed=10**25)
+    record = play(env, 2**64 - 1)
+    assert read_record(write_record(record, tmp_path / "game.json"))["seed"] == 2**64 - 1
+
+
+def test_draw_play_takes_only_a_seed_its_record_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.play import main as draw_play
+    from draw_env.replay import main as draw_replay
+
+    record = tmp_path / "r.json"
+    argv = ["--opponents", "heaviest", "--episode", "hand", "--record", str(record), "--seed"]
+    with pytest.raises(SystemExit) as stopped:
+        draw_play([*argv, str(10**20)], stdin=io.StringIO(""), stdout=io.StringIO())
+    error = capsys.readouterr().err
+    assert stopped.value.code == 2 and "Traceback" not in error
+    assert f"--seed must be an integer in 0..{2**64 - 1} (below 2**64), got {10**20}" in error
+    assert not record.exists()
+    assert draw_play([*argv, str(2**64 - 1)], stdin=io.StringIO("1\n" * 200), stdout=io.StringIO()) == 0
+    assert draw_replay([str(record)], stdin=io.StringIO(""), stdout=io.StringIO()) == 0
+    assert read_record(record)["seed"] == 2**64 - 1

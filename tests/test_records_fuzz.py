@@ -88,11 +88,13 @@ def mutate(record: dict, choose: st.DataObject) -> Any:
 
 
 def check_record(record: Any) -> None:
-    """Replay it; if it replays, its page carries it as inert data."""
+    """Replay it; if it replays, its seed is one the project takes and its page carries it as inert data."""
     try:
         replay_record(record)
     except ValueError:
         return
+    seed = record.get("seed")  # what a record may hold is what the project takes and reads back
+    assert seed is None or (type(seed) is int and 0 <= seed < 2**64)
     page = html_page(record)
     data = re.search(r'<script type="application/json" id="game-data">(.*?)</script>', page, re.DOTALL)
     assert data is not None and not re.search(r"[<>&\u2028\u2029]", data.group(1))
