@@ -29,7 +29,6 @@ from agents.ismcts import DEFAULT_SIMULATIONS
 from draw_env import openspiel as draw_openspiel
 from draw_env.checks import check_choice, check_int, check_number
 from draw_env.observation import view_from_observation
-from draw_env.rules import NUM_ACTIONS
 
 #: OpenSpiel's MCTS example (``open_spiel/python/examples/mcts.py``) uses ``uct_c=2``.
 DEFAULT_UCT_C = 2.0
@@ -223,7 +222,7 @@ class AgentBot(pyspiel.Bot):
         seat = state.current_player()
         if self._player_id is not None and seat != self._player_id:
             raise ValueError(f"this bot plays seat {self._player_id}, but seat {seat} is to act")
-        mask = np.zeros(NUM_ACTIONS, np.int8)
+        mask = np.zeros(state.get_game().num_distinct_actions(), np.int8)  # the variant's 2T + 2
         mask[state.legal_actions()] = 1
         observation: Observation = {
             "observation": np.asarray(state.observation_tensor(seat), np.float32),

@@ -1,8 +1,8 @@
 """The house rules of imports: no cycles anywhere, and the layout.
 
 * The import graph of ``draw_env``, ``agents``, ``arena``, ``train`` and ``integrations`` (every import
-  statement, also those inside functions, which still tie two modules together; ``if
-  TYPE_CHECKING:`` blocks aside) has no cycle.
+  statement, also those inside functions and ``if TYPE_CHECKING:`` blocks, which still tie two
+  modules together) has no cycle.
 * ``draw_env`` never imports ``agents``, ``arena`` or ``train``; ``agents`` never imports
   ``arena`` or ``train``; ``arena`` never imports ``train``.
 * Every module imports on its own in a fresh interpreter (each one first, with no project module
@@ -40,13 +40,6 @@ def project_modules(root: Path, packages: tuple[str, ...]) -> dict[str, Path]:
     return modules
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The project modules that module ``name`` (source ``path``) imports, anywhere in its body."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -54,9 +47,6 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
     while pending:
         node = pending.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            pending.extend(node.orelse)
-            continue
         pending.extend(ast.iter_child_nodes(node))
         targets: list[str] = []
         if isinstance(node, ast.Import):
@@ -90,7 +80,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_the_cycle_finder_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
+def test_the_cycle_finder_sees_lazy_relative_and_type_only_imports(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -100,11 +90,15 @@ def test_the_cycle_finder_sees_lazy_and_relative_imports(tmp_path: Path) -> None
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\nimport pkg.b.nothing\n"
     )
     graph = import_graph(tmp_path, ("pkg",))
-    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.b"}}
+    assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.a", "pkg.b"}}
     cycle = find_cycle(graph)
     assert cycle is not None and set(cycle) == {"pkg.a", "pkg.b"}
     (package / "b.py").write_text("thing = 1\n")
     assert find_cycle(import_graph(tmp_path, ("pkg",))) is None
+    # A cycle through an import made for the type checker only is a cycle all the same.
+    (package / "b.py").write_text("import typing\nif typing.TYPE_CHECKING:\n    from pkg.c import x\n")
+    cycle = find_cycle(import_graph(tmp_path, ("pkg",)))
+    assert cycle is not None and {"pkg.b", "pkg.c"} <= set(cycle)
 
 
 def test_the_project_has_no_import_cycle() -> None:

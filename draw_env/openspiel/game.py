@@ -4,7 +4,9 @@ Every state wraps a :class:`~draw_env.rules.DrawState`, so there is no second im
 the game. Parameters (``pyspiel.load_game("python_draw_dominoes(players=3,episode=match)")``):
 ``players`` 2 (default), 3 or 4; ``episode`` ``"hand"`` (default) or ``"match"`` (hands until a
 seat reaches the target); ``reward`` ``"zero_sum"`` (default), ``"points"`` or ``"win_loss"``
-(matches only), as the AEC environment's, ``returns()`` being the sums of its rewards.
+(matches only), as the AEC environment's, ``returns()`` being the sums of its rewards; and the
+variant, as :class:`~draw_env.rules.DrawGame`'s: ``max_pip`` (6), ``hand_size`` (0, the seeds'
+deal: OpenSpiel parameters cannot be ``None``) and ``protected`` (2).
 
 Every random event (the opener lottery, the deal tile by tile, each draw) is an explicit chance
 node with exact probabilities, so ``state.history()`` reproduces a game exactly;
@@ -25,15 +27,12 @@ from typing import Any
 import pyspiel
 
 from draw_env import tiles
-from draw_env.checks import check_choice, check_int
+from draw_env.checks import check_choice, check_int, is_integer
 from draw_env.observation import SEATS
 from draw_env.openspiel.observer import DrawDominoesObserver
 from draw_env.openspiel.progress import DEAL, DRAWING, OPENER, OVER, PLAY, Progress, event_token
 from draw_env.rules import (
-    DRAW,
     EPISODES,
-    MAX_HAND_POINTS,
-    NUM_ACTIONS,
     PLAYER_COUNTS,
     PROTECTED_BONEYARD,
     REWARDS,
@@ -44,19 +43,30 @@ from draw_env.rules import (
     hand_rewards,
     next_opener,
 )
-from draw_env.tiles import NUM_TILES
+from draw_env.tiles import DEFAULT_MAX_PIP
 
 SHORT_NAME = "python_draw_dominoes"
-PARAMETERS: dict[str, Any] = {"players": 2, "episode": "hand", "reward": "zero_sum"}
+#: The parameters and their defaults; ``hand_size=0`` is the seeds' deal (7 each, 6 with 4 players).
+PARAMETERS: dict[str, Any] = {
+    "players": 2,
+    "episode": "hand",
+    "reward": "zero_sum",
+    "max_pip": DEFAULT_MAX_PIP,
+    "hand_size": 0,
+    "protected": PROTECTED_BONEYARD,
+}
+#: The variant parameters, in the order the state text's variant line names them.
+VARIANT_PARAMETERS = ("max_pip", "hand_size", "protected")
 #: A match has no finite worst case (a blocked hand with a shared lowest total scores nothing, and
 #: so can follow itself for ever), but OpenSpiel wants a bound: ``max_game_length`` of a match
 #: assumes at most this many hands (at most 199 hands can score, each at least a point, with 2 players).
 MAX_MATCH_HANDS = 1000
-_ALL_TILES = frozenset(range(NUM_TILES))
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
-#: A line of a serialized state: one action id, plain ASCII digits.
-_ACTION_LINE = re.compile(r"0|[1-9][0-9]?")
+#: A line of a serialized state: one action id, plain ASCII digits (111 at most, double-nine's pass).
+_ACTION_LINE = re.compile(r"0|[1-9][0-9]{0,2}")
+#: The first line of a serialized state of a variant other than the seeds' (whose texts have none).
+_VARIANT_LINE = re.compile(r"variant max_pip=([2-9]) hand_size=([1-9][0-9]?) protected=(0|[1-9][0-9]?)")
 
 
 def game_type(reward: str, episode: str) -> pyspiel.GameType:
@@ -81,16 +91,49 @@ def game_type(reward: str, episode: str) -> pyspiel.GameType:
     )
 
 
-def max_hand_length(num_players: int) -> int:
-    """An upper bound on the decisions of one hand: every placement, draw and pass.
+def max_hand_length(game: DrawGame | int) -> int:
+    """An upper bound on the decisions of one hand of ``game`` (a number of players: the seeds'
+    game): every placement, draw and pass.
 
-    At most 26 tiles are ever held (two stay in the boneyard), so at most 26 placements; passes
-    happen only once drawing is over, at most ``n - 1`` between two placements and ``n`` at the end.
+    At most ``T - protected`` tiles are ever held (26 in the seeds' game), so at most as many
+    placements; the opener places first (any tile fits the empty line); passes happen only once
+    drawing is over, at most ``n - 1`` between two placements and ``n`` at the end.
     """
-    game = DrawGame(num_players)
-    placements = NUM_TILES - PROTECTED_BONEYARD
-    draws = NUM_TILES - num_players * game.hand_size - PROTECTED_BONEYARD
-    return placements + draws + (num_players - 1) * (placements - 1) + num_players
+    rules = game if isinstance(game, DrawGame) else DrawGame(game)
+    players = rules.num_players
+    placements = rules.num_tiles - rules.protected
+    draws = placements - players * rules.hand_size
+    return placements + draws + (players - 1) * (placements - 1) + players
+
+
+def _variant_rules(players: int, params: dict[str, Any]) -> DrawGame:
+    """The rules of ``players`` seats and the variant parameters of ``params`` (``hand_size=0``:
+    the seeds' deal).
+
+    Raises:
+        ValueError: naming the parameter (see :class:`~draw_env.rules.DrawGame`).
+    """
+    hand_size = params["hand_size"]
+    if not is_integer(hand_size) or hand_size < 0:
+        raise ValueError(
+            "hand_size must be an integer >= 0 (0: the seeds' deal, 7 tiles each or 6 with 4 players), "
+            f"got {hand_size!r}"
+        )
+    variant = {"max_pip": params["max_pip"], "protected": params["protected"]}
+    if hand_size:
+        variant["hand_size"] = int(hand_size)
+    return DrawGame(players, **variant)
+
+
+def _describe_variant(variant: dict[str, int]) -> str:
+    return ", ".join(f"{name}={variant[name]}" for name in VARIANT_PARAMETERS)
+
+
+def _variant_line(rules: DrawGame) -> str:
+    """The first line of a serialized state of ``rules``' variant; ``""`` for the seeds' variant."""
+    if rules.is_default:
+        return ""
+    return "variant " + " ".join(f"{name}={rules.variant[name]}" for name in VARIANT_PARAMETERS)
 
 
 class DrawDominoesGame(pyspiel.Game):
@@ -105,28 +148,34 @@ class DrawDominoesGame(pyspiel.Game):
         episode = check_choice("episode", params["episode"], EPISODES)
         reward = check_choice("reward", params["reward"], REWARDS)
         check_reward_episode(reward, episode)
-        self.rules = DrawGame(players)
+        self.rules = rules = _variant_rules(players, params)
         self.episode = episode
         self.reward = reward
         self.match = episode == "match"
-        target = self.rules.target
         if reward == "win_loss":
             low, high = -1.0, 1.0
         else:
-            # In a match a seat ends with at most target - 1 + one hand's points.
-            high = float(target - 1 + MAX_HAND_POINTS if self.match else MAX_HAND_POINTS)
+            # A hand gives or costs at most every pip of the set; in a match a seat ends with at
+            # most target - 1 + one hand's points.
+            points = rules.max_hand_points
+            high = float(rules.target - 1 + points if self.match else points)
             low = -high if reward == "zero_sum" else 0.0
-        hand_length = max_hand_length(players)
         info = pyspiel.GameInfo(
-            num_distinct_actions=NUM_ACTIONS,
-            max_chance_outcomes=NUM_TILES,
+            num_distinct_actions=rules.num_actions,
+            max_chance_outcomes=rules.num_tiles,
             num_players=players,
             min_utility=low,
             max_utility=high,
             utility_sum=None if reward == "points" else 0.0,
-            max_game_length=hand_length * (MAX_MATCH_HANDS if self.match else 1),
+            max_game_length=max_hand_length(rules) * (MAX_MATCH_HANDS if self.match else 1),
         )
-        super().__init__(game_type(reward, episode), info, {"players": players, "episode": episode, "reward": reward})
+        # The game string names a variant parameter only where it differs from the seeds' game,
+        # so that equal games have one string (and the seeds' games the strings they always had).
+        seeds = DrawGame(players).variant
+        named = {name: value for name, value in rules.variant.items() if value != seeds[name]}
+        super().__init__(
+            game_type(reward, episode), info, {"players": players, "episode": episode, "reward": reward, **named}
+        )
 
     def new_initial_state(self) -> DrawDominoesState:
         """The state before the opener lottery and the deal."""
@@ -142,6 +191,11 @@ class DrawDominoesGame(pyspiel.Game):
         """
         if position.num_players != self.rules.num_players:
             raise ValueError(f"position has {position.num_players} players, the game {self.rules.num_players}")
+        if position.game != self.rules:
+            raise ValueError(
+                f"position is of the variant {_describe_variant(position.game.variant)}, "
+                f"the game of {_describe_variant(self.rules.variant)}"
+            )
         if position.result is not None:
             raise ValueError("position must be a hand in play, got a finished hand")
         state = DrawDominoesState(self)
@@ -151,26 +205,32 @@ class DrawDominoesGame(pyspiel.Game):
     def deserialize_state(self, text: str) -> DrawDominoesState:
         """The state that :meth:`DrawDominoesState.serialize` wrote: its history replayed.
 
-        ``text`` is OpenSpiel's history format, one action per line (chance outcomes included);
-        each line must be a plain integer, legal where it is applied, and ``text`` at most
-        three characters per action of :meth:`max_history_length`. Nothing in it is unpickled
-        or evaluated (OpenSpiel's default for Python games unpickles a ``__dict__`` line).
+        ``text`` is OpenSpiel's history format, one action per line (chance outcomes included),
+        after a variant line (``variant max_pip=3 hand_size=2 protected=1``) unless the game is
+        the seeds' variant; each action line must be a plain integer, legal where it is applied,
+        and ``text`` at most as long as the longest game's. Nothing in it is unpickled or
+        evaluated (OpenSpiel's default for Python games unpickles a ``__dict__`` line).
 
         Raises:
             ValueError: naming the line and what is wrong with it, e.g. ``python_draw_dominoes
-                state text, line 17: action 57 (pass) is not legal here; legal: 0, 56``.
+                state text, line 17: action 57 (pass) is not legal here; legal: 0, 56``, or the
+                text's variant and the game's when they differ.
         """
         where = f"{SHORT_NAME} state text"
         if not isinstance(text, str):
             raise ValueError(f"{where} must be a str, got {type(text).__name__}")  # noqa: TRY004
-        limit = 3 * self.max_history_length() + 1
+        header = _variant_line(self.rules)
+        # Each action: its digits (the longest id's) and a newline.
+        per_action = len(str(self.num_distinct_actions() - 1)) + 1
+        limit = (len(header) + 1 if header else 0) + per_action * self.max_history_length() + 1
         if len(text) > limit:
             raise ValueError(f"{where} has {len(text)} characters, more than the {limit} of the longest game")
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()  # the newline that ends the last action
+        first = self._check_variant_line(lines[0] if lines else "", where)
         state = self.new_initial_state()
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(lines[first:], first + 1):
             if not _ACTION_LINE.fullmatch(line):
                 raise ValueError(f"{where}, line {number}: must be an action id (an integer), got {line[:40]!r}")
             action = int(line)
@@ -178,10 +238,45 @@ class DrawDominoesGame(pyspiel.Game):
                 raise ValueError(f"{where}, line {number}: the game is over, yet the text goes on with {action}")
             legal = state.legal_actions()
             if action not in legal:
-                name = f"chance outcome {action}" if state.is_chance_node() else f"action {action} ({action_name(action)})"
+                name = (
+                    f"chance outcome {action}"
+                    if state.is_chance_node()
+                    else f"action {action} ({action_name(action, game=self.rules)})"
+                )
                 raise ValueError(f"{where}, line {number}: {name} is not legal here; legal: {', '.join(map(str, legal))}")
             state.apply_action(action)
         return state
+
+    def _check_variant_line(self, line: str, where: str) -> int:
+        """How many lines the variant line takes (1, or 0 in the seeds' variant's texts).
+
+        Raises:
+            ValueError: if ``line`` is a variant line of another variant or a malformed one, or
+                the game is a variant and ``line`` is not its variant line.
+        """
+        header = _variant_line(self.rules)
+        if line.startswith("variant"):
+            match = _VARIANT_LINE.fullmatch(line)
+            if match is None:
+                raise ValueError(
+                    f"{where}, line 1: a variant line reads 'variant max_pip=N hand_size=H protected=P', "
+                    f"got {line[:80]!r}"
+                )
+            if line == header:
+                return 1
+            read = dict(zip(VARIANT_PARAMETERS, map(int, match.groups())))
+            if read != self.rules.variant:
+                raise ValueError(
+                    f"{where} is a state of the variant {_describe_variant(read)}; this game's is "
+                    f"{_describe_variant(self.rules.variant)}"
+                )
+            raise ValueError(f"{where}, line 1: a state of the seeds' variant has no variant line, got {line!r}")
+        if header:
+            raise ValueError(
+                f"{where}, line 1: a state of this game's variant starts with {header!r} (a text without "
+                f"it is of the seeds' variant: max_pip=6, the seeds' deal, protected=2), got {line[:40]!r}"
+            )
+        return 0
 
     def make_py_observer(
         self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict[str, Any] | None = None
@@ -227,7 +322,7 @@ class DrawDominoesState(pyspiel.State):
         if play.phase == OPENER:
             return [(seat, 1.0 / play.num_players) for seat in range(play.num_players)]
         if play.phase == DEAL:
-            outcomes = sorted(_ALL_TILES - set(play.dealt))
+            outcomes = sorted(set(range(play.rules.num_tiles)) - set(play.dealt))
         elif play.phase == DRAWING:
             assert play.core is not None
             outcomes = sorted(play.core.boneyard)
@@ -254,11 +349,12 @@ class DrawDominoesState(pyspiel.State):
             core = play.core
             assert core is not None
             seat = core.current
-            if action == DRAW:
-                if not core.is_legal(DRAW):
-                    core.apply_action(DRAW)  # raises IllegalActionError naming the legal actions
+            draw = play.rules.draw_action
+            if action == draw:
+                if not core.is_legal(draw):
+                    core.apply_action(draw)  # raises IllegalActionError naming the legal actions
                 play.phase = DRAWING
-                play.events.append((seat, DRAW, -1))
+                play.events.append((seat, draw, -1))
             else:
                 core.apply_action(action)  # raises, changing nothing, if the action is illegal
                 play.events.append((seat, action, -1))
@@ -279,7 +375,7 @@ class DrawDominoesState(pyspiel.State):
             rules = play.rules
             if len(play.dealt) == rules.num_players * rules.hand_size:
                 hands = [play.own_deal(seat) for seat in range(rules.num_players)]
-                boneyard = sorted(set(range(NUM_TILES)) - set(play.dealt))
+                boneyard = sorted(set(range(rules.num_tiles)) - set(play.dealt))
                 play.core = rules.state_from_deal(hands, boneyard, play.opener, play.scores)
                 play.phase = PLAY
         else:
@@ -288,9 +384,9 @@ class DrawDominoesState(pyspiel.State):
             # The core draws from the front of its boneyard: put the tile chance picked there.
             core.boneyard.remove(action)
             core.boneyard.insert(0, action)
-            seat, _, _ = play.events[-1]
-            core.apply_action(DRAW)
-            play.events[-1] = (seat, DRAW, action)
+            seat, draw, _ = play.events[-1]
+            core.apply_action(draw)
+            play.events[-1] = (seat, draw, action)
             play.phase = PLAY
 
     def _end_hand(self) -> None:
@@ -318,31 +414,34 @@ class DrawDominoesState(pyspiel.State):
     # ------------------------------------------------------------------ text
 
     def _action_to_string(self, player: int, action: int) -> str:
-        if player != _CHANCE:
-            return action_name(int(action))
         play = self._play
+        if player != _CHANCE:
+            return action_name(int(action), game=play.rules)
+        names = play.rules.tiles.names
         phase = play.phase
         if phase == OPENER:
             return f"Opener: player {action}"
         if phase == DEAL:
             size = play.rules.hand_size
-            return f"Deal {tiles.NAMES[action]} to player {len(self._play.dealt) // size}"
-        return f"Draw {tiles.NAMES[action]}"
+            return f"Deal {names[action]} to player {len(self._play.dealt) // size}"
+        return f"Draw {names[action]}"
 
     def __str__(self) -> str:
         play = self._play
         if play.core is None:
-            dealt = " ".join(tiles.NAMES[tile] for tile in play.dealt)
+            dealt = " ".join(play.rules.tiles.names[tile] for tile in play.dealt)
             opener = "not drawn yet" if play.phase == OPENER else play.opener
             return f"hand {play.hand_number}, dealing; opener {opener}; scores {play.scores}; dealt: {dealt}"
-        events = " ".join(event_token(event, None) for event in play.events)
+        events = " ".join(event_token(event, None, play.rules) for event in play.events)
         pending = " (drawing)" if play.phase == DRAWING else ""
         return f"hand {play.hand_number}{pending}: {play.core!r}; actions: {events}"
 
     # ------------------------------------------------------------------ serialization
 
     def serialize(self) -> str:
-        """The history, one action per line (OpenSpiel's format for C++ games): no pickle.
+        """The history, one action per line (OpenSpiel's format for C++ games): no pickle. A
+        variant other than the seeds' writes its variant line first
+        (``variant max_pip=3 hand_size=2 protected=1``).
 
         :meth:`DrawDominoesGame.deserialize_state` replays it. A state made by
         :meth:`DrawDominoesGame.new_state_from_position` has no history from the initial state
@@ -353,7 +452,8 @@ class DrawDominoesState(pyspiel.State):
                 "a state made by new_state_from_position cannot be serialized: its history does not "
                 "start from the initial state"
             )
-        return "".join(f"{action}\n" for action in self.history())
+        header = _variant_line(self._play.rules)
+        return (f"{header}\n" if header else "") + "".join(f"{action}\n" for action in self.history())
 
     # ------------------------------------------------------------------ resampling
 
@@ -382,7 +482,7 @@ class DrawDominoesState(pyspiel.State):
             root = play.start.clone()
             root.hands = [tiles.mask_of(hand) for hand in start_tiles]
             held = tiles.mask_of(tile for hand in start_tiles for tile in hand)
-            root.boneyard = list(tiles.tiles_in(tiles.ALL_TILES_MASK & ~root.line_mask & ~held))
+            root.boneyard = list(tiles.tiles_in(play.rules.tiles.all_mask & ~root.line_mask & ~held))
             state = game.new_state_from_position(root)
         else:
             if play.lineage is not None:
@@ -397,9 +497,10 @@ class DrawDominoesState(pyspiel.State):
                 for tile in hand:
                     state.apply_action(tile)
         draws = [iter(seat_draws) for seat_draws in drawn_tiles]
+        draw = play.rules.draw_action
         for seat, action, tile in play.events:
             state.apply_action(action)
-            if action == DRAW and tile >= 0:  # a draw still waiting for its tile stays so
+            if action == draw and tile >= 0:  # a draw still waiting for its tile stays so
                 state.apply_action(next(draws[seat]))
         return state
 
@@ -424,12 +525,13 @@ def _reconstruct(
     else:
         start_counts = [play.rules.hand_size] * num_players
         own_start = play.own_deal(player)
+    draw = play.rules.draw_action
     start_tiles: list[list[int]] = []
     drawn_tiles: list[list[int]] = []
     for seat in range(num_players):
-        placed = [(time, action >> 1) for time, (s, action, _) in enumerate(play.events) if s == seat and action < DRAW]
+        placed = [(time, action >> 1) for time, (s, action, _) in enumerate(play.events) if s == seat and action < draw]
         draw_times = [
-            time for time, (s, action, tile) in enumerate(play.events) if s == seat and action == DRAW and tile >= 0
+            time for time, (s, action, tile) in enumerate(play.events) if s == seat and action == draw and tile >= 0
         ]
         if seat == player:
             start_tiles.append(own_start)

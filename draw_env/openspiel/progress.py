@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from draw_env import tiles
-from draw_env.rules import DRAW, DrawGame, DrawState, action_name
+from draw_env.rules import DrawGame, DrawState, action_name
 
 # Phases of the hand in play: the first hand's opener lottery, the deal, a player to act, a
 # draw whose tile chance has yet to pick, the game over.
@@ -109,14 +108,17 @@ class Progress:
 
     def own_draws(self, player: int) -> list[int]:
         """The tiles ``player`` drew this hand, in order."""
-        return [tile for seat, action, tile in self.events if seat == player and action == DRAW and tile >= 0]
+        draw = self.rules.draw_action
+        return [tile for seat, action, tile in self.events if seat == player and action == draw and tile >= 0]
 
 
-def event_token(event: Event, player: int | None) -> str:
-    """One action as ``player`` saw it (``None``: as the referee saw it)."""
+def event_token(event: Event, player: int | None, rules: DrawGame) -> str:
+    """One action of ``rules``' game as ``player`` saw it (``None``: as the referee saw it)."""
     seat, action, tile = event
-    if action < DRAW:
-        return f"{seat}:{tiles.NAMES[action >> 1]}{'LR'[action & 1]}"  # the end as one letter
-    if action == DRAW and tile >= 0 and (player is None or player == seat):
-        return f"{seat}:{action_name(action)}{tiles.NAMES[tile]}"
-    return f"{seat}:{action_name(action)}"
+    draw, names = rules.draw_action, rules.tiles.names
+    if action < draw:
+        return f"{seat}:{names[action >> 1]}{'LR'[action & 1]}"  # the end as one letter
+    word = action_name(action, game=rules)
+    if action == draw and tile >= 0 and (player is None or player == seat):
+        return f"{seat}:{word}{names[tile]}"
+    return f"{seat}:{word}"
