@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Iterable
 from typing import Any
 
 from agents.base import Agent, BaseAgent
 
-__all__ = ["Agent", "BaseAgent", "agent_class", "available", "make", "register"]
+__all__ = ["Agent", "BaseAgent", "agent_class", "available", "check_keywords", "make", "register"]
 
 _REGISTRY: dict[str, str] = {
     "random": "agents.baselines:RandomAgent",
@@ -72,6 +73,25 @@ def agent_class(name: str) -> type:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+def check_keywords(name: str, keywords: Iterable[str]) -> type:
+    """The class registered under ``name``, once every one of ``keywords`` is an argument it takes.
+
+    Raises:
+        ValueError: if ``name`` is unknown (the message lists the names) or a keyword is not one
+            the agent takes (the message lists the ones it takes).
+    """
+    cls = agent_class(name)
+    parameters = inspect.signature(cls).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if not takes_any:
+        allowed = [p for p, spec in parameters.items() if spec.kind is not inspect.Parameter.VAR_POSITIONAL]
+        unknown = sorted(str(key) for key in set(keywords) - set(allowed))
+        if unknown:
+            takes = ", ".join(allowed) if allowed else "no keyword arguments"
+            raise ValueError(f"agent {name!r} got unknown keyword(s) {', '.join(unknown)}; it takes: {takes}")
+    return cls
+
+
 def make(name: str, **kwargs: Any) -> Agent:
     """Build the agent registered under ``name`` with keyword arguments ``kwargs``.
 
@@ -81,13 +101,4 @@ def make(name: str, **kwargs: Any) -> Agent:
         ValueError: if ``name`` is unknown (the message lists the names) or a keyword is not one
             the agent takes (the message lists the ones it takes), or a value is out of range.
     """
-    cls = agent_class(name)
-    parameters = inspect.signature(cls).parameters
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    if not takes_any:
-        allowed = [p for p, spec in parameters.items() if spec.kind is not inspect.Parameter.VAR_POSITIONAL]
-        unknown = sorted(set(kwargs) - set(allowed))
-        if unknown:
-            takes = ", ".join(allowed) if allowed else "no keyword arguments"
-            raise ValueError(f"agent {name!r} got unknown keyword(s) {', '.join(unknown)}; it takes: {takes}")
-    return cls(**kwargs)
+    return check_keywords(name, kwargs)(**kwargs)

@@ -47,6 +47,11 @@ from draw_env.tiles import PIPS
 #: the time it takes).
 DEFAULT_SIMULATIONS = 200
 
+#: The most simulations a search takes per decision (any search agent: ``ismcts``, ``ismcts_python``,
+#: ``ppo_search``). The compiled tree numbers its nodes in int32 and adds at most three per
+#: simulation, so a budget this size always fits (and takes hours per decision).
+MAX_SIMULATIONS = 100_000_000
+
 #: Zero-sum hand points are divided by this before UCB sees them: typical hands end within
 #: about +-40 points, so values stay mostly within [-1, 1].
 REWARD_SCALE = 40.0
@@ -59,7 +64,7 @@ class SearchAgent(SeededAgent):
     often); ties go to the lowest action id. Subclasses search in :meth:`action_values`.
 
     Args:
-        simulations: determinized simulations per decision (>= 1), spent in whole
+        simulations: determinized simulations per decision (1 to :data:`MAX_SIMULATIONS`), spent in whole
             determinizations (rounded up to a multiple of the legal actions). Default
             :attr:`default_simulations` when ``seconds`` is not given either.
         seconds: a wall-clock budget per decision (> 0). With both budgets, the search stops
@@ -88,7 +93,9 @@ class SearchAgent(SeededAgent):
         super().__init__(seed)
         if simulations is None and seconds is None:
             simulations = self.default_simulations
-        self.simulations = None if simulations is None else check_int("simulations", simulations, minimum=1)
+        self.simulations = (
+            None if simulations is None else check_int("simulations", simulations, minimum=1, maximum=MAX_SIMULATIONS)
+        )
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
         self.exploration = check_number("exploration", exploration, minimum=0)
         self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)

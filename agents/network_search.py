@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agents.base import BaseAgent, Observation, legal_actions, num_players
+from agents.ismcts import MAX_SIMULATIONS
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
 from draw_env.checks import check_choice, check_int, check_number
@@ -120,7 +121,7 @@ class NetworkSearchAgent(BaseAgent):
     Args:
         path: a policy file ``.npz`` (or checkpoint ``.zip``); ``None``: the shipped policy for
             the table's player count.
-        simulations: simulations per decision (>= 1).
+        simulations: simulations per decision (1 to :data:`agents.ismcts.MAX_SIMULATIONS`).
         guide: ``"root"`` or ``"tree"``.
         prior_visits: (root) the visits the network's estimate of a root action counts as (>= 0).
         temperature: (root) the temperature the policy was fitted with (> 0): its logits times
@@ -150,7 +151,7 @@ class NetworkSearchAgent(BaseAgent):
         exploration: float = 1.0,
         seed: int | None = None,
     ) -> None:
-        self.simulations = check_int("simulations", simulations, minimum=1)
+        self.simulations = check_int("simulations", simulations, minimum=1, maximum=MAX_SIMULATIONS)
         self.guide = check_choice("guide", guide, GUIDES)
         self.prior_visits = check_number("prior_visits", prior_visits, minimum=0)
         self.temperature = check_number("temperature", temperature, minimum=0, exclusive_minimum=True)

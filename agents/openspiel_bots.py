@@ -25,7 +25,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from agents.base import Agent, Observation, SeededAgent, legal_actions, num_players
-from agents.ismcts import DEFAULT_SIMULATIONS
+from agents.ismcts import DEFAULT_SIMULATIONS, MAX_SIMULATIONS
 from draw_env import openspiel as draw_openspiel
 from draw_env.checks import check_choice, check_int, check_number
 from draw_env.observation import view_from_observation
@@ -65,17 +65,19 @@ class _OpenSpielSearch(SeededAgent):
     bots draw from (seeded from the agent's own).
 
     Args:
-        simulations: simulations per decision (>= 1).
+        simulations: simulations per decision (1 to :data:`agents.ismcts.MAX_SIMULATIONS`, the
+            bound of every search budget).
         uct_c: the UCT exploration constant (>= 0); returns are zero-sum hand points.
-        rollouts: random rollouts per leaf (``RandomRolloutEvaluator(n_rollouts)``, >= 1).
+        rollouts: random rollouts per leaf (``RandomRolloutEvaluator(n_rollouts)``, 1 to
+            ``MAX_SIMULATIONS``).
         seed: seeds the positions sampled from the observation, the search and the rollouts.
     """
 
     def __init__(self, simulations: int, uct_c: float, rollouts: int, seed: int | None) -> None:
         super().__init__(seed)
-        self.simulations = check_int("simulations", simulations, minimum=1)
+        self.simulations = check_int("simulations", simulations, minimum=1, maximum=MAX_SIMULATIONS)
         self.uct_c = check_number("uct_c", uct_c, minimum=0)
-        self.rollouts = check_int("rollouts", rollouts, minimum=1)
+        self.rollouts = check_int("rollouts", rollouts, minimum=1, maximum=MAX_SIMULATIONS)
         self._numpy = np.random.RandomState(self.rng.getrandbits(32))
 
 
@@ -132,7 +134,8 @@ class OpenSpielMCTSAgent(_OpenSpielSearch):
 
     Args:
         simulations: simulations per decision, spread evenly over the determinizations.
-        determinizations: positions sampled from the observation per decision (>= 1).
+        determinizations: positions sampled from the observation per decision (1 to
+            ``MAX_SIMULATIONS``).
         uct_c, rollouts, seed: as :class:`_OpenSpielSearch`.
     """
 
@@ -147,7 +150,7 @@ class OpenSpielMCTSAgent(_OpenSpielSearch):
         seed: int | None = None,
     ) -> None:
         super().__init__(simulations, uct_c, rollouts, seed)
-        self.determinizations = check_int("determinizations", determinizations, minimum=1)
+        self.determinizations = check_int("determinizations", determinizations, minimum=1, maximum=MAX_SIMULATIONS)
         self._bots: dict[int, mcts.MCTSBot] = {}
 
     def _bot(self, players: int) -> mcts.MCTSBot:

@@ -61,7 +61,7 @@ from agents.ismcts_compiled import determinize, information_set, rollout, zero_s
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
 from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, PlayerView
-from draw_env.tiles import PIPS
+from draw_env.tiles import NUM_TILES, PIPS
 
 #: Worlds dealt per decision.
 DEFAULT_WORLDS = 16
@@ -69,6 +69,10 @@ DEFAULT_WORLDS = 16
 DEFAULT_DEPTH = 3
 #: Solve to the end of the hand once this few tiles are left to place or draw.
 DEFAULT_EXACT_TILES = 10
+
+#: The most worlds a decision takes: worlds are counted, and the transposition table stamped, in
+#: int64 over the agent's whole life.
+MAX_WORLDS = 1_000_000_000
 
 #: The remaining depth of an exact solve.
 UNLIMITED = -1
@@ -78,6 +82,8 @@ _NO_DEAL = 2
 # Longer than any hand from any position: at most 28 placements, 12 draws, and n-1 passes between
 # placements plus n at the end.
 _MAX_PLY = 160
+#: The deepest ``depth``: no hand has more choices than plies, so a deeper search is an exact one.
+MAX_DEPTH = _MAX_PLY
 _TABLE_BITS = 16
 
 # Transposition-table entry (int64 columns): the key's two words, the world's stamp, the remaining
@@ -379,14 +385,14 @@ def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None
 
     Args:
         state: an int64 ``(STATE_SIZE,)`` state of :mod:`draw_env.engine`, hand in play.
-        depth: choices to search before the heaviest-first playout (>= 1; forced moves do not
-            count); ``None`` solves exactly.
+        depth: choices to search before the heaviest-first playout (1 to :data:`MAX_DEPTH`; forced
+            moves do not count); ``None`` solves exactly.
         table: a transposition table to use (a fresh one by default).
 
     Returns:
         action -> the seat's zero-sum hand points / REWARD_SCALE under paranoid minimax.
     """
-    limit = UNLIMITED if depth is None else check_int("depth", depth, minimum=1)
+    limit = UNLIMITED if depth is None else check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     table = table or Table()
     actions = np.empty(NUM_ACTIONS, np.int64)
     values = np.empty(NUM_ACTIONS, np.float64)
@@ -400,11 +406,12 @@ class PIMCAgent(SeededAgent):
     """Perfect-information Monte Carlo with an alpha-beta solver per world (``agents.make("pimc")``).
 
     Args:
-        worlds: worlds dealt per decision (>= 1). With ``seconds`` too, whichever runs out first.
-        depth: choices searched ahead before the heaviest-first playout (>= 1): nodes with two or
-            more actions to search; forced moves do not count.
+        worlds: worlds dealt per decision (1 to :data:`MAX_WORLDS`). With ``seconds`` too,
+            whichever runs out first.
+        depth: choices searched ahead before the heaviest-first playout (1 to :data:`MAX_DEPTH`):
+            nodes with two or more actions to search; forced moves do not count.
         exact_tiles: solve a world to the end of the hand once at most this many tiles are left to
-            place or draw (tiles in hands plus drawable boneyard tiles; >= 0).
+            place or draw (tiles in hands plus drawable boneyard tiles; 0 to 28, the whole set).
         seconds: a wall-clock budget per decision (> 0), checked between worlds (at least one world
             is solved). A time budget makes play depend on machine speed: reproducible from the
             seed only when ``worlds`` binds first.
@@ -425,9 +432,9 @@ class PIMCAgent(SeededAgent):
         seed: int | None = None,
     ) -> None:
         super().__init__(seed)
-        self.worlds = check_int("worlds", worlds, minimum=1)
-        self.depth = check_int("depth", depth, minimum=1)
-        self.exact_tiles = check_int("exact_tiles", exact_tiles, minimum=0)
+        self.worlds = check_int("worlds", worlds, minimum=1, maximum=MAX_WORLDS)
+        self.depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
+        self.exact_tiles = check_int("exact_tiles", exact_tiles, minimum=0, maximum=NUM_TILES)
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0,
                                                                  exclusive_minimum=True)
         self._table = Table()

@@ -31,7 +31,7 @@ from agents.policy_file import (
     read_checkpoint,
     save_policy_file,
 )
-from draw_env.checks import check_bool, check_choice, check_seed
+from draw_env.checks import check_bool, check_choice, check_path, check_seed
 from draw_env.features import encode_batch, encode_observation
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -222,7 +222,7 @@ def load_policy(path: str | os.PathLike[str]) -> NumpyPolicy:
     Raises:
         ValueError: if ``path`` does not exist or is not a policy file or checkpoint.
     """
-    target = Path(path)
+    target = check_path("path", path)
     if not target.is_file():
         raise ValueError(
             f"path must be an existing policy file (.npz) or training checkpoint (.zip), got {str(target)!r}"
@@ -261,7 +261,7 @@ class NetworkAgent(BaseAgent):
         self.num_players = (
             None if num_players is None else check_choice("num_players", num_players, PLAYER_COUNTS)
         )
-        self.path = None if path is None else Path(path)
+        self.path = None if path is None else check_path("path", path)
         self._policies: dict[int, NumpyPolicy] = {}
         self._fixed = None if self.path is None else load_policy(self.path)
         if self.num_players is not None:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from draw_env.checks import check_path
 
 #: An agent as the evaluator takes it: a registry name, or a name and its keyword arguments.
 AgentSpec = str | tuple[str, Mapping[str, Any]]
@@ -38,12 +39,26 @@ def parse_value(text: str) -> Any:
     return text
 
 
+#: Keyword arguments that name a file: their value stays text (``path=123`` is the file ``123``),
+#: and the file is read where the agent is built to play, not when its spec is checked.
+FILE_ARGUMENTS = ("path",)
+
+
 def parse_agent_spec(text: str) -> Spec:
-    """Parse ``"name"`` or ``"name:key=value,key=value"`` (e.g. ``"ismcts:simulations=200"``).
+    """Parse ``"name"`` or ``"name:key=value,key=value"`` (e.g. ``"ismcts:simulations=200"``) and
+    check it (:func:`check_arguments`): what it returns builds, files aside.
 
     Raises:
-        ValueError: on an unknown agent name or a keyword without ``=``.
+        ValueError: on an unknown agent name, a keyword without ``=`` or given twice, or an
+            argument the agent does not take or whose value it refuses (naming the agent).
     """
+    name, kwargs = _split_spec(text)
+    check_arguments(name, kwargs)
+    return name, kwargs
+
+
+def _split_spec(text: str) -> Spec:
+    """``text``'s name and keyword arguments, unchecked but for the name and repeated keys."""
     name, _, arguments = text.partition(":")
     name = name.strip()
     if name not in agents.available():
@@ -51,14 +66,43 @@ def parse_agent_spec(text: str) -> Spec:
     kwargs: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in arguments.split(","))):
         key, equals, value = item.partition("=")
-        if not equals or not key.strip():
+        key = key.strip()
+        if not equals or not key:
             raise ValueError(f"agent keyword arguments are written key=value, got {item!r} in {text!r}")
-        kwargs[key.strip()] = parse_value(value.strip())
+        if key in kwargs:
+            raise ValueError(f"agent keyword {key!r} is given twice in {text!r}")
+        kwargs[key] = value.strip() if key in FILE_ARGUMENTS else parse_value(value.strip())
     return name, kwargs
 
 
+def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
+    """Check an agent's keyword arguments before anything runs or is written: every keyword is one
+    the agent takes, and every value one it accepts (each agent's constructor bounds its numbers
+    to what its code holds: ``docs/agents.md``).
+
+    The values are checked by building the agent with its file arguments (:data:`FILE_ARGUMENTS`)
+    left out, which only have to be paths here: without them an agent's constructor reads nothing.
+
+    Raises:
+        ValueError: naming the agent and the argument, e.g. ``agent 'pimc': worlds must be an
+            integer in [1, 1000000000], got 100000000000000000000``.
+    """
+    cls = agents.check_keywords(name, kwargs)
+    files = [key for key in kwargs if key in FILE_ARGUMENTS]
+    parameters = inspect.signature(cls).parameters
+    try:
+        for key in files:
+            check_path(key, kwargs[key])
+        if any(key in parameters and parameters[key].default is inspect.Parameter.empty for key in files):
+            return  # an agent that cannot be built without its file is checked when it is built
+        cls(**{key: value for key, value in kwargs.items() if key not in files})
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"agent {name!r}: {error}") from None
+
+
 def normalise_spec(spec: AgentSpec) -> Spec:
-    """``spec`` as ``(name, kwargs)``; a string may carry ``:key=value`` arguments."""
+    """``spec`` as ``(name, kwargs)``, checked (:func:`check_arguments`); a string may carry
+    ``:key=value`` arguments, and a pair's keyword arguments must not repeat them."""
     if isinstance(spec, str):
         return parse_agent_spec(spec)
     if (
@@ -67,8 +111,12 @@ def normalise_spec(spec: AgentSpec) -> Spec:
         and isinstance(spec[0], str)
         and isinstance(spec[1], Mapping)
     ):
-        name, kwargs = parse_agent_spec(spec[0])
+        name, kwargs = _split_spec(spec[0])
+        repeated = sorted(set(kwargs) & set(spec[1]))
+        if repeated:
+            raise ValueError(f"agent keyword {repeated[0]!r} is given twice in {spec!r}")
         kwargs.update(spec[1])
+        check_arguments(name, kwargs)
         return name, kwargs
     raise ValueError(f"an agent spec must be a name or a (name, kwargs) pair, got {spec!r}")
 
@@ -91,9 +139,14 @@ def normalise_specs(name: str, specs: object, minimum: int, maximum: int | None 
 
 
 def check_buildable(specs: Sequence[Spec]) -> None:
-    """Build each agent once, so that a bad keyword or value fails now rather than in a worker."""
+    """Check each spec's arguments, then build each agent once (its files read), so that a bad
+    keyword, value or file fails now rather than in a worker."""
     for name, kwargs in specs:
-        agents.make(name, **kwargs)
+        check_arguments(name, kwargs)
+        try:
+            agents.make(name, **kwargs)
+        except ValueError as error:
+            raise ValueError(f"agent {name!r}: {error}") from None
 
 
 def spec_label(name: str, kwargs: Mapping[str, Any]) -> str:

@@ -10,9 +10,11 @@ wherever Python numbers are, as everywhere else in the ecosystem.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -24,8 +26,14 @@ def is_integer(value: object) -> bool:
 
 
 def is_number(value: object) -> bool:
-    """True for finite Python and NumPy reals (integers included), False for bools, NaN and infinity."""
-    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+    """True for finite Python and NumPy reals (integers included), False for bools, NaN, infinity
+    and integers beyond a float's range (which no float argument can hold)."""
+    if not isinstance(value, Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _range_text(minimum: float | None, maximum: float | None, exclusive_minimum: bool = False) -> str:
@@ -99,6 +107,13 @@ def check_bool(name: str, value: object) -> bool:
 #: The largest seed the project takes, everywhere it takes one: a seed fits 64 bits (and so the 20
 #: digits the readers of received files allow), so every record that holds a seed can be read back.
 MAX_SEED = 2**64 - 1
+
+
+def check_path(name: str, value: object) -> Path:
+    """``value`` as a ``Path``, if it is a file path: text (``str``) or an ``os.PathLike``."""
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+        raise ValueError(f"{name} must be a file path (text), got {value!r}")
+    return Path(value)
 
 
 def check_seed(name: str, value: object) -> int | None:

@@ -55,12 +55,21 @@ def test_registry_lists_the_agents() -> None:
         ("random", {"seed": True}, "seed must be a non-negative integer or None"),
         ("random_forced", {"seed": -1}, "seed must be a non-negative integer or None"),
         ("heaviest", {"seed": 2.0}, "seed must be a non-negative integer or None"),
-        ("ismcts", {"simulations": 0}, "simulations must be an integer >= 1"),
+        ("ismcts", {"simulations": 0}, "simulations must be an integer in [1, 100000000], got 0"),
+        ("ismcts", {"simulations": 10**20}, "simulations must be an integer in [1, 100000000], got 100000000000000000000"),
+        ("ismcts_python", {"simulations": 10**8 + 1}, "simulations must be an integer in [1, 100000000]"),
+        ("ismcts", {"exploration": 10**400}, "exploration must be a finite number >= 0"),
+        ("pimc", {"worlds": 10**20}, "worlds must be an integer in [1, 1000000000], got 100000000000000000000"),
+        ("pimc", {"depth": 161}, "depth must be an integer in [1, 160], got 161"),
+        ("pimc", {"exact_tiles": 29}, "exact_tiles must be an integer in [0, 28], got 29"),
+        ("ppo_search", {"simulations": 10**20}, "simulations must be an integer in [1, 100000000]"),
+        ("network", {"path": 123}, "path must be a file path (text), got 123"),
+        ("ppo_search", {"path": 123}, "path must be a file path (text), got 123"),
         ("ismcts", {"seconds": -1.0}, "seconds must be a finite number > 0"),
         ("ismcts", {"seconds": float("inf")}, "seconds must be a finite number > 0"),
         ("ismcts", {"exploration": -0.1}, "exploration must be a finite number >= 0"),
         ("ismcts", {"exploration": float("nan")}, "exploration must be a finite number >= 0"),
-        ("ismcts", {"simulations": True}, "simulations must be an integer >= 1"),
+        ("ismcts", {"simulations": True}, "simulations must be an integer in [1, 100000000], got True"),
         ("ismcts", {"rollout_randomness": 1.5}, "rollout_randomness must be a finite number in [0, 1]"),
         ("ismcts", {"budget": 10}, "it takes: simulations, seconds, exploration, rollout_randomness, seed"),
     ],
@@ -231,3 +240,72 @@ def test_agents_play_whole_hands_through_the_environment(num_players: int) -> No
     # env() ends the episode at once on an illegal action; a finished match means none was made.
     assert env.unwrapped.state_ref.is_match_over
     assert steps > 50
+
+
+# ---------------------------------------------------------------------- specs
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("pimc:worlds=100000000000000000000", "agent 'pimc': worlds must be an integer in [1, 1000000000], got 100000000000000000000"),
+        ("ismcts:simulations=100000000000000000000", "agent 'ismcts': simulations must be an integer in [1, 100000000]"),
+        ("pimc:depth=1000", "agent 'pimc': depth must be an integer in [1, 160], got 1000"),
+        ("ismcts:exploration=" + "9" * 400, "agent 'ismcts': exploration must be a finite number >= 0"),
+        ("random:seed=18446744073709551616", "agent 'random': seed must be a non-negative integer or None"),
+        ("pimc:worlds=1,worlds=2", "agent keyword 'worlds' is given twice in 'pimc:worlds=1,worlds=2'"),
+        ("network:path=", "agent 'network': path must be a file path (text), got ''"),
+        ("heaviest:path=x", "agent 'heaviest' got unknown keyword(s) path; it takes: seed"),
+    ],
+)
+def test_a_spec_is_checked_when_it_is_read_naming_the_agent_and_the_argument(spec: str, message: str) -> None:
+    """Before anything is played or written: every value within what the agent's code holds."""
+    from arena.specs import parse_agent_spec
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_agent_spec(spec)
+
+
+def test_a_spec_pair_may_not_repeat_a_keyword_and_a_path_is_text() -> None:
+    from arena.specs import check_buildable, normalise_spec, parse_agent_spec
+
+    with pytest.raises(ValueError, match="agent keyword 'worlds' is given twice"):
+        normalise_spec(("pimc:worlds=1", {"worlds": 2}))
+    assert normalise_spec(("pimc:worlds=1", {"depth": 2})) == ("pimc", {"worlds": 1, "depth": 2})
+    # path=123 names the file "123", read (and refused, naming the agent) when the agent is built.
+    assert parse_agent_spec("network:path=123") == ("network", {"path": "123"})
+    with pytest.raises(ValueError, match="agent 'network': path must be an existing policy file .* got '123'"):
+        check_buildable([parse_agent_spec("network:path=123")])
+
+
+def test_draw_eval_refuses_a_spec_beyond_what_the_agent_holds_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main as draw_eval
+
+    out = tmp_path / "out.json"
+    named = {
+        "pimc:worlds=100000000000000000000": "agent 'pimc': worlds must be",
+        "pimc:worlds=1,worlds=2": "agent keyword 'worlds' is given twice",
+        "network:path=123": "agent 'network': path must be an existing policy file",
+    }
+    for spec, message in named.items():
+        with pytest.raises(SystemExit) as stopped:
+            draw_eval([spec, "heaviest", "--games", "2", "--quiet", "--json", str(out)])
+        error = capsys.readouterr().err
+        assert stopped.value.code == 2 and len(error.strip().splitlines()) == 1 and "Traceback" not in error
+        assert error.startswith(f"draw-eval: error: {message}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_exploit_pipeline_refuses_a_target_beyond_what_it_holds_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train import cli as draw_train
+
+    for target in ("pimc:worlds=100000000000000000000", "ismcts:simulations=100000000000000000000", "pimc:worlds=1,worlds=2"):
+        with pytest.raises(SystemExit) as stopped:
+            draw_train.main(["--config", "configs/exploit.yaml", f"target={target}", f"output_dir={tmp_path / 'run'}"])
+        error = capsys.readouterr().err.strip().splitlines()
+        assert stopped.value.code == 2 and len(error) == 1 and "config key 'target'" in error[0]
+    assert list(tmp_path.iterdir()) == []
