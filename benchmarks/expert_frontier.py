@@ -16,17 +16,22 @@ stronger.
 Every figure depends on ``--seed`` only (the timings aside): rerun the same command for the same
 games. With ``--json`` the file is rewritten after every point, and rerunning the same command
 continues: points already in the file for the same settings are kept, not played again, so a
-long frontier can be measured in blocks and survives an interruption.
+long frontier can be measured in blocks and survives an interruption. The file is checked field by
+field before anything is played: a malformed point or other settings is one error line per bad
+field, naming the file and the field (exit status 2), and the file holds strict JSON only (an
+infinite CPU time is ``null``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +42,8 @@ from agents.base import observe
 from arena.charts import save_figure
 from arena.evaluation import evaluate
 from arena.specs import Spec, check_buildable, normalise_spec, spec_label
-from draw_env.files import check_writable, write_json_atomic
+from draw_env.checks import MAX_SEED, is_integer, is_number
+from draw_env.files import check_writable, write_text_atomic
 from draw_env.rules import PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import read_json
 
@@ -55,9 +61,36 @@ DEFAULT_BUDGETS = (
     "ismcts:simulations=20000",
 )
 DEFAULT_REFERENCE = "ismcts"
-#: The numbers each point holds (``None`` in JSON for a CPU time that is infinite).
-POINT_NUMBERS = ("games", "win_rate", "win_low", "win_high", "zero_sum_per_hand", "decisions_per_second",
-                 "cpu_ms_per_decision", "reference_cpu_ms_per_decision", "cpu_seconds")
+#: Most games a point may play: far beyond any run, and a count the JSON file holds and reads back.
+MAX_GAMES = 1_000_000_000
+
+
+def _within(low: float, high: float = math.inf) -> Callable[[object], bool]:
+    return lambda value: is_number(value) and low <= value <= high  # type: ignore[operator]
+
+
+def _cpu_milliseconds(value: object) -> bool:
+    return value is None or _within(0)(value)  # null: a player that never had a real decision
+
+
+#: Lines a malformed file is reported in at most (an edited file may hold thousands of bad points).
+MAX_PROBLEMS_SHOWN = 20
+#: What each field of a point holds, as (what it must be, its test); ``frontier`` may be absent.
+POINT_FIELDS: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "agent": ("one of the agent names", lambda value: isinstance(value, str) and value in agents.available()),
+    "kwargs": ("an object of keyword arguments", lambda value: isinstance(value, dict)),
+    "label": ("a non-empty string", lambda value: isinstance(value, str) and value != ""),
+    "games": ("an integer >= 1", lambda value: is_integer(value) and value >= 1),  # type: ignore[operator]
+    "win_rate": ("a finite number in [0, 1]", _within(0, 1)),
+    "win_low": ("a finite number in [0, 1]", _within(0, 1)),
+    "win_high": ("a finite number in [0, 1]", _within(0, 1)),
+    "zero_sum_per_hand": ("a finite number", is_number),
+    "decisions_per_second": ("a finite number >= 0", _within(0)),
+    "cpu_ms_per_decision": ("a finite number >= 0, or null", _cpu_milliseconds),
+    "reference_cpu_ms_per_decision": ("a finite number >= 0, or null", _cpu_milliseconds),
+    "cpu_seconds": ("a finite number >= 0", _within(0)),
+    "frontier": ("true or false", lambda value: isinstance(value, bool)),
+}
 
 
 def measure(candidate: Spec, reference: Spec, args: argparse.Namespace) -> dict[str, Any]:
@@ -112,17 +145,38 @@ def earlier_points(args: argparse.Namespace, reference: str) -> dict[str, dict[s
     points = data.get("points")
     if not isinstance(points, list):
         raise ValueError(f"{source}: field 'points' must be a list")
-    kept = {}
-    for index, point in enumerate(points):
-        where = f"{source}: field 'points[{index}]"
-        if not isinstance(point, dict) or not isinstance(point.get("label"), str) or not isinstance(point.get("kwargs"), dict):
-            raise ValueError(f"{where}' must be an object with a 'label' and 'kwargs'")
-        for key in POINT_NUMBERS:
-            value = point.get(key)
-            if not (value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))):
-                raise ValueError(f"{where}.{key}' must be a finite number, got {value!r}")
-        kept[point["label"]] = {key: math.inf if value is None else value for key, value in point.items()}
-    return kept
+    problems = [problem for index, point in enumerate(points) for problem in point_problems(index, point)]
+    if not problems:  # every point is one: its label is a string
+        seen: set[str] = set()
+        for index, point in enumerate(points):
+            if point["label"] in seen:
+                problems.append(f"field 'points[{index}].label' repeats an earlier point's, {point['label']!r:.80}")
+            seen.add(point["label"])
+    if problems:
+        shown = [f"{source}: {problem}" for problem in problems[:MAX_PROBLEMS_SHOWN]]
+        if len(problems) > MAX_PROBLEMS_SHOWN:
+            shown.append(f"{source}: and {len(problems) - MAX_PROBLEMS_SHOWN} more problems")
+        raise ValueError("\n".join(shown))
+    return {point["label"]: {key: math.inf if value is None else value for key, value in point.items()} for point in points}
+
+
+def point_problems(index: int, point: object) -> list[str]:
+    """What is wrong with ``points[index]`` of a frontier file, one line per field (none: it is a point)."""
+    where = f"points[{index}]"
+    if not isinstance(point, dict):
+        return [f"field '{where}' must be an object, got {point!r:.80}"]
+    problems = [f"field '{where}.{key}' is not a field of a point (fields: {', '.join(POINT_FIELDS)})"
+                for key in point if key not in POINT_FIELDS]
+    for key, (expected, test) in POINT_FIELDS.items():
+        if key not in point:
+            if key != "frontier":
+                problems.append(f"field '{where}.{key}' is missing")
+        elif not test(point[key]):
+            problems.append(f"field '{where}.{key}' must be {expected}, got {point[key]!r:.80}")
+    if not problems and not point["win_low"] <= point["win_rate"] <= point["win_high"]:
+        interval = [point[key] for key in ("win_low", "win_rate", "win_high")]
+        problems.append(f"field '{where}.win_rate' must lie in its interval [win_low, win_high], got {interval}")
+    return problems
 
 
 def write_points(args: argparse.Namespace, reference: str, points: list[dict[str, Any]]) -> None:
@@ -131,7 +185,8 @@ def write_points(args: argparse.Namespace, reference: str, points: list[dict[str
     ``cpu_seconds`` is the total over the points, measured in whichever run played each."""
     data = {**settings(args, reference), "cpu_seconds": total_cpu_seconds(points),
             "points": [{key: None if value == math.inf else value for key, value in p.items()} for p in points]}
-    write_json_atomic(args.json, data, indent=2)
+    # Strict JSON: a number that is not finite is an error here, never written as a file the next run refuses.
+    write_text_atomic(args.json, json.dumps(data, indent=2, allow_nan=False))
 
 
 def total_cpu_seconds(points: list[dict[str, Any]]) -> float:
@@ -241,8 +296,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--png", type=Path, help="also draw the frontier as a PNG here")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    if args.games < 1 or args.workers < 1 or args.seed < 0:
-        parser.error("--games and --workers must be >= 1 and --seed >= 0")
+    if not 1 <= args.games <= MAX_GAMES or args.workers < 1 or not 0 <= args.seed <= MAX_SEED:
+        parser.error(f"--games must be in 1..{MAX_GAMES}, --workers >= 1 and --seed in 0..{MAX_SEED}")
     try:
         args.candidates = [normalise_spec(text) for text in args.budgets]
         args.reference_spec = normalise_spec(args.reference)
@@ -261,7 +316,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         earlier = earlier_points(args, reference)
     except ValueError as error:
-        print(f"expert_frontier.py: error: {error}", file=sys.stderr)
+        for line in str(error).splitlines():
+            print(f"expert_frontier.py: error: {line}", file=sys.stderr)
         raise SystemExit(2) from None
     started = time.perf_counter()
     points: list[dict[str, Any]] = []
