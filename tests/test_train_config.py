@@ -140,3 +140,93 @@ def test_the_commands_print_one_error_line_and_exit_2(
     assert caught.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "error: " in error and message in error and "Traceback" not in error
+
+
+HUGE = "0x" + "f" * 5000  # 20,000 bits: Python cannot print it in decimal (4,300 digits at most)
+
+
+@pytest.mark.parametrize(
+    ("text", "overrides", "key"),
+    [
+        (f"seed: {HUGE}\n", [], "seed"),
+        ("", [f"seed={HUGE}"], "seed"),
+        ("", [f"ppo.net_arch=[64, {HUGE}]"], "ppo.net_arch"),
+        ("", [f"opponents={{self: {HUGE}}}"], "opponents.self"),
+        ("", [f"ppo.gamma={HUGE}"], "ppo.gamma"),
+    ],
+)
+def test_an_integer_too_long_to_print_is_refused_naming_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, overrides: list[str], key: str
+) -> None:
+    from train import cli
+
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--config", str(path), f"output_dir={tmp_path / 'run'}", *overrides])
+    assert caught.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"draw-train: error: config key {key!r} must be an integer of at most 31 bits (at most 2,147,483,647), "
+        "got one of 20,000 bits"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_long_value_is_shown_cut_short() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(TrainConfig, None, ["features=" + "x" * 100_000])
+    assert len(str(caught.value)) < 400 and str(caught.value).endswith("xxx...")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["n_envs=2000", "total_timesteps=4096"], r"'total_timesteps' must be at least one rollout, n_envs \* ppo.n_steps = 1,024,000 steps"),
+        (["snapshot_every=1000"], r"'snapshot_every' must be at least one rollout, .* = 1,024 steps .*, got 1000$"),
+        (["checkpoint_every=1023"], r"'checkpoint_every' must be at least one rollout"),
+        (["eval.every=512"], r"'eval.every' must be at least one rollout"),
+    ],
+)
+def test_budgets_and_intervals_are_at_least_one_rollout(overrides: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load(TrainConfig, ROOT / "configs" / "quick.yaml", overrides)
+
+
+def test_a_run_without_periodic_evaluations_may_say_so_with_0() -> None:
+    assert load(TrainConfig, ROOT / "configs" / "quick.yaml", ["eval.every=0"]).eval.every == 0
+
+
+def test_sizes_beyond_any_memory_are_refused_naming_the_keys() -> None:
+    from train.exploit.config import ExploitConfig
+
+    with pytest.raises(ConfigError, match=r"^config keys 'n_envs' and 'ppo.n_steps' ask for about 167.5 TB of memory"):
+        load(TrainConfig, ROOT / "configs" / "quick.yaml", ["n_envs=100000000"])
+    with pytest.raises(ConfigError, match=r"^config keys 'n_envs' and 'ppo.n_steps' ask for about"):
+        load(ExploitConfig, None, ["ppo.n_steps=2147483647"])
+    with pytest.raises(ConfigError, match=r"^config keys 'matches' and 'window' ask for about .* TB of memory"):
+        load(ExitConfig, None, ["matches=100000000"])
+
+
+def test_memory_is_compared_with_this_machines(monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.config
+
+    monkeypatch.setattr(train.config, "machine_memory", lambda: 10**9)
+    load(TrainConfig, ROOT / "configs" / "selfplay_2p.yaml")  # 512 games x 16 steps: about 35 MB
+    with pytest.raises(ConfigError, match=r"about 1.4 GB of memory .*, more than this machine's 1.0 GB: lower n_envs or ppo.n_steps$"):
+        load(TrainConfig, ROOT / "configs" / "selfplay_2p.yaml", ["n_envs=20000"])
+    with pytest.raises(ConfigError, match=r"^config keys 'simulations', 'lockstep' and 'workers' ask for"):
+        load(ExitConfig, None, ["guide=tree", "simulations=20000", "lockstep=50"])
+
+
+@pytest.mark.parametrize(
+    ("overrides", "keys"),
+    [
+        (["guide=root", "simulations=2147483000"], "config key 'simulations' asks"),
+        (["plain_simulations=715828000"], "config key 'plain_simulations' asks"),
+        (["guide=tree", "simulations=10000000", "lockstep=100"], "config keys 'simulations' and 'lockstep' ask"),
+    ],
+)
+def test_a_search_the_search_cannot_number_is_refused(overrides: list[str], keys: str) -> None:
+    with pytest.raises(ConfigError, match=rf"^{keys} for a search of [\d,]+ nodes .*the search numbers at most 2,147,483,647"):
+        load(ExitConfig, None, overrides)

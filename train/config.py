@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -85,6 +86,45 @@ def seed_field() -> Any:
     return integer(0, 0, MAX_INT)
 
 
+def machine_memory() -> int | None:
+    """This machine's physical memory in bytes (``None`` where the system does not tell)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+        return None
+
+
+def _size(count: float) -> str:
+    return f"{count / 1e9:,.1f} GB" if count < 1e12 else f"{count / 1e12:,.1f} TB"
+
+
+def check_memory(keys: Sequence[str], needed: int, how: str) -> None:
+    """Refuse a config whose estimated memory, ``needed`` bytes, is more than this machine has.
+
+    Args:
+        keys: the size keys the estimate grows with (the message names them).
+        how: how the estimate is made, in words.
+
+    Raises:
+        ConfigError: one line naming ``keys``, the estimate and the machine's memory.
+    """
+    available = machine_memory()
+    if available is None or needed <= available:
+        return
+    raise ConfigError(
+        f"{config_keys(keys)} ask{'s' * (len(keys) == 1)} for about {_size(needed)} of memory ({how}), "
+        f"more than this machine's {_size(available)}: lower {' or '.join(keys)}"
+    )
+
+
+def config_keys(keys: Sequence[str]) -> str:
+    """``config key 'a'``, ``config keys 'a' and 'b'``, ``config keys 'a', 'b' and 'c'``."""
+    quoted = [repr(key) for key in keys]
+    if len(quoted) == 1:
+        return f"config key {quoted[0]}"
+    return f"config keys {', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
 def workers(default: int) -> Any:
     return Field(default, ge=1, le=2, description="1 or 2 (the project runs on 2 cores)")
 
@@ -104,7 +144,7 @@ def output_dir(default: str) -> Any:
 
 def _positive_widths(value: list[Any]) -> list[Any]:
     if not all(is_integer(width) and 1 <= width <= MAX_WIDTH for width in value):
-        raise ValueError(f"must be {_WIDTHS}, got {value!r}")
+        raise ValueError(f"must be {_WIDTHS}, got {shown(value)}")
     return value
 
 
@@ -133,7 +173,7 @@ def mapping_validator(field: str, what: str, check_name: Callable[[object], None
             if not is_number(weight) or not 0 <= weight <= 1e6:
                 raise fail(f"{field}.{name}", "a finite weight in [0, 1e6]", weight)
         if sum(mapping.values()) <= 0:
-            raise ValueError(f"must hold weights that are not all zero, got {mapping!r}")
+            raise ValueError(f"must hold weights that are not all zero, got {shown(mapping)}")
         return {str(name): float(weight) for name, weight in mapping.items()}
 
     return field_validator(field)(classmethod(validate))  # type: ignore[arg-type]
@@ -145,7 +185,7 @@ def init_validator() -> Any:
     def validate(cls: type, value: str | None) -> str | None:
         if value is not None and not Path(value).is_file():
             raise ValueError(
-                f"must be null (a fresh network) or the path of an existing policy file, got {value!r}"
+                f"must be null (a fresh network) or the path of an existing policy file, got {shown(value)}"
             )
         return value
 
@@ -168,7 +208,7 @@ Baselines = list[Literal[BASELINES]]  # type: ignore[valid-type]
 def one_of(name: object, names: tuple[str, ...]) -> None:
     """Check a name of a mapping field (:func:`mapping_validator`) against ``names``."""
     if name not in names:
-        raise ValueError(f"must name opponents among {', '.join(names)}, got {name!r}")
+        raise ValueError(f"must name opponents among {', '.join(names)}, got {shown(name)}")
 
 
 def agent_spec(spec: object, *, policy_must_exist: bool = False) -> tuple[str, dict[str, Any]]:
@@ -185,9 +225,9 @@ def agent_spec(spec: object, *, policy_must_exist: bool = False) -> tuple[str, d
     try:
         name, kwargs = parse_agent_spec(str(spec))
     except ValueError as error:
-        raise ValueError(f"must name agent specs such as 'ismcts:simulations=200', got {spec!r} ({error})") from None
+        raise ValueError(f"must name agent specs such as 'ismcts:simulations=200', got {shown(spec)} ({error})") from None
     if policy_must_exist and name in ("ppo", "network") and "path" in kwargs and not Path(str(kwargs["path"])).is_file():
-        raise ValueError(f"must name agent specs whose policy path is an existing policy file, got {spec!r}")
+        raise ValueError(f"must name agent specs whose policy path is an existing policy file, got {shown(spec)}")
     return name, kwargs
 
 
@@ -196,7 +236,50 @@ def agent_spec(spec: object, *, policy_must_exist: bool = False) -> tuple[str, d
 
 
 def fail(key: str, expected: str, value: object) -> ConfigError:
-    return ConfigError(f"config key {key!r} must be {expected}, got {value!r}")
+    return ConfigError(f"config key {key!r} must be {expected}, got {shown(value)}")
+
+
+#: How much of a value a message shows (a config may hold a megabyte-long string).
+_SHOWN_CHARS = 200
+#: Integers wider than this are refused before validation: no key takes one (:data:`MAX_INT`
+#: has 31 bits), and past 4,300 digits Python cannot even print one in a message.
+_WIDEST_INTEGER_BITS = 64
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for a message: at most :data:`_SHOWN_CHARS` characters, and never an error."""
+    if isinstance(value, int) and value.bit_length() > _WIDEST_INTEGER_BITS:
+        return f"an integer of {value.bit_length():,} bits"
+    try:
+        text = repr(value)
+    except ValueError:  # an integer past Python's 4,300-digit str() limit, somewhere inside
+        return f"a {type(value).__name__} holding an integer too long to print"
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS] + "..."
+
+
+def _refuse_huge_integers(data: Any, key: str = "") -> None:
+    """Raise :class:`ConfigError` naming the key of the first integer in ``data`` (keys included)
+    wider than :data:`_WIDEST_INTEGER_BITS` bits."""
+
+    def too_wide(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _WIDEST_INTEGER_BITS
+
+    def refuse(where: str, value: int) -> ConfigError:
+        return ConfigError(
+            f"config key {where!r} must be an integer of at most 31 bits (at most {MAX_INT:,}), "
+            f"got one of {value.bit_length():,} bits"
+        )
+
+    if isinstance(data, Mapping):
+        for name, value in data.items():
+            if too_wide(name):
+                raise refuse(key or "config", name)
+            _refuse_huge_integers(value, f"{key}.{name}" if key else str(name))
+    elif isinstance(data, list):
+        for item in data:
+            _refuse_huge_integers(item, key)
+    elif too_wide(data):
+        raise refuse(key or "config", data)
 
 
 def _expectation(field: FieldInfo) -> str | None:
@@ -236,9 +319,9 @@ def _message(model: type[Section], error: Mapping[str, Any], data: Any) -> str:
         text = str(error["ctx"]["error"])
         return text if text.startswith("config key") else f"config key {key!r} {text}"
     if error["type"] == "model_type" or (cls is not None and error["type"] == "dict_type"):
-        return f"config key {key!r} must be a mapping of keys to values, got {value!r}"
+        return f"config key {key!r} must be a mapping of keys to values, got {shown(value)}"
     expected = _expectation(field) if field is not None else None
-    return f"config key {key!r} must be {expected or error['msg'].lower()}, got {value!r}"
+    return f"config key {key!r} must be {expected or error['msg'].lower()}, got {shown(value)}"
 
 
 def build(model: type[Model], data: Any) -> Model:
@@ -248,7 +331,8 @@ def build(model: type[Model], data: Any) -> Model:
         ConfigError: naming the first bad key, what it accepts and the value given.
     """
     if not isinstance(data, Mapping):
-        raise ConfigError(f"a config must be a mapping of keys to values, got {data!r}")
+        raise ConfigError(f"a config must be a mapping of keys to values, got {shown(data)}")
+    _refuse_huge_integers(data)
     try:
         return model.model_validate(dict(data))
     except ConfigError:
@@ -285,7 +369,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     """``"ppo.gamma=0.9"`` -> ``(["ppo", "gamma"], 0.9)``; the value is parsed as YAML."""
     key, separator, raw = text.partition("=")
     if not separator or not key.strip():
-        raise ConfigError(f"override {text!r} must look like KEY=VALUE (for example ppo.learning_rate=1e-4)")
+        raise ConfigError(f"override {shown(text)} must look like KEY=VALUE (for example ppo.learning_rate=1e-4)")
     try:
         value = loads_yaml(raw, f"override {text[:200]!r}")
     except ValueError as error:
@@ -339,7 +423,7 @@ def load_pipeline(path: str | Path | None, overrides: Sequence[str] = ()) -> Sec
             "(configs/distill_2p.yaml shows one)"
         )
     if pipeline not in PIPELINES:
-        raise ConfigError(f"config key 'pipeline' must be one of {', '.join(map(repr, PIPELINES))}, got {pipeline!r}")
+        raise ConfigError(f"config key 'pipeline' must be one of {', '.join(map(repr, PIPELINES))}, got {shown(pipeline)}")
     module, name = PIPELINES[str(pipeline)]
     model: type[Section] = getattr(importlib.import_module(module), name)
     return build(model, data)

@@ -12,14 +12,35 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from draw_env.features import FEATURES
-from draw_env.rules import reward_fits_episode
-from train.config import BASELINES, Section, Widths, fail, integer, layer_widths, number, seed_field
+from draw_env.features import FEATURES, feature_size
+from draw_env.rules import NUM_ACTIONS, reward_fits_episode
+from train.config import (
+    BASELINES,
+    Section,
+    Widths,
+    check_memory,
+    fail,
+    integer,
+    layer_widths,
+    number,
+    seed_field,
+)
 
 #: Opponent names with a special meaning in ``opponents``; every other name is an ``agents.make`` name.
 SELF = "self"
 SNAPSHOTS = "snapshots"
 OPPONENT_NAMES = (SELF, SNAPSHOTS, *BASELINES)
+
+#: Bytes a learner game takes, its state and its opponents' (measured: about 12 kB after reset).
+GAME_BYTES = 16 * 1024
+#: Scalars the rollout buffer keeps a decision beside its observation and mask (action, reward,
+#: return, episode start, value, log-probability, advantage).
+_ROLLOUT_SCALARS = 7
+
+
+def decision_bytes(features: str) -> int:
+    """Bytes a rollout decision takes: float32 in SB3's rollout buffer, and again in its flattened copy."""
+    return 2 * 4 * (feature_size(features) + NUM_ACTIONS + _ROLLOUT_SCALARS)
 
 
 class PPOSettings(Section):
@@ -55,9 +76,17 @@ class LearnerSettings(Section):
 
     @model_validator(mode="after")
     def _ppo_run(self) -> LearnerSettings:
-        """``win_loss`` only in matches, and minibatches no larger than one rollout."""
+        """``win_loss`` only in matches, minibatches no larger than one rollout, and a rollout
+        that fits in this machine's memory (:func:`train.config.check_memory`)."""
         if not reward_fits_episode(self.reward, self.episode):
             raise fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward)
         if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
             raise fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size)
+        per_decision = decision_bytes(self.features)
+        check_memory(
+            ("n_envs", "ppo.n_steps"),
+            self.n_envs * (GAME_BYTES + self.ppo.n_steps * per_decision),
+            f"{self.n_envs:,} games of {GAME_BYTES // 1024} kB and a rollout of n_envs * ppo.n_steps = "
+            f"{self.n_envs * self.ppo.n_steps:,} decisions of {per_decision:,} bytes",
+        )
         return self

@@ -6,12 +6,17 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from draw_env.features import FEATURES
+from draw_env.features import FEATURES, feature_size
+from draw_env.observation import OBSERVATION_SIZE
+from draw_env.rules import NUM_ACTIONS
 from train.config import (
+    MAX_INT,
     ConfigError,
     Section,
     Widths,
     agent_spec,
+    check_memory,
+    config_keys,
     init_validator,
     integer,
     layer_widths,
@@ -34,6 +39,28 @@ REPLACED = {
     "validation_share": "was removed: the fit reports its losses and agreement on the data it fitted",
     "curve": "was removed: for a learning curve, run the config at several values of matches",
 }
+
+
+#: Decisions the teacher labels in a match, a little above those measured with the shipped
+#: configs (about 210 with 2 players, 76 with 3, 66 with 4), for the memory estimate.
+DECISIONS_PER_MATCH = {2: 220, 3: 80, 4: 70}
+#: Nodes the compiled search reserves a simulation (``agents.ismcts_compiled``), and bytes a
+#: node takes (int32 children and float32 priors of every action, three counters, a flag).
+SEARCH_NODES_PER_SIMULATION = 3
+SEARCH_NODE_BYTES = 8 * NUM_ACTIONS + 3 * 8 + 1
+
+
+def decision_bytes(features: str) -> int:
+    """Bytes a decision takes while an iteration is fitted: its row (int16 observation, mask,
+    float32 action values and outcome) twice (the window's parts and their concatenation), and
+    the fit's float32 features and targets."""
+    row = 2 * OBSERVATION_SIZE + NUM_ACTIONS + 4 * NUM_ACTIONS + 4
+    return 2 * row + 4 * feature_size(features) + 4 * NUM_ACTIONS
+
+
+def search_nodes(simulations: int, trees: int) -> int:
+    """The nodes ``trees`` searches of ``simulations`` reserve at once."""
+    return SEARCH_NODES_PER_SIMULATION * (simulations + NUM_ACTIONS) * trees + 1
 
 
 def _partner(spec: object) -> None:
@@ -111,6 +138,39 @@ class ExitConfig(Section):
     _partners = mapping_validator(
         "partners", f"a mapping of partners ('{TEACHER}' or an agent spec such as 'variety') to weights", _partner
     )
+
+    @model_validator(mode="after")
+    def _sizes(self) -> ExitConfig:
+        """Searches the search can number (int32 node numbers), and an iteration's searches and
+        data within this machine's memory (:func:`train.config.check_memory`)."""
+        trees = self.lockstep if self.guide == "tree" else 1  # guide: tree searches a shard's games at once
+        searches = {
+            ("simulations", "lockstep") if trees > 1 else ("simulations",): search_nodes(self.simulations, trees),
+            ("plain_simulations",): search_nodes(self.plain_simulations, 1),
+        }
+        keys, nodes = max(searches.items(), key=lambda item: item[1])
+        if nodes > MAX_INT:
+            raise ConfigError(
+                f"{config_keys(keys)} ask{'s' * (len(keys) == 1)} for a search of {nodes:,} nodes "
+                f"({SEARCH_NODES_PER_SIMULATION} a simulation and {SEARCH_NODES_PER_SIMULATION * NUM_ACTIONS} more"
+                f"{', for each game of a shard' * (trees > 1 and len(keys) > 1)}); the search numbers at most "
+                f"{MAX_INT:,}: lower {' or '.join(keys)}"
+            )
+        check_memory(
+            (*keys, "workers"),
+            self.workers * nodes * SEARCH_NODE_BYTES,
+            f"{self.workers} worker{'s' * (self.workers > 1)}, each with a search of {nodes:,} nodes of "
+            f"{SEARCH_NODE_BYTES} bytes",
+        )
+        per_match = DECISIONS_PER_MATCH[self.num_players]
+        decisions = self.window * self.matches * per_match
+        check_memory(
+            ("matches", "window"),
+            decisions * decision_bytes(self.features),
+            f"window * matches * about {per_match} decisions a match = {decisions:,} decisions fitted at once, "
+            f"{decision_bytes(self.features):,} bytes each",
+        )
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from train.config import (
     Baselines,
     ConfigError,
     Section,
     baselines,
+    fail,
     integer,
     mapping_validator,
     one_of,
@@ -59,6 +60,22 @@ class TrainConfig(LearnerSettings):
         f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
         lambda name: one_of(name, OPPONENT_NAMES),
     )
+
+    @model_validator(mode="after")
+    def _whole_rollouts(self) -> TrainConfig:
+        """The budget and the intervals at least one rollout: training runs whole rollouts of
+        ``n_envs * ppo.n_steps`` steps, and the policy changes only between them."""
+        rollout = self.n_envs * self.ppo.n_steps
+        budgets = {
+            "total_timesteps": (self.total_timesteps, "training runs whole rollouts"),
+            "snapshot_every": (self.snapshot_every, "the policy changes once a rollout"),
+            "checkpoint_every": (self.checkpoint_every, "the policy changes once a rollout"),
+            "eval.every": (self.eval.every, "the policy changes once a rollout; 0 turns it off"),
+        }
+        for key, (steps, why) in budgets.items():
+            if 0 < steps < rollout:  # 0 only for eval.every, which it turns off
+                raise fail(key, f"at least one rollout, n_envs * ppo.n_steps = {rollout:,} steps ({why})", steps)
+        return self
 
     @field_validator("vec_env", mode="before")
     @classmethod
