@@ -102,6 +102,13 @@ def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: 
     assert observation["action_mask"][player.act(observation)] == 1
 
 
+def test_every_file_of_a_run_is_one_its_pipeline_writes(two_iterations: Path) -> None:
+    from train.run_dir import run_files
+
+    files = run_files(two_iterations, "exit").files
+    assert len(files) == sum(path.is_file() for path in two_iterations.rglob("*")) > 10
+
+
 def test_rerunning_a_finished_run_says_it_is_complete(two_iterations: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = _summary(two_iterations)
     summary = run_exit(tiny(two_iterations, "iterations=2"))

@@ -105,17 +105,91 @@ def test_rerunning_an_interrupted_run_resumes_from_its_last_checkpoint(run: Path
     assert f"Resuming from {checkpoint} at step 256: 256 steps left to 512" in capsys.readouterr().out
 
 
-def test_overwrite_replaces_the_earlier_run(tmp_path: Path) -> None:
+def test_overwrite_replaces_the_earlier_run_and_nothing_else(run: Path, tmp_path: Path) -> None:
+    from train.run_dir import MARKER, RunDir
+
+    output = tmp_path / "run"
+    shutil.copytree(run, output)
+    RunDir(tiny(output), "selfplay", overwrite=True).start()
+    assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json"]
+    assert json.loads((output / MARKER).read_text()) == {"format": "draw-dominoes-run", "version": 1, "pipeline": "selfplay"}
+
+
+def test_every_file_of_a_run_is_one_its_pipeline_writes(run: Path) -> None:
+    from train.run_dir import run_files
+
+    found = run_files(run, "selfplay")
+    assert len(found.files) == len([path for path in run.rglob("*") if path.is_file()]) > 10
+    assert {folder.name for folder in found.folders} == {"checkpoints"}
+
+
+def test_overwrite_refuses_a_file_the_run_did_not_write_and_removes_nothing(run: Path, tmp_path: Path) -> None:
     from train.run_dir import RunDir
 
     output = tmp_path / "run"
-    (output / "checkpoints").mkdir(parents=True)
-    (output / "checkpoints" / "step_999.zip").write_text("an earlier run's")
-    with pytest.raises(ConfigError, match="no config.json.*--overwrite does not remove it"):
+    shutil.copytree(run, output)
+    (output / "checkpoints" / "notes.txt").write_text("mine")
+    before = {path: path.stat().st_mtime_ns for path in output.rglob("*")}
+    with pytest.raises(ConfigError, match=r"holds '.*checkpoints/notes\.txt', which no run of pipeline: selfplay writes"):
         RunDir(tiny(output), "selfplay", overwrite=True)
-    (output / "config.json").write_text("{}")
-    RunDir(tiny(output), "selfplay", overwrite=True).start()
-    assert sorted(path.name for path in output.iterdir()) == ["config.json"]
+    assert {path: path.stat().st_mtime_ns for path in output.rglob("*")} == before
+
+
+def test_a_run_without_a_marker_is_one_only_if_all_its_files_are_a_runs(run: Path, tmp_path: Path) -> None:
+    from train.run_dir import MARKER, RunDir
+
+    output = tmp_path / "earlier_version"
+    shutil.copytree(run, output)
+    (output / MARKER).unlink()
+    assert RunDir(tiny(output), "selfplay", free=("output_dir",)).resuming
+    (output / "notes.txt").write_text("mine")
+    for overwrite in (False, True):
+        with pytest.raises(ConfigError, match=r"no run of draw-train: no \.draw-run\.json, and '.*notes\.txt' is no file"):
+            RunDir(tiny(output), "selfplay", overwrite=overwrite)
+    assert (output / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_config_json_of_someone_else_is_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], overwrite: bool) -> None:
+    from train import cli
+
+    output = tmp_path / "app"
+    (output / "sub").mkdir(parents=True)
+    (output / "config.json").write_text('{"name": "app"}')
+    (output / "sub" / "keep").write_text("x")
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["--config", str(ROOT / "configs" / "quick.yaml"), *(["--overwrite"] * overwrite), *TINY, f"output_dir={output}"])
+    assert caught.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"output_dir {str(output)!r} already holds files but no run of draw-train" in line
+    assert "config.json lacks 'num_players', 'seed', 'output_dir'" in line
+    assert sorted(path.name for path in output.rglob("*")) == ["config.json", "keep", "sub"]
+
+
+def test_a_config_json_of_defaults_is_not_started_over(tmp_path: Path) -> None:
+    from train.run_dir import RunDir
+
+    output = tmp_path / "w"
+    output.mkdir()
+    (output / "config.json").write_text('{"theme": "dark"}')
+    with pytest.raises(ConfigError, match="already holds files but no run"):
+        RunDir(load(TrainConfig, None, [f"output_dir={output}"]), "selfplay")
+    (output / "config.json").write_text("{}")  # every key its default: still no run's
+    with pytest.raises(ConfigError, match="config.json lacks 'num_players', 'seed', 'output_dir'"):
+        RunDir(load(TrainConfig, None, [f"output_dir={output}"]), "selfplay")
+
+
+def test_an_unfinished_run_is_started_over_only_if_all_it_holds_is_its_own(run: Path, tmp_path: Path) -> None:
+    from train.selfplay.run import train
+
+    output = tmp_path / "unfinished"
+    output.mkdir()
+    shutil.copy(run / "config.json", output)
+    shutil.copy(run / ".draw-run.json", output)
+    (output / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="notes.txt"):
+        train(tiny(output))
+    assert sorted(path.name for path in output.iterdir()) == [".draw-run.json", "config.json", "notes.txt"]
 
 
 def test_a_missing_resume_file_is_refused_before_anything_is_written(tmp_path: Path) -> None:

@@ -3,29 +3,33 @@
 :class:`RunDir` checks ``output_dir`` before a run writes anything: a directory (or none yet)
 where the run can write, empty or holding a run of the same pipeline whose saved settings
 (``config.json``) match the config, but for the pipeline's free keys (those that do not change
-what the run computes, such as ``iterations`` or ``progress_bar``). :func:`read_run_file` reads
-the JSON files a run keeps (which may have been edited, cut short or swapped) bounded, and checks
-their whole structure against a pydantic schema *before* the run acts on them. Every problem is
-one :class:`~train.config.ConfigError` line naming the file and the field. The protocol as users
-see it (resume, ``--overwrite``): the docs page "Training" (``docs/training.md``, run directories).
+what the run computes, such as ``iterations`` or ``progress_bar``). A run is recognised by its
+marker :data:`MARKER`, never by a ``config.json`` alone, and starting over removes only the files
+its pipeline writes (:data:`RUN_FILES`). :func:`read_run_file` reads the JSON files a run keeps
+(which may have been edited, cut short or swapped) bounded, and checks their whole structure
+against a pydantic schema *before* the run acts on them. Every problem is one
+:class:`~train.config.ConfigError` line naming the file and the field. The protocol as users see
+it (resume, ``--overwrite``): the docs page "Training" (``docs/training.md``, run directories).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
-import shutil
+import re
+import stat
 import typing
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from draw_env.files import check_writable, write_json_atomic
+from draw_env.files import PARTIAL, check_writable, write_json_atomic
 from draw_env.untrusted import ArrayHeader, read_json, read_npz
-from train.config import ConfigError, Section
+from train.config import PIPELINES, ConfigError, Section, build, shown
 
 T = TypeVar("T")
 
@@ -38,14 +42,169 @@ MAX_SHARD_BYTES = 4 * 1024 * 1024 * 1024
 #: The pipeline of a saved config without a ``pipeline`` key (self-play's configs name none).
 DEFAULT_PIPELINE = "selfplay"
 
+#: The file that marks a directory as a run of ``draw-train``, written with the run's config.
+MARKER = ".draw-run.json"
+RUN_FORMAT = "draw-dominoes-run"
+RUN_VERSION = 1
+
+#: A checkpoint's files: the model zip, its side files, and its policy file (``.npz`` + ``.json``).
+_CHECKPOINT = r"(zip|policy\.json|pool\.npz|state\.json|npz|json)"
+#: The files each pipeline writes in its ``output_dir``: paths relative to it, ``/`` between
+#: folders, each part a regular expression. Starting a run over removes these (and the
+#: temporary files a killed process left of them) and nothing else.
+RUN_FILES: dict[str, tuple[str, ...]] = {
+    "selfplay": (
+        r"summary\.json",
+        r"eval\.csv",
+        r"learning_curve\.png",
+        rf"final\.{_CHECKPOINT}",
+        rf"checkpoints/step_\d+\.{_CHECKPOINT}",
+        r"checkpoints/eval_latest\.(npz|json)",
+        r"tensorboard/ppo_\d+/events\.out\.tfevents\..+",
+    ),
+    "exit": (
+        r"summary\.json",
+        r"state\.json",
+        r"eval\.csv",
+        r"strength\.png",
+        r"final\.(npz|json)",
+        r"iter_\d{3,}/(policy\.npz|policy\.json|data\.npz|eval\.json)",
+        r"tensorboard/events\.out\.tfevents\..+",
+    ),
+    "exploit": (
+        r"exploit\.json",
+        r"eval\.csv",
+        r"exploit_curve\.png",
+        r"(final|interrupted)\.(zip|policy\.json)",
+        r"final\.(npz|json)",
+        r"checkpoints/cpu_\d+s\.(npz|json)",
+    ),
+}
+#: The files of every run: its settings and its marker.
+_EVERY_RUN = (r"config\.json", re.escape(MARKER))
+#: Keys of the ``config.json`` of every run, whatever its version and pipeline.
+_SAVED_BY_EVERY_RUN = ("num_players", "seed", "output_dir")
+#: ``draw_env.files.temporary_name``'s names: ``.{stem}.{pid}-{token}.partial{suffix}``.
+_TEMPORARY = re.compile(rf"\.(?P<stem>.+)\.\d+-[0-9a-f]+{re.escape(PARTIAL)}(?P<suffix>\.[^.]*)?")
+
+
+class RunMarker(BaseModel):
+    """:data:`MARKER`: what made the run (strict: another format or version is not read)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    format: Literal[RUN_FORMAT]  # type: ignore[valid-type]
+    version: Literal[RUN_VERSION]  # type: ignore[valid-type]
+    pipeline: Literal[tuple(RUN_FILES)]  # type: ignore[valid-type]
+
+
+@dataclasses.dataclass
+class RunFiles:
+    """The files and folders of a run directory, every one of them written by its pipeline."""
+
+    files: list[Path]
+    folders: list[Path]
+
+    def remove(self) -> None:
+        """Remove them all, the marker last (a run cut short here is still recognised as one)."""
+        for path in sorted(self.files, key=lambda file: file.name == MARKER):
+            path.unlink(missing_ok=True)
+        for folder in sorted(self.folders, key=lambda folder: -len(folder.parts)):
+            try:
+                folder.rmdir()
+            except OSError:  # something appeared there since the check: kept, with its folder
+                pass
+
+
+def _patterns(pipeline: str) -> list[tuple[str, ...]]:
+    return [tuple(pattern.split("/")) for pattern in (*_EVERY_RUN, *RUN_FILES[pipeline])]
+
+
+def _matches(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Whether the first ``len(parts)`` parts of ``pattern`` match ``parts``, one by one."""
+    return all(re.fullmatch(part_pattern, part) for part_pattern, part in zip(pattern, parts))
+
+
+def _is_run_file(parts: tuple[str, ...], patterns: list[tuple[str, ...]]) -> bool:
+    temporary = _TEMPORARY.fullmatch(parts[-1])
+    if temporary is not None:
+        parts = (*parts[:-1], temporary["stem"] + (temporary["suffix"] or ""))
+    return any(len(pattern) == len(parts) and _matches(pattern, parts) for pattern in patterns)
+
+
+def _is_run_folder(parts: tuple[str, ...], patterns: list[tuple[str, ...]]) -> bool:
+    return any(len(pattern) > len(parts) and _matches(pattern, parts) for pattern in patterns)
+
+
+def scan_run(path: Path, pipeline: str) -> tuple[RunFiles, Path | None]:
+    """The files and folders of the directory ``path`` that ``pipeline`` writes, up to the first
+    entry that it does not write (``None``: there is none).
+
+    Symbolic links and special files are never a run's: they count as foreign, never followed.
+
+    Raises:
+        ConfigError: a folder cannot be listed.
+    """
+    patterns = _patterns(pipeline)
+    found = RunFiles([], [])
+
+    def scan(folder: Path, parts: tuple[str, ...]) -> Path | None:
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda entry: entry.name):
+                inside = (*parts, entry.name)
+                if entry.is_dir(follow_symlinks=False) and _is_run_folder(inside, patterns):
+                    found.folders.append(Path(entry.path))
+                    foreign = scan(Path(entry.path), inside)
+                    if foreign is not None:
+                        return foreign
+                elif entry.is_file(follow_symlinks=False) and _is_run_file(inside, patterns):
+                    found.files.append(Path(entry.path))
+                else:
+                    return Path(entry.path)
+        return None
+
+    try:
+        return found, scan(path, ())
+    except OSError as error:
+        raise ConfigError(f"output_dir {str(path)!r} cannot be listed ({error.strerror or error})") from None
+
+
+def run_files(path: Path, pipeline: str) -> RunFiles:
+    """:func:`scan_run`'s files and folders, all there is in ``path``.
+
+    Raises:
+        ConfigError: naming the first entry that the run did not write.
+    """
+    found, foreign = scan_run(path, pipeline)
+    if foreign is not None:
+        raise ConfigError(
+            f"output_dir {str(path)!r} holds {str(foreign)!r}, which no run of pipeline: {pipeline} writes: "
+            "a run is replaced only when all it holds is its own; move that away or choose another output_dir"
+        )
+    return found
+
+
+def _is_regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (not a link to one: reading a FIFO would block)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _model_of(pipeline: str) -> type[Section]:
+    module, name = PIPELINES[pipeline]
+    model: type[Section] = getattr(importlib.import_module(module), name)
+    return model
+
 
 class RunDir:
     """``config.output_dir``, checked for a run of ``pipeline`` (nothing is written or removed here).
 
     Args:
         config: the run's validated config (it has an ``output_dir``).
-        pipeline: the pipeline's name, as ``config.json``'s ``pipeline`` key holds it.
-        overwrite: start over (:meth:`start` removes the earlier run).
+        pipeline: the pipeline's name, as :data:`MARKER` records it.
+        overwrite: start over (:meth:`start` removes the earlier run's files).
         free: top-level keys that may differ from the saved config when the run continues.
 
     Attributes:
@@ -54,9 +213,10 @@ class RunDir:
 
     Raises:
         ConfigError: ``output_dir`` is a file or cannot be written; it holds files but no run
-            (refused even with ``overwrite``: nothing of someone else's is removed), a run of
-            another pipeline (without ``overwrite``), or a run made with other settings (without
-            ``overwrite``; the message names every differing key with both values).
+            (refused even with ``overwrite``: nothing of someone else's is removed); with
+            ``overwrite``, the run there holds a file its pipeline does not write (named); without
+            it, a run of another pipeline or a run made with other settings (the message names
+            every differing key with both values).
     """
 
     def __init__(self, config: Section, pipeline: str, *, overwrite: bool = False, free: Collection[str] = ()) -> None:
@@ -67,13 +227,14 @@ class RunDir:
         # A key the saved config lacks (added since) counts as its default.
         self.defaults = type(config)().to_dict()
         self.earlier: dict[str, Any] | None = None
+        #: The pipeline of the run already in the directory (``None``: the directory is empty).
+        self.found: str | None = None
         self.earlier = self._check(free)
 
     def __str__(self) -> str:
         return str(self.path)
 
     def _check(self, free: Collection[str]) -> dict[str, Any] | None:
-        where = f"output_dir {str(self.path)!r}"
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(f"config key 'output_dir' must be a directory, got the file {str(self.path)!r}")
         try:
@@ -82,22 +243,56 @@ class RunDir:
             raise ConfigError(str(error)) from None
         if not self.path.is_dir() or not any(self.path.iterdir()):
             return None
-        if not (self.path / "config.json").is_file():
-            raise ConfigError(
-                f"{where} already holds files but no run (no config.json): choose another output_dir"
-                + ("; --overwrite does not remove it" if self.overwrite else "")
-            )
-        earlier = read_run_file(self.path / "config.json", dict[str, Any])
+        self.found = self._identify()
         if self.overwrite:
+            run_files(self.path, self.found)
             return None
-        if earlier.get("pipeline") != self.settings.get("pipeline"):
+        if self.found != self.pipeline:
             raise ConfigError(
-                f"{where} holds a run of pipeline: {earlier.get('pipeline', DEFAULT_PIPELINE)}, not {self.pipeline}: "
+                f"output_dir {str(self.path)!r} holds a run of pipeline: {self.found}, not {self.pipeline}: "
                 "pass --overwrite to replace it, or choose another output_dir"
             )
-        self.earlier = earlier
+        self.earlier = read_run_file(self.path / "config.json", dict[str, Any])
         self.check_keys([key for key in self.settings if key not in free])
-        return earlier
+        return self.earlier
+
+    def _identify(self) -> str:
+        """The pipeline of the run in the directory: its marker's, or for a run written before
+        markers, its ``config.json``'s if that is a config of the pipeline and every file is one
+        the pipeline writes.
+
+        Raises:
+            ConfigError: the directory holds no run (with ``overwrite`` too).
+        """
+        marker = self.path / MARKER
+        try:
+            if os.path.lexists(marker):
+                if not _is_regular_file(marker):
+                    raise ConfigError(f"{marker} is not a regular file")
+                return str(read_run_file(marker, RunMarker).pipeline)
+            config = self.path / "config.json"
+            if not _is_regular_file(config):
+                raise ConfigError(f"no {MARKER} and no config.json")
+            saved: dict[str, Any] = read_run_file(config, dict[str, Any])
+            pipeline = saved.get("pipeline", DEFAULT_PIPELINE)
+            missing = [key for key in _SAVED_BY_EVERY_RUN if key not in saved]
+            if missing:  # a run saves its whole config, defaults included
+                raise ConfigError(f"no {MARKER}, and config.json lacks {', '.join(map(repr, missing))}")
+            if pipeline not in RUN_FILES:
+                raise ConfigError(f"no {MARKER}, and config.json names no pipeline of draw-train: {shown(pipeline)}")
+            try:
+                build(_model_of(pipeline), saved)
+            except ConfigError as error:
+                raise ConfigError(f"no {MARKER}, and config.json is no config of pipeline: {pipeline} ({error})") from None
+            foreign = scan_run(self.path, pipeline)[1]
+            if foreign is not None:
+                raise ConfigError(f"no {MARKER}, and {str(foreign)!r} is no file of a run of pipeline: {pipeline}")
+            return str(pipeline)
+        except ConfigError as error:
+            raise ConfigError(
+                f"output_dir {str(self.path)!r} already holds files but no run of draw-train: {error}; "
+                "choose another output_dir" + (" (--overwrite does not remove it)" if self.overwrite else "")
+            ) from None
 
     def check_keys(self, keys: Collection[str]) -> None:
         """Refuse to continue a run whose saved settings differ from the config's on ``keys``.
@@ -108,7 +303,9 @@ class RunDir:
         earlier = {**self.defaults, **(self.earlier or {})}
         differing = [key for key in keys if self.earlier is not None and earlier.get(key) != self.settings[key]]
         if differing:
-            details = "; ".join(f"{key} is {earlier.get(key)!r} there, {self.settings[key]!r} here" for key in differing)
+            details = "; ".join(
+                f"{key} is {shown(earlier.get(key))} there, {shown(self.settings[key])} here" for key in differing
+            )
             raise ConfigError(
                 f"output_dir {str(self.path)!r} holds a run made with other settings ({details}): rerun with "
                 "its settings to continue it, pass --overwrite to replace it, or choose another output_dir"
@@ -119,12 +316,28 @@ class RunDir:
         """Whether the directory holds an earlier run of these settings to continue."""
         return self.earlier is not None
 
+    def start_over(self) -> None:
+        """Replace the run found in the directory when :meth:`start` comes (as ``overwrite``).
+
+        Raises:
+            ConfigError: it holds a file its pipeline does not write (named); nothing is removed.
+        """
+        if self.found is not None:
+            run_files(self.path, self.found)
+        self.overwrite = True
+
     def start(self) -> None:
-        """Remove the earlier run (with ``overwrite``), create the directory, save the config."""
-        if self.overwrite and self.path.is_dir():
-            shutil.rmtree(self.path)
+        """Remove the earlier run's files (with ``overwrite``), create the directory, save the
+        config and then the marker (a run cut short between them is still recognised).
+
+        Raises:
+            ConfigError: with ``overwrite``, a file appeared that the earlier run did not write.
+        """
+        if self.overwrite and self.found is not None:
+            run_files(self.path, self.found).remove()
         self.path.mkdir(parents=True, exist_ok=True)
         self.write_json("config.json", self.settings)
+        self.write_json(MARKER, {"format": RUN_FORMAT, "version": RUN_VERSION, "pipeline": self.pipeline})
 
     def write_json(self, name: str, data: Any) -> None:
         """``name`` in the directory, written atomically (indented JSON)."""

@@ -360,8 +360,8 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
             return summary
         resume = latest_checkpoint(output_dir)
         if resume is None:
+            run_dir.start_over()
             print(f"{output_dir} holds no checkpoint of its run yet: starting it over")
-            run_dir.overwrite = True
     resumed = None if resume is None else read_resume_state(resume, config.to_dict())
     # Everything is checked: from here on the run writes.
     run_dir.start()
