@@ -30,7 +30,7 @@ from draw_env import tiles
 from draw_env.checks import check_choice, check_int, is_integer
 from draw_env.observation import SEATS
 from draw_env.openspiel.observer import DrawDominoesObserver
-from draw_env.openspiel.progress import DEAL, DRAWING, OPENER, OVER, PLAY, Progress, event_token
+from draw_env.openspiel.progress import DEAL, DRAWING, OPENER, OVER, PLAY, Progress, events_text
 from draw_env.rules import (
     EPISODES,
     PLAYER_COUNTS,
@@ -61,6 +61,8 @@ VARIANT_PARAMETERS = ("max_pip", "hand_size", "protected")
 #: so can follow itself for ever), but OpenSpiel wants a bound: ``max_game_length`` of a match
 #: assumes at most this many hands (at most 199 hands can score, each at least a point, with 2 players).
 MAX_MATCH_HANDS = 1000
+#: Every tile id of each set, by ``max_pip`` (the deal's chance outcomes are those not dealt yet).
+_ALL_TILES = {top: frozenset(range(tiles.tile_set(top).num_tiles)) for top in range(tiles.MIN_PIP, tiles.MAX_PIP + 1)}
 _CHANCE = int(pyspiel.PlayerId.CHANCE)
 _TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 #: A line of a serialized state: one action id, plain ASCII digits (111 at most, double-nine's pass).
@@ -322,7 +324,7 @@ class DrawDominoesState(pyspiel.State):
         if play.phase == OPENER:
             return [(seat, 1.0 / play.num_players) for seat in range(play.num_players)]
         if play.phase == DEAL:
-            outcomes = sorted(set(range(play.rules.num_tiles)) - set(play.dealt))
+            outcomes = sorted(_ALL_TILES[play.rules.max_pip] - set(play.dealt))
         elif play.phase == DRAWING:
             assert play.core is not None
             outcomes = sorted(play.core.boneyard)
@@ -432,7 +434,7 @@ class DrawDominoesState(pyspiel.State):
             dealt = " ".join(play.rules.tiles.names[tile] for tile in play.dealt)
             opener = "not drawn yet" if play.phase == OPENER else play.opener
             return f"hand {play.hand_number}, dealing; opener {opener}; scores {play.scores}; dealt: {dealt}"
-        events = " ".join(event_token(event, None, play.rules) for event in play.events)
+        events = events_text(play, None)
         pending = " (drawing)" if play.phase == DRAWING else ""
         return f"hand {play.hand_number}{pending}: {play.core!r}; actions: {events}"
 

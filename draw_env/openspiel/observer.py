@@ -21,8 +21,8 @@ import numpy as np
 import pyspiel
 
 from draw_env import tiles
-from draw_env.observation import OBSERVATION_SIZE, SEATS, Layout, ObservationTable, layout
-from draw_env.openspiel.progress import OPENER, Progress, event_token
+from draw_env.observation import OBSERVATION_SIZE, ObservationTable, layout
+from draw_env.openspiel.progress import OPENER, Progress, events_text
 from draw_env.rules import DrawGame, DrawState
 from draw_env.tiles import NUM_TILES
 
@@ -74,28 +74,29 @@ def _tile_names(tile_ids: list[int], rules: DrawGame) -> str:
     return "".join(rules.tiles.names[t] for t in sorted(tile_ids))
 
 
-def write_blocks(
-    vector: np.ndarray, game_layout: Layout, facts: dict[str, Any], player: int, num_players: int
-) -> None:
-    """Write into ``vector`` what ``player`` observes of ``facts``, block by block of ``game_layout``.
+def write_facts(table: ObservationTable, facts: dict[str, Any]) -> None:
+    """Set ``table`` (absolute seats) to ``facts``, block by block of its layout.
 
-    ``facts`` maps each fact a block reads (:data:`draw_env.observation.FACTS`) to its number, or
-    per seat to one number per absolute seat; each block reads it as it declares (bits of a
-    mask, values, or a one-hot index, -1 for none), seats turned relative to ``player``.
+    ``facts`` maps facts blocks read (:data:`draw_env.observation.FACTS`) to their number, or per
+    seat to one number per absolute seat; each block reads its fact as it declares (bits of a
+    mask, values, or a one-hot index). A block whose fact ``facts`` leaves out reads zeros
+    (OpenSpiel observes a fresh deal at every tensor it writes, so a deal writes only what is
+    not zero). ``table.observe(player)`` then turns the seats relative to ``player``.
     """
-    vector[:] = 0
-    for block in game_layout.blocks:
-        start = game_layout.offsets[block.name]
-        entries = vector[start : start + block.size]
-        fact = facts[block.fact]
+    table.table[:] = 0
+    players = table.num_players
+    for block in table.layout.blocks:
+        fact = facts.get(block.fact)
+        if fact is None:
+            continue
+        view = table.views[block.name]
         if block.seats == "none":
-            _read(entries, fact, block.read)
-        elif block.seats == "observer":
-            _read(entries, fact[player], block.read)
+            _read(view, fact, block.read)
+        elif block.read == "value":
+            view[:players] = fact
         else:
-            rows = entries.reshape(SEATS, block.width)
-            for relative in range(num_players):
-                _read(rows[relative], fact[(player + relative) % num_players], block.read)
+            for seat in range(players):
+                _read(view[seat], fact[seat], block.read)
 
 
 def _read(entries: np.ndarray, fact: Any, read: str) -> None:
@@ -110,29 +111,24 @@ def _read(entries: np.ndarray, fact: Any, read: str) -> None:
         entries[:] = fact
 
 
-def _dealing_facts(play: Progress, match: bool, target: int) -> dict[str, Any]:
-    """The facts of a hand being dealt: the tiles dealt so far, the counts, the seats and scores."""
+def _dealing_facts(play: Progress, player: int, match: bool, target: int) -> dict[str, Any]:
+    """What ``player`` observes of a hand being dealt: its tiles so far, the counts, the seats
+    and scores (the other facts are zero: nothing is on the line, nobody draws or acts yet)."""
     rules = play.rules
-    seats = range(play.num_players)
+    players = play.num_players
     size = rules.hand_size
-    nobody = [0] * play.num_players
-    return {
-        "hand": [tiles.mask_of(play.own_deal(seat)) for seat in seats],
-        "line": 0,
-        "left": -1,
-        "right": -1,
-        "placed": nobody,
-        "order": 0,
-        "sizes": [min(max(len(play.dealt) - seat * size, 0), size) for seat in seats],
+    hands = [0] * players
+    hands[player] = tiles.mask_of(play.own_deal(player))
+    facts = {
+        "hand": hands,
+        "sizes": [min(max(len(play.dealt) - seat * size, 0), size) for seat in range(players)],
         "bones": rules.num_tiles - len(play.dealt),
-        "can_draw": 0,  # nobody draws before the hand is in play
-        "voids": nobody,
-        "to_act": nobody,
-        "in_play": [1] * play.num_players,
-        "passes": 0,
-        "scores": play.scores if match else nobody,
+        "in_play": [1] * players,
         "target": target,
     }
+    if match:
+        facts["scores"] = play.scores
+    return facts
 
 
 class DrawDominoesObserver:
@@ -159,6 +155,10 @@ class DrawDominoesObserver:
         self.dict: dict[str, Any] = {"observation": self.tensor[:observed]}
         if perfect_recall:
             self.dict["drawn"] = self.tensor[observed:]
+        # OpenSpiel sets an observer from a fresh initial state before each tensor it asks of a
+        # state (to size it): the last deal observed, and its vector, are kept.
+        self._deal_seen: tuple[Any, ...] | None = None
+        self._deal_vector = np.zeros(observed, np.float32)
 
     def set_from(self, state: ObservedState, player: int) -> None:
         """Fill ``tensor`` with what ``player`` observes of ``state``."""
@@ -168,13 +168,21 @@ class DrawDominoesObserver:
             self._table.rebuild(play.core)
             self.tensor[:observed] = self._table.observe(player)
         else:
-            facts = _dealing_facts(play, self.match, self.target)
-            write_blocks(self.tensor[:observed], self.layout, facts, player, play.num_players)
+            self.tensor[:observed] = self._deal_observation(play, player)
         if self.perfect_recall:
             drawn = self.tensor[observed:]
             drawn[:] = 0
             for order, tile in enumerate(play.own_draws(player), 1):
                 drawn[tile] = order
+
+    def _deal_observation(self, play: Progress, player: int) -> np.ndarray:
+        """What ``player`` observes of the hand being dealt (kept while the deal stays the same)."""
+        seen = (player, len(play.dealt), tuple(play.own_deal(player)), tuple(play.scores))
+        if seen != self._deal_seen:
+            write_facts(self._table, _dealing_facts(play, player, self.match, self.target))
+            self._deal_vector = self._table.observe(player)
+            self._deal_seen = seen
+        return self._deal_vector
 
     def string_from(self, state: ObservedState, player: int) -> str:
         """What ``player`` observes of ``state``, as text."""
@@ -191,5 +199,4 @@ class DrawDominoesObserver:
         else:
             opener = "?" if play.phase == OPENER else str(play.opener)
             head += f" opener {opener} dealt {len(play.dealt)} {_tile_names(play.own_deal(player), self.rules)}"
-        events = " ".join(event_token(event, player, self.rules) for event in play.events)
-        return f"{head} | {events}"
+        return f"{head} | {events_text(play, player)}"

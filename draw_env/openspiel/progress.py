@@ -112,13 +112,19 @@ class Progress:
         return [tile for seat, action, tile in self.events if seat == player and action == draw and tile >= 0]
 
 
-def event_token(event: Event, player: int | None, rules: DrawGame) -> str:
-    """One action of ``rules``' game as ``player`` saw it (``None``: as the referee saw it)."""
-    seat, action, tile = event
+def events_text(play: Progress, player: int | None) -> str:
+    """The actions of the hand in play as ``player`` saw them (``None``: as the referee saw them),
+    one token each: ``1:[1|4]L`` (the end as one letter), ``0:draw[5|5]`` (the tile shown only to
+    the drawer), ``2:pass``."""
+    rules = play.rules
     draw, names = rules.draw_action, rules.tiles.names
-    if action < draw:
-        return f"{seat}:{names[action >> 1]}{'LR'[action & 1]}"  # the end as one letter
-    word = action_name(action, game=rules)
-    if action == draw and tile >= 0 and (player is None or player == seat):
-        return f"{seat}:{word}{names[tile]}"
-    return f"{seat}:{word}"
+    words = {draw: action_name(draw, game=rules), rules.pass_action: action_name(rules.pass_action, game=rules)}
+    tokens = []
+    for seat, action, tile in play.events:
+        if action < draw:
+            tokens.append(f"{seat}:{names[action >> 1]}{'LR'[action & 1]}")
+        elif action == draw and tile >= 0 and (player is None or player == seat):
+            tokens.append(f"{seat}:{words[draw]}{names[tile]}")
+        else:
+            tokens.append(f"{seat}:{words[action]}")
+    return " ".join(tokens)
