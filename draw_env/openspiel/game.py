@@ -13,7 +13,8 @@ node with exact probabilities, so ``state.history()`` reproduces a game exactly;
 :func:`deal_actions` turns an AEC deal into the chance outcomes that deal it.
 ``resample_from_infostate(p, sampler)`` samples the information set exactly as far as chance
 goes (OpenSpiel's Python ``ISMCTSBot`` calls it). A state is serialized as its history, one
-action per line, and read back by replaying it strictly; nothing is unpickled. The details, with
+action per line (after a line naming the variant, for a variant other than the seeds'), and read
+back by replaying it strictly; nothing is unpickled. The details, with
 the observations and information states, are in ``docs/integrations.md`` (OpenSpiel).
 """
 
