@@ -130,6 +130,14 @@ def test_a_bad_game_section_is_a_value_error(game_line: str, message: str) -> No
     assert RAN == []
 
 
+def test_an_overlong_string_of_this_game_is_refused_before_it_is_split() -> None:
+    longest = pyspiel.load_game("python_draw_dominoes(players=4,max_pip=9,hand_size=1,protected=0,episode=match)")
+    bound = 4 * longest.max_history_length() + 4096  # 3 digits and a newline per action, and the sections
+    head = f"[Meta]\nVersion: 1\n[Game]\n{longest}\n[State]\n"
+    with pytest.raises(ValueError, match=f"has {bound + 1} characters, more than the {bound} of the longest"):
+        pyspiel.deserialize_game_and_state(head + "1" * (bound + 1 - len(head)))
+
+
 def test_a_state_started_from_a_position_says_it_cannot_be_serialized() -> None:
     state = played("python_draw_dominoes", seed=1, moves=16)
     started = state.get_game().new_state_from_position(state.core)

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import pyspiel
 
-from draw_env.openspiel.game import SHORT_NAME, DrawDominoesState
+from draw_env.openspiel.game import MAX_MATCH_HANDS, SHORT_NAME, DrawDominoesState, max_hand_length
+from draw_env.rules import MAX_PLAYERS, DrawGame
+from draw_env.tiles import MAX_PIP
 
 # OpenSpiel's functions, taken before draw_env.openspiel routes pyspiel's names to the ones below.
 _pyspiel_serialize_game_and_state = pyspiel.serialize_game_and_state
 _pyspiel_deserialize_game_and_state = pyspiel.deserialize_game_and_state
 _SECTIONS = ("[Meta]", "[Game]", "[State]")
+#: The longest string of this game that can be read, checked before it is split: the longest
+#: match of the longest variant (4 players, double-nine, one tile each, nothing protected), each
+#: decision and chance outcome an action id of at most 3 digits and a newline, and room for the
+#: sections and the variant line.
+_LONGEST = 2 * 4 * MAX_MATCH_HANDS * max_hand_length(DrawGame(MAX_PLAYERS, MAX_PIP, 1, 0)) + 4096
 
 
 def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
@@ -42,10 +49,16 @@ def deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
     :meth:`DrawDominoesGame.deserialize_state`. Other games' strings go to OpenSpiel.
 
     Raises:
-        ValueError: if the sections are malformed or the state text is refused.
+        ValueError: if the string of this game is longer than any game's, its sections are
+            malformed or the state text is refused.
     """
     if not isinstance(text, str):
         raise ValueError(f"a serialized game and state must be a str, got {type(text).__name__}")  # noqa: TRY004
+    if len(text) > _LONGEST and SHORT_NAME in text:
+        raise ValueError(
+            f"serialized game and state has {len(text)} characters, more than the {_LONGEST} of the longest "
+            f"{SHORT_NAME} game"
+        )
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for number, line in enumerate(text.split("\n"), 1):
