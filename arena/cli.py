@@ -12,12 +12,13 @@ from threadpoolctl import threadpool_limits
 import agents
 from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
+from arena.inputs import agent_files
 from arena.league import league, parse_sweep, sweep
 from arena.options import SEATINGS, RunOptions
 from arena.results import GAME_NOUNS
 from arena.specs import parse_agent_spec
 from draw_env.commands import reported_errors
-from draw_env.files import check_writable
+from draw_env.files import check_distinct, check_writable
 from draw_env.rules import EPISODES, PLAYER_COUNTS
 
 
@@ -147,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             note = _rounding_note(RunOptions(num_players, args.games, **common))
             if note:
                 print(f"Note: {note}")
+        outputs = [("--json", args.json), ("--png", args.png), ("--records", args.records)]
+        check_distinct(outputs, agent_files(specs, swept))
         for name in ("json", "png"):
             if getattr(args, name) is not None:
                 check_writable(f"--{name}", getattr(args, name))

@@ -25,12 +25,13 @@ import numpy as np
 
 import agents
 import draw_env
+from arena.inputs import agent_files
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe, tiles
 from draw_env.checks import MAX_SEED
 from draw_env.commands import reported_errors
-from draw_env.files import check_writable
+from draw_env.files import check_distinct, check_writable
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
@@ -413,8 +414,10 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
         if isinstance(stdin, io.TextIOWrapper):
             stdin.reconfigure(errors="replace")  # a bad byte becomes a bad line, answered in ask()
     with reported_errors(parser):
-        if args.record is not None:
-            check_writable("--record", args.record)  # before the game, not after it
+        if args.record is not None:  # checked before the game, not after it
+            played = [parse_agent_spec(text) for text in [*split_specs(args.opponents), args.hint_agent]]
+            check_distinct([("--record", args.record)], agent_files(played))
+            check_writable("--record", args.record)
         game = Game(args, stdin, stdout or sys.stdout)
         try:
             return game.play()

@@ -43,7 +43,7 @@ from arena.charts import save_figure
 from arena.evaluation import evaluate
 from arena.specs import Spec, check_buildable, normalise_spec, spec_label
 from draw_env.checks import MAX_SEED, is_integer, is_number
-from draw_env.files import check_writable, write_text_atomic
+from draw_env.files import check_distinct, check_writable, write_text_atomic
 from draw_env.rules import PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import read_json
 
@@ -302,6 +302,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.candidates = [normalise_spec(text) for text in args.budgets]
         args.reference_spec = normalise_spec(args.reference)
         check_buildable([*args.candidates, args.reference_spec])
+        check_distinct([("--json", args.json), ("--png", args.png)])
         for name in ("json", "png"):
             if getattr(args, name) is not None:
                 check_writable(f"--{name}", getattr(args, name))

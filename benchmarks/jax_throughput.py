@@ -37,6 +37,7 @@ import jax.numpy as jnp
 
 from arena.charts import save_figure
 from benchmarks.throughput import check_rounds_and_batches, run_vector
+from draw_env.commands import check_outputs
 from draw_env.files import write_json_atomic
 
 Runner = Callable[[float], int]
@@ -119,6 +120,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
     batch_sizes = check_rounds_and_batches(parser, args)
+    check_outputs(parser, [("--json", args.json), ("--png", args.png)])
     try:
         device = jax.devices(args.device)[0]
     except RuntimeError as error:

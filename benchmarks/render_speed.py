@@ -30,6 +30,8 @@ from collections.abc import Callable
 import numpy as np
 
 import draw_env
+from draw_env.commands import check_outputs
+from draw_env.files import atomic_path
 from draw_env.render import Scene, render_rgb, render_text
 
 
@@ -73,6 +75,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--png", help="also write a 3-player spectator frame here")
     args = parser.parse_args()
+    check_outputs(parser, [("--png", args.png)])
 
     shapes = set()
     for players in (2, 3, 4):
@@ -103,7 +106,8 @@ def main() -> None:
 
         # A 3-player middle game just after a placement, every hand face up.
         scenes = [s for s in collect(3, 30, args.seed + 1) if s.last is not None and s.last[1] < 56]
-        plt.imsave(args.png, spectator(scenes[-1]))
+        with atomic_path(args.png) as temporary:  # keeps .png, which imsave reads
+            plt.imsave(temporary, spectator(scenes[-1]))
         print(f"wrote {args.png}")
 
 

@@ -52,6 +52,7 @@ from collections.abc import Callable
 import numpy as np
 
 import draw_env
+from draw_env.commands import check_outputs
 from draw_env.files import write_json_atomic
 from draw_env.rules import DrawGame
 
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-compile-time", action="store_true", help="skip the numba compile-time measurement")
     args = parser.parse_args(argv)
     batch_sizes = check_rounds_and_batches(parser, args)
+    check_outputs(parser, [("--json", args.json)])
     largest = batch_sizes[-1]
 
     players = args.players

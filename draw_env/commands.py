@@ -7,16 +7,33 @@ be read or written, ``OSError``. Each command (``draw-eval``, ``draw-play``, ``d
 :func:`reported_errors`, which turns them into one line, ``PROG: error: MESSAGE``, on standard
 error and exit code 2, as ``argparse`` does for a bad option (without the usage text, which does
 not help with a bad file).
+
+A signal that asks a command to stop (``SIGTERM``, as ``timeout`` and ``kill`` send it, or
+``SIGHUP`` when the terminal closes) ends it as Ctrl-C does: inside :func:`reported_errors` it
+raises ``SystemExit(128 + signal)``, so that every ``finally`` and every unfinished atomic write
+(:mod:`draw_env.files`) cleans up on the way out, and the exit status is the usual one (143 for
+``SIGTERM``), without a traceback. Ctrl-C itself exits with status 130, also without one.
+
+:func:`check_outputs` is the check of a script's output files before its work starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import FrameType
 
-__all__ = ["error_line", "reported_errors"]
+from draw_env.files import check_distinct, check_writable
+
+__all__ = ["STOP_SIGNALS", "check_outputs", "error_line", "exit_on_signals", "reported_errors"]
+
+#: The signals that stop a command the way Ctrl-C does (SIGHUP does not exist on Windows).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 def error_line(error: BaseException) -> str:
@@ -28,12 +45,67 @@ def error_line(error: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _exit_on_signal(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def exit_on_signals() -> Iterator[None]:
+    """While active, each of :data:`STOP_SIGNALS` raises ``SystemExit(128 + signal)`` (see the
+    module docstring); the handlers before are restored after.
+
+    A signal that is ignored stays ignored (``nohup`` ignores SIGHUP on purpose); only the default
+    action, which kills the process before any cleanup, is replaced. Outside the main thread,
+    where Python cannot set handlers, it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    replaced = {
+        number: signal.signal(number, _exit_on_signal)
+        for number in STOP_SIGNALS
+        if signal.getsignal(number) == signal.SIG_DFL
+    }
+    try:
+        yield
+    finally:
+        for number, handler in replaced.items():
+            signal.signal(number, handler)
+
+
 @contextmanager
 def reported_errors(parser: argparse.ArgumentParser) -> Iterator[None]:
     """Run the body; a ``ValueError`` or ``OSError`` from it ends the program with
-    ``PROG: error: MESSAGE`` on standard error and exit code 2."""
+    ``PROG: error: MESSAGE`` on standard error and exit code 2; Ctrl-C ends it with exit
+    code 130, SIGTERM or SIGHUP with 128 + the signal (:func:`exit_on_signals`)."""
     try:
-        yield
+        with exit_on_signals():
+            yield
     except (ValueError, OSError) as error:
+        print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print(file=sys.stderr)  # the shell's prompt then starts on a line of its own, after ^C
+        raise SystemExit(130) from None
+
+
+def check_outputs(
+    parser: argparse.ArgumentParser,
+    outputs: Sequence[tuple[str, str | os.PathLike[str] | None]],
+    inputs: Sequence[tuple[str, str | os.PathLike[str] | None]] = (),
+) -> None:
+    """Check a command's output files before its work: each a distinct regular file path, none of
+    them an input (:func:`~draw_env.files.check_distinct`), each writable
+    (:func:`~draw_env.files.check_writable`). A problem ends the program as :func:`reported_errors`
+    does: one line, exit code 2.
+
+    ``outputs`` and ``inputs`` are ``(option, path)`` pairs; a ``None`` path is skipped.
+    """
+    try:
+        check_distinct(outputs, inputs)
+        for name, path in outputs:
+            if path is not None:
+                check_writable(name, path)
+    except ValueError as error:
         print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
         raise SystemExit(2) from None

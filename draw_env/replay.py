@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from draw_env import describe, tiles
-from draw_env.commands import error_line
-from draw_env.files import write_text_atomic
+from draw_env.commands import error_line, exit_on_signals
+from draw_env.files import check_distinct, check_writable, write_text_atomic
 from draw_env.records import Position, positions, read_record, replay_record
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
 from draw_env.rules import DRAW
@@ -172,21 +172,28 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
     args = parser.parse_args(argv)
     out = stdout or sys.stdout
     try:
-        record = read_record(args.record)
-        try:
-            replay_record(record)  # every recomputable field agrees, or the record is refused
-        except ValueError as error:
-            raise ValueError(f"{args.record}: {error}") from None
-        if args.html:
-            path = write_html(record, args.html, args.lang)
-            print(f"wrote {path} ({len(list(positions(record)))} positions; open it in a browser, arrow keys step)", file=out)
-            return 0
-        step_through(record, stdin or sys.stdin, out, args.lang)
+        with exit_on_signals():
+            if args.html:  # before reading the record; nothing is created yet
+                check_distinct([("--html", args.html)], [("the record", args.record)])
+                check_writable("--html", args.html, create=False)
+            record = read_record(args.record)
+            try:
+                replay_record(record)  # every recomputable field agrees, or the record is refused
+            except ValueError as error:
+                raise ValueError(f"{args.record}: {error}") from None
+            if args.html:
+                path = write_html(record, args.html, args.lang)
+                print(f"wrote {path} ({len(list(positions(record)))} positions; open it in a browser, arrow keys step)", file=out)
+                return 0
+            step_through(record, stdin or sys.stdin, out, args.lang)
     except (OSError, ValueError) as error:
         # One line naming the file and the field, no traceback, as reported_errors prints it;
         # returned rather than raised, so that main() can be called from Python.
         print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(file=out)
+        return 130
     return 0
 
 
