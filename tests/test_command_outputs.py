@@ -117,6 +117,31 @@ def test_draw_play_refuses_a_record_path_before_the_game(
     assert snapshot(workdir) == before
 
 
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["final.zip", "final.policy.npz"], "OUTPUT's record final.policy.json is the same file as CHECKPOINT's side file"),
+        (["final.zip", "out.npz", "--provenance", "out.json"], "OUTPUT's record out.json is the same file as --provenance"),
+        (["final.zip", "final.zip"], "OUTPUT final.zip is the same file as CHECKPOINT"),
+    ],
+    ids=["record is the side file", "record is the provenance", "output is the checkpoint"],
+)
+def test_export_refuses_to_write_over_what_it_reads(
+    workdir: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], named: str
+) -> None:
+    from train.export import main as export_main
+
+    (workdir / "final.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: checked, never read
+    (workdir / "final.policy.json").write_text("{}")
+    (workdir / "out.json").write_text("{}")
+    before = snapshot(workdir)
+    with pytest.raises(SystemExit) as exited:
+        export_main(arguments)
+    assert exited.value.code == 2
+    one_error_line(capsys.readouterr().err, "python -m train.export", named)
+    assert snapshot(workdir) == before
+
+
 # ---------------------------------------------------------------------------------------------
 # Signals: draw-eval with worker processes that write game records, stopped mid-run.
 

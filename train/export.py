@@ -16,9 +16,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.policy_file import PLAYER_COUNTS, read_checkpoint, save_policy_file
+from agents.policy_file import (
+    PLAYER_COUNTS,
+    checkpoint_record_path,
+    read_checkpoint,
+    record_path,
+    save_policy_file,
+)
 from draw_env.checks import check_bool, check_choice
 from draw_env.commands import reported_errors
+from draw_env.files import check_distinct
 from draw_env.untrusted import read_json
 
 
@@ -95,6 +102,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--provenance", help="a JSON file whose object is stored as the record's provenance")
     args = parser.parse_args(argv)
     with reported_errors(parser):
+        check_distinct(
+            [("OUTPUT", args.output), ("OUTPUT's record", record_path(args.output))],
+            [
+                ("CHECKPOINT", args.checkpoint),
+                ("CHECKPOINT's side file", checkpoint_record_path(args.checkpoint)),
+                ("--provenance", args.provenance),
+            ],
+        )
         provenance = None if args.provenance is None else read_json(args.provenance)
         if provenance is not None and not isinstance(provenance, dict):
             raise ValueError(f"{args.provenance}: must hold a JSON object, got {type(provenance).__name__}")
