@@ -22,7 +22,8 @@ SB3 checkpoints (the ``.zip`` files ``MaskablePPO.save`` writes during training)
 :func:`read_checkpoint` without unpickling anything (only their ``policy.pth``, as weights, and the
 side file :func:`write_checkpoint_record` writes).
 
-This module imports numpy and draw_env only; torch is imported inside :func:`read_checkpoint`.
+This module imports numpy and draw_env only (and :mod:`agents.torch_archive`, which reads a
+checkpoint's tensors without torch).
 """
 
 from __future__ import annotations
@@ -31,10 +32,8 @@ import hashlib
 import io
 import json
 import os
-import pickle  # for its exception class only: nothing here unpickles
 import re
 import warnings
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,11 +41,20 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from agents.torch_archive import TensorHeader, read_tensors
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
 from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS
-from draw_env.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, ArrayHeader, loads_npz, read_bytes, read_json
+from draw_env.untrusted import (
+    MAX_ARRAY_BYTES,
+    ZIP_ERRORS,
+    ArrayHeader,
+    loads_npz,
+    open_zip,
+    read_bytes,
+    read_json,
+)
 
 FORMAT = "draw-dominoes-policy"
 CHECKPOINT_FORMAT = "draw-dominoes-checkpoint"
@@ -54,6 +62,8 @@ VERSION = 1
 ACTIVATIONS = ("relu", "tanh")
 #: The activation assumed for an SB3 checkpoint without a side file: MaskablePPO's default.
 SB3_DEFAULT_ACTIVATION = "tanh"
+#: The most members a zip read here may list (an SB3 model zip holds about 6).
+MAX_ZIP_MEMBERS = 4096
 #: Network name -> size of its last layer.
 OUTPUTS = {"policy": NUM_ACTIONS, "value": 1}
 
@@ -203,7 +213,7 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
     for needed in (target, record_file):
         if not needed.is_file():
             raise ValueError(f"policy file {str(target)!r} needs {str(needed)!r}, which does not exist")
-    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES)
+    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES, expect=dict)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         _fail(record_file, "format", f"must be {FORMAT!r}")
     if record.get("version") != VERSION:
@@ -320,23 +330,58 @@ def weights_from_state_dict(
         provenance: stored with the weights.
 
     Raises:
-        ValueError: if a parameter is not one of an MLP policy's, or the shapes do not fit.
+        ValueError: if a parameter is not one of an MLP policy's, or the shapes do not fit
+            (checked before any parameter is converted).
     """
-    hidden: dict[str, dict[int, dict[str, np.ndarray]]] = {"policy": {}, "value": {}}
-    output: dict[str, dict[str, np.ndarray]] = {"policy": {}, "value": {}}
-    for key, tensor in state.items():
-        match = _SB3_KEY.match(key)
+    shapes = {key: _shape_of(tensor) for key, tensor in state.items()}
+    layers, features = sb3_layers(shapes, features=features, value=value)
+    networks = {
+        name: tuple((_to_float32(weight, state[weight]), _to_float32(bias, state[bias])) for weight, bias in keys)
+        for name, keys in layers.items()
+    }
+    return PolicyWeights(
+        policy=networks["policy"],
+        activation=activation,
+        features=features,
+        num_players=num_players,
+        value=networks.get("value"),
+        provenance=dict(provenance or {}),
+    )
+
+
+def sb3_layers(
+    shapes: Mapping[Any, tuple[int, ...]], *, features: str | None = None, value: bool = True
+) -> tuple[dict[str, tuple[tuple[str, str], ...]], str]:
+    """The layers of an SB3 MLP policy from its parameters' names and shapes alone.
+
+    Args:
+        shapes: parameter name -> shape, as in a ``MaskableActorCriticPolicy`` state dict.
+        features: the input encoding; ``None`` picks the one whose size matches the input layer.
+        value: the value network too (without, its parameters need only SB3's names).
+
+    Returns:
+        ``{"policy": layers, "value": layers}``, each layer its ``(weight name, bias name)``,
+        input first, and the input encoding.
+
+    Raises:
+        ValueError: a name that is not an MLP policy's, or a shape that does not fit (weights
+            ``(out, in)`` chained from the encoding's size, biases ``(out,)``, 58 action logits
+            and 1 value); the message names the parameter.
+    """
+    hidden: dict[str, dict[int, dict[str, str]]] = {"policy": {}, "value": {}}
+    output: dict[str, dict[str, str]] = {"policy": {}, "value": {}}
+    for key in shapes:
+        match = _SB3_KEY.match(key) if isinstance(key, str) else None
         if match is None:
             raise ValueError(
-                f"parameter {key!r} is not part of an MLP policy (Linear layers with ReLU or Tanh, "
+                f"parameter {_short(key)} is not part of an MLP policy (Linear layers with ReLU or Tanh, "
                 "no feature-extractor weights): this network cannot be read as a policy file"
             )
-        array = _to_float32(tensor)
         if match.group(1):
-            hidden[match.group(1)].setdefault(int(match.group(2)), {})[match.group(3)] = array
+            hidden[match.group(1)].setdefault(int(match.group(2)), {})[match.group(3)] = key
         else:
-            output[match.group(4).replace("action", "policy")][match.group(5)] = array
-    networks: dict[str, tuple[Layer, ...]] = {}
+            output[match.group(4).replace("action", "policy")][match.group(5)] = key
+    layers: dict[str, tuple[tuple[str, str], ...]] = {}
     for name in ("policy", "value") if value else ("policy",):
         indices = sorted(hidden[name])
         # SB3 builds [Linear, activation, Linear, activation, ...]: Linear layers sit at even indices.
@@ -347,8 +392,11 @@ def weights_from_state_dict(
         parts = [hidden[name][index] for index in indices] + [output[name]]
         if any(set(part) != {"weight", "bias"} for part in parts):
             raise ValueError(f"the {name} network lacks a weight or a bias")
-        networks[name] = tuple((part["weight"], part["bias"]) for part in parts)
-    inputs = networks["policy"][0][0].shape[1]
+        layers[name] = tuple((part["weight"], part["bias"]) for part in parts)
+    first = layers["policy"][0][0]
+    if len(shapes[first]) != 2:
+        raise ValueError(f"{first} has the shape {shapes[first]}, not (out, in)")
+    inputs = shapes[first][1]
     if features is None:
         matching = [name for name in FEATURES if feature_size(name) == inputs]
         if not matching:
@@ -358,14 +406,24 @@ def weights_from_state_dict(
         raise ValueError(
             f"features {features!r} give {feature_size(features)} inputs, the network takes {inputs}"
         )
-    return PolicyWeights(
-        policy=networks["policy"],
-        activation=activation,
-        features=features,
-        num_players=num_players,
-        value=networks.get("value"),
-        provenance=dict(provenance or {}),
-    )
+    for name, keys in layers.items():
+        _check_sb3_shapes(name, keys, shapes, inputs)
+    return layers, features
+
+
+def _check_sb3_shapes(
+    name: str, keys: tuple[tuple[str, str], ...], shapes: Mapping[Any, tuple[int, ...]], inputs: int
+) -> None:
+    """Network ``name``'s layers chain from ``inputs`` to its outputs: weights ``(out, in)``, biases ``(out,)``."""
+    width = inputs
+    for weight, bias in keys:
+        if len(shapes[weight]) != 2 or shapes[weight][1] != width:
+            raise ValueError(f"{weight} has the shape {shapes[weight]}, not (out, {width})")
+        width = shapes[weight][0]
+        if shapes[bias] != (width,):
+            raise ValueError(f"{bias} has the shape {shapes[bias]}, not ({width},) as {weight} gives")
+    if width != OUTPUTS[name]:
+        raise ValueError(f"the {name} network must end with {OUTPUTS[name]} outputs, got {width}")
 
 
 def sb3_state_dict(weights: PolicyWeights) -> dict[str, np.ndarray]:
@@ -380,10 +438,24 @@ def sb3_state_dict(weights: PolicyWeights) -> dict[str, np.ndarray]:
     return state
 
 
-def _to_float32(tensor: Any) -> np.ndarray:
-    if hasattr(tensor, "detach"):  # a torch tensor
-        tensor = tensor.detach().cpu().numpy()
-    return np.ascontiguousarray(tensor, dtype=np.float32)
+def _shape_of(tensor: Any) -> tuple[int, ...]:
+    return tuple(int(length) for length in (tensor.shape if hasattr(tensor, "shape") else np.shape(tensor)))
+
+
+def _to_float32(key: str, tensor: Any) -> np.ndarray:
+    """Parameter ``key``'s values as a float32 array (a dense torch tensor of any float dtype, or
+    an array)."""
+    try:
+        if hasattr(tensor, "detach"):  # a torch tensor: bfloat16 has no NumPy twin, so as float32 first
+            tensor = tensor.detach().cpu().float().numpy()
+        with np.errstate(over="ignore"):  # a float64 beyond float32's range: inf, refused as not finite
+            return np.ascontiguousarray(tensor, dtype=np.float32)
+    except (TypeError, RuntimeError, ValueError) as error:
+        raise ValueError(f"parameter {key!r} is not an array of numbers ({_one_line(error)})") from None
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:200]
 
 
 def checkpoint_record_path(checkpoint: str | os.PathLike[str]) -> Path:
@@ -419,30 +491,22 @@ def write_checkpoint_record(
 def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
     """The networks of an SB3 ``MaskablePPO`` checkpoint ``.zip``, read without unpickling.
 
-    Only the ``policy.pth`` entry is read, with ``torch.load(..., weights_only=True)``; the
-    activation, features and player count come from the side file
+    Only the ``policy.pth`` entry is read, as a torch archive of plain tensors
+    (:func:`agents.torch_archive.read_tensors`: its pickle is interpreted, never run, and every
+    tensor's dtype, shape, strides and storage are checked against an MLP policy's before any
+    is read); the activation, features and player count come from the side file
     (:func:`checkpoint_record_path`). Without one, a warning says that SB3's default activation
     (``tanh``) is assumed and the player count is unknown.
 
     Raises:
         ValueError: if ``path`` is not a zip holding a plain tensor state dict of an MLP policy,
-            or its side file is malformed or contradicts the tensors.
+            or its side file is malformed or contradicts the tensors; the message names the file
+            and, where there is one, the tensor.
     """
     target = Path(path)
     if not target.is_file():
         raise ValueError(f"{target}: no such checkpoint file")
     payload = read_zip_member(target, "policy.pth", MAX_ARRAY_BYTES, what="an SB3 model")
-    import torch
-
-    try:
-        state = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as error:
-        # Not torch's message: it suggests weights_only=False, the very thing never to do here.
-        raise ValueError(
-            f"{target}: policy.pth is not a plain tensor state dict (torch refused it: {type(error).__name__})"
-        ) from None
-    if not isinstance(state, Mapping) or not all(isinstance(value, torch.Tensor) for value in state.values()):
-        raise ValueError(f"{target}: policy.pth is not a mapping of parameter names to tensors")
     side = checkpoint_record_path(target)
     if side.is_file():
         settings = _read_checkpoint_record(side)
@@ -454,8 +518,13 @@ def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
             stacklevel=2,
         )
         settings = {"activation": SB3_DEFAULT_ACTIVATION, "features": None, "num_players": None}
+
+    def check(headers: Mapping[str, TensorHeader]) -> None:
+        sb3_layers({key: header.shape for key, header in headers.items()}, features=settings["features"])
+
+    tensors = read_tensors(payload, f"{target}: policy.pth", check, MAX_ARRAY_BYTES // 4)
     try:
-        return weights_from_state_dict(state, **settings, provenance={"checkpoint": str(target)})
+        return weights_from_state_dict(tensors, **settings, provenance={"checkpoint": str(target)})
     except ValueError as error:
         raise ValueError(f"{target}: {error}") from None
 
@@ -467,30 +536,29 @@ def read_zip_member(path: Path, member: str, max_bytes: int, *, what: str) -> by
     Raises:
         ValueError: ``path`` is no zip, lacks ``member``, or ``member`` is larger than ``max_bytes``.
     """
+    data = read_bytes(path, MAX_ARRAY_BYTES)
     try:
-        with zipfile.ZipFile(read_bytes_io(path)) as archive:
-            try:
-                info = archive.getinfo(member)
-            except KeyError:
-                raise ValueError(f"{path}: not {what} (no {member} entry)") from None
-            if info.file_size > max_bytes:
-                raise ValueError(f"{path}: its {member} is {info.file_size} bytes, more than the {max_bytes} allowed")
-            with archive.open(info) as handle:
-                payload = handle.read(max_bytes + 1)
+        archive = open_zip(data, MAX_ZIP_MEMBERS)
     except ZIP_ERRORS as error:
         raise ValueError(f"{path}: not {what} ({error})") from None
+    with archive:
+        if member not in archive.namelist():
+            raise ValueError(f"{path}: not {what} (no {member} entry)")
+        info = archive.getinfo(member)
+        if info.file_size > max_bytes:
+            raise ValueError(f"{path}: its {member} is {info.file_size} bytes, more than the {max_bytes} allowed")
+        try:
+            with archive.open(info) as handle:
+                payload: bytes = handle.read(max_bytes + 1)
+        except ZIP_ERRORS as error:
+            raise ValueError(f"{path}: not {what} (its {member} cannot be read: {error})") from None
     if len(payload) > max_bytes:
         raise ValueError(f"{path}: its {member} holds more than the {max_bytes} bytes allowed")
     return payload
 
 
-def read_bytes_io(path: Path) -> io.BytesIO:
-    """The file ``path`` in memory (size-bounded), for :mod:`zipfile`."""
-    return io.BytesIO(read_bytes(path, MAX_ARRAY_BYTES))
-
-
 def _read_checkpoint_record(side: Path) -> dict[str, Any]:
-    record = read_json(side, max_bytes=MAX_RECORD_BYTES)
+    record = read_json(side, max_bytes=MAX_RECORD_BYTES, expect=dict)
     if not isinstance(record, dict) or record.get("format") != CHECKPOINT_FORMAT:
         _fail(side, "format", f"must be {CHECKPOINT_FORMAT!r}")
     settings = {key: record.get(key) for key in ("activation", "features", "num_players")}

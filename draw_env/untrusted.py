@@ -1,18 +1,22 @@
 """Bounded readers for the JSON, YAML and NumPy ``.npz`` files that people exchange (records,
 policy files, configs, run state): every such file is treated as hostile.
 
-Each reader bounds the size of the input and the nesting depth *before* a recursive parser or
-validator sees it (Python's ``json`` and anything that walks the result recurse, so 100,000
-nested ``[`` would otherwise end in a ``RecursionError``), rejects what no file of ours holds
+Each reader bounds the size of the input, the nesting depth and the number of values *before* a
+recursive parser or validator sees it (Python's ``json`` and anything that walks the result
+recurse, so 100,000 nested ``[`` would otherwise end in a ``RecursionError``; each value a parser
+builds takes memory, 50 bytes or more, and PyYAML's time): JSON by a count of its separators
+before parsing, YAML event by event as PyYAML parses it. It rejects what no file of ours holds
 (YAML anchors and aliases, whose expansion a 500-byte file can blow up; ``NaN``; repeated keys;
-integers of more than :data:`MAX_INT_DIGITS` digits, numbers beyond a float's range) and reports every problem as one
-:class:`UntrustedInputError` (a ``ValueError``) whose message starts with the file's name.
-Nothing in a file is ever executed or unpickled here.
+integers of more than :data:`MAX_INT_DIGITS` digits in JSON or :data:`MAX_YAML_INT_CHARACTERS`
+characters in YAML, numbers beyond a float's range) and reports
+every problem as one :class:`UntrustedInputError` (a ``ValueError``) whose message starts with
+the file's name. Nothing in a file is ever executed or unpickled here.
 
 An ``.npz`` (:func:`loads_npz`, :func:`read_npz`) is checked from its zip directory and each
 member's ``.npy`` header before any array is read: member names, dtypes (plain numbers only),
 shapes and sizes, which the caller checks against what it expects; then each array is read with
 at most the bytes its header promises (a compressed member that decompresses to more is refused).
+A zip's directory is bounded before :mod:`zipfile` reads it (:func:`open_zip`).
 
 PyYAML is imported only by the YAML functions (``draw_env`` itself needs only NumPy,
 Gymnasium, PettingZoo and numba).
@@ -20,10 +24,12 @@ Gymnasium, PettingZoo and numba).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import lzma
 import os
+import re
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
@@ -38,6 +44,9 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_INT_DIGITS",
+    "MAX_JSON_VALUES",
+    "MAX_YAML_INT_CHARACTERS",
+    "MAX_YAML_VALUES",
     "ArrayHeader",
     "ZIP_ERRORS",
     "UntrustedInputError",
@@ -45,6 +54,7 @@ __all__ = [
     "loads_json",
     "loads_npz",
     "loads_yaml",
+    "open_zip",
     "read_bytes",
     "read_json",
     "read_npz",
@@ -57,6 +67,17 @@ __all__ = [
 MAX_DEPTH = 32
 #: The largest file read by default (a 2,000-hand match record is about 2 MB).
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: The most values (lists, objects, keys, numbers, strings) one JSON text may hold. Python keeps
+#: each in memory (a list of two numbers takes 72 bytes), so this bounds what a parse allocates to
+#: a few hundred MB whatever the text's shape; a 2,000-hand match record holds about 700,000.
+MAX_JSON_VALUES = 4_000_000
+#: The most values (scalars, sequences, mappings) one YAML text may hold: configs hold under 100,
+#: and PyYAML takes about 20 microseconds for each.
+MAX_YAML_VALUES = 10_000
+#: Longest YAML integer accepted, in characters: any 64-bit integer in any of YAML's notations fits
+#: (0b and 64 binary digits); PyYAML builds a longer base-60 one (1:1:1:...) in time that grows
+#: with the square of its length.
+MAX_YAML_INT_CHARACTERS = 80
 #: Longest integer literal accepted: int64 needs 19 digits; Python's own guard (4,300 digits)
 #: comes with a message that names no file.
 MAX_INT_DIGITS = 20
@@ -193,14 +214,28 @@ def _no_constant(source: str) -> Callable[[str], float]:
     return parse
 
 
-def loads_json(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
+def loads_json(
+    text: str,
+    source: str,
+    max_depth: int = MAX_DEPTH,
+    max_values: int = MAX_JSON_VALUES,
+    expect: type[dict[Any, Any]] | type[list[Any]] | None = None,
+) -> Any:
     """Parse JSON ``text`` (named ``source`` in messages) within the bounds of this module.
 
+    Before the parser sees it, the text is refused if it may hold more than ``max_values`` values
+    (Python holds each in memory, 50 to 100 bytes for a list or object), nests deeper than
+    ``max_depth`` or, with ``expect`` (``dict`` or ``list``), does not hold a JSON object or array.
+
     Raises:
-        UntrustedInputError: too deep, not JSON, a repeated key, ``NaN``/``Infinity``, or an
-            over-long integer; the message starts with ``source``.
+        UntrustedInputError: too many values, too deep, not what ``expect`` says, not JSON, a
+            repeated key, ``NaN``/``Infinity``, or an over-long integer; the message starts with
+            ``source``.
     """
+    _check_values(text, source, max_values)
     check_depth(text, source, max_depth)
+    if expect is not None:
+        _check_top(text, source, expect)
     try:
         return json.loads(
             text,
@@ -219,17 +254,54 @@ def loads_json(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
         raise UntrustedInputError(f"{source}: not valid JSON ({error})") from None
 
 
-def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES, max_depth: int = MAX_DEPTH) -> Any:
+def _check_values(text: str, source: str, max_values: int) -> None:
+    """Refuse JSON ``text`` that may hold more than ``max_values`` values, counted in C time.
+
+    Every value but the outermost comes right after a ``[``, ``{``, ``,`` or ``:`` of its own,
+    so one more than their count bounds the values (those inside strings count too: a bound).
+    """
+    bound = 1 + sum(text.count(separator) for separator in "[{,:")
+    if bound > max_values:
+        raise UntrustedInputError(
+            f"{source}: may hold {bound} JSON values (one after each '[', '{{', ',' and ':'), "
+            f"more than the {max_values} allowed"
+        )
+
+
+#: How a JSON text's outermost value starts -> what it is.
+_JSON_STARTS = {"{": "an object", "[": "an array", '"': "a string"}
+_JSON_WHITESPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _check_top(text: str, source: str, expect: type[dict[Any, Any]] | type[list[Any]]) -> None:
+    """Refuse JSON ``text`` whose outermost value is not an object (``dict``) or array (``list``)."""
+    wanted = "{" if expect is dict else "["
+    start = _JSON_WHITESPACE.match(text).end()  # type: ignore[union-attr]  # it matches anything
+    found = text[start : start + 1]
+    if found != wanted:
+        what = _JSON_STARTS.get(found, "a number or constant" if found else "nothing")
+        raise UntrustedInputError(f"{source}: its JSON must be {_JSON_STARTS[wanted]}, not {what}")
+
+
+def read_json(
+    path: str | os.PathLike[str],
+    max_bytes: int = MAX_FILE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    max_values: int = MAX_JSON_VALUES,
+    expect: type[dict[Any, Any]] | type[list[Any]] | None = None,
+) -> Any:
     """:func:`loads_json` of a file: size-bounded, strict UTF-8, messages name the file."""
-    return loads_json(read_text(path, max_bytes), os.fspath(path), max_depth)
+    return loads_json(read_text(path, max_bytes), os.fspath(path), max_depth, max_values, expect)
 
 
-def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
+def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH, max_values: int = MAX_YAML_VALUES) -> Any:
     """Parse YAML ``text`` with PyYAML's safe loader, within the bounds of this module.
 
-    The event stream is checked first (no anchors or aliases, at most ``max_depth`` levels of
-    nesting), then the text is built into plain Python data; a mapping that repeats a key is
-    refused (PyYAML would silently keep the last value).
+    The parser's events are checked as they come, before the composer sees them: no anchors or
+    aliases, at most ``max_depth`` levels of nesting and ``max_values`` values (scalars,
+    sequences, mappings), so a text PyYAML would take long over is refused after at most
+    ``max_values`` events; then a mapping that repeats a key is refused (PyYAML would silently
+    keep the last value), and the text is built into plain Python data.
 
     Raises:
         UntrustedInputError: the message starts with ``source`` and gives the line (and column)
@@ -238,33 +310,13 @@ def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     """
     import yaml
 
-    def where(mark: Any) -> str:
-        return f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-
     _check_brackets(text, source, max_depth)
     try:
-        depth = 0
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                raise UntrustedInputError(
-                    f"{source}{where(event.start_mark)}: YAML anchors and aliases (& and *) are not allowed"
-                )
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > max_depth:
-                    raise UntrustedInputError(
-                        f"{source}{where(event.start_mark)}: nested deeper than {max_depth} levels"
-                    )
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None:
-            _check_yaml_keys(node, source)
-        return yaml.safe_load(text)
+        return _load_yaml(_bounded_yaml_loader()(text, source, max_depth, max_values), source)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         raise UntrustedInputError(
-            f"{source}{where(mark)}: not valid YAML ({_one_line(error.problem or error.context)})"
+            f"{source}{_where(mark)}: not valid YAML ({_one_line(error.problem or error.context)})"
         ) from None
     except yaml.YAMLError as error:
         raise UntrustedInputError(f"{source}: not valid YAML ({_one_line(error)})") from None
@@ -272,6 +324,68 @@ def loads_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
         if isinstance(error, UntrustedInputError):
             raise
         raise UntrustedInputError(f"{source}: not valid YAML ({_one_line(error)})") from None
+
+
+def _load_yaml(loader: Any, source: str) -> Any:
+    """The one document of ``loader``: composed (checking each event), its keys checked, built."""
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_yaml_keys(node, source)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _where(mark: Any) -> str:
+    return f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+
+
+@functools.cache
+def _bounded_yaml_loader() -> type[Any]:
+    """PyYAML's safe loader, checking each event as the composer takes it (a class made on first
+    use: ``draw_env`` imports PyYAML only to read YAML)."""
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        def __init__(self, text: str, source: str, max_depth: int, max_values: int) -> None:
+            super().__init__(text)
+            self.source, self.max_depth, self.max_values = source, max_depth, max_values
+            self.depth = self.values = 0
+
+        def get_event(self) -> Any:
+            event = super().get_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise UntrustedInputError(
+                    f"{self.source}{_where(event.start_mark)}: YAML anchors and aliases (& and *) are not allowed"
+                )
+            if isinstance(event, yaml.CollectionEndEvent):
+                self.depth -= 1
+            elif isinstance(event, yaml.NodeEvent):
+                self.values += 1
+                if self.values > self.max_values:
+                    raise UntrustedInputError(
+                        f"{self.source}{_where(event.start_mark)}: more than {self.max_values} values"
+                    )
+                if isinstance(event, yaml.CollectionStartEvent):
+                    self.depth += 1
+                    if self.depth > self.max_depth:
+                        raise UntrustedInputError(
+                            f"{self.source}{_where(event.start_mark)}: nested deeper than {self.max_depth} levels"
+                        )
+            return event
+
+        def construct_yaml_int(self, node: Any) -> int:
+            if len(node.value) > MAX_YAML_INT_CHARACTERS:
+                raise UntrustedInputError(
+                    f"{self.source}{_where(node.start_mark)}: an integer of {len(node.value)} characters "
+                    f"(at most {MAX_YAML_INT_CHARACTERS})"
+                )
+            return int(super().construct_yaml_int(node))
+
+    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+    return BoundedLoader
 
 
 def _one_line(text: object) -> str:
@@ -356,6 +470,24 @@ ZIP_ERRORS = (
     lzma.LZMAError,
 )
 _PLAIN_KINDS = "biufc"  # bool, signed and unsigned integers, floats, complex numbers
+#: What starts each entry of a zip's central directory.
+_DIRECTORY_ENTRY = b"PK\x01\x02"
+
+
+def open_zip(data: bytes, max_members: int) -> zipfile.ZipFile:
+    """The zip archive ``data``, refused before its directory is read if it may list more than
+    ``max_members`` members.
+
+    :mod:`zipfile` builds an object of a few hundred bytes for each of the directory's entries
+    (46 bytes each at least), so a directory is bounded before it is read: each entry starts with
+    a signature, and their count in ``data`` bounds how many entries it can hold.
+
+    Raises:
+        zipfile.BadZipFile: not a zip, or too many members (one of :data:`ZIP_ERRORS`).
+    """
+    if data.count(_DIRECTORY_ENTRY) > max_members:
+        raise zipfile.BadZipFile(f"its directory may list more than the {max_members} members allowed")
+    return zipfile.ZipFile(io.BytesIO(data))
 
 
 def _npy_header(member: Any, name: str, fail: Callable[[str], UntrustedInputError]) -> tuple[ArrayHeader, int]:
@@ -406,13 +538,11 @@ def loads_npz(
         return UntrustedInputError(f"{source}: not a NumPy .npz of plain arrays ({message})")
 
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = open_zip(data, MAX_NPZ_MEMBERS)
     except ZIP_ERRORS as error:
         raise fail(f"not a zip archive: {error}") from None
     with archive:
         members = archive.infolist()
-        if len(members) > MAX_NPZ_MEMBERS:
-            raise fail(f"{len(members)} members, at most {MAX_NPZ_MEMBERS}")
         headers: dict[str, ArrayHeader] = {}
         offsets: dict[str, int] = {}
         total = 0

@@ -25,7 +25,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.policy_file import PolicyWeights, load_policy_file, record_path
+from agents.policy_file import PolicyWeights, load_policy_file, read_checkpoint, record_path
+from tests.torch_archives import (
+    archive_of,
+    pickle_of,
+    sb3_arrays,
+    tensor,
+    torch_archive,
+    write_checkpoint,
+    zip_of,
+)
 from train.config import ConfigError, load
 from train.exit.config import ExitConfig
 from train.selfplay.config import TrainConfig
@@ -146,6 +155,94 @@ def test_fuzz_policy_records(tmp_path: Path, edits: list[tuple[str, Any]], drop:
         else:
             record[key] = value
     load_bounded(write_pair(tmp_path, SHIPPED_BYTES, record, match_sha="sha256" not in dict(edits)))
+
+
+# ---------------------------------------------------------------------------- SB3 checkpoints
+
+CHECKPOINT_ARRAYS = sb3_arrays()
+CHECKPOINT_KEYS = {name: str(index) for index, name in enumerate(CHECKPOINT_ARRAYS)}
+POLICY_PTH = archive_of(CHECKPOINT_ARRAYS)
+#: Offsets of the structure of the torch archive: zip headers, directory entries, and every byte
+#: of data.pkl (stored uncompressed, as torch writes it).
+PTH_STRUCTURE = sorted(
+    {match.start() for signature in (b"PK\x03\x04", b"PK\x01\x02", b"PK\x05\x06") for match in re.finditer(re.escape(signature), POLICY_PTH)}
+    | set(range(POLICY_PTH.index(b"\x80\x02"), POLICY_PTH.index(b"\x80\x02") + len(pickle_of({}))))
+)
+DATA_PKL = zipfile.ZipFile(io.BytesIO(POLICY_PTH)).read("archive/data.pkl")
+#: Anything a header field might be: counts small and huge, negative, shapes, names, other types.
+FIELD_VALUES = st.one_of(
+    st.integers(-3, 70_000),
+    st.integers(-(2**70), 2**70),
+    st.lists(st.integers(-2, 2**41), max_size=4).map(tuple),
+    st.sampled_from(["FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "LongStorage", "UntypedStorage"]),
+    st.sampled_from(["_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_parameter", "_rebuild_sparse_tensor"]),
+    st.text(max_size=8),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+)
+HEADER_FIELDS = st.sampled_from(["shape", "strides", "offset", "size", "storage", "storage_type", "function", "key", "data", "drop"])
+
+
+def read_checkpoint_bounded(path: Path) -> PolicyWeights | None:
+    """``read_checkpoint(path)``: weights, or ``None`` after a ``ValueError`` naming the file;
+    memory bounded (a few copies of the 30 kB archive, never a claimed size)."""
+    tracemalloc.start()
+    try:
+        try:
+            return read_checkpoint(path)
+        except ValueError as error:
+            assert str(error).startswith(f"{path}: ") and "\n" not in str(error), error
+            return None
+        finally:
+            _, peak = tracemalloc.get_traced_memory()
+            assert peak < 8 * 1024 * 1024, peak
+    finally:
+        tracemalloc.stop()
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(PTH_STRUCTURE), st.integers(0, 60), st.integers(0, 255)), min_size=1, max_size=6))
+def test_fuzz_checkpoints_with_mutated_torch_archives(tmp_path: Path, edits: list[tuple[int, int, int]]) -> None:
+    data = bytearray(POLICY_PTH)
+    for start, offset, byte in edits:
+        data[min(start + offset, len(data) - 1)] = byte
+    read_checkpoint_bounded(write_checkpoint(tmp_path / "fuzzed.zip", bytes(data)))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(0, len(DATA_PKL)), st.integers(0, 4), st.binary(max_size=6)), min_size=1, max_size=6))
+def test_fuzz_checkpoints_with_mutated_pickles(tmp_path: Path, edits: list[tuple[int, int, bytes]]) -> None:
+    pickle = DATA_PKL
+    for where, cut, insert in edits:
+        pickle = pickle[:where] + insert + pickle[where + cut :]
+    members = {name: zipfile.ZipFile(io.BytesIO(POLICY_PTH)).read(name) for name in zipfile.ZipFile(io.BytesIO(POLICY_PTH)).namelist()}
+    members["archive/data.pkl"] = pickle
+    read_checkpoint_bounded(write_checkpoint(tmp_path / "fuzzed.zip", zip_of(members)))
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(sorted(CHECKPOINT_ARRAYS)), HEADER_FIELDS, FIELD_VALUES), min_size=1, max_size=4))
+def test_fuzz_checkpoints_with_mutated_tensor_headers(tmp_path: Path, edits: list[tuple[str, str, Any]]) -> None:
+    fields: dict[Any, dict[str, Any]] = {
+        name: {"storage": CHECKPOINT_KEYS[name], "size": array.size, "shape": array.shape} for name, array in CHECKPOINT_ARRAYS.items()
+    }
+    storages = {CHECKPOINT_KEYS[name]: array.tobytes() for name, array in CHECKPOINT_ARRAYS.items()}
+    for name, field, value in edits:
+        if name not in fields:
+            continue
+        if field == "drop":
+            del fields[name]
+        elif field == "key":
+            fields[value if isinstance(value, (str, int, tuple)) else repr(value)] = fields.pop(name)
+        elif field == "data":
+            storages[CHECKPOINT_KEYS[name]] = storages[CHECKPOINT_KEYS[name]][: value if isinstance(value, int) else 0]
+        else:
+            fields[name][field] = value
+    state = {key: tensor(**header) for key, header in fields.items()}
+    weights = read_checkpoint_bounded(write_checkpoint(tmp_path / "fuzzed.zip", torch_archive(state, storages)))
+    if weights is not None:  # only edits that left a valid policy
+        assert weights.policy[0][0].shape == (8, 340)
 
 
 QUICK = (ROOT / "configs" / "quick.yaml").read_text()

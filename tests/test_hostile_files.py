@@ -29,6 +29,17 @@ import pytest
 
 from agents.policy_file import load_policy_file, read_checkpoint, record_path
 from arena.play import main as play_main
+from tests.torch_archives import (
+    Call,
+    Global,
+    Persistent,
+    archive_of,
+    sb3_arrays,
+    tensor,
+    torch_archive,
+    write_checkpoint,
+    zip_of,
+)
 from train.config import ConfigError, load
 from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
@@ -360,6 +371,103 @@ def test_a_checkpoint_side_file_that_nests_deep_is_a_value_error(tmp_path: Path,
         read_checkpoint(target)
 
 
+ARRAYS = sb3_arrays()
+#: Storage key of each parameter in :func:`checkpoint_with`'s archives.
+KEYS = {name: str(index) for index, name in enumerate(ARRAYS)}
+HOOKS = Call(Global("collections", "OrderedDict"), ())
+
+
+def checkpoint_with(folder: Path, tensors: dict[Any, Any], storages: dict[str, bytes] | None = None) -> Path:
+    """A checkpoint of :func:`tests.torch_archives.sb3_arrays` with ``tensors`` replacing its
+    entries in ``data.pkl`` (and ``storages`` its storages), side file included."""
+    state: dict[Any, Any] = {name: tensor(KEYS[name], array.size, array.shape) for name, array in ARRAYS.items()}
+    state.update(tensors)
+    data = {KEYS[name]: array.tobytes() for name, array in ARRAYS.items()} | (storages or {})
+    return write_checkpoint(folder / "bad.zip", torch_archive(state, data))
+
+
+def _untyped(storage: str, size: int) -> Persistent:
+    return Persistent(("storage", Global("torch", "UntypedStorage"), storage, "cpu", size))
+
+
+@pytest.mark.parametrize(
+    ("tensors", "storages", "named"),
+    [
+        ({"mlp_extractor.policy_net.0.weight": tensor("0", 2720, (2720,))}, None,
+         r"mlp_extractor.policy_net.0.weight has the shape \(2720,\), not \(out, in\)"),
+        ({"mlp_extractor.policy_net.0.weight": tensor("0", 2720, ())}, None,
+         r"mlp_extractor.policy_net.0.weight has the shape \(\), not \(out, in\)"),
+        ({"action_net.bias": tensor("5", 58, (58, 1))}, None, r"action_net.bias has the shape \(58, 1\), not \(58,\)"),
+        ({"action_net.weight": tensor("4", 464, (58, 8), strides=(0, 0))}, None,
+         r"tensor 'action_net.weight' is a view of shape \(58, 8\) with strides \(0, 0\), not a contiguous"),
+        ({"action_net.weight": tensor("4", 464, (58, 8), strides=(1, 1))}, None, "tensor 'action_net.weight' is a view"),
+        ({"action_net.weight": tensor("4", 100, (58, 8))}, {"4": bytes(400)},
+         "tensor 'action_net.weight' needs elements 0..464 of storage '4', which holds 100"),
+        ({"action_net.weight": tensor("4", 464, (58, 8), offset=10)}, None, "needs elements 10..474 of storage '4'"),
+        ({}, {"4": bytes(100)}, "its member data/4 holds 100 bytes, not the 1856 its tensors claim"),
+        ({"action_net.weight": tensor("4", 464, (58, 8), storage_type="BFloat16Storage")}, None,
+         "tensor 'action_net.weight' holds BFloat16 values; float32, float64 and float16 tensors are read"),
+        ({"action_net.weight": Call(Global("torch._utils", "_rebuild_tensor_v3"),
+                                    (_untyped("4", 464), 0, (58, 8), (8, 1), False, HOOKS, Global("torch", "float8_e4m3fn")))},
+         None, "tensor 'action_net.weight' is a tensor of float8_e4m3fn values"),
+        ({"action_net.weight": Call(Global("torch._utils", "_rebuild_sparse_tensor"), (Global("torch", "sparse_coo"), ()))},
+         None, "tensor 'action_net.weight' is built by torch._utils._rebuild_sparse_tensor, not a plain dense tensor"),
+        ({"action_net.weight": Call(Global("torch._utils", "_rebuild_qtensor"), (_untyped("4", 464), 0, (58, 8)))},
+         None, "tensor 'action_net.weight' is built by torch._utils._rebuild_qtensor"),
+        ({"action_net.weight": Call(Global("torch._utils", "_rebuild_parameter"), (tensor("4", 464, (58, 8)), True, HOOKS))},
+         None, "tensor 'action_net.weight' is built by torch._utils._rebuild_parameter"),
+        ({"action_net.weight": Call(Global("os", "system"), ("touch ran",))}, None, "tensor 'action_net.weight' is built by os.system"),
+        ({1: tensor("4", 464, (58, 8))}, None, "the key 1 is not a tensor name"),
+        ({"action_net.weight": tensor("4", 464, (58, 8), strides=(8.0, 1))}, None,
+         r"tensor 'action_net.weight' has the shape \(58, 8\), strides \(8.0, 1\)"),
+    ],
+    ids=["1-d weight", "0-d weight", "2-d bias", "stride-0 view", "overlapping view", "short storage", "offset past the end",
+         "short storage member", "bfloat16", "float8", "sparse", "quantized", "parameter", "other call", "integer key", "float stride"],
+)
+def test_a_checkpoint_tensor_is_checked_before_any_is_read(
+    tmp_path: Path, tensors: dict[Any, Any], storages: dict[str, bytes] | None, named: str
+) -> None:
+    path = checkpoint_with(tmp_path, tensors, storages)
+    with pytest.raises(ValueError, match=named) as raised:
+        read_checkpoint(path)
+    assert str(raised.value).startswith(f"{path}: policy.pth: ") and "\n" not in str(raised.value)
+
+
+def test_a_checkpoint_never_allocates_what_its_tensors_claim(tmp_path: Path) -> None:
+    claims = [
+        {"action_net.weight": tensor("4", 1, (8192, 8192), strides=(0, 0))},  # 256 MB of float32 from one element
+        {"action_net.weight": tensor("4", 2**40, (2**20, 2**20))},  # a storage of 4 TB
+        {"action_net.weight": tensor("4", 2**62, (58, 8), offset=2**62 - 464)},
+    ]
+    tracemalloc.start()
+    try:
+        for tensors in claims:
+            with pytest.raises(ValueError, match="'action_net.weight'|elements, more than the"):
+                read_checkpoint(checkpoint_with(tmp_path, tensors))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8_000_000, peak
+
+
+def test_a_checkpoint_of_another_float_dtype_or_byte_order_is_read(tmp_path: Path) -> None:
+    for dtype in (np.float64, np.float16):
+        arrays = {name: array.astype(dtype) for name, array in ARRAYS.items()}
+        weights = read_checkpoint(write_checkpoint(tmp_path / "other.zip", archive_of(arrays)))
+        np.testing.assert_array_equal(weights.policy[-1][0], arrays["action_net.weight"].astype(np.float32))
+    state = {name: tensor(KEYS[name], array.size, array.shape) for name, array in ARRAYS.items()}
+    big = {KEYS[name]: array.astype(">f4").tobytes() for name, array in ARRAYS.items()}
+    weights = read_checkpoint(write_checkpoint(tmp_path / "big.zip", torch_archive(state, big, byteorder=b"big")))
+    np.testing.assert_array_equal(weights.value[0][0], ARRAYS["mlp_extractor.value_net.0.weight"])  # type: ignore[index]
+
+
+def test_a_deeply_nested_checkpoint_pickle_is_a_value_error(tmp_path: Path) -> None:
+    nested = b"\x80\x02" + b"N" + b"\x85" * 100_000 + b"."  # a tuple in a tuple in ... 100,000 deep
+    path = write_checkpoint(tmp_path / "deep.zip", zip_of({"archive/data.pkl": nested}))
+    with pytest.raises(ValueError, match=r"deep.zip: policy.pth: data.pkl holds \(\(\(\(\.\.\.\),\),\),\), not a mapping"):
+        read_checkpoint(path)
+
+
 # ---------------------------------------------------------------------------------------------
 # 10. Resume: the run state is checked whole before the run writes anything.
 
@@ -476,6 +584,19 @@ def test_draw_eval_reports_a_hostile_policy_file(tmp_path: Path) -> None:
     record_path(path).write_text(DEEP)
     done = run_module("-m", "arena.cli", f"ppo:path={path}", "heaviest", "--games", "2", "--quiet")
     assert_one_line_error(done, "policy.json", "nested deeper")
+
+
+def test_draw_eval_and_draw_train_report_a_hostile_checkpoint(tmp_path: Path) -> None:
+    path = checkpoint_with(tmp_path, {"mlp_extractor.policy_net.0.weight": tensor("0", 2720, (2720,))})
+    named = (f"{path}: policy.pth: mlp_extractor.policy_net.0.weight has the shape (2720,)",)
+    assert_one_line_error(run_module("-m", "arena.cli", f"network:path={path}", "heaviest", "--games", "2", "--quiet"), *named)
+    output = tmp_path / "run"
+    done = run_module(
+        "-m", "train.cli", "--config", "configs/exploit.yaml", f"target=network:path={path}", "cpu_minutes=0.01",
+        f"output_dir={output}",
+    )
+    assert_one_line_error(done, *named)
+    assert not output.exists()
 
 
 @pytest.mark.parametrize(

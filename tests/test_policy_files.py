@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import pickle
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from agents.policy_file import (
 )
 from agents.policy_network import NumpyPolicy, shipped_policy
 from draw_env.features import encode_batch
+from tests.torch_archives import archive_of, sb3_arrays, write_checkpoint
 from train.export import export_policy
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,7 +221,6 @@ def test_loading_never_unpickles(
     assert NumpyPolicy.load(path).num_players == 2
 
 
-@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch, about the refused payload
 def test_a_crafted_checkpoint_runs_no_code(
     tmp_path: Path, checkpoint: tuple[Path, Any], reference: dict[str, np.ndarray]
 ) -> None:
@@ -237,13 +239,24 @@ def test_a_crafted_checkpoint_runs_no_code(
     assert observation["action_mask"][agent.act(observation)] == 1
     assert not marker.exists()
 
-    # A payload in policy.pth itself is refused by torch's weights-only loader: a ValueError.
-    poisoned = _copy_checkpoint(
-        source, tmp_path / "poisoned.zip", {"policy.pth": pickle.dumps(_payload_class(marker))}
-    )
-    with pytest.raises(ValueError, match="policy.pth is not a plain tensor state dict"):
-        agents.make("ppo", path=poisoned)
+    # A payload as policy.pth, bare or as the pickle of a torch archive, is read as data: refused.
+    payload = pickle.dumps(_payload_class(marker), protocol=2)
+    for policy_pth, named in [
+        (payload, "policy.pth: not a torch archive"),
+        (_zip_bytes({"archive/data.pkl": payload}), "data.pkl holds a call, not a mapping of names to tensors"),
+    ]:
+        poisoned = _copy_checkpoint(source, tmp_path / "poisoned.zip", {"policy.pth": policy_pth})
+        with pytest.raises(ValueError, match=named), pytest.warns(UserWarning, match="no side file"):
+            agents.make("ppo", path=poisoned)
     assert not marker.exists()
+
+
+def _zip_bytes(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
 
 
 def test_a_policy_file_holding_a_pickled_array_is_refused(tmp_path: Path) -> None:
@@ -295,6 +308,69 @@ def _edited_copy(tmp_path: Path, edit: Any) -> Path:
 def test_a_malformed_policy_file_is_a_value_error(tmp_path: Path, edit: Any, named: str) -> None:
     with pytest.raises(ValueError, match=named):
         load_policy_file(_edited_copy(tmp_path, edit))
+
+
+def test_the_hand_built_archives_of_the_tests_are_what_torch_saves() -> None:
+    import torch
+
+    arrays = sb3_arrays() | {"x": np.arange(3, dtype=np.float64), "y": np.ones((2, 2), np.float16)}
+    state = torch.load(io.BytesIO(archive_of(arrays)), map_location="cpu", weights_only=True)
+    assert list(state) == list(arrays)
+    for name, array in arrays.items():
+        assert state[name].numpy().dtype == array.dtype
+        np.testing.assert_array_equal(state[name].numpy(), array)
+
+
+def _torch_tensors(kind: str) -> dict[Any, Any]:
+    """SB3's parameters as torch tensors, one of them replaced by a tensor of ``kind``."""
+    import torch
+
+    state: dict[Any, Any] = {name: torch.from_numpy(array) for name, array in sb3_arrays().items()}
+    weight = state["action_net.weight"]
+    replaced = {
+        "stride-0": lambda: torch.zeros(1).expand(60000, 60000),
+        "transposed": lambda: weight.T.contiguous().T,
+        "bfloat16": lambda: weight.to(torch.bfloat16),
+        "float8": lambda: weight.to(torch.float8_e4m3fn),
+        "int64": lambda: weight.to(torch.int64),
+        "sparse": lambda: weight.to_sparse(),
+        "quantized": lambda: torch.quantize_per_tensor(weight, 0.1, 0, torch.qint8),
+        "1-d": lambda: weight.reshape(-1),
+        "0-d": lambda: weight[0, 0],
+    }
+    if kind == "integer key":
+        state[1] = state.pop("action_net.weight")
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch deprecates quantized tensors
+            state["action_net.weight"] = replaced[kind]()
+    return state
+
+
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [
+        ("stride-0", r"tensor 'action_net.weight' is a view of shape \(60000, 60000\) with strides \(0, 0\)"),
+        ("transposed", r"tensor 'action_net.weight' is a view of shape \(58, 8\) with strides \(1, 58\)"),
+        ("bfloat16", "tensor 'action_net.weight' holds BFloat16 values"),
+        ("float8", "tensor 'action_net.weight' is a tensor of float8_e4m3fn values"),
+        ("int64", "tensor 'action_net.weight' holds Long values"),
+        ("sparse", "tensor 'action_net.weight' is built by torch._utils._rebuild_sparse_tensor"),
+        ("quantized", "tensor 'action_net.weight' is built by torch._utils._rebuild_qtensor"),
+        ("1-d", r"action_net.weight has the shape \(464,\), not \(out, 8\)"),
+        ("0-d", r"action_net.weight has the shape \(\), not \(out, 8\)"),
+        ("integer key", "the key 1 is not a tensor name"),
+    ],
+)
+def test_torch_saved_tensors_a_policy_cannot_hold_are_one_value_error(tmp_path: Path, kind: str, named: str) -> None:
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(_torch_tensors(kind), buffer)
+    path = write_checkpoint(tmp_path / "bad.zip", buffer.getvalue())
+    with pytest.raises(ValueError, match=named) as raised:
+        read_checkpoint(path)
+    assert str(raised.value).startswith(f"{path}: policy.pth: ") and "\n" not in str(raised.value)
 
 
 def test_files_that_are_no_policy_are_value_errors(tmp_path: Path, checkpoint: tuple[Path, Any]) -> None:

@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 from draw_env.untrusted import (
     MAX_DEPTH,
+    MAX_JSON_VALUES,
+    MAX_YAML_VALUES,
     ArrayHeader,
     UntrustedInputError,
     loads_json,
@@ -85,6 +87,35 @@ def test_json_refuses_what_no_file_of_ours_holds(text: str, message: str) -> Non
     assert str(raised.value).startswith("state.json: ") and "\n" not in str(raised.value)
 
 
+def test_json_bounds_its_values_before_parsing() -> None:
+    lists = MAX_JSON_VALUES // 3 + 1
+    many = "[" + ",".join(["[[]]"] * lists) + "]"  # 7 MB that Python would hold in 300 MB
+    tracemalloc.start()
+    try:
+        bound = 2 * lists + (lists - 1) + 2  # its [ and , and the outermost value
+        with pytest.raises(UntrustedInputError, match=rf"^record.json: may hold {bound} JSON values .* more than the {MAX_JSON_VALUES} allowed$"):
+            loads_json(many, "record.json")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak  # nothing parsed
+    # 7 values: the object, 2 keys, the list and its 2 numbers, "x".
+    assert loads_json('{"a": [1, 2], "b": "x"}', "x", max_values=7) == {"a": [1, 2], "b": "x"}
+    with pytest.raises(UntrustedInputError, match="may hold 8 JSON values"):
+        loads_json('{"a": [1, 2], "b": ["x"]}', "x", max_values=7)
+
+
+@pytest.mark.parametrize(
+    ("text", "expect", "found"),
+    [("[1]", dict, "an array"), (' \n"x"', dict, "a string"), ("3", list, "a number or constant"), ("", dict, "nothing")],
+)
+def test_json_refuses_another_outer_value_before_parsing(text: str, expect: type[Any], found: str) -> None:
+    what = "an object" if expect is dict else "an array"
+    with pytest.raises(UntrustedInputError, match=f"^game.json: its JSON must be {what}, not {found}$"):
+        loads_json(text, "game.json", expect=expect)
+    assert loads_json(' {"a": 1}', "x", expect=dict) == {"a": 1} and loads_json("[1]", "x", expect=list) == [1]
+
+
 def test_read_json_names_the_file_and_bounds_its_size(tmp_path: Path) -> None:
     path = tmp_path / "record.json"
     path.write_text('{"a": [1, 2]}')
@@ -113,6 +144,7 @@ def test_read_json_names_the_file_and_bounds_its_size(tmp_path: Path) -> None:
         ("a: 1\na: 2\n", r"line 2: duplicate key 'a' \(first on line 1\)"),
         ("a: [1\n", "not valid YAML"),
         ("a: !!python/object:os.system x\n", "not valid YAML"),
+        ("a: " + "1:" * 2000 + "1\n", r"line 1, column 4: an integer of 4001 characters \(at most 80\)"),
     ],
 )
 def test_yaml_refuses_aliases_depth_and_repeated_keys(text: str, message: str) -> None:
@@ -130,6 +162,27 @@ def test_a_billion_laughs_is_refused_at_once(tmp_path: Path) -> None:
     with pytest.raises(UntrustedInputError, match="anchors and aliases"):
         read_yaml(path)
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: [" + ",".join(["[" * 30 + "]" * 30] * 15_600) + "]",  # 0.95 MB that PyYAML took a minute over
+        "a: [" + ",".join(["1"] * 200_000) + "]",
+        "a:\n" + "- 1\n" * 200_000,
+        "".join(f"k{index}: {{x: 1}}\n" for index in range(50_000)),
+    ],
+    ids=["nested flow", "flow", "block", "mappings"],
+)
+def test_yaml_is_refused_after_its_first_values_beyond_the_bound(text: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(UntrustedInputError, match=rf"^c.yaml, line \d+, column \d+: more than {MAX_YAML_VALUES} values$"):
+        loads_yaml(text, "c.yaml")
+    assert time.perf_counter() - started < 5.0  # about 0.5 s: only the first 10,000 values are parsed
+    # 10 values: 2 mappings, 2 sequences, 3 keys and 3 numbers.
+    assert loads_yaml("a: [1, [2]]\nb: {c: 3}", "x", max_values=10) == {"a": [1, [2]], "b": {"c": 3}}
+    with pytest.raises(UntrustedInputError, match=r"^x, line 2, column 9: more than 10 values$"):
+        loads_yaml("a: [1, [2]]\nb: {c: [3]}", "x", max_values=10)
 
 
 def test_yaml_reads_plain_configs(tmp_path: Path) -> None:
