@@ -3,43 +3,49 @@
 Two users share these kernels: the batched environment (:mod:`draw_env.vector`, which loops over
 games inside compiled code) and compiled search, which copies one game's state, plays it out and
 reads the result. :mod:`draw_env.rules` stays the readable reference; the differential tests
-(``tests/test_engine_differential.py``) check every kernel against it over many random games.
-The kernels stay in one module, longer than 600 lines, on purpose: they are the rules once more,
-calling one another and sharing one state layout, and split across files they would spread one
-rulebook over several without making any part of it usable alone.
+(``tests/test_engine_differential.py``) check every kernel against it over many random games and
+variants. The kernels stay in one module, longer than 600 lines, on purpose: they are the rules
+once more, calling one another and sharing one state layout, and split across files they would
+spread one rulebook over several without making any part of it usable alone.
 
 State layout
 ------------
 One game is one ``int64`` array of :data:`STATE_SIZE` slots (a batch is ``(N, STATE_SIZE)``; row
-``i`` is game ``i``). Copy a state with ``state.copy()`` or ``dst[:] = src`` (768 bytes). Seats are
-absolute; slots of seats past ``num_players`` stay zero.
+``i`` is game ``i``), sized for the largest variant (the double-nine set, 55 tiles). Copy a state
+with ``state.copy()`` or ``dst[:] = src``. Seats are absolute; slots of seats past
+``num_players`` stay zero. The slots each step reads come first. The variant (the set, the hand
+size, the protected tiles) lives in its own slots, so one compiled kernel plays every variant.
 
 ==================  =====  ==============================================================
 slot                size   meaning
 ==================  =====  ==============================================================
 ``S_HANDS``         4      hand of each seat, bitmask over tile ids (bit ``t`` = tile ``t``)
-``S_DEALT``         4      each hand as dealt at the start of the hand (for records)
-``S_VOIDS``         4      7-bit mask per seat of the values it showed it lacks by passing
-``S_SCORES``        4      match scores, the finished hand included
-``S_POINTS``        4      points each seat scored in the hand (valid once the hand is over)
-``S_PIPS``          4      pips each seat was left holding (valid once the hand is over)
-``S_BONEYARD``      28     boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
-``S_LINE``          28     placements in order: ``tile | seat << 5 | end << 7``
+``S_VOIDS``         4      mask per seat of the values it showed it lacks by passing
 ``S_NUM_PLAYERS``   1      2, 3 or 4
 ``S_LEFT``          1      open value at the left end, -1 on an empty line
 ``S_RIGHT``         1      open value at the right end, -1 on an empty line
 ``S_CURRENT``       1      seat to act (the last mover once the hand is over)
 ``S_PASSES``        1      passes since the last placement
-``S_BONE_START``    1      first boneyard slot of the deal (``deal_of`` reads the deal from it)
 ``S_BONE_POS``      1      boneyard read position; tiles left = ``S_BONE_END - S_BONE_POS``
 ``S_BONE_END``      1      one past the last boneyard slot
 ``S_LINE_MASK``     1      bitmask of the tiles on the line
 ``S_LINE_COUNT``    1      tiles placed
+``S_STATUS``        1      :data:`PLAYING`, :data:`DOMINO` or :data:`BLOCKED`
+``S_MAX_PIP``       1      the variant's set: double-``max_pip`` (2 to 9)
+``S_NUM_TILES``     1      the set's tiles, T = (max_pip+1)(max_pip+2)/2; actions 2T, 2T+1
+``S_PROTECTED``     1      boneyard tiles never drawn
+``S_HAND_SIZE``     1      tiles a random deal gives each seat
+``S_BONE_START``    1      first boneyard slot of the deal (``deal_of`` reads the deal from it)
 ``S_OPENER``        1      this hand's opener
 ``S_HAND_NUMBER``   1      hands dealt before this one in the match
-``S_STATUS``        1      :data:`PLAYING`, :data:`DOMINO` or :data:`BLOCKED`
 ``S_WINNER``        1      the seat that scored, -1 for none (or while playing)
 ``S_RNG``           1      this game's splitmix64 generator state (the bits of a uint64)
+``S_SCORES``        4      match scores, the finished hand included
+``S_POINTS``        4      points each seat scored in the hand (valid once the hand is over)
+``S_PIPS``          4      pips each seat was left holding (valid once the hand is over)
+``S_DEALT``         4      each hand as dealt at the start of the hand (for records)
+``S_BONEYARD``      55     boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
+``S_LINE``          55     placements in order: ``tile | seat << 6 | end << 8``
 ==================  =====  ==============================================================
 
 Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
@@ -49,43 +55,54 @@ compiled engine" (``docs/engine.md``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numba import njit, prange
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from draw_env import tiles
-from draw_env.observation import OBSERVATION_SIZE, OFFSETS
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS, PROTECTED_BONEYARD
+from draw_env.observation import DEFAULT_LAYOUT, Block, Layout, layout
+from draw_env.rules import MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame
 
 SEATS = 4
+#: The seeds' set (double-six); a variant's is in its state (``S_NUM_TILES``, ``S_MAX_PIP``).
 NUM_TILES = tiles.NUM_TILES
 NUM_VALUES = tiles.NUM_VALUES
+#: The largest variant's (double-nine): what the state's slots, the tables and the scratch
+#: arrays of the kernels are sized for.
+MAX_TILES = tiles.tile_set(tiles.MAX_PIP).num_tiles
+MAX_VALUES = tiles.MAX_PIP + 1
+MAX_ACTIONS = 2 * MAX_TILES + 2
 
 S_HANDS = 0
-S_DEALT = 4
-S_VOIDS = 8
-S_SCORES = 12
-S_POINTS = 16
-S_PIPS = 20
-S_BONEYARD = 24
-S_LINE = 52
-S_NUM_PLAYERS = 80
-S_LEFT = 81
-S_RIGHT = 82
-S_CURRENT = 83
-S_PASSES = 84
-S_BONE_START = 85
-S_BONE_POS = 86
-S_BONE_END = 87
-S_LINE_MASK = 88
-S_LINE_COUNT = 89
-S_OPENER = 90
-S_HAND_NUMBER = 91
-S_STATUS = 92
-S_WINNER = 93
-S_RNG = 94
-STATE_SIZE = 96
+S_VOIDS = 4
+S_NUM_PLAYERS = 8
+S_LEFT = 9
+S_RIGHT = 10
+S_CURRENT = 11
+S_PASSES = 12
+S_BONE_POS = 13
+S_BONE_END = 14
+S_LINE_MASK = 15
+S_LINE_COUNT = 16
+S_STATUS = 17
+S_MAX_PIP = 18
+S_NUM_TILES = 19
+S_PROTECTED = 20
+S_HAND_SIZE = 21
+S_BONE_START = 22
+S_OPENER = 23
+S_HAND_NUMBER = 24
+S_WINNER = 25
+S_RNG = 26
+S_SCORES = 28
+S_POINTS = 32
+S_PIPS = 36
+S_DEALT = 40
+S_BONEYARD = 44
+S_LINE = S_BONEYARD + MAX_TILES
+STATE_SIZE = S_LINE + MAX_TILES + 6  # 160 slots: rows of a batch stay 64-byte multiples
 
 PLAYING = 0
 DOMINO = 1
@@ -96,31 +113,53 @@ ZERO_SUM = 0
 POINTS = 1
 WIN_LOSS = 2
 
-LINE_SEAT_SHIFT = 5
-LINE_END_SHIFT = 7
+#: A line entry: the tile id in the low 6 bits (up to 54), then the seat, then the end.
+LINE_TILE_MASK = 63
+LINE_SEAT_SHIFT = 6
+LINE_END_SHIFT = 8
 
-_HOLDING = np.array(tiles.HOLDING, np.int64)
-_LOW = np.array(tiles.LOW, np.int64)
-_HIGH = np.array(tiles.HIGH, np.int64)
-_PIPS_OF_CHUNK = np.array(tiles._PIPS_OF_CHUNK, np.int64)
 
-#: Where each block of an observation starts (:data:`draw_env.observation.OFFSETS`), as numba
-#: constants (compiled search reads observations through them too).
-O_HAND = OFFSETS["hand"]
-O_LINE = OFFSETS["line"]
-O_LEFT = OFFSETS["left_end"]
-O_RIGHT = OFFSETS["right_end"]
-O_PLACED_BY = OFFSETS["placed_by"]
-O_ORDER = OFFSETS["placement_order"]
-O_SIZES = OFFSETS["hand_sizes"]
-O_BONEYARD = OFFSETS["boneyard_size"]
-O_CAN_DRAW = OFFSETS["can_draw"]
-O_LACKS = OFFSETS["lacks"]
-O_TO_ACT = OFFSETS["to_act"]
-O_IN_PLAY = OFFSETS["in_play"]
-O_PASSES = OFFSETS["passes_in_row"]
-O_SCORES = OFFSETS["scores"]
-O_TARGET = OFFSETS["target"]
+#: Where each block of a seeds'-game observation starts (:data:`draw_env.observation.OFFSETS`), as
+#: numba constants for compiled search, which reads observations of the seeds' game.
+_OFFSETS = DEFAULT_LAYOUT.offsets
+O_HAND = _OFFSETS["hand"]
+O_LINE = _OFFSETS["line"]
+O_LEFT = _OFFSETS["left_end"]
+O_RIGHT = _OFFSETS["right_end"]
+O_PLACED_BY = _OFFSETS["placed_by"]
+O_ORDER = _OFFSETS["placement_order"]
+O_SIZES = _OFFSETS["hand_sizes"]
+O_BONEYARD = _OFFSETS["boneyard_size"]
+O_CAN_DRAW = _OFFSETS["can_draw"]
+O_LACKS = _OFFSETS["lacks"]
+O_TO_ACT = _OFFSETS["to_act"]
+O_IN_PLAY = _OFFSETS["in_play"]
+O_PASSES = _OFFSETS["passes_in_row"]
+O_SCORES = _OFFSETS["scores"]
+O_TARGET = _OFFSETS["target"]
+
+
+def _tables() -> tuple[np.ndarray, ...]:
+    """Every set's lookup tables, indexed by ``max_pip`` first (rows below 2 stay zero)."""
+    holding = np.zeros((tiles.MAX_PIP + 1, MAX_VALUES), np.int64)
+    low = np.zeros((tiles.MAX_PIP + 1, MAX_TILES), np.int64)
+    high = np.zeros((tiles.MAX_PIP + 1, MAX_TILES), np.int64)
+    # Pip totals of masks, read 7 bits at a time: [max_pip, chunk, bits].
+    chunks = -(-MAX_TILES // 7)
+    pips_of_chunk = np.zeros((tiles.MAX_PIP + 1, chunks, 128), np.int64)
+    for max_pip in range(tiles.MIN_PIP, tiles.MAX_PIP + 1):
+        tile_set = tiles.tile_set(max_pip)
+        holding[max_pip, : tile_set.num_values] = tile_set.holding
+        low[max_pip, : tile_set.num_tiles] = tile_set.low
+        high[max_pip, : tile_set.num_tiles] = tile_set.high
+        pips = np.zeros(chunks * 7, np.int64)
+        pips[: tile_set.num_tiles] = tile_set.pips
+        bits = (np.arange(128)[:, None] >> np.arange(7)) & 1
+        pips_of_chunk[max_pip] = pips.reshape(chunks, 7) @ bits.T
+    return holding, low, high, pips_of_chunk
+
+
+_HOLDING, _LOW, _HIGH, _PIPS_OF_CHUNK = _tables()
 
 
 # ---------------------------------------------------------------------- small helpers
@@ -128,22 +167,24 @@ O_TARGET = OFFSETS["target"]
 
 @njit(cache=True, inline="always")
 def popcount(mask: int) -> int:
-    """Tiles in a mask (28-bit popcount)."""
-    x = mask - ((mask >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return (x * 0x01010101 & 0xFFFFFFFF) >> 24
+    """Tiles in a mask (a 64-bit popcount; masks hold at most 55 bits, so the sum stays positive)."""
+    x = mask - ((mask >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
 
 
 @njit(cache=True, inline="always")
-def pips(mask: int) -> int:
-    """The pip total of the tiles in a mask."""
-    return (
-        _PIPS_OF_CHUNK[0, mask & 127]
-        + _PIPS_OF_CHUNK[1, (mask >> 7) & 127]
-        + _PIPS_OF_CHUNK[2, (mask >> 14) & 127]
-        + _PIPS_OF_CHUNK[3, (mask >> 21) & 127]
-    )
+def pips(mask: int, max_pip: int) -> int:
+    """The pip total of the tiles in a mask of the double-``max_pip`` set."""
+    table = _PIPS_OF_CHUNK[max_pip]
+    total = 0
+    chunk = 0
+    while mask:
+        total += table[chunk, mask & 127]
+        mask >>= 7
+        chunk += 1
+    return total
 
 
 @njit(cache=True, inline="always")
@@ -154,18 +195,24 @@ def target(num_players: int) -> int:
 
 @njit(cache=True, inline="always")
 def hand_size(num_players: int) -> int:
-    """Tiles dealt to each player (``DrawGame.hand_size``)."""
+    """Tiles dealt to each player in the seeds' game (``DrawGame.hand_size`` with the default)."""
     return 7 if num_players < 4 else 6
 
 
 @njit(cache=True, inline="always")
 def hand_pips(state: np.ndarray, seat: int) -> int:
-    return pips(state[S_HANDS + seat])
+    return pips(state[S_HANDS + seat], state[S_MAX_PIP])
 
 
 @njit(cache=True, inline="always")
 def boneyard_count(state: np.ndarray) -> int:
     return state[S_BONE_END] - state[S_BONE_POS]
+
+
+@njit(cache=True, inline="always")
+def draw_action(state: np.ndarray) -> int:
+    """The variant's draw action, 2T (:data:`draw_env.rules.DRAW` in the seeds' game); passing is 2T + 1."""
+    return 2 * state[S_NUM_TILES]
 
 
 # ---------------------------------------------------------------------- the generator
@@ -209,14 +256,29 @@ def random_below(state: np.ndarray, n: int) -> int:
 
 
 @njit(cache=True)
-def init_state(state: np.ndarray, num_players: int, seed: int) -> None:
-    """Clear ``state`` for a game of ``num_players`` and seed its generator with ``seed``."""
+def init_variant_state(state: np.ndarray, num_players: int, seed: int, max_pip: int, dealt: int,
+                       protected: int) -> None:
+    """Clear ``state`` for a game of ``num_players`` in a variant and seed its generator with ``seed``.
+
+    The variant is not checked here (``draw_env.rules.DrawGame`` checks it): the double-``max_pip``
+    set, ``dealt`` tiles to each seat by a random deal, ``protected`` boneyard tiles never drawn.
+    """
     state[:] = 0
     state[S_NUM_PLAYERS] = num_players
     state[S_RNG] = seed
     state[S_LEFT] = -1
     state[S_RIGHT] = -1
     state[S_WINNER] = -1
+    state[S_MAX_PIP] = max_pip
+    state[S_NUM_TILES] = (max_pip + 1) * (max_pip + 2) // 2
+    state[S_HAND_SIZE] = dealt
+    state[S_PROTECTED] = protected
+
+
+@njit(cache=True)
+def init_state(state: np.ndarray, num_players: int, seed: int) -> None:
+    """Clear ``state`` for a game of ``num_players`` in the seeds' variant and seed its generator."""
+    init_variant_state(state, num_players, seed, tiles.DEFAULT_MAX_PIP, hand_size(num_players), PROTECTED_BONEYARD)
 
 
 @njit(cache=True)
@@ -241,22 +303,23 @@ def _start_hand(state: np.ndarray, opener: int) -> None:
 def deal_random(state: np.ndarray, opener: int) -> None:
     """Shuffle and deal a hand from the game's generator; ``opener=-1`` draws it by lottery.
 
-    The lottery comes first, then a Fisher-Yates shuffle of the 28 tiles into the boneyard
+    The lottery comes first, then a Fisher-Yates shuffle of the set's T tiles into the boneyard
     slots; the first ``hand_size`` tiles go to seat 0, the next to seat 1, and so on (as
-    ``DrawGame.new_state`` cuts its deck); the rest is the boneyard. Scores are kept.
+    ``DrawGame.deal`` cuts its deck); the rest is the boneyard. Scores are kept.
     """
     n = state[S_NUM_PLAYERS]
     if opener < 0:
         opener = random_below(state, n)
     deck = S_BONEYARD
-    for t in range(NUM_TILES):
+    num_tiles = state[S_NUM_TILES]
+    for t in range(num_tiles):
         state[deck + t] = t
-    for i in range(NUM_TILES - 1, 0, -1):
+    for i in range(num_tiles - 1, 0, -1):
         j = random_below(state, i + 1)
         swap = state[deck + i]
         state[deck + i] = state[deck + j]
         state[deck + j] = swap
-    size = hand_size(n)
+    size = state[S_HAND_SIZE]
     for seat in range(SEATS):
         mask = 0
         if seat < n:
@@ -265,7 +328,7 @@ def deal_random(state: np.ndarray, opener: int) -> None:
         state[S_HANDS + seat] = mask
     state[S_BONE_START] = n * size
     state[S_BONE_POS] = n * size
-    state[S_BONE_END] = NUM_TILES
+    state[S_BONE_END] = num_tiles
     _start_hand(state, opener)
 
 
@@ -325,50 +388,53 @@ def _fitting(state: np.ndarray, hand: int) -> tuple[int, int]:
     left = state[S_LEFT]
     if left < 0:
         return hand, 0  # the opening tile is laid with action 2 * tile + LEFT
-    return hand & _HOLDING[left], hand & _HOLDING[state[S_RIGHT]]
+    holding = _HOLDING[state[S_MAX_PIP]]
+    return hand & holding[left], hand & holding[state[S_RIGHT]]
 
 
 @njit(cache=True, inline="always")
 def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal-action mask (int8 ``(58,)``, zeros once the hand is over); return the count
-    (``DrawState.legal_actions``)."""
+    """Write the legal-action mask (int8 ``(2T+2,)``, zeros once the hand is over) into ``out``;
+    return the count (``DrawState.legal_actions``)."""
+    num_tiles = state[S_NUM_TILES]
     if state[S_STATUS] != PLAYING:
-        for a in range(NUM_ACTIONS):
+        for a in range(2 * num_tiles + 2):
             out[a] = 0
         return 0
     fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
-    for tile in range(NUM_TILES):
+    for tile in range(num_tiles):
         out[2 * tile] = (fits_left >> tile) & 1
         out[2 * tile + 1] = (fits_right >> tile) & 1
     count = popcount(fits_left) + popcount(fits_right)
-    can_draw = boneyard_count(state) > PROTECTED_BONEYARD
-    out[DRAW] = 1 if can_draw else 0
-    out[PASS] = 1 if count == 0 and not can_draw else 0
+    can_draw = boneyard_count(state) > state[S_PROTECTED]
+    out[2 * num_tiles] = 1 if can_draw else 0
+    out[2 * num_tiles + 1] = 1 if count == 0 and not can_draw else 0
     return count + 1 if can_draw or count == 0 else count
 
 
 @njit(cache=True)
 def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action ids ascending into ``out`` (at least 58 long); return how many
-    (``DrawState.legal_actions``)."""
+    """Write the legal action ids ascending into ``out`` (at least 2T+2 long; :data:`MAX_ACTIONS`
+    fits every variant); return how many (``DrawState.legal_actions``)."""
     if state[S_STATUS] != PLAYING:
         return 0
     fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
     count = 0
     either = fits_left | fits_right
-    for tile in range(NUM_TILES):
-        if either >> tile & 1:
-            if fits_left >> tile & 1:
-                out[count] = 2 * tile
-                count += 1
-            if fits_right >> tile & 1:
-                out[count] = 2 * tile + 1
-                count += 1
-    if boneyard_count(state) > PROTECTED_BONEYARD:
-        out[count] = DRAW
+    while either:
+        tile = trailing_zeros(either)
+        if fits_left >> tile & 1:
+            out[count] = 2 * tile
+            count += 1
+        if fits_right >> tile & 1:
+            out[count] = 2 * tile + 1
+            count += 1
+        either &= either - 1
+    if boneyard_count(state) > state[S_PROTECTED]:
+        out[count] = draw_action(state)
         count += 1
     elif count == 0:
-        out[0] = PASS
+        out[0] = draw_action(state) + 1
         count = 1
     return count
 
@@ -376,13 +442,14 @@ def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
 @njit(cache=True, inline="always")
 def is_legal(state: np.ndarray, action: int) -> bool:
     """Whether ``action`` is legal for the player to act (``DrawState.is_legal``)."""
-    if state[S_STATUS] != PLAYING or action < 0 or action >= NUM_ACTIONS:
+    draw = draw_action(state)
+    if state[S_STATUS] != PLAYING or action < 0 or action > draw + 1:
         return False
-    if action == DRAW:
-        return boneyard_count(state) > PROTECTED_BONEYARD
+    if action == draw:
+        return boneyard_count(state) > state[S_PROTECTED]
     fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
-    if action == PASS:
-        return boneyard_count(state) == PROTECTED_BONEYARD and (fits_left | fits_right) == 0
+    if action == draw + 1:
+        return boneyard_count(state) == state[S_PROTECTED] and (fits_left | fits_right) == 0
     fits = fits_right if action & 1 else fits_left
     return (fits >> (action >> 1) & 1) == 1
 
@@ -395,9 +462,10 @@ def _score(state: np.ndarray, status: int, winner: int) -> None:
     """Record the hand's result; ``winner=-1`` on a block means the lowest total decides
     (``DrawState._score_domino`` and ``DrawState._score_block``)."""
     n = state[S_NUM_PLAYERS]
+    max_pip = state[S_MAX_PIP]
     total = 0
     for seat in range(n):
-        left = pips(state[S_HANDS + seat])
+        left = pips(state[S_HANDS + seat], max_pip)
         state[S_PIPS + seat] = left
         state[S_POINTS + seat] = 0
         total += left
@@ -432,12 +500,13 @@ def apply_action(state: np.ndarray, action: int) -> int:
     """
     n = state[S_NUM_PLAYERS]
     seat = state[S_CURRENT]
-    if action == DRAW:
+    draw = draw_action(state)
+    if action == draw:
         tile = state[S_BONEYARD + state[S_BONE_POS]]
         state[S_BONE_POS] += 1
         state[S_HANDS + seat] |= 1 << tile
         return PLAYING
-    if action == PASS:
+    if action == draw + 1:
         # A pass at the protected boneyard shows the passer holds neither open value.
         state[S_VOIDS + seat] |= (1 << state[S_LEFT]) | (1 << state[S_RIGHT])
         state[S_PASSES] += 1
@@ -448,8 +517,9 @@ def apply_action(state: np.ndarray, action: int) -> int:
         return PLAYING
     tile = action >> 1
     end = action & 1
-    low = _LOW[tile]
-    high = _HIGH[tile]
+    max_pip = state[S_MAX_PIP]
+    low = _LOW[max_pip, tile]
+    high = _HIGH[max_pip, tile]
     if state[S_LEFT] < 0:
         state[S_LEFT] = low
         state[S_RIGHT] = high
@@ -535,83 +605,248 @@ def hand_rewards(state: np.ndarray, scheme: int, episode_over: bool, out: np.nda
 
 
 # ---------------------------------------------------------------------- observations
+#
+# The observation vector is derived from the blocks of draw_env.observation (Layout): each block
+# names the fact its entries read and how. Below, each fact of observation.FACTS is one compiled
+# function, fact(state, seat, match) with ``seat`` absolute (facts that are not per seat ignore
+# it): a "bit" block reads it as a mask, a "one_hot" block as a value (-1: no entry), a "value"
+# block as a number; a fact read as values over more than one entry per seat writes them itself,
+# fact(state, seat, match, out, offset). Facts are branch-free where the branch would go either
+# way from seat to seat (a mispredicted branch per seat costs more than the rest of the fact).
+#
+# The writer is generated from the blocks (one statement per block, the per-seat blocks in one
+# loop over the seats) and compiled once; where each block starts comes from a table of every
+# set's offsets, read with the set of the state. Generated rather than interpreted block by block
+# at run time, and given the seeds' game's offsets as constants (numba folds them into the
+# code), it is as fast as the hand-written writer it replaced.
+
+
+@njit(cache=True, inline="always")
+def _fact_hand(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_HANDS + seat]
+
+
+@njit(cache=True, inline="always")
+def _fact_line(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_LINE_MASK]
+
+
+@njit(cache=True, inline="always")
+def _fact_left(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_LEFT]
+
+
+@njit(cache=True, inline="always")
+def _fact_right(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_RIGHT]
+
+
+@njit(cache=True, inline="always")
+def _fact_placed(state: np.ndarray, seat: int, match: bool) -> int:
+    mask = 0
+    for k in range(state[S_LINE_COUNT]):
+        entry = state[S_LINE + k]
+        mask |= ((entry >> LINE_SEAT_SHIFT) & 3 == seat) << (entry & LINE_TILE_MASK)
+    return mask
+
+
+@njit(cache=True, inline="always")
+def _fact_order(state: np.ndarray, seat: int, match: bool, out: np.ndarray, offset: int) -> None:
+    for k in range(state[S_LINE_COUNT]):
+        out[offset + (state[S_LINE + k] & LINE_TILE_MASK)] = k + 1
+
+
+@njit(cache=True, inline="always")
+def _fact_sizes(state: np.ndarray, seat: int, match: bool) -> int:
+    return popcount(state[S_HANDS + seat])
+
+
+@njit(cache=True, inline="always")
+def _fact_bones(state: np.ndarray, seat: int, match: bool) -> int:
+    return boneyard_count(state)
+
+
+@njit(cache=True, inline="always")
+def _fact_can_draw(state: np.ndarray, seat: int, match: bool) -> bool:
+    return boneyard_count(state) > state[S_PROTECTED]
+
+
+@njit(cache=True, inline="always")
+def _fact_voids(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_VOIDS + seat]
+
+
+@njit(cache=True, inline="always")
+def _fact_to_act(state: np.ndarray, seat: int, match: bool) -> bool:
+    return (state[S_STATUS] == PLAYING) & (state[S_CURRENT] == seat)
+
+
+@njit(cache=True, inline="always")
+def _fact_in_play(state: np.ndarray, seat: int, match: bool) -> int:
+    return 1
+
+
+@njit(cache=True, inline="always")
+def _fact_passes(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_PASSES]
+
+
+@njit(cache=True, inline="always")
+def _fact_scores(state: np.ndarray, seat: int, match: bool) -> int:
+    return state[S_SCORES + seat] if match else 0
+
+
+@njit(cache=True, inline="always")
+def _fact_target(state: np.ndarray, seat: int, match: bool) -> int:
+    return target(state[S_NUM_PLAYERS]) if match else 0
+
+
+#: The compiled function of each fact of :data:`draw_env.observation.FACTS`.
+FACT_KERNELS: dict[str, Callable[..., object]] = {
+    "hand": _fact_hand,
+    "line": _fact_line,
+    "left": _fact_left,
+    "right": _fact_right,
+    "placed": _fact_placed,
+    "order": _fact_order,
+    "sizes": _fact_sizes,
+    "bones": _fact_bones,
+    "can_draw": _fact_can_draw,
+    "voids": _fact_voids,
+    "to_act": _fact_to_act,
+    "in_play": _fact_in_play,
+    "passes": _fact_passes,
+    "scores": _fact_scores,
+    "target": _fact_target,
+}
+
+
+@njit(cache=True, inline="always")
+def _write_bits(out: np.ndarray, offset: int, mask: int) -> None:
+    while mask:
+        out[offset + trailing_zeros(mask)] = 1.0
+        mask &= mask - 1
+
+
+@njit(cache=True, inline="always")
+def _write_one_hot(out: np.ndarray, offset: int, value: int) -> None:
+    if value >= 0:
+        out[offset + value] = 1.0
+
+
+def _block_statement(index: int, block: Block, seat: str) -> str:
+    """The statement that writes block ``index`` for the (absolute) seat named ``seat``."""
+    fact = FACT_KERNELS[block.fact].__name__
+    offset = f"program[{index}, 0]"
+    if block.seats == "relative":
+        offset += f" + relative * program[{index}, 1]"
+    read = f"{fact}(state, {seat}, match)"
+    if block.read == "bit":
+        return f"_write_bits(out, {offset}, {read})"
+    if block.read == "one_hot":
+        return f"_write_one_hot(out, {offset}, {read})"
+    if block.width == 1:
+        return f"out[{offset}] = {read}"
+    return f"{fact}(state, {seat}, match, out, {offset})"
+
+
+def _writer_source(blocks: Sequence[Block]) -> str:
+    """The source of the writer of layouts made of ``blocks`` (of their kinds; the offsets come
+    in ``program``: where each block starts and one seat's row width)."""
+    once = [_block_statement(i, b, "player") for i, b in enumerate(blocks) if b.seats != "relative"]
+    per_seat = [_block_statement(i, b, "seat") for i, b in enumerate(blocks) if b.seats == "relative"]
+    lines = [
+        "def _write_blocks(state, player, match, program, out):",
+        "    for j in range(out.shape[0]):",
+        "        out[j] = 0.0",
+        *(f"    {statement}" for statement in once),
+        "    n = state[S_NUM_PLAYERS]",
+        "    for relative in range(n):",  # a seat nobody sits in reads zeros
+        "        seat = player + relative",
+        "        if seat >= n:",  # a compare is cheaper than a modulo here
+        "            seat -= n",
+        *(f"        {statement}" for statement in per_seat),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _kinds(observed: Layout) -> list[tuple[str, str, str, str, bool]]:
+    return [(b.name, b.fact, b.read, b.seats, b.width > 1) for b in observed.blocks]
+
+
+def _compile_writer(observed: Layout) -> Callable[..., None]:
+    for fact, kernel in FACT_KERNELS.items():
+        assert globals()[kernel.__name__] is kernel, fact  # the generated source calls it by name
+    namespace: dict[str, Callable[..., None]] = {}
+    # Compiled under this file's name so that numba caches it beside the other kernels.
+    exec(compile(_writer_source(observed.blocks), __file__, "exec"), globals(), namespace)
+    return njit(cache=True, inline="always")(namespace["_write_blocks"])
+
+
+def _program(observed: Layout) -> np.ndarray:
+    """Where each block of ``observed`` starts and one seat's row width: int64 ``(blocks, 2)``."""
+    if _kinds(observed) != _kinds(DEFAULT_LAYOUT):
+        raise ValueError("the layout's blocks differ from those the compiled observation writer was made for")
+    return np.array([[observed.offsets[b.name], b.width] for b in observed.blocks], np.int64)
+
+
+def _programs() -> np.ndarray:
+    """Every set's program, by ``max_pip`` (rows below 2 unused): a set's layout, whatever the
+    protected tiles (they change only its bounds)."""
+    programs = np.zeros((tiles.MAX_PIP + 1, len(DEFAULT_LAYOUT.blocks), 2), np.int64)
+    for max_pip in range(tiles.MIN_PIP, tiles.MAX_PIP + 1):
+        programs[max_pip] = _program(layout(DrawGame(MIN_PLAYERS, max_pip, hand_size=1, protected=0)))
+    return programs
+
+
+_write_blocks = _compile_writer(DEFAULT_LAYOUT)
+_PROGRAMS = _programs()
+#: The seeds' game's program apart, so that numba folds its offsets into the code.
+_DEFAULT_PROGRAM = _program(DEFAULT_LAYOUT)
 
 
 @njit(cache=True, inline="always")
 def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarray) -> None:
-    """``player``'s observation of ``state`` (the AEC layout, :data:`draw_env.observation.BLOCKS`)
-    written into ``out``, float32 ``(258,)``; ``match`` fills the scores and target blocks.
+    """``player``'s observation of ``state`` written into ``out`` (float32, the variant's layout:
+    ``(258,)`` in the seeds' game); ``match`` fills the scores and target blocks.
 
     Written straight from the compact state: a zero fill and a few dozen stores, faster than
     gathering from an absolute table and with nothing to keep up to date between steps.
     """
-    for j in range(OBSERVATION_SIZE):
-        out[j] = 0.0
-    n = state[S_NUM_PLAYERS]
-    hand = state[S_HANDS + player]
-    for tile in range(NUM_TILES):
-        if hand >> tile & 1:
-            out[O_HAND + tile] = 1.0
-    for k in range(state[S_LINE_COUNT]):
-        entry = state[S_LINE + k]
-        tile = entry & 31
-        relative = ((entry >> LINE_SEAT_SHIFT) & 3) - player
-        if relative < 0:  # a compare is cheaper than a modulo here
-            relative += n
-        out[O_LINE + tile] = 1.0
-        out[O_PLACED_BY + relative * NUM_TILES + tile] = 1.0
-        out[O_ORDER + tile] = k + 1
-    left = state[S_LEFT]
-    if left >= 0:
-        out[O_LEFT + left] = 1.0
-        out[O_RIGHT + state[S_RIGHT]] = 1.0
-    for relative in range(n):
-        seat = player + relative
-        if seat >= n:
-            seat -= n
-        out[O_SIZES + relative] = popcount(state[S_HANDS + seat])
-        voids = state[S_VOIDS + seat]
-        for value in range(NUM_VALUES):
-            if voids >> value & 1:
-                out[O_LACKS + relative * NUM_VALUES + value] = 1.0
-        out[O_IN_PLAY + relative] = 1.0
-        if match:
-            out[O_SCORES + relative] = state[S_SCORES + seat]
-    bones = boneyard_count(state)
-    out[O_BONEYARD] = bones
-    out[O_CAN_DRAW] = 1.0 if bones > PROTECTED_BONEYARD else 0.0
-    if state[S_STATUS] == PLAYING:
-        to_act = state[S_CURRENT] - player
-        out[O_TO_ACT + (to_act + n if to_act < 0 else to_act)] = 1.0
-    out[O_PASSES] = state[S_PASSES]
-    if match:
-        out[O_TARGET] = target(n)
+    max_pip = state[S_MAX_PIP]
+    if max_pip == tiles.DEFAULT_MAX_PIP:
+        _write_blocks(state, player, match, _DEFAULT_PROGRAM, out)
+    else:
+        _write_blocks(state, player, match, _PROGRAMS[max_pip], out)
 
 
 # ---------------------------------------------------------------------- batched kernels
 
 
-@njit(cache=True)
-def find_illegal(states: np.ndarray, rows: np.ndarray, actions: np.ndarray, finished: np.ndarray,
-                 bad: np.ndarray) -> int:
-    """Mark ``bad[k]`` where game ``rows[k]`` (not finished) is given an illegal or out-of-range
-    ``actions[k]``; return how many."""
-    count = 0
-    for k in range(rows.shape[0]):
-        i = rows[k]
-        bad[k] = (not finished[i]) and not is_legal(states[i], actions[k])
-        count += bad[k]
-    return count
-
-
 @njit(cache=True, inline="always")
 def _fresh_infos(i: int, state: np.ndarray, hand_points: np.ndarray, hand_pips_out: np.ndarray,
-                 score_out: np.ndarray, blocked: np.ndarray) -> None:
+                 score_out: np.ndarray, blocked: np.ndarray, winner: np.ndarray) -> None:
+    max_pip = state[S_MAX_PIP]
     for seat in range(state[S_NUM_PLAYERS]):
         hand_points[i, seat] = 0
-        hand_pips_out[i, seat] = pips(state[S_HANDS + seat])
+        hand_pips_out[i, seat] = pips(state[S_HANDS + seat], max_pip)
         score_out[i, seat] = state[S_SCORES + seat]
     blocked[i] = False
+    winner[i] = -1
+
+
+@njit(cache=True)
+def _record_deal(i: int, state: np.ndarray, deal_hands: np.ndarray, deal_boneyard: np.ndarray,
+                 deal_opener: np.ndarray, hand_number: np.ndarray) -> None:
+    """Game ``i``'s hand as just dealt: hands, boneyard (padded with -1), opener, hand number."""
+    for seat in range(state[S_NUM_PLAYERS]):
+        deal_hands[i, seat] = state[S_DEALT + seat]
+    first = S_BONEYARD + state[S_BONE_START]
+    length = state[S_BONE_END] - state[S_BONE_START]
+    for k in range(deal_boneyard.shape[1]):
+        deal_boneyard[i, k] = state[first + k] if k < length else -1
+    deal_opener[i] = state[S_OPENER]
+    hand_number[i] = state[S_HAND_NUMBER]
 
 
 @njit(cache=True, inline="always")
@@ -622,32 +857,46 @@ def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, obser
     if observe:
         write_observation(state, seat, match, obs[k])
     if finished:
-        for a in range(NUM_ACTIONS):
+        for a in range(mask.shape[1]):
             mask[k, a] = 0
     else:
         legal_mask(state, mask[k])
 
 
-def _step_kernel(loop: type) -> Callable[..., None]:
+def _step_kernel(loop: type) -> Callable[..., int]:
     """The batched step compiled to loop over the games with ``loop``: ``prange`` (numba threads)
     or ``range`` (one thread). One body for both kernels, each cached apart (numba keys its cache
     on the closure's ``loop``)."""
 
     @njit(cache=True, parallel=loop is prange)
     def step(states: np.ndarray, rows: np.ndarray, actions: np.ndarray, match: bool, scheme: int, autoreset: bool,
-             observe: bool, finished: np.ndarray, hand_points: np.ndarray, hand_pips_out: np.ndarray,
-             score_out: np.ndarray, blocked: np.ndarray, obs: np.ndarray, mask: np.ndarray, current: np.ndarray,
-             rewards: np.ndarray, terminated: np.ndarray, hand_ended: np.ndarray) -> None:
-        """Step games ``rows`` (distinct, int64 ``(k,)``) with legal ``actions`` ``(k,)``.
+             observe: bool, bad: np.ndarray, finished: np.ndarray, hand_points: np.ndarray,
+             hand_pips_out: np.ndarray, score_out: np.ndarray, blocked: np.ndarray, winner: np.ndarray,
+             deal_hands: np.ndarray, deal_boneyard: np.ndarray, deal_opener: np.ndarray, hand_number: np.ndarray,
+             obs: np.ndarray, mask: np.ndarray, current: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+             hand_ended: np.ndarray) -> int:
+        """Step games ``rows`` (distinct, int64 ``(k,)``) with ``actions`` ``(k,)``; return how many
+        games were dealt a new hand, or -1 when an action is illegal or out of range in a game
+        not ended: then ``bad[k]`` marks those rows and no game moves.
 
         Updates in place, by game: ``states``, ``finished`` (games ended without auto-reset, whose
-        actions are ignored) and the infos ``hand_points``, ``hand_pips_out``, ``score_out``
-        ``(N, n)`` and ``blocked`` ``(N,)``. Writes by row ``k``: ``obs`` ``(k, 258)`` float32
-        (skipped when ``observe`` is False), ``mask`` ``(k, 58)`` int8, ``current`` ``(k,)``,
-        ``rewards`` ``(k, n)`` float32, ``terminated`` ``(k,)`` and ``hand_ended`` ``(k,)`` (a hand
-        ended at this step; in a match also when the episode goes on). Check the actions first
-        with :func:`find_illegal`.
+        actions are ignored), the infos ``hand_points``, ``hand_pips_out``, ``score_out``
+        ``(N, n)``, ``blocked`` and ``winner`` ``(N,)``, and the deal of the hand in play
+        (``deal_hands`` ``(N, n)``, ``deal_boneyard`` ``(N, T)``, ``deal_opener`` and
+        ``hand_number`` ``(N,)``, written when a hand is dealt). Writes by row ``k``: ``obs``
+        ``(k, size)`` float32 (skipped when ``observe`` is False), ``mask`` ``(k, 2T+2)`` int8,
+        ``current`` ``(k,)``, ``rewards`` ``(k, n)`` float32, ``terminated`` ``(k,)`` and
+        ``hand_ended`` ``(k,)`` (a hand ended at this step; in a match also when the episode goes
+        on).
         """
+        illegal = False
+        for k in range(rows.shape[0]):
+            i = rows[k]
+            bad[k] = (not finished[i]) and not is_legal(states[i], actions[k])
+            illegal |= bad[k]
+        if illegal:
+            return -1
+        dealt = 0
         for k in loop(rows.shape[0]):
             i = rows[k]
             state = states[i]
@@ -660,13 +909,14 @@ def _step_kernel(loop: type) -> Callable[..., None]:
             if not finished[i]:
                 status = apply_action(state, actions[k])
                 if status == PLAYING:
-                    _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
+                    _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked, winner)
                 else:
                     for s in range(n):
                         hand_points[i, s] = state[S_POINTS + s]
                         hand_pips_out[i, s] = state[S_PIPS + s]
                         score_out[i, s] = state[S_SCORES + s]
                     blocked[i] = status == BLOCKED
+                    winner[i] = state[S_WINNER]
                     hand_ended[k] = True
                     episode_over = (not match) or match_over(state)
                     hand_rewards(state, scheme, episode_over, rewards[k])
@@ -678,7 +928,11 @@ def _step_kernel(loop: type) -> Callable[..., None]:
                             finished[i] = True
                     else:
                         next_hand(state)
+                    if not finished[i]:
+                        _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
+                        dealt += 1
             _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
+        return dealt
 
     return step
 
@@ -691,10 +945,10 @@ step_batch_serial = _step_kernel(range)
 
 @njit(cache=True)
 def masks_of(states: np.ndarray, finished: np.ndarray, mask: np.ndarray) -> None:
-    """Every game's legal-action mask into ``mask`` (N, 58); zeros where ``finished``."""
+    """Every game's legal-action mask into ``mask`` (N, 2T+2); zeros where ``finished``."""
     for i in range(states.shape[0]):
         if finished[i]:
-            for a in range(NUM_ACTIONS):
+            for a in range(mask.shape[1]):
                 mask[i, a] = 0
         else:
             legal_mask(states[i], mask[i])
@@ -715,13 +969,19 @@ def reset_batch(
     hand_pips_out: np.ndarray,
     score_out: np.ndarray,
     blocked: np.ndarray,
+    winner: np.ndarray,
+    deal_hands: np.ndarray,
+    deal_boneyard: np.ndarray,
+    deal_opener: np.ndarray,
+    hand_number: np.ndarray,
     obs: np.ndarray,
     mask: np.ndarray,
     current: np.ndarray,
 ) -> None:
     """Start a new episode in every game: a fixed deal where ``fixed[i]``, else a random one.
 
-    ``scores (N, 4)`` are the starting scores, ``openers (N,)`` the openers (-1: lottery).
+    ``scores (N, 4)`` are the starting scores, ``openers (N,)`` the openers (-1: lottery); the
+    other arrays are :data:`step_batch`'s.
     """
     for i in range(states.shape[0]):
         state = states[i]
@@ -733,40 +993,41 @@ def reset_batch(
         else:
             deal_random(state, openers[i])
         finished[i] = False
-        _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked)
+        _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked, winner)
+        _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
         _write_outputs(i, state, False, match, True, obs, mask, current)
 
 
 @njit(cache=True)
 def observe_batch(states: np.ndarray, seat: int, match: bool, out: np.ndarray) -> None:
-    """Every game's observation from absolute seat ``seat`` into ``out`` (N, 258)."""
+    """Every game's observation from absolute seat ``seat`` into ``out`` (N, size)."""
     for i in range(states.shape[0]):
         write_observation(states[i], seat, match, out[i])
 
 
 @njit(cache=True)
 def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, out: np.ndarray) -> None:
-    """Game ``i``'s observation from absolute seat ``seats[i]`` into ``out[i]`` (N, 258)."""
+    """Game ``i``'s observation from absolute seat ``seats[i]`` into ``out[i]`` (N, size)."""
     for i in range(states.shape[0]):
         write_observation(states[i], seats[i], match, out[i])
 
 
 @njit(cache=True)
 def random_actions(words: np.ndarray, mask: np.ndarray, out: np.ndarray) -> None:
-    """A uniform legal action per row of ``mask`` (N, 58) into ``out`` (N,), row ``i`` drawn from
+    """A uniform legal action per row of ``mask`` (N, 2T+2) into ``out`` (N,), row ``i`` drawn from
     the generator ``words[i]`` (int64 ``(N,)``, e.g. seeded with ``SeedSequence.generate_state``).
 
     Rows with no legal action (ended games) get 0, which their step ignores.
     """
     for i in range(mask.shape[0]):
         count = 0
-        for a in range(NUM_ACTIONS):
+        for a in range(mask.shape[1]):
             count += mask[i, a]
         out[i] = 0
         if count == 0:
             continue
         pick = random_below_at(words, i, count)
-        for a in range(NUM_ACTIONS):
+        for a in range(mask.shape[1]):
             if mask[i, a]:
                 if pick == 0:
                     out[i] = a
@@ -784,7 +1045,7 @@ def play_random(states: np.ndarray, steps: int, match: bool) -> int:
     n_games = states.shape[0]
     for i in prange(n_games):
         state = states[i]
-        legal = np.empty(NUM_ACTIONS, np.int64)
+        legal = np.empty(MAX_ACTIONS, np.int64)
         for _ in range(steps):
             count = legal_actions(state, legal)
             status = apply_action(state, legal[random_below(state, count)])
@@ -797,7 +1058,7 @@ def play_random(states: np.ndarray, steps: int, match: bool) -> int:
 
 
 def deal_of(state: np.ndarray) -> dict:
-    """The deal of ``state``'s current hand as reset options (``hands``, ``boneyard``, ``opener``): hands, boneyard, opener."""
+    """The deal of ``state``'s current hand as reset options: ``hands``, ``boneyard``, ``opener``."""
     n = int(state[S_NUM_PLAYERS])
     hands = [list(tiles.tiles_in(int(state[S_DEALT + seat]))) for seat in range(n)]
     boneyard = [int(t) for t in state[S_BONEYARD + state[S_BONE_START] : S_BONEYARD + state[S_BONE_END]]]

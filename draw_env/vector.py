@@ -11,12 +11,12 @@ absolute seat, seeding) follow pgx; ``docs/engine.md`` ("The batched environment
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, NoReturn
 
 import numpy as np
 from gymnasium import spaces
 
-from draw_env import engine, tiles
+from draw_env import engine
 from draw_env.checks import (
     MAX_SEED,
     check_bool,
@@ -26,28 +26,31 @@ from draw_env.checks import (
     is_integer,
     warn_unknown_options,
 )
-from draw_env.observation import HIGH, OBSERVATION_SIZE
+from draw_env.observation import layout
 from draw_env.rules import (
     EPISODES,
-    NUM_ACTIONS,
     PLAYER_COUNTS,
+    PROTECTED_BONEYARD,
     REWARDS,
     DrawGame,
     IllegalActionError,
     action_name,
     check_reward_episode,
 )
+from draw_env.tiles import DEFAULT_MAX_PIP
 
 _OPTION_KEYS = ("deals", "scores", "seeds")
 _DEAL_KEYS = ("hands", "boneyard", "opener")
 
 
 class VectorStep(NamedTuple):
-    """What ``reset`` and ``step`` return, one row per game (``n = num_players``).
+    """What ``reset`` and ``step`` return, one row per game (``n = num_players``, ``T`` the set's
+    tiles: 28 in the seeds' game).
 
     Attributes:
-        observation: float32 ``(num_envs, 258)``, the player to act's observation (the AEC layout).
-        action_mask: int8 ``(num_envs, 58)``, that player's legal actions (zeros in an ended game).
+        observation: float32 ``(num_envs, size)``, the player to act's observation (the AEC
+            layout of the variant, :func:`draw_env.observation.layout`; 258 entries in the seeds' game).
+        action_mask: int8 ``(num_envs, 2T+2)``, that player's legal actions (zeros in an ended game).
         current_player: int32 ``(num_envs,)``, the absolute seat to act.
         rewards: float32 ``(num_envs, n)`` by absolute seat, what the AEC environment gives each
             agent at this step.
@@ -61,6 +64,17 @@ class VectorStep(NamedTuple):
         blocked: bool ``(num_envs,)``, a blocked hand ended at this step (info ``blocked``).
         hand_ended: bool ``(num_envs,)``, a hand ended at this step; in a match the episode may
             go on (the next hand is then dealt and observed).
+        winner: int32 ``(num_envs,)``, the seat that scored the hand that ended at this step; -1
+            when no hand ended or nobody scored (a block with a shared lowest total).
+        hand_number: int32 ``(num_envs,)``, hands dealt before the hand in play in its match (0 in
+            a new episode).
+        deal_hands: int64 ``(num_envs, n)``, the hand in play as dealt: each seat's tiles as a
+            bitmask (bit ``t`` = tile id ``t``).
+        deal_boneyard: int8 ``(num_envs, T)``, its boneyard as dealt, the first draw first, then
+            -1 to the end of the row.
+        deal_opener: int32 ``(num_envs,)``, the seat that opened the hand in play.
+
+    An ended game (without auto-reset) keeps the infos and the deal of the hand that ended it.
     """
 
     observation: np.ndarray
@@ -74,6 +88,11 @@ class VectorStep(NamedTuple):
     score: np.ndarray
     blocked: np.ndarray
     hand_ended: np.ndarray
+    winner: np.ndarray
+    hand_number: np.ndarray
+    deal_hands: np.ndarray
+    deal_boneyard: np.ndarray
+    deal_opener: np.ndarray
 
 
 class DrawVectorEnv:
@@ -86,11 +105,15 @@ class DrawVectorEnv:
         reward: ``"zero_sum"``, ``"points"`` or, with ``episode="match"``, ``"win_loss"``.
         autoreset: deal an ended game anew in the same step (True) or leave it ended until
             ``reset`` (False).
+        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`): the
+            double-``max_pip`` set (2 to 9), tiles dealt to each player (``None``: 7, or 6 with
+            4 players), boneyard tiles never drawn.
         parallel: step the games on all numba threads (``prange``). Off by default: it pays only
             on idle cores; on a shared machine a thread that waits for a core stalls every step.
 
     The arrays each call returns are new: the environment never writes them again. The conventions
-    (auto-reset, ended games, seeding) are in ``docs/engine.md``.
+    (auto-reset, ended games, seeding) are in ``docs/engine.md``. A bad argument is a
+    ``ValueError`` naming it.
 
     Example::
 
@@ -111,6 +134,9 @@ class DrawVectorEnv:
         episode: str = "hand",
         reward: str = "zero_sum",
         autoreset: bool = True,
+        max_pip: int = DEFAULT_MAX_PIP,
+        hand_size: int | None = None,
+        protected: int = PROTECTED_BONEYARD,
         *,
         parallel: bool = False,
     ) -> None:
@@ -121,26 +147,35 @@ class DrawVectorEnv:
         check_reward_episode(self.reward, self.episode)
         self.autoreset = check_bool("autoreset", autoreset)
         self.parallel = check_bool("parallel", parallel)
-        self.game = DrawGame(self.num_players)
+        self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)
         self._match = self.episode == "match"
         self._scheme = REWARDS.index(self.reward)
-        self.single_observation_space = spaces.Box(0.0, HIGH, (OBSERVATION_SIZE,), np.float32)
-        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        observed = layout(game)
+        self._size, self._num_actions = observed.size, game.num_actions
+        self.single_observation_space = spaces.Box(0.0, observed.high, (observed.size,), np.float32)
+        self.single_action_space = spaces.Discrete(game.num_actions)
         self.observation_space = spaces.Box(
-            0.0, np.broadcast_to(HIGH, (self.num_envs, OBSERVATION_SIZE)), dtype=np.float32
+            0.0, np.broadcast_to(observed.high, (self.num_envs, observed.size)), dtype=np.float32
         )
-        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, NUM_ACTIONS))
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, game.num_actions))
         n, players = self.num_envs, self.num_players
         self._states = np.zeros((n, engine.STATE_SIZE), np.int64)
         for i in range(n):
-            engine.init_state(self._states[i], players, 0)
+            engine.init_variant_state(self._states[i], players, 0, game.max_pip, game.hand_size, game.protected)
         self._finished = np.zeros(n, np.bool_)
+        # The infos and the deal of each game, kept between steps (an ended game keeps its own).
         self._hand_points = np.zeros((n, players), np.int32)
         self._hand_pips = np.zeros((n, players), np.int32)
         self._score = np.zeros((n, players), np.int32)
         self._blocked = np.zeros(n, np.bool_)
+        self._winner = np.full(n, -1, np.int32)
+        self._hand_number = np.zeros(n, np.int32)
+        self._deal_hands = np.zeros((n, players), np.int64)
+        self._deal_boneyard = np.full((n, game.num_tiles), -1, np.int8)
+        self._deal_opener = np.zeros(n, np.int32)
         self._all = np.arange(n, dtype=np.int64)
         self._bad = np.zeros(n, np.bool_)
+        self._deal: tuple[np.ndarray, ...] | None = None  # read-only copies, see _deal_now
         self._seeded = False
         self._has_reset = False
 
@@ -183,27 +218,33 @@ class DrawVectorEnv:
             words = np.random.SeedSequence(seed).generate_state(n, np.uint64)
             self._states[:, engine.S_RNG] = words.view(np.int64)
             self._seeded = True
-        obs = np.empty((n, OBSERVATION_SIZE), np.float32)
-        mask = np.empty((n, NUM_ACTIONS), np.int8)
+        obs = np.empty((n, self._size), np.float32)
+        mask = np.empty((n, self._num_actions), np.int8)
         current = np.empty(n, np.int32)
         engine.reset_batch(
-            self._states, self._match, scores, fixed, hands, boneyards, lengths, openers, self._finished,
-            self._hand_points, self._hand_pips, self._score, self._blocked, obs, mask, current,
+            self._states, self._match, scores, fixed, hands, boneyards, lengths, openers,
+            self._finished, self._hand_points, self._hand_pips, self._score, self._blocked, self._winner,
+            self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
         )
         self._has_reset = True
+        self._deal = None
         return VectorStep(
-            obs,
-            mask,
-            current,
-            np.zeros((n, players), np.float32),
-            np.zeros(n, np.bool_),
-            np.zeros(n, np.bool_),
-            self._hand_points.copy(),
-            self._hand_pips.copy(),
-            self._score.copy(),
-            self._blocked.copy(),
-            np.zeros(n, np.bool_),
+            obs, mask, current, np.zeros((n, players), np.float32), np.zeros(n, np.bool_), np.zeros(n, np.bool_),
+            *(info.copy() for info in self._infos()), np.zeros(n, np.bool_), self._winner.copy(), *self._deal_now(),
         )
+
+    def _infos(self) -> tuple[np.ndarray, ...]:
+        """The infos kept by game between steps, in :class:`VectorStep`'s order."""
+        return self._hand_points, self._hand_pips, self._score, self._blocked
+
+    def _deal_now(self) -> tuple[np.ndarray, ...]:
+        """Read-only copies of every game's deal (``hand_number`` to ``deal_opener``), made once per
+        deal: the steps between two deals share them (at one game per batch, copying them at every
+        step would cost a fifth of the step)."""
+        if self._deal is None:
+            deal = (self._hand_number, self._deal_hands, self._deal_boneyard, self._deal_opener)
+            self._deal = tuple(_read_only(info.copy()) for info in deal)
+        return self._deal
 
     def _parse_seeds(self, seeds: object, seed: int | None) -> list[int] | None:
         if seeds is None:
@@ -242,7 +283,7 @@ class DrawVectorEnv:
         n = self.num_envs
         fixed = np.zeros(n, np.bool_)
         hands = np.zeros((n, engine.SEATS), np.int64)
-        boneyards = np.zeros((n, tiles.NUM_TILES), np.int64)
+        boneyards = np.zeros((n, self.game.num_tiles), np.int64)
         lengths = np.zeros(n, np.int64)
         openers = np.full(n, -1, np.int64)
         if deals is None:
@@ -290,7 +331,8 @@ class DrawVectorEnv:
                 it is not the learner's turn.
 
         Raises:
-            ValueError: for a wrong shape or type, or actions outside ``0..57``;
+            ValueError: for a wrong shape or type, or actions outside ``0..2T+1`` (``0..57`` in the
+                seeds' game);
                 :class:`draw_env.IllegalActionError` (a ``ValueError``) naming the games whose
                 action is illegal and listing their legal actions. No game changes then.
         """
@@ -299,39 +341,49 @@ class DrawVectorEnv:
         rows = self._all if games is None else self._rows(games)
         n = len(rows)
         actions = np.asarray(actions)
-        if actions.shape != (n,) or not (np.issubdtype(actions.dtype, np.integer) and actions.dtype != np.bool_):
+        # The dtype's kind, not np.issubdtype (which costs a tenth of a one-game step): signed or
+        # unsigned integers, never bools.
+        if actions.shape != (n,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({n},), got {actions.dtype} {actions.shape}")
         actions = actions.astype(np.int64, copy=False)
-        bad = self._bad[:n]
-        if engine.find_illegal(self._states, rows, actions, self._finished, bad):
-            where = np.flatnonzero(bad)
-            outside = where[(actions[where] < 0) | (actions[where] >= NUM_ACTIONS)]
-            if len(outside):
-                raise ValueError(
-                    f"actions must be integers in 0..{NUM_ACTIONS - 1} (Discrete(58)); games "
-                    f"{_listed(rows[outside])} got {_listed(actions[outside])}"
-                )
-            raise IllegalActionError(self._illegal_message(rows[where], actions[where]))
-        obs = np.empty((n, OBSERVATION_SIZE), np.float32)
-        mask = np.empty((n, NUM_ACTIONS), np.int8)
+        obs = np.empty((n, self._size), np.float32)
+        mask = np.empty((n, self._num_actions), np.int8)
         current = np.empty(n, np.int32)
         rewards = np.empty((n, self.num_players), np.float32)
         terminated = np.empty(n, np.bool_)
         hand_ended = np.empty(n, np.bool_)
         kernel = engine.step_batch if self.parallel else engine.step_batch_serial
-        kernel(
-            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, self._finished,
-            self._hand_points, self._hand_pips, self._score, self._blocked, obs, mask, current, rewards, terminated,
-            hand_ended,
+        bad = self._bad[:n]
+        dealt = kernel(
+            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, bad,
+            self._finished, self._hand_points, self._hand_pips, self._score, self._blocked, self._winner,
+            self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
+            rewards, terminated, hand_ended,
         )
-        hand_points, hand_pips, score, blocked = (
-            info.copy() if games is None else info[rows]
-            for info in (self._hand_points, self._hand_pips, self._score, self._blocked)
-        )
+        if dealt < 0:
+            self._raise_illegal(rows, actions, np.flatnonzero(bad))
+        if dealt:
+            self._deal = None
+        if games is None:
+            infos = [info.copy() for info in (*self._infos(), self._winner)]
+            deal = self._deal_now()
+        else:
+            infos = [info[rows] for info in (*self._infos(), self._winner)]
+            deal = tuple(_read_only(info[rows]) for info in self._deal_now())
         return VectorStep(
-            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), hand_points, hand_pips, score, blocked,
-            hand_ended,
+            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), *infos[:4], hand_ended, infos[4], *deal
         )
+
+    def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, where: np.ndarray) -> NoReturn:
+        """The error for the rows ``where`` of a step whose actions were refused."""
+        num_actions = self._num_actions
+        outside = where[(actions[where] < 0) | (actions[where] >= num_actions)]
+        if len(outside):
+            raise ValueError(
+                f"actions must be integers in 0..{num_actions - 1} (Discrete({num_actions})); games "
+                f"{_listed(rows[outside])} got {_listed(actions[outside])}"
+            )
+        raise IllegalActionError(self._illegal_message(rows[where], actions[where]))
 
     def _rows(self, games: Any) -> np.ndarray:
         """``games`` checked as distinct indices ``int64 (k,)``."""
@@ -346,13 +398,13 @@ class DrawVectorEnv:
         return rows.astype(np.int64)
 
     def _illegal_message(self, games: np.ndarray, actions: np.ndarray) -> str:
-        mask = np.zeros(NUM_ACTIONS, np.int8)
+        mask = np.zeros(self._num_actions, np.int8)
         details = []
         for game, action in zip(games[:5].tolist(), actions[:5].tolist()):
             engine.legal_mask(self._states[game], mask)
-            legal = ", ".join(f"{a} ({action_name(int(a))})" for a in np.flatnonzero(mask))
+            legal = ", ".join(f"{a} ({action_name(int(a), game=self.game)})" for a in np.flatnonzero(mask))
             details.append(
-                f"game {game}: action {action} ({action_name(action)}) is not legal for seat "
+                f"game {game}: action {action} ({action_name(action, game=self.game)}) is not legal for seat "
                 f"{self._states[game, engine.S_CURRENT]}; legal actions: {legal}"
             )
         more = f"; and {len(games) - 5} more" if len(games) > 5 else ""
@@ -361,16 +413,16 @@ class DrawVectorEnv:
     # ------------------------------------------------------------------ observing
 
     def observe(self, seat: int) -> np.ndarray:
-        """Every game's observation from absolute seat ``seat``'s view: float32 ``(num_envs, 258)``."""
+        """Every game's observation from absolute seat ``seat``'s view: float32 ``(num_envs, size)``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
         seat = check_int("seat", seat, minimum=0, maximum=self.num_players - 1)
-        out = np.empty((self.num_envs, OBSERVATION_SIZE), np.float32)
+        out = np.empty((self.num_envs, self._size), np.float32)
         engine.observe_batch(self._states, seat, self._match, out)
         return out
 
     def observe_seats(self, seats: Any) -> np.ndarray:
-        """Game ``i``'s observation from absolute seat ``seats[i]``: float32 ``(num_envs, 258)``."""
+        """Game ``i``'s observation from absolute seat ``seats[i]``: float32 ``(num_envs, size)``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before observe_seats()")
         seats = np.asarray(seats)
@@ -381,16 +433,16 @@ class DrawVectorEnv:
             or (seats.size and (seats.min() < 0 or seats.max() >= self.num_players))
         ):
             raise ValueError(f"seats must be integers in 0..{self.num_players - 1} of shape ({self.num_envs},)")
-        out = np.empty((self.num_envs, OBSERVATION_SIZE), np.float32)
+        out = np.empty((self.num_envs, self._size), np.float32)
         engine.observe_seats(self._states, seats.astype(np.int64), self._match, out)
         return out
 
     @property
     def action_mask(self) -> np.ndarray:
-        """Every game's legal-action mask now, int8 ``(num_envs, 58)`` (zeros in an ended game)."""
+        """Every game's legal-action mask now, int8 ``(num_envs, 2T+2)`` (zeros in an ended game)."""
         if not self._has_reset:
             raise RuntimeError("call reset() before reading action_mask")
-        mask = np.empty((self.num_envs, NUM_ACTIONS), np.int8)
+        mask = np.empty((self.num_envs, self._num_actions), np.int8)
         engine.masks_of(self._states, self._finished, mask)
         return mask
 
@@ -413,6 +465,11 @@ class DrawVectorEnv:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _read_only(values: np.ndarray) -> np.ndarray:
+    values.flags.writeable = False
+    return values
 
 
 def _listed(values: np.ndarray, limit: int = 20) -> str:
