@@ -27,9 +27,8 @@ from arena.options import RunOptions
 from arena.results import GameOutcome
 from arena.specs import Spec, build_agent, seed_sequence_int
 from arena.stats import shared_first
-from draw_env import engine
 from draw_env.rules import zero_sum_points
-from draw_env.vector import DrawVectorEnv
+from draw_env.vector import DrawVectorEnv, VectorStep
 
 #: Games played in one batched environment at a time (memory stays small, batches stay large).
 CHUNK = 2048
@@ -55,12 +54,11 @@ def _batch_agent(name: str, kwargs: dict[str, Any], num_players: int) -> BatchAg
     return agent.policy_for(num_players)
 
 
-def _deal_key(state: np.ndarray, num_players: int) -> tuple[Any, ...]:
-    """The hand in play as dealt, as :attr:`GameOutcome.deals_seen` holds it."""
-    start, end = state[engine.S_BONE_START], state[engine.S_BONE_END]
-    boneyard = tuple(int(t) for t in state[engine.S_BONEYARD + start : engine.S_BONEYARD + end])
-    hands = (int(state[engine.S_DEALT + seat]) for seat in range(num_players))
-    return (int(state[engine.S_OPENER]), boneyard, *hands)
+def _deal_key(out: VectorStep, game: int) -> tuple[Any, ...]:
+    """Game ``game``'s hand in play as dealt, as :attr:`GameOutcome.deals_seen` holds it."""
+    boneyard = tuple(int(t) for t in out.deal_boneyard[game] if t >= 0)
+    hands = (int(mask) for mask in out.deal_hands[game])
+    return (int(out.deal_opener[game]), boneyard, *hands)
 
 
 def play_batched(tasks: Sequence[DealTask], options: RunOptions, advance: Callable[[int], None]) -> list[GameOutcome]:
@@ -101,8 +99,7 @@ def _play_games(
     decisions = np.zeros((n, players), np.int64)
     think = np.zeros((n, players))
     last_hand_points = np.zeros((n, players), np.int64)
-    deals_seen = [[_deal_key(state, players)] for state in venv.states]
-    hand_number = venv.states[:, engine.S_HAND_NUMBER].copy()
+    deals_seen = [[_deal_key(out, game)] for game in range(n)]
     while not finished.all():
         acting = seating[rows, out.current_player]
         actions = np.zeros(n, np.int64)
@@ -119,9 +116,10 @@ def _play_games(
             if deciding.size:
                 think[deciding, participant] += spent / deciding.size
         live = ~finished
+        hand_number = out.hand_number
         out = venv.step(actions)
         actions_taken[live] += 1
-        new_hand = venv.states[:, engine.S_HAND_NUMBER] != hand_number
+        new_hand = out.hand_number != hand_number
         ended = live & (out.terminated | new_hand)
         if ended.any():
             # The step's infos are by seat; the outcome counts by participant.
@@ -137,23 +135,22 @@ def _play_games(
             hands[ended] += 1
             blocked[ended] += out.blocked[ended]
         for started_hand in np.flatnonzero(live & new_hand & ~out.terminated):
-            deals_seen[started_hand].append(_deal_key(venv.states[started_hand], players))
-        hand_number = venv.states[:, engine.S_HAND_NUMBER].copy()
+            deals_seen[started_hand].append(_deal_key(out, started_hand))
         finished |= out.terminated
     outcomes = []
+    # Ended games keep the infos of the hand that ended them: the last step's are every game's end.
     for game, (task, _, seats) in enumerate(games):
-        state = venv.states[game]
         seat_of = {participant: seat for seat, participant in enumerate(seats)}
         if episode == "match":
-            scores = tuple(int(state[engine.S_SCORES + seat_of[p]]) for p in range(players))
+            scores = tuple(int(out.score[game, seat_of[p]]) for p in range(players))
             credit = shared_first(scores)
         else:
             scores = tuple(int(v) for v in last_hand_points[game])
-            winner = int(state[engine.S_WINNER])
+            winner = int(out.winner[game])
             if winner >= 0:
                 credit = tuple(float(seat_of[p] == winner) for p in range(players))
             else:  # a block with a shared lowest total: the tied lowest holders share the win
-                credit = shared_first([-int(state[engine.S_PIPS + seat_of[p]]) for p in range(players)])
+                credit = shared_first([-int(out.hand_pips[game, seat_of[p]]) for p in range(players)])
         outcomes.append(
             GameOutcome(
                 deal=task.deal,
