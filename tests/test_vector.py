@@ -16,7 +16,8 @@ import pytest
 
 import draw_env
 from draw_env import engine as E
-from draw_env.rules import IllegalActionError
+from draw_env import observation, tiles
+from draw_env.rules import DrawState, IllegalActionError
 from draw_env.vector import DrawVectorEnv, VectorStep
 from tests.positions import DeckRng
 
@@ -30,7 +31,7 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def shadow(venv: DrawVectorEnv, i: int, scores: list[int] | None = None) -> draw_env.raw_env:
-    aec = draw_env.raw_env(num_players=venv.num_players, episode=venv.episode, reward=venv.reward)
+    aec = draw_env.raw_env(num_players=venv.num_players, episode=venv.episode, reward=venv.reward, **venv.game.variant)
     options = venv.deals()[i]
     if scores is not None:
         options["scores"] = scores
@@ -47,6 +48,7 @@ def assert_game_equal(
     observed = aec.observe(agent)
     np.testing.assert_array_equal(out.observation[i], observed["observation"])
     np.testing.assert_array_equal(out.action_mask[i], observed["action_mask"])
+    assert out.hand_number[i] == aec.state_ref.hand_number
     for s, name in enumerate(aec.possible_agents):
         if not check_infos:
             break
@@ -57,6 +59,85 @@ def assert_game_equal(
         assert out.blocked[i] == bool(info["blocked"])
         if check_rewards:
             assert out.rewards[i, s] == np.float32(aec.rewards[name])
+
+
+def assert_deal_equal(out: VectorStep, i: int, deal: dict) -> None:
+    """Game ``i``'s deal fields of ``out`` hold ``deal`` (reset options, as ``deals()`` gives them)."""
+    assert out.deal_hands[i].tolist() == [tiles.mask_of(hand) for hand in deal["hands"]]
+    boneyard = out.deal_boneyard[i].tolist()
+    assert boneyard == deal["boneyard"] + [-1] * (len(boneyard) - len(deal["boneyard"]))
+    assert out.deal_opener[i] == deal["opener"]
+
+
+def first_deal(out: VectorStep) -> list[list[int]]:
+    """The hands of game 0's deal fields as tile lists."""
+    return [list(tiles.tiles_in(int(mask))) for mask in out.deal_hands[0]]
+
+
+def winner_of(state: DrawState) -> int:
+    return -1 if state.result is None or state.result.winner is None else state.result.winner
+
+
+def play_against_aec(venv: DrawVectorEnv, seed: int, steps: int) -> tuple[int, int]:
+    """Random legal play of every game of ``venv`` and of a shadowing AEC environment each, compared
+    at every step; returns the episodes ended and the hands that ended within a match."""
+    num_envs, players, game = venv.num_envs, venv.num_players, venv.game
+    rng = np.random.default_rng(seed)
+    options = None
+    if venv.episode == "match":
+        start = [None] + [[int(rng.integers(0, 61)) for _ in range(players)] for _ in range(num_envs - 1)]
+        options = {"scores": start}
+    out = venv.reset(seed=seed, options=options)
+    size = observation.layout(game).size
+    assert out.observation.dtype == np.float32 and out.observation.shape == (num_envs, size)
+    assert out.action_mask.dtype == np.int8 and out.action_mask.shape == (num_envs, game.num_actions)
+    assert out.rewards.shape == (num_envs, players)
+    assert not out.terminated.any() and not out.rewards.any() and not out.hand_ended.any()
+    assert (out.winner == -1).all()
+    starts = options["scores"] if options else [None] * num_envs
+    shadows = [shadow(venv, i, starts[i]) for i in range(num_envs)]
+    for i, aec in enumerate(shadows):
+        assert_game_equal(out, i, aec)
+        assert_deal_equal(out, i, venv.deals()[i])
+    ended = hands_ended_in_play = 0
+    for _step in range(steps):
+        actions = random_actions(out.action_mask, rng)
+        before = [aec.agents and not any(aec.terminations.values()) for aec in shadows]
+        hand_numbers = [aec.state_ref.hand_number for aec in shadows]
+        out = venv.step(actions)
+        assert out.hand_ended.dtype == np.bool_ and out.hand_ended.shape == (num_envs,)
+        assert out.terminated.dtype == np.bool_ and not out.truncated.any()
+        deals = venv.deals()
+        for i, aec in enumerate(shadows):
+            assert_deal_equal(out, i, deals[i])
+            if not before[i]:  # an ended game without auto-reset: nothing happens
+                assert out.terminated[i] and not out.rewards[i].any() and not out.action_mask[i].any()
+                assert not out.hand_ended[i] and out.winner[i] == winner_of(aec.state_ref)
+                assert_game_equal(out, i, aec, check_rewards=False)
+                continue
+            aec._rng = DeckRng(deck(deals[i]))  # the next hand of a match: the vector game's deal
+            aec.step(int(actions[i]))
+            done = all(aec.terminations.values())
+            assert out.terminated[i] == done
+            # A hand ended: the episode did, or the match dealt its next hand.
+            assert out.hand_ended[i] == (done or aec.state_ref.hand_number != hand_numbers[i])
+            hands_ended_in_play += bool(out.hand_ended[i] and not done)
+            ended_hand = aec.state_ref if done else aec._finished_hand
+            assert out.winner[i] == (winner_of(ended_hand) if out.hand_ended[i] else -1)
+            if done and venv.autoreset:
+                for s, name in enumerate(aec.possible_agents):
+                    assert out.rewards[i, s] == np.float32(aec.rewards[name])
+                    assert out.hand_points[i, s] == aec.infos[name]["hand_points"]
+                    assert out.hand_pips[i, s] == aec.infos[name]["hand_pips"]
+                    assert out.score[i, s] == aec.infos[name]["score"]
+                    assert out.blocked[i] == bool(aec.infos[name]["blocked"])
+                # The step's infos and rewards are the ended episode's, the rest the new one's.
+                shadows[i] = aec = shadow(venv, i)
+                assert_game_equal(out, i, aec, check_rewards=False, check_infos=False)
+            else:
+                assert_game_equal(out, i, aec)
+            ended += done
+    return ended, hands_ended_in_play
 
 
 SETTINGS = [
@@ -72,58 +153,62 @@ SETTINGS = [
 @pytest.mark.parametrize("autoreset", [True, False], ids=["autoreset", "no_autoreset"])
 @pytest.mark.parametrize(("players", "episode", "reward"), SETTINGS)
 def test_every_game_matches_the_aec_environment(players: int, episode: str, reward: str, autoreset: bool) -> None:
-    num_envs = 6
-    venv = DrawVectorEnv(num_envs, players, episode, reward, autoreset=autoreset)
-    rng = np.random.default_rng(players)
-    options = None
-    if episode == "match":
-        start = [None] + [[int(rng.integers(0, 61)) for _ in range(players)] for _ in range(num_envs - 1)]
-        options = {"scores": start}
-    out = venv.reset(seed=players, options=options)
-    assert out.observation.dtype == np.float32 and out.observation.shape == (num_envs, 258)
-    assert out.action_mask.dtype == np.int8 and out.rewards.shape == (num_envs, players)
-    assert not out.terminated.any() and not out.rewards.any() and not out.hand_ended.any()
-    starts = options["scores"] if options else [None] * num_envs
-    shadows = [shadow(venv, i, starts[i]) for i in range(num_envs)]
-    for i, aec in enumerate(shadows):
-        assert_game_equal(out, i, aec)
-    ended = hands_ended_in_play = 0
-    steps = 260 if episode == "match" else 90
-    for _step in range(steps):
-        actions = random_actions(out.action_mask, rng)
-        before = [aec.agents and not any(aec.terminations.values()) for aec in shadows]
-        hand_numbers = [aec.state_ref.hand_number for aec in shadows]
-        out = venv.step(actions)
-        assert out.hand_ended.dtype == np.bool_ and out.hand_ended.shape == (num_envs,)
-        assert out.terminated.dtype == np.bool_ and not out.truncated.any()
-        for i, aec in enumerate(shadows):
-            if not before[i]:  # an ended game without auto-reset: nothing happens
-                assert out.terminated[i] and not out.rewards[i].any() and not out.action_mask[i].any()
-                assert not out.hand_ended[i]
-                assert_game_equal(out, i, aec, check_rewards=False)
-                continue
-            aec._rng = DeckRng(deck(venv.deals()[i]))  # the next hand of a match: the vector game's deal
-            aec.step(int(actions[i]))
-            done = all(aec.terminations.values())
-            assert out.terminated[i] == done
-            # A hand ended: the episode did, or the match dealt its next hand.
-            assert out.hand_ended[i] == (done or aec.state_ref.hand_number != hand_numbers[i])
-            hands_ended_in_play += bool(out.hand_ended[i] and not done)
-            if done and autoreset:
-                for s, name in enumerate(aec.possible_agents):
-                    assert out.rewards[i, s] == np.float32(aec.rewards[name])
-                    assert out.hand_points[i, s] == aec.infos[name]["hand_points"]
-                    assert out.hand_pips[i, s] == aec.infos[name]["hand_pips"]
-                    assert out.score[i, s] == aec.infos[name]["score"]
-                    assert out.blocked[i] == bool(aec.infos[name]["blocked"])
-                # The step's infos and rewards are the ended episode's, the rest the new one's.
-                shadows[i] = aec = shadow(venv, i)
-                assert_game_equal(out, i, aec, check_rewards=False, check_infos=False)
-            else:
-                assert_game_equal(out, i, aec)
-            ended += done
+    venv = DrawVectorEnv(6, players, episode, reward, autoreset=autoreset)
+    ended, hands_ended_in_play = play_against_aec(venv, players, 260 if episode == "match" else 90)
     assert ended > 0  # episodes did end, and the steps that ended them were compared
     assert (hands_ended_in_play > 0) == (episode == "match")  # hands ended within matches too
+
+
+#: (players, max_pip, hand_size, protected, episode, reward, autoreset): every set, the corners of
+#: the variant ranges and a few between, each with other episode settings.
+VARIANT_SETTINGS = [
+    (2, 2, 1, 0, "hand", "zero_sum", True),
+    (2, 2, 2, 2, "match", "points", False),
+    (3, 3, 2, 0, "hand", "points", False),
+    (4, 3, 1, 3, "match", "zero_sum", True),
+    (2, 4, 5, 1, "match", "win_loss", True),
+    (3, 5, 4, 3, "hand", "zero_sum", True),
+    (4, 5, 3, 2, "match", "points", False),
+    (2, 6, 9, 0, "hand", "points", True),
+    (3, 6, 7, 3, "match", "zero_sum", True),
+    (3, 7, None, 1, "match", "win_loss", False),
+    (4, 7, 8, 3, "hand", "zero_sum", False),
+    (2, 8, 12, 2, "match", "zero_sum", True),
+    (3, 9, None, 0, "hand", "zero_sum", True),
+    (4, 9, 12, 3, "match", "win_loss", True),
+    (2, 9, 20, 2, "hand", "points", False),
+]
+
+
+@pytest.mark.parametrize(("players", "max_pip", "hand_size", "protected", "episode", "reward", "autoreset"),
+                         VARIANT_SETTINGS)
+def test_variants_match_the_aec_environment(
+    players: int, max_pip: int, hand_size: int | None, protected: int, episode: str, reward: str, autoreset: bool
+) -> None:
+    venv = DrawVectorEnv(5, players, episode, reward, autoreset, max_pip, hand_size, protected)
+    game = venv.game
+    assert venv.single_action_space.n == game.num_actions == 2 * game.num_tiles + 2
+    assert venv.single_observation_space.shape == (observation.layout(game).size,)
+    # Hands of a large set last longer, matches of a small one (a hand scores little) too.
+    steps = max(300, 6 * game.num_tiles) if episode == "match" else max(60, 3 * game.num_tiles)
+    ended, hands_ended_in_play = play_against_aec(venv, max_pip * 10 + players, steps)
+    assert ended > 0
+    assert (hands_ended_in_play > 0) == (episode == "match")
+
+
+def test_the_deal_fields_are_read_only_and_never_written_again() -> None:
+    venv = DrawVectorEnv(1, 2, "match")
+    out = venv.reset(seed=2)
+    first = out
+    rng = np.random.default_rng(2)
+    while not out.hand_ended[0]:
+        out = venv.step(random_actions(out.action_mask, rng))
+    assert out.hand_number[0] == 1 and first.hand_number[0] == 0  # the next hand was dealt
+    assert first.deal_hands[0].tolist() == [tiles.mask_of(hand) for hand in first_deal(first)]
+    assert out.deal_boneyard[0].tolist() != first.deal_boneyard[0].tolist()
+    for field in ("hand_number", "deal_hands", "deal_boneyard", "deal_opener"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(out, field)[0] = 0
 
 
 def test_illegal_action_names_the_games_and_changes_nothing() -> None:
@@ -194,9 +279,10 @@ def test_same_seed_same_games_and_reset_continues_the_streams() -> None:
     assert len({tuple(map(tuple, deal["hands"])) for deal in venv.deals()}) == 32
 
 
+@pytest.mark.parametrize("variant", [{}, {"max_pip": 3, "hand_size": 2, "protected": 1}, {"max_pip": 9}])
 @pytest.mark.parametrize("episode", ["hand", "match"])
-def test_observe_any_seat_matches_the_aec_environment(episode: str) -> None:
-    venv = DrawVectorEnv(5, 4, episode, autoreset=False)
+def test_observe_any_seat_matches_the_aec_environment(episode: str, variant: dict) -> None:
+    venv = DrawVectorEnv(5, 4, episode, autoreset=False, **variant)
     out = venv.reset(seed=11)
     shadows = [shadow(venv, i) for i in range(5)]
     rng = np.random.default_rng(11)
@@ -232,6 +318,28 @@ def test_fixed_deals_and_scores_through_options() -> None:
     aec = draw_env.raw_env(num_players=2, episode="match")
     aec.reset(options={"hands": hands, "boneyard": boneyard, "opener": 1, "scores": [10, 20]})
     np.testing.assert_array_equal(out.observation[1], aec.observe("player_1")["observation"])
+
+
+def test_a_variants_deal_and_actions_through_options() -> None:
+    venv = DrawVectorEnv(2, 2, max_pip=9, hand_size=2, protected=0)
+    names = tiles.tile_set(9).names
+    hands = [["[9|9]", "[8|9]"], ["[0|0]", (7, 9)]]
+    held = {"[9|9]", "[8|9]", "[0|0]", "[7|9]"}
+    deal = {"hands": hands, "boneyard": [name for name in names if name not in held], "opener": 0}
+    out = venv.reset(seed=0, options={"deals": [deal, None]})
+    assert venv.deals()[0]["hands"] == [[53, 54], [0, 51]]
+    assert_deal_equal(out, 0, venv.deals()[0])
+    assert out.action_mask.shape == (2, 112)
+    assert np.flatnonzero(out.action_mask[0]).tolist() == [106, 108, 110]  # [8|9], [9|9] open; 110 draws
+    other = int(np.flatnonzero(out.action_mask[1])[0])
+    with pytest.raises(ValueError, match=r"0\.\.111 \(Discrete\(112\)\)"):
+        venv.step(np.array([112, other]))
+    with pytest.raises(IllegalActionError, match=r"game 0: action 0 \(\[0\|0\] left\).*106 \(\[8\|9\] left\)"):
+        venv.step(np.array([0, other]))
+    with pytest.raises(ValueError, match="all 55 tiles"):
+        venv.reset(options={"deals": [dict(deal, boneyard=["[0|1]"]), None]})
+    out = venv.step(np.array([110, other]))  # a draw keeps the turn
+    assert out.current_player[0] == 0 and out.observation[0, : 55].sum() == 3
 
 
 @pytest.mark.parametrize(
@@ -273,6 +381,12 @@ def test_bad_match_scores_and_unknown_options() -> None:
         ({"num_envs": 2, "reward": "win_loss"}, "win_loss"),
         ({"num_envs": 2, "autoreset": 1}, "autoreset"),
         ({"num_envs": 2, "parallel": "yes"}, "parallel"),
+        ({"num_envs": 2, "max_pip": 10}, "max_pip"),
+        ({"num_envs": 2, "max_pip": "6"}, "max_pip"),
+        ({"num_envs": 2, "hand_size": 0}, "hand_size"),
+        ({"num_envs": 2, "hand_size": 2.5}, "hand_size"),
+        ({"num_envs": 2, "protected": -1}, "protected"),
+        ({"num_envs": 2, "max_pip": 2, "hand_size": 3, "protected": 1}, "hand_size=3 to 2 players with protected=1"),
     ],
 )
 def test_bad_arguments(kwargs: dict, message: str) -> None:

@@ -12,8 +12,9 @@ def _first_legal(mask: np.ndarray) -> np.ndarray:
     return mask.argmax(axis=1).astype(np.int64)
 
 
-def test_stepping_halves_of_the_batch_equals_one_full_step() -> None:
-    whole, halves = DrawVectorEnv(16, 3, "match"), DrawVectorEnv(16, 3, "match")
+@pytest.mark.parametrize("variant", [{}, {"max_pip": 4, "hand_size": 3, "protected": 0}])
+def test_stepping_halves_of_the_batch_equals_one_full_step(variant: dict) -> None:
+    whole, halves = DrawVectorEnv(16, 3, "match", **variant), DrawVectorEnv(16, 3, "match", **variant)
     out = whole.reset(seed=3)
     halves.reset(seed=3)
     odd, even = np.arange(1, 16, 2), np.arange(0, 16, 2)
@@ -23,7 +24,8 @@ def test_stepping_halves_of_the_batch_equals_one_full_step() -> None:
         first = halves.step(actions[odd], games=odd)
         second = halves.step(actions[even], games=even)
         assert np.array_equal(whole.states, halves.states)
-        for field in ("observation", "action_mask", "current_player", "rewards", "terminated", "score"):
+        for field in ("observation", "action_mask", "current_player", "rewards", "terminated", "score", "winner",
+                      "hand_number", "deal_hands", "deal_boneyard", "deal_opener"):
             assert np.array_equal(getattr(first, field), getattr(out, field)[odd]), field
             assert np.array_equal(getattr(second, field), getattr(out, field)[even]), field
 
