@@ -876,8 +876,8 @@ def _step_kernel(loop: type) -> Callable[..., int]:
              obs: np.ndarray, mask: np.ndarray, current: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
              hand_ended: np.ndarray) -> int:
         """Step games ``rows`` (distinct, int64 ``(k,)``) with ``actions`` ``(k,)``; return how many
-        games were dealt a new hand, or -1 when an action is illegal or out of range in a game
-        not ended: then ``bad[k]`` marks those rows and no game moves.
+        actions are illegal or out of range in games not ended: ``bad[k]`` marks their rows, and
+        unless that is 0 no game moves.
 
         Updates in place, by game: ``states``, ``finished`` (games ended without auto-reset, whose
         actions are ignored), the infos ``hand_points``, ``hand_pips_out``, ``score_out``
@@ -889,14 +889,13 @@ def _step_kernel(loop: type) -> Callable[..., int]:
         ``hand_ended`` ``(k,)`` (a hand ended at this step; in a match also when the episode goes
         on).
         """
-        illegal = False
+        illegal = 0
         for k in range(rows.shape[0]):
             i = rows[k]
             bad[k] = (not finished[i]) and not is_legal(states[i], actions[k])
-            illegal |= bad[k]
+            illegal += bad[k]
         if illegal:
-            return -1
-        dealt = 0
+            return illegal
         for k in loop(rows.shape[0]):
             i = rows[k]
             state = states[i]
@@ -930,9 +929,8 @@ def _step_kernel(loop: type) -> Callable[..., int]:
                         next_hand(state)
                     if not finished[i]:
                         _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
-                        dealt += 1
             _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
-        return dealt
+        return 0
 
     return step
 

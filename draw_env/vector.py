@@ -173,9 +173,13 @@ class DrawVectorEnv:
         self._deal_hands = np.zeros((n, players), np.int64)
         self._deal_boneyard = np.full((n, game.num_tiles), -1, np.int8)
         self._deal_opener = np.zeros(n, np.int32)
+        #: What a step returns a copy of, in :class:`VectorStep`'s order (``hand_ended`` aside).
+        self._kept = (
+            self._hand_points, self._hand_pips, self._score, self._blocked, self._winner, self._hand_number,
+            self._deal_hands, self._deal_boneyard, self._deal_opener,
+        )
         self._all = np.arange(n, dtype=np.int64)
         self._bad = np.zeros(n, np.bool_)
-        self._deal: tuple[np.ndarray, ...] | None = None  # read-only copies, see _deal_now
         self._seeded = False
         self._has_reset = False
 
@@ -227,24 +231,11 @@ class DrawVectorEnv:
             self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
         )
         self._has_reset = True
-        self._deal = None
+        kept = [info.copy() for info in self._kept]
         return VectorStep(
             obs, mask, current, np.zeros((n, players), np.float32), np.zeros(n, np.bool_), np.zeros(n, np.bool_),
-            *(info.copy() for info in self._infos()), np.zeros(n, np.bool_), self._winner.copy(), *self._deal_now(),
+            *kept[:4], np.zeros(n, np.bool_), *kept[4:],
         )
-
-    def _infos(self) -> tuple[np.ndarray, ...]:
-        """The infos kept by game between steps, in :class:`VectorStep`'s order."""
-        return self._hand_points, self._hand_pips, self._score, self._blocked
-
-    def _deal_now(self) -> tuple[np.ndarray, ...]:
-        """Read-only copies of every game's deal (``hand_number`` to ``deal_opener``), made once per
-        deal: the steps between two deals share them (at one game per batch, copying them at every
-        step would cost a fifth of the step)."""
-        if self._deal is None:
-            deal = (self._hand_number, self._deal_hands, self._deal_boneyard, self._deal_opener)
-            self._deal = tuple(_read_only(info.copy()) for info in deal)
-        return self._deal
 
     def _parse_seeds(self, seeds: object, seed: int | None) -> list[int] | None:
         if seeds is None:
@@ -353,25 +344,16 @@ class DrawVectorEnv:
         terminated = np.empty(n, np.bool_)
         hand_ended = np.empty(n, np.bool_)
         kernel = engine.step_batch if self.parallel else engine.step_batch_serial
-        bad = self._bad[:n]
-        dealt = kernel(
-            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, bad,
+        if kernel(
+            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, self._bad,
             self._finished, self._hand_points, self._hand_pips, self._score, self._blocked, self._winner,
             self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
             rewards, terminated, hand_ended,
-        )
-        if dealt < 0:
-            self._raise_illegal(rows, actions, np.flatnonzero(bad))
-        if dealt:
-            self._deal = None
-        if games is None:
-            infos = [info.copy() for info in (*self._infos(), self._winner)]
-            deal = self._deal_now()
-        else:
-            infos = [info[rows] for info in (*self._infos(), self._winner)]
-            deal = tuple(_read_only(info[rows]) for info in self._deal_now())
+        ):
+            self._raise_illegal(rows, actions, np.flatnonzero(self._bad[:n]))
+        kept = [info.copy() if games is None else info[rows] for info in self._kept]
         return VectorStep(
-            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), *infos[:4], hand_ended, infos[4], *deal
+            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), *kept[:4], hand_ended, *kept[4:]
         )
 
     def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, where: np.ndarray) -> NoReturn:
@@ -465,11 +447,6 @@ class DrawVectorEnv:
 
     def close(self) -> None:
         """Nothing to release."""
-
-
-def _read_only(values: np.ndarray) -> np.ndarray:
-    values.flags.writeable = False
-    return values
 
 
 def _listed(values: np.ndarray, limit: int = 20) -> str:
