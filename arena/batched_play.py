@@ -135,7 +135,7 @@ def _play_games(
             hands[ended] += 1
             blocked[ended] += out.blocked[ended]
         for started_hand in np.flatnonzero(live & new_hand & ~out.terminated):
-            deals_seen[started_hand].append(_deal_key(out, started_hand))
+            deals_seen[started_hand].append(_deal_key(out, int(started_hand)))
         finished |= out.terminated
     outcomes = []
     # Ended games keep the infos of the hand that ended them: the last step's are every game's end.

@@ -59,11 +59,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from numba import njit, prange
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from draw_env import tiles
 from draw_env.observation import DEFAULT_LAYOUT, Block, Layout, layout
 from draw_env.rules import MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame
+
+#: The index of a mask's lowest set bit (numba's intrinsic; numba code only).
+trailing_zeros: Callable[[int], int] = _trailing_zeros  # type: ignore[assignment]
 
 SEATS = 4
 #: The seeds' set (double-six); a variant's is in its state (``S_NUM_TILES``, ``S_MAX_PIP``).

@@ -147,7 +147,7 @@ class DrawVectorEnv:
         check_reward_episode(self.reward, self.episode)
         self.autoreset = check_bool("autoreset", autoreset)
         self.parallel = check_bool("parallel", parallel)
-        self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)
+        self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)  # type: ignore[arg-type]
         self._match = self.episode == "match"
         self._scheme = REWARDS.index(self.reward)
         observed = layout(game)
@@ -231,11 +231,8 @@ class DrawVectorEnv:
             self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
         )
         self._has_reset = True
-        kept = [info.copy() for info in self._kept]
-        return VectorStep(
-            obs, mask, current, np.zeros((n, players), np.float32), np.zeros(n, np.bool_), np.zeros(n, np.bool_),
-            *kept[:4], np.zeros(n, np.bool_), *kept[4:],
-        )
+        zeros = np.zeros((n, players), np.float32)
+        return self._step_result(obs, mask, current, zeros, np.zeros(n, np.bool_), np.zeros(n, np.bool_), None)
 
     def _parse_seeds(self, seeds: object, seed: int | None) -> list[int] | None:
         if seeds is None:
@@ -351,9 +348,18 @@ class DrawVectorEnv:
             rewards, terminated, hand_ended,
         ):
             self._raise_illegal(rows, actions, np.flatnonzero(self._bad[:n]))
-        kept = [info.copy() if games is None else info[rows] for info in self._kept]
+        return self._step_result(obs, mask, current, rewards, terminated, hand_ended, None if games is None else rows)
+
+    def _step_result(
+        self, obs: np.ndarray, mask: np.ndarray, current: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+        hand_ended: np.ndarray, rows: np.ndarray | None,
+    ) -> VectorStep:
+        """The step's arrays with copies of what the games keep (of the games ``rows`` only, if given)."""
+        kept = [info.copy() if rows is None else info[rows] for info in self._kept]
+        hand_points, hand_pips, score, blocked, winner, hand_number, deal_hands, deal_boneyard, deal_opener = kept
         return VectorStep(
-            obs, mask, current, rewards, terminated, np.zeros(n, np.bool_), *kept[:4], hand_ended, *kept[4:]
+            obs, mask, current, rewards, terminated, np.zeros(len(current), np.bool_), hand_points, hand_pips, score,
+            blocked, hand_ended, winner, hand_number, deal_hands, deal_boneyard, deal_opener,
         )
 
     def _raise_illegal(self, rows: np.ndarray, actions: np.ndarray, where: np.ndarray) -> NoReturn:
