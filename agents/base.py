@@ -117,6 +117,24 @@ class DeterministicAgent(BaseAgent):
     def __init__(self, seed: int | None = None) -> None:
         check_seed("seed", seed)
 
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """A one-hot on the action :meth:`act` plays."""
+        return one_hot(observation, self.act(observation))
+
+
+def one_hot(observation: Observation, action: int) -> np.ndarray:
+    """float64 over the mask's actions: 1 at ``action``."""
+    probabilities = np.zeros(np.shape(observation["action_mask"])[0])
+    probabilities[action] = 1.0
+    return probabilities
+
+
+def uniform_over(observation: Observation, actions: list[int]) -> np.ndarray:
+    """float64 over the mask's actions: equal on ``actions``."""
+    probabilities = np.zeros(np.shape(observation["action_mask"])[0])
+    probabilities[actions] = 1.0 / len(actions)
+    return probabilities
+
 
 def legal_actions(observation: Observation) -> list[int]:
     """The legal action ids, ascending, read from the action mask.

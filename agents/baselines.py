@@ -7,6 +7,8 @@ drawing is legal, else pass (exactly one of the two is legal then).
 
 from __future__ import annotations
 
+import numpy as np
+
 from agents.base import (
     FIRST_NON_PLACEMENT,
     DeterministicAgent,
@@ -16,6 +18,7 @@ from agents.base import (
     legal_actions,
     open_ends,
     tile_set_of,
+    uniform_over,
 )
 from draw_env.rules import ends_after
 from draw_env.tiles import DOUBLE_SIX, TileSet
@@ -50,6 +53,9 @@ class RandomAgent(SeededAgent):
     def act(self, observation: Observation) -> int:
         return self.rng.choice(legal_actions(observation))
 
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        return uniform_over(observation, legal_actions(observation))
+
 
 class RandomForcedAgent(SeededAgent):
     """Uniform over the legal placements; draws (or passes) only when no placement is legal."""
@@ -57,8 +63,14 @@ class RandomForcedAgent(SeededAgent):
     name = "random_forced"
 
     def act(self, observation: Observation) -> int:
+        return self.rng.choice(self._choices(observation))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        return uniform_over(observation, self._choices(observation))
+
+    def _choices(self, observation: Observation) -> list[int]:
         first_non_placement = 2 * tile_set_of(observation).num_tiles
-        return self.rng.choice(placements_or_forced(legal_actions(observation), first_non_placement))
+        return placements_or_forced(legal_actions(observation), first_non_placement)
 
 
 class HeaviestAgent(DeterministicAgent):

@@ -173,7 +173,7 @@ class IllegalActionError(ValueError):
     """An action that the rules do not allow in this position; the state is unchanged."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class DrawGame:
     """The parameters of a game of Draw: the players and the variant.
 
@@ -195,10 +195,10 @@ class DrawGame:
             boneyard (``num_players * hand_size + protected > T``) names all three numbers.
     """
 
-    num_players: int = 2
-    max_pip: int = DEFAULT_MAX_PIP
-    hand_size: int = None  # type: ignore[assignment]  # None until __post_init__ resolves it
-    protected: int = PROTECTED_BONEYARD
+    num_players: int
+    max_pip: int
+    hand_size: int
+    protected: int
     # Derived once (the state reads them at every action).
     tiles: TileSet = field(init=False, repr=False, compare=False)
     holding: tuple[int, ...] = field(init=False, repr=False, compare=False)
@@ -206,15 +206,21 @@ class DrawGame:
     pass_action: int = field(init=False, repr=False, compare=False)
     num_actions: int = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        num_players: int = 2,
+        max_pip: int = DEFAULT_MAX_PIP,
+        hand_size: int | None = None,
+        protected: int = PROTECTED_BONEYARD,
+    ) -> None:
         # Stored as plain ints: np.int64(3) is a valid count, and range() and hashing then agree.
-        players = check_choice("num_players", self.num_players, PLAYER_COUNTS)
-        tile_set = tiles.tile_set(self.max_pip)
-        if self.hand_size is None:
+        players = check_choice("num_players", num_players, PLAYER_COUNTS)
+        tile_set = tiles.tile_set(max_pip)
+        if hand_size is None:
             hand_size = 7 if players < 4 else 6
         else:
-            hand_size = check_int("hand_size", self.hand_size, minimum=1)
-        protected = check_int("protected", self.protected, minimum=0)
+            hand_size = check_int("hand_size", hand_size, minimum=1)
+        protected = check_int("protected", protected, minimum=0)
         if players * hand_size + protected > tile_set.num_tiles:
             raise ValueError(
                 f"a deal of hand_size={hand_size} to {players} players with protected={protected} needs "

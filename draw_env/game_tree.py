@@ -1,0 +1,654 @@
+"""The game tree of a small 2-player variant, enumerated: one hand, the deal and the opener as chance.
+
+Exact measures (a best response, exploitability, a solver) need every history of the game. For a
+variant small enough (``DrawGame(2, max_pip=2, hand_size=1)`` has a few thousand, ``max_pip=3,
+hand_size=3, protected=3`` a few million), :func:`build_tree` lists them all, compiled: each deal
+(a uniform shuffle: both hands, the opener and the order of the drawable boneyard tiles; the
+protected tiles are never seen and their order never matters) is one root, equally likely.
+
+Every node where a seat acts belongs to one of that seat's *information states*, keyed with
+perfect recall: the seat's dealt hand, the opener, and the whole public history in order (every
+placement with its tile and end, every draw and pass by whom), with the tiles the seat drew
+itself. Nodes of one information state share their legal actions; :class:`GameTree` keeps them
+once per information state, with the observation the environment gives the seat there (the
+generic writer of :mod:`draw_env.observation`), so that a policy that acts on observations can be
+queried once per information state.
+
+The rules here are :mod:`draw_env.rules` once more, for a hand of two players; the tests play
+random paths of the tree through the rules and compare every node.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict
+
+from draw_env.observation import layout
+from draw_env.rules import DrawGame
+
+#: Bytes per node and per information-state action that :func:`build_tree` allocates (the node
+#: arrays, the two sequence dictionaries at about 64 bytes an entry, and what a best response adds).
+NODE_BYTES = 2 * 64 + 1 + 4 + 2 + 8 + 1 + 2 + 4 + 3 * 8
+#: Default bound on the tree's memory, refused before anything large is allocated.
+DEFAULT_MAX_BYTES = 4 * 1024**3
+
+# Per stack entry of the enumeration: the position of one node (slots of an int64 row).
+_HAND0, _HAND1, _DRAWN, _LEFT, _RIGHT, _CURRENT, _PASSES, _LINE = range(8)
+_PLACED0, _PLACED1, _VOIDS0, _VOIDS1, _SEQ0, _SEQ1, _NODE, _DEPTH, _COUNT = range(8, 17)
+_ORDER = 17  # then one slot per tile: its place in the line (1-based), 0 if not placed
+
+
+@dataclass(frozen=True)
+class GameTree:
+    """Every history of one hand of a 2-player variant.
+
+    Nodes are numbered so that a node comes before its children and the children of a node are
+    consecutive; the roots (one per deal, all equally likely) are nodes ``0 .. num_deals - 1``.
+
+    Attributes:
+        game: the variant.
+        num_deals: the chance outcomes (roots), each of probability ``1 / num_deals``.
+        player: int8 ``(nodes,)``, the seat to act, -1 at a node where the hand is over.
+        infoset: int32 ``(nodes,)``, the acting seat's information state (numbered per seat), -1 at
+            the end of the hand.
+        depth: int16 ``(nodes,)``, actions since the deal.
+        first_child: int64 ``(nodes,)``, the first child; ``num_children`` int8 how many.
+        utility: float32 ``(nodes,)``, where the hand is over, seat 0's zero-sum points (its
+            points minus seat 1's; seat 1 gets the opposite).
+        action_start: per seat, int64 ``(infosets + 1,)``: information state ``i`` has the legal
+            actions ``actions[seat][action_start[seat][i] : action_start[seat][i + 1]]``, in the
+            order of the node's children.
+        actions: per seat, int16, the legal actions of every information state, ascending.
+        observations: per seat, uint8 ``(infosets, layout.size)``: what the environment's
+            observation vector holds there (as float32 it is exactly the environment's).
+    """
+
+    game: DrawGame
+    num_deals: int
+    player: np.ndarray
+    infoset: np.ndarray
+    depth: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    utility: np.ndarray
+    action_start: tuple[np.ndarray, np.ndarray]
+    actions: tuple[np.ndarray, np.ndarray]
+    observations: tuple[np.ndarray, np.ndarray]
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.player)
+
+    def num_infosets(self, seat: int) -> int:
+        """Information states of ``seat``."""
+        return len(self.action_start[seat]) - 1
+
+    def action_mask(self, seat: int) -> np.ndarray:
+        """int8 ``(infosets, num_actions)``: each information state's legal actions, as the
+        environment's mask."""
+        count = self.num_infosets(seat)
+        mask = np.zeros((count, self.game.num_actions), np.int8)
+        rows = np.repeat(np.arange(count), np.diff(self.action_start[seat]))
+        mask[rows, self.actions[seat]] = 1
+        return mask
+
+
+def check_tree_game(game: DrawGame) -> None:
+    """A game :func:`build_tree` takes: two players (one hand, zero-sum points).
+
+    Raises:
+        ValueError: naming ``num_players``.
+    """
+    if game.num_players != 2:
+        raise ValueError(f"num_players must be 2 for an enumerated game tree, got {game.num_players}")
+
+
+def deals(game: DrawGame) -> np.ndarray:
+    """Every chance outcome of ``game``, equally likely: int64 rows ``(opener, hand 0 mask, hand 1
+    mask, drawable tiles in drawing order...)``."""
+    check_tree_game(game)
+    size, tiles_all = game.hand_size, range(game.num_tiles)
+    drawable = game.num_tiles - 2 * size - game.protected
+    rows = []
+    for first in itertools.combinations(tiles_all, size):
+        rest = [t for t in tiles_all if t not in first]
+        for second in itertools.combinations(rest, size):
+            boneyard = [t for t in rest if t not in second]
+            mask0, mask1 = _mask(first), _mask(second)
+            for order in itertools.permutations(boneyard, drawable):
+                for opener in (0, 1):
+                    rows.append((opener, mask0, mask1, *order))
+    return np.array(rows, np.int64).reshape(len(rows), 3 + drawable)
+
+
+def count_deals(game: DrawGame) -> int:
+    """How many chance outcomes ``game`` has (:func:`deals` without listing them)."""
+    check_tree_game(game)
+    size, total = game.hand_size, game.num_tiles
+    boneyard = total - 2 * size
+    return 2 * math.comb(total, size) * math.comb(total - size, size) * math.perm(boneyard, boneyard - game.protected)
+
+
+def _mask(tiles: tuple[int, ...]) -> int:
+    mask = 0
+    for tile in tiles:
+        mask |= 1 << tile
+    return mask
+
+
+def _tables(game: DrawGame) -> tuple[np.ndarray, ...]:
+    tile_set = game.tiles
+    low = np.array(tile_set.low, np.int64)
+    high = np.array(tile_set.high, np.int64)
+    holding = np.array(tile_set.holding, np.int64)
+    pips = np.array(tile_set.pips, np.int64)
+    return low, high, holding, pips
+
+
+def estimate_nodes(game: DrawGame, probes: int = 20_000, seed: int = 0) -> int:
+    """The tree's node count, estimated in well under a second whatever the game's size, for
+    refusing a game too large before it is built.
+
+    Knuth's estimator: along a random path from a random deal, ``1 + b1 + b1*b2 + ...`` (the
+    ``b`` the numbers of legal actions met) is on average the size of the deal's tree; the mean
+    over ``probes`` paths, times the deals, estimates the whole tree.
+    """
+    total = count_deals(game)
+    chosen = _random_deals(game, min(probes, 4096), np.random.default_rng(seed))
+    mean = _knuth_estimate(chosen, probes, seed, game.num_tiles, game.protected, *_tables(game))
+    return math.ceil(mean * total)
+
+
+def _random_deals(game: DrawGame, count: int, rng: np.random.Generator) -> np.ndarray:
+    size = game.hand_size
+    drawable = game.num_tiles - 2 * size - game.protected
+    rows = np.zeros((count, 3 + drawable), np.int64)
+    for row in rows:
+        order = rng.permutation(game.num_tiles)
+        row[0] = rng.integers(2)
+        row[1] = _mask(tuple(order[:size]))
+        row[2] = _mask(tuple(order[size : 2 * size]))
+        row[3:] = order[2 * size : 2 * size + drawable]
+    return rows
+
+
+def tree_bytes(nodes: int) -> int:
+    """The memory a tree of ``nodes`` nodes takes, with what a best response adds."""
+    return nodes * NODE_BYTES
+
+
+def build_tree(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
+    """Enumerate every history of one hand of ``game`` (2 players).
+
+    Raises:
+        ValueError: for a game of more than two players, or one whose tree would take more than
+            ``max_bytes`` (estimated from a sample of deals before anything large is allocated;
+            the message gives the estimate).
+    """
+    check_tree_game(game)
+    estimate = estimate_nodes(game)
+    if tree_bytes(estimate) > max_bytes:
+        raise ValueError(
+            f"the game tree of {_describe(game)} has about {estimate:,} nodes and would take about "
+            f"{tree_bytes(estimate) / 1024**3:.1f} GiB, more than the {max_bytes / 1024**3:.1f} GiB allowed"
+        )
+    listed = deals(game)
+    tables = _tables(game)
+    nodes = _count_nodes(listed, game.num_tiles, game.protected, *tables)
+    if tree_bytes(nodes) > max_bytes:
+        raise ValueError(
+            f"the game tree of {_describe(game)} has {nodes:,} nodes and would take about "
+            f"{tree_bytes(nodes) / 1024**3:.1f} GiB, more than the {max_bytes / 1024**3:.1f} GiB allowed"
+        )
+    observed = layout(game)
+    fact_offsets, source, kind, argument = observed.fact_table()
+    facts_size = sum(observed.fact_sizes().values())
+    low, high, holding, pips = tables
+    arrays = _build(
+        listed, game.num_tiles, game.protected, nodes, low, high, holding, pips,
+        _fact_slots(fact_offsets), facts_size, source, kind, argument,
+    )
+    player, infoset, depth, first_child, num_children, utility = arrays[:6]
+    start0, actions0, observations0, start1, actions1, observations1 = arrays[6:]
+    return GameTree(
+        game=game,
+        num_deals=len(listed),
+        player=player,
+        infoset=infoset,
+        depth=depth,
+        first_child=first_child,
+        num_children=num_children,
+        utility=utility,
+        action_start=(start0, start1),
+        actions=(actions0, actions1),
+        observations=(observations0, observations1),
+    )
+
+
+def _describe(game: DrawGame) -> str:
+    return f"max_pip={game.max_pip}, hand_size={game.hand_size}, protected={game.protected}"
+
+
+def _fact_slots(fact_offsets: dict[str, int]) -> np.ndarray:
+    """Where each fact the enumeration writes starts in the facts vector, in a fixed order."""
+    names = ("hand", "line", "left", "right", "placed", "order", "sizes", "bones", "can_draw", "voids",
+             "to_act", "in_play", "passes")
+    return np.array([fact_offsets[name] for name in names], np.int64)
+
+
+@njit(cache=True)
+def _stack_shape(num_tiles: int) -> tuple[int, int]:
+    """Pending positions of a depth-first walk: at most every sibling of each node on a path
+    (fewer than ``2T + 2`` each) along a hand of fewer than ``3T + 4`` actions."""
+    return (2 * num_tiles + 2) * (3 * num_tiles + 4), _ORDER + num_tiles
+
+
+@njit(cache=True)
+def _popcount(mask: int) -> int:
+    count = 0
+    while mask:
+        mask &= mask - 1
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _mask_pips(mask: int, pips: np.ndarray) -> int:
+    total = 0
+    tile = 0
+    while mask:
+        if mask & 1:
+            total += pips[tile]
+        mask >>= 1
+        tile += 1
+    return total
+
+
+@njit(cache=True)
+def _legal(row: np.ndarray, num_tiles: int, protected: int, boneyard: int, holding: np.ndarray, out: np.ndarray) -> int:
+    """The legal actions of the position ``row`` into ``out``, ascending; returns how many."""
+    current = row[_CURRENT]
+    hand = row[_HAND0 + current]
+    left = row[_LEFT]
+    count = 0
+    if left < 0:
+        fits_left, fits_right = hand, 0
+    else:
+        fits_left, fits_right = hand & holding[left], hand & holding[row[_RIGHT]]
+    for tile in range(num_tiles):
+        if fits_left >> tile & 1:
+            out[count] = 2 * tile
+            count += 1
+        if fits_right >> tile & 1:
+            out[count] = 2 * tile + 1
+            count += 1
+    if boneyard - row[_DRAWN] > protected:
+        out[count] = 2 * num_tiles
+        count += 1
+    elif count == 0:
+        out[count] = 2 * num_tiles + 1
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def _apply(
+    row: np.ndarray, deal: np.ndarray, action: int, num_tiles: int, low: np.ndarray, high: np.ndarray,
+    pips: np.ndarray,
+) -> float:
+    """Play ``action`` on the position ``row`` in place. Returns NaN while the hand goes on, else
+    seat 0's zero-sum points."""
+    seat = row[_CURRENT]
+    if action == 2 * num_tiles:  # draw: the turn stays
+        row[_HAND0 + seat] |= np.int64(1) << deal[3 + row[_DRAWN]]
+        row[_DRAWN] += 1
+        return np.nan
+    if action == 2 * num_tiles + 1:  # pass
+        row[_VOIDS0 + seat] |= (np.int64(1) << row[_LEFT]) | (np.int64(1) << row[_RIGHT])
+        row[_PASSES] += 1
+        if row[_PASSES] == 2:
+            pips0 = _mask_pips(row[_HAND0], pips)
+            pips1 = _mask_pips(row[_HAND1], pips)
+            if pips0 < pips1:
+                return float(pips1 - pips0)
+            if pips1 < pips0:
+                return -float(pips0 - pips1)
+            return 0.0
+        row[_CURRENT] = 1 - seat
+        return np.nan
+    tile = action >> 1
+    a, b = low[tile], high[tile]
+    if row[_LEFT] < 0:
+        row[_LEFT], row[_RIGHT] = a, b
+    elif action & 1 == 0:
+        row[_LEFT] = b if a == row[_LEFT] else a
+    else:
+        row[_RIGHT] = b if a == row[_RIGHT] else a
+    bit = np.int64(1) << tile
+    row[_HAND0 + seat] &= ~bit
+    row[_PLACED0 + seat] |= bit
+    row[_LINE] |= bit
+    row[_COUNT] += 1
+    row[_ORDER + tile] = row[_COUNT]
+    row[_PASSES] = 0
+    if row[_HAND0 + seat] == 0:
+        won = float(_mask_pips(row[_HAND0 + 1 - seat], pips))
+        return won if seat == 0 else -won
+    row[_CURRENT] = 1 - seat
+    return np.nan
+
+
+@njit(cache=True)
+def _start(row: np.ndarray, deal: np.ndarray) -> None:
+    row[:] = 0
+    row[_HAND0] = deal[1]
+    row[_HAND1] = deal[2]
+    row[_LEFT] = -1
+    row[_RIGHT] = -1
+    row[_CURRENT] = deal[0]
+
+
+@njit(cache=True)
+def _count_nodes(
+    deals: np.ndarray, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray, holding: np.ndarray,
+    pips: np.ndarray,
+) -> int:
+    """How many nodes the trees of ``deals`` hold."""
+    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
+    stack = np.zeros(_stack_shape(num_tiles), np.int64)
+    legal = np.zeros(2 * num_tiles + 2, np.int64)
+    total = 0
+    for d in range(deals.shape[0]):
+        deal = deals[d]
+        _start(stack[0], deal)
+        top = 1
+        while top:
+            top -= 1
+            row = stack[top].copy()
+            total += 1
+            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            for k in range(count):
+                child = stack[top]
+                child[:] = row
+                if np.isnan(_apply(child, deal, legal[k], num_tiles, low, high, pips)):
+                    top += 1
+                else:
+                    total += 1
+    return total
+
+
+@njit(cache=True)
+def _knuth_estimate(
+    deals: np.ndarray, probes: int, seed: int, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray,
+    holding: np.ndarray, pips: np.ndarray,
+) -> float:
+    """The mean over ``probes`` random paths of Knuth's estimate of a deal's tree size."""
+    np.random.seed(seed)
+    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
+    row = np.zeros(_ORDER + num_tiles, np.int64)
+    legal = np.zeros(2 * num_tiles + 2, np.int64)
+    total = 0.0
+    for probe in range(probes):
+        deal = deals[probe % deals.shape[0]]
+        _start(row, deal)
+        estimate, width = 1.0, 1.0
+        while True:
+            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            width *= count
+            estimate += width
+            if not np.isnan(_apply(row, deal, legal[np.random.randint(count)], num_tiles, low, high, pips)):
+                break
+        total += estimate
+    return total / probes
+
+
+@njit(cache=True)
+def _sequence(table: Dict, key: int, counter: np.ndarray, seat: int) -> int:
+    """The id of the sequence ``key`` of ``seat`` (a new one if unseen)."""
+    found = table.get(key, -1)
+    if found < 0:
+        found = counter[seat]
+        table[key] = found
+        counter[seat] += 1
+    return found
+
+
+@njit(cache=True)
+def _build(
+    deals: np.ndarray, num_tiles: int, protected: int, nodes: int, low: np.ndarray, high: np.ndarray,
+    holding: np.ndarray, pips: np.ndarray, fact_slots: np.ndarray, facts_size: int, source: np.ndarray,
+    kind: np.ndarray, argument: np.ndarray,
+):  # noqa: ANN202 - a tuple of twelve arrays, typed by numba
+    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
+    num_actions = 2 * num_tiles + 2
+    events = 3 * num_tiles + 2
+    player = np.full(nodes, -1, np.int8)
+    infoset = np.full(nodes, -1, np.int32)
+    depth = np.zeros(nodes, np.int16)
+    first_child = np.zeros(nodes, np.int64)
+    num_children = np.zeros(nodes, np.int8)
+    utility = np.zeros(nodes, np.float32)
+    # Sequences (a seat's view of the history so far) -> ids, and decision sequences -> infosets.
+    sequences0 = Dict.empty(types.int64, types.int64)
+    sequences1 = Dict.empty(types.int64, types.int64)
+    infosets0 = Dict.empty(types.int64, types.int64)
+    infosets1 = Dict.empty(types.int64, types.int64)
+    counter = np.zeros(2, np.int64)
+    infoset_counter = np.zeros(2, np.int64)
+    # Per seat's information state: its first action's place and its observation (grown as needed).
+    starts = [np.zeros(1024, np.int64), np.zeros(1024, np.int64)]
+    actions = [np.zeros(4096, np.int16), np.zeros(4096, np.int16)]
+    observations = [np.zeros((1024, source.shape[0]), np.uint8), np.zeros((1024, source.shape[0]), np.uint8)]
+    action_count = np.zeros(2, np.int64)
+    stack = np.zeros(_stack_shape(num_tiles), np.int64)
+    legal = np.zeros(num_actions, np.int64)
+    facts = np.zeros(facts_size, np.int64)
+    free = deals.shape[0]
+    for d in range(deals.shape[0]):
+        deal = deals[d]
+        row = stack[0]
+        _start(row, deal)
+        opener = deal[0]
+        row[_SEQ0] = _sequence(sequences0, -(deal[1] * 2 + opener) - 1, counter, 0)
+        row[_SEQ1] = _sequence(sequences1, -(deal[2] * 2 + opener) - 1, counter, 1)
+        row[_NODE] = d
+        top = 1
+        while top:
+            top -= 1
+            row = stack[top].copy()
+            node = row[_NODE]
+            seat = row[_CURRENT]
+            depth[node] = row[_DEPTH]
+            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            player[node] = seat
+            sequence = row[_SEQ0 + seat]
+            table = infosets0 if seat == 0 else infosets1
+            found = table.get(sequence, -1)
+            if found < 0:
+                found = infoset_counter[seat]
+                table[sequence] = found
+                infoset_counter[seat] += 1
+                if found + 1 >= starts[seat].shape[0]:
+                    grown = np.zeros(2 * starts[seat].shape[0], np.int64)
+                    grown[: starts[seat].shape[0]] = starts[seat]
+                    starts[seat] = grown
+                    grown_rows = np.zeros((2 * observations[seat].shape[0], source.shape[0]), np.uint8)
+                    grown_rows[: observations[seat].shape[0]] = observations[seat]
+                    observations[seat] = grown_rows
+                if action_count[seat] + count > actions[seat].shape[0]:
+                    grown_actions = np.zeros(2 * actions[seat].shape[0] + count, np.int16)
+                    grown_actions[: actions[seat].shape[0]] = actions[seat]
+                    actions[seat] = grown_actions
+                starts[seat][found] = action_count[seat]
+                for k in range(count):
+                    actions[seat][action_count[seat] + k] = legal[k]
+                action_count[seat] += count
+                starts[seat][found + 1] = action_count[seat]
+                _write_observation(row, seat, num_tiles, boneyard, protected, fact_slots, facts, source, kind,
+                                   argument, observations[seat][found])
+            infoset[node] = found
+            first_child[node] = free
+            num_children[node] = count
+            for k in range(count):
+                child_node = free + k
+                child = stack[top]
+                child[:] = row
+                action = legal[k]
+                drawn = deal[3 + row[_DRAWN]] if action == 2 * num_tiles else -1
+                result = _apply(child, deal, action, num_tiles, low, high, pips)
+                depth[child_node] = row[_DEPTH] + 1
+                if np.isnan(result):
+                    for viewer in range(2):
+                        if action < 2 * num_tiles:
+                            event = action
+                        elif action == 2 * num_tiles:
+                            event = 2 * num_tiles + drawn if viewer == seat else 3 * num_tiles
+                        else:
+                            event = 3 * num_tiles + 1
+                        key = row[_SEQ0 + viewer] * events + event
+                        sequences = sequences0 if viewer == 0 else sequences1
+                        child[_SEQ0 + viewer] = _sequence(sequences, key, counter, viewer)
+                    child[_NODE] = child_node
+                    child[_DEPTH] = row[_DEPTH] + 1
+                    top += 1
+                else:
+                    utility[child_node] = result
+            free += count
+    return (
+        player, infoset, depth, first_child, num_children, utility,
+        starts[0][: infoset_counter[0] + 1].copy(), actions[0][: action_count[0]].copy(),
+        observations[0][: infoset_counter[0]].copy(),
+        starts[1][: infoset_counter[1] + 1].copy(), actions[1][: action_count[1]].copy(),
+        observations[1][: infoset_counter[1]].copy(),
+    )
+
+
+@njit(cache=True)
+def _write_observation(
+    row: np.ndarray, seat: int, num_tiles: int, boneyard: int, protected: int, slots: np.ndarray,
+    facts: np.ndarray, source: np.ndarray, kind: np.ndarray, argument: np.ndarray, out: np.ndarray,
+) -> None:
+    """``seat``'s observation of the position ``row`` (it is to act), from the declared blocks."""
+    facts[:] = 0
+    other = 1 - seat
+    hand, line, left, right, placed, order = slots[0], slots[1], slots[2], slots[3], slots[4], slots[5]
+    sizes, bones, can_draw, voids, to_act, in_play, passes = slots[6], slots[7], slots[8], slots[9], slots[10], slots[11], slots[12]
+    facts[hand] = row[_HAND0 + seat]
+    facts[hand + 1] = row[_HAND0 + other]
+    facts[line] = row[_LINE]
+    facts[left] = row[_LEFT]
+    facts[right] = row[_RIGHT]
+    facts[placed] = row[_PLACED0 + seat]
+    facts[placed + 1] = row[_PLACED0 + other]
+    for tile in range(num_tiles):
+        facts[order + tile] = row[_ORDER + tile]
+    facts[sizes] = _popcount(row[_HAND0 + seat])
+    facts[sizes + 1] = _popcount(row[_HAND0 + other])
+    left_in_boneyard = boneyard - row[_DRAWN]
+    facts[bones] = left_in_boneyard
+    facts[can_draw] = 1 if left_in_boneyard > protected else 0
+    facts[voids] = row[_VOIDS0 + seat]
+    facts[voids + 1] = row[_VOIDS0 + other]
+    facts[to_act] = 1
+    facts[in_play] = 1
+    facts[in_play + 1] = 1
+    facts[passes] = row[_PASSES]
+    for i in range(source.shape[0]):
+        value = facts[source[i]]
+        if kind[i] == 0:
+            out[i] = (value >> argument[i]) & 1
+        elif kind[i] == 1:
+            out[i] = value
+        else:
+            out[i] = 1 if value == argument[i] else 0
+
+
+
+def best_response(tree: GameTree, responder: int, policy: np.ndarray) -> tuple[float, np.ndarray]:
+    """A best response of seat ``responder`` against ``policy`` in the other seat, exactly.
+
+    Args:
+        responder: the seat that responds (0 or 1).
+        policy: float64, the other seat's probability of each legal action of each of its
+            information states, laid out as ``tree.actions[other]`` (rows of
+            ``tree.action_start[other]``).
+
+    Returns:
+        ``(value, choice)``: the responder's expected zero-sum points per hand, and per responder
+        information state the index (among its legal actions) it picks.
+    """
+    other = 1 - responder
+    if policy.shape != tree.actions[other].shape:
+        raise ValueError(f"policy must hold {tree.actions[other].shape[0]} probabilities, got {policy.shape}")
+    choice = np.zeros(tree.num_infosets(responder), np.int64)
+    value = _best_response(
+        tree.player, tree.infoset, tree.depth, tree.first_child, tree.num_children, tree.utility, tree.num_deals,
+        responder, tree.action_start[other], np.asarray(policy, np.float64), tree.action_start[responder], choice,
+    )
+    return value, choice
+
+
+@njit(cache=True)
+def _best_response(
+    player: np.ndarray, infoset: np.ndarray, depth: np.ndarray, first_child: np.ndarray, num_children: np.ndarray,
+    utility: np.ndarray, num_deals: int, responder: int, policy_start: np.ndarray, policy: np.ndarray,
+    responder_start: np.ndarray, choice: np.ndarray,
+) -> float:
+    nodes = player.shape[0]
+    # The chance and opponent part of each node's reach (the responder's own choices excluded).
+    reach = np.zeros(nodes)
+    reach[:num_deals] = 1.0 / num_deals
+    for node in range(nodes):
+        seat = player[node]
+        if seat < 0:
+            continue
+        first = first_child[node]
+        if seat == responder:
+            for k in range(num_children[node]):
+                reach[first + k] = reach[node]
+        else:
+            start = policy_start[infoset[node]]
+            for k in range(num_children[node]):
+                reach[first + k] = reach[node] * policy[start + k]
+    # Values from the last actions back: at each depth, every responder information state (its
+    # nodes all lie at one depth: they share the public history) takes the action of the highest
+    # reach-weighted value summed over its nodes.
+    value = np.zeros(nodes)
+    q = np.zeros(responder_start[-1])
+    sign = 1.0 if responder == 0 else -1.0
+    for level in range(depth.max(), -1, -1):
+        for node in range(nodes):
+            if depth[node] != level or player[node] != responder:
+                continue
+            start = responder_start[infoset[node]]
+            first = first_child[node]
+            for k in range(num_children[node]):
+                q[start + k] += reach[node] * value[first + k]
+        for node in range(nodes):
+            if depth[node] != level:
+                continue
+            seat = player[node]
+            first = first_child[node]
+            if seat < 0:
+                value[node] = sign * utility[node]
+            elif seat == responder:
+                index = infoset[node]
+                start = responder_start[index]
+                best = 0
+                for k in range(1, num_children[node]):
+                    if q[start + k] > q[start + best]:
+                        best = k
+                choice[index] = best
+                value[node] = value[first + best]
+            else:
+                start = policy_start[infoset[node]]
+                total = 0.0
+                for k in range(num_children[node]):
+                    total += policy[start + k] * value[first + k]
+                value[node] = total
+    return value[:num_deals].sum() / num_deals
