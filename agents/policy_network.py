@@ -3,7 +3,7 @@
 ``agents.make("network")`` plays the shipped policy for the table's player count
 (``agents/policies/ppo_{2,3,4}p.npz``, loaded on first use, one per count);
 ``agents.make("network", path=...)`` plays one policy file (``.npz`` + ``.json``) or ``draw-train``
-checkpoint (``.zip``), read without running code (:mod:`agents.policy_file`; the files and how
+checkpoint (``.zip``), read without running code (:mod:`agents.policy_file`, :mod:`agents.sb3_checkpoint`; the files and how
 they load: ``docs/agents.md``). A file trained for another player count than the table's is
 refused. ``ppo`` is another name of the same agent (:data:`NAMES`). Play runs on NumPy: one small
 matrix product per layer, much faster than a torch call for a single observation, and the same
@@ -28,9 +28,9 @@ from agents.policy_file import (
     PLAYER_COUNTS,
     PolicyWeights,
     load_policy_file,
-    read_checkpoint,
     save_policy_file,
 )
+from agents.sb3_checkpoint import read_checkpoint
 from draw_env.checks import check_bool, check_choice, check_path, check_seed
 from draw_env.features import encode_batch, encode_observation
 

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from agents.policy_file import checkpoint_record_path, record_path
+from agents.policy_file import record_path
+from agents.sb3_checkpoint import checkpoint_record_path
 from arena.specs import spec_label
 
 

@@ -25,7 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.policy_file import PolicyWeights, load_policy_file, read_checkpoint, record_path
+from agents.policy_file import PolicyWeights, load_policy_file, record_path
+from agents.sb3_checkpoint import read_checkpoint
 from tests.torch_archives import (
     archive_of,
     pickle_of,

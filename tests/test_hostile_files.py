@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents.policy_file import load_policy_file, read_checkpoint, record_path
+from agents.policy_file import load_policy_file, record_path
+from agents.sb3_checkpoint import read_checkpoint
 from arena.play import main as play_main
 from tests.torch_archives import (
     Call,

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents.policy_file import load_policy_file, sb3_state_dict, weights_from_state_dict
+from agents.policy_file import load_policy_file
 from agents.policy_network import NumpyPolicy
+from agents.sb3_checkpoint import sb3_state_dict, weights_from_state_dict
 from draw_env.features import encode_batch
 from draw_env.single_agent import DrawSingleAgentEnv
 from train.network import PolicyValueNetwork

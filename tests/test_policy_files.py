@@ -1,4 +1,4 @@
-"""Policy files (weights-only npz + JSON), checkpoints read without unpickling, the table size."""
+"""Policy files (weights-only npz + JSON), SB3 checkpoints read without unpickling, the table size."""
 
 from __future__ import annotations
 
@@ -18,14 +18,9 @@ import numpy as np
 import pytest
 
 import agents
-from agents.policy_file import (
-    checkpoint_record_path,
-    load_policy_file,
-    read_checkpoint,
-    record_path,
-    write_checkpoint_record,
-)
+from agents.policy_file import load_policy_file, record_path
 from agents.policy_network import NumpyPolicy, shipped_policy
+from agents.sb3_checkpoint import checkpoint_record_path, read_checkpoint, write_checkpoint_record
 from draw_env.features import encode_batch
 from tests.torch_archives import archive_of, sb3_arrays, write_checkpoint
 from train.export import export_policy
@@ -194,6 +189,18 @@ def test_a_checkpoint_plays_from_its_weights_and_side_file(
     agent = agents.make("ppo", path=path)
     for observation in _observation_dicts(reference, 2)[:10]:
         assert observation["action_mask"][agent.act(observation)] == 1
+
+
+def test_policy_files_and_sb3_checkpoints_are_read_by_separate_modules() -> None:
+    """The policy-file format needs no torch-archive reader; SB3 checkpoints have their own module."""
+    from agents import policy_file, sb3_checkpoint
+    from tests.test_imports import PACKAGES, ROOT, imports_of, project_modules
+
+    modules = project_modules(ROOT, PACKAGES)
+    assert "agents.torch_archive" not in imports_of("agents.policy_file", Path(policy_file.__file__), modules)
+    assert "agents.torch_archive" in imports_of("agents.sb3_checkpoint", Path(sb3_checkpoint.__file__), modules)
+    for name in ("read_checkpoint", "write_checkpoint_record", "checkpoint_record_path", "sb3_layers"):
+        assert not hasattr(policy_file, name) and callable(getattr(sb3_checkpoint, name))
 
 
 def test_a_checkpoint_without_side_file_says_what_it_assumes(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_file import write_checkpoint_record
+from agents.sb3_checkpoint import write_checkpoint_record
 
 #: NumPy dtype -> the storage type ``torch.save`` names for it.
 STORAGE_TYPES = {np.dtype("<f4"): "FloatStorage", np.dtype("<f8"): "DoubleStorage", np.dtype("<f2"): "HalfStorage"}

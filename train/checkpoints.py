@@ -2,7 +2,7 @@
 
 A checkpoint ``step_N.zip`` (the SB3 model with its optimizer, as ``MaskablePPO.save`` writes it)
 has three side files: ``step_N.policy.json`` (what
-:func:`agents.policy_file.read_checkpoint` needs to play the zip as weights only),
+:func:`agents.sb3_checkpoint.read_checkpoint` needs to play the zip as weights only),
 ``step_N.pool.npz`` (the snapshot pool, float32 arrays ``{i}/{j}/weight`` and ``{i}/{j}/bias``:
 snapshot ``i``'s layer ``j``) and ``step_N.state.json`` (the run state: ``timesteps``, training
 clock, evaluation history, the run's config, and what the pool's arrays are).
@@ -27,14 +27,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from agents.policy_file import (
-    ACTIVATIONS,
-    PolicyWeights,
-    read_checkpoint,
-    read_zip_member,
-    write_checkpoint_record,
-)
+from agents.policy_file import ACTIVATIONS, PolicyWeights
 from agents.policy_network import NumpyPolicy
+from agents.sb3_checkpoint import read_checkpoint, read_zip_member, write_checkpoint_record
 from arena.learner import EvalRow
 from draw_env.checks import is_integer
 from draw_env.features import FEATURES

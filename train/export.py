@@ -16,13 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.policy_file import (
-    PLAYER_COUNTS,
-    checkpoint_record_path,
-    read_checkpoint,
-    record_path,
-    save_policy_file,
-)
+from agents.policy_file import PLAYER_COUNTS, record_path, save_policy_file
+from agents.sb3_checkpoint import checkpoint_record_path, read_checkpoint
 from draw_env.checks import check_bool, check_choice
 from draw_env.commands import reported_errors
 from draw_env.files import check_distinct

@@ -5,7 +5,7 @@ their network lives inside a ``MaskablePPO("MlpPolicy")`` model: an actor and a 
 separate layers (:func:`new_model`, :func:`model_holding`). This module is where the project
 meets SB3's policy: building models, and copying a network into one (:func:`model_holding`) or
 out of one (:func:`weights_of`) under SB3's parameter names (the name map is
-:func:`agents.policy_file.sb3_state_dict`, which reads checkpoints with it too).
+:func:`agents.sb3_checkpoint.sb3_state_dict`, which reads checkpoints with it too).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
 
-from agents.policy_file import ACTIVATIONS, PolicyWeights, sb3_state_dict, weights_from_state_dict
+from agents.policy_file import ACTIVATIONS, PolicyWeights
+from agents.sb3_checkpoint import sb3_state_dict, weights_from_state_dict
 from train.learner_config import PPOSettings
 from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
 from train.network import PolicyValueNetwork
