@@ -11,7 +11,9 @@ A record is a plain dict (JSON object)::
      "scores": [100, 42], "finished": true, "winner": 0}
 
 Each field (those of the contract and those this module adds: ``kind``, ``winner``,
-``finished``, ``illegal_action``, ``seed``) is described on the docs page "Game records".
+``finished``, ``illegal_action``, ``seed``, and the variant: ``max_pip``, ``hand_size``,
+``protected``, written only for a game other than the seeds') is described on the docs page
+"Game records".
 
 :class:`RecordingWrapper` records any game played through ``draw_env.env()`` or ``raw_env()``;
 :func:`replay_record` plays a record back through ``draw_env.env()`` and checks every hand's
@@ -32,14 +34,25 @@ from pettingzoo.utils import BaseWrapper
 from draw_env import draw_dominoes, rules
 from draw_env.checks import MAX_SEED, is_integer
 from draw_env.files import write_text_atomic
-from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, action_name, next_opener, reward_fits_episode
-from draw_env.tiles import NUM_TILES
+from draw_env.rules import (
+    PROTECTED_BONEYARD,
+    DrawGame,
+    DrawState,
+    action_name,
+    next_opener,
+    reward_fits_episode,
+)
+from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP, tile_set
 from draw_env.untrusted import read_json
 
 FORMAT = "draw-dominoes-record"
 VERSION = 1
 
 _KINDS = ("domino", "blocked")
+
+#: The variant's fields, written only for a game other than the seeds' (so that records of the
+#: seeds' game stay as they were); an absent one means the seeds' value.
+VARIANT_FIELDS = ("max_pip", "hand_size", "protected")
 
 
 # ---------------------------------------------------------------------------- recording
@@ -99,6 +112,7 @@ class RecordingWrapper(BaseWrapper):
             "num_players": base.game.num_players,
             "episode": base.episode,
             "reward": base.reward_scheme,
+            **variant_fields(base.game),
             "players": list(self.players),
             "hands": [_deal_of(state)],
             "scores": list(state.scores),
@@ -120,7 +134,7 @@ class RecordingWrapper(BaseWrapper):
             return
         # The environment's own reading of an action (NumPy integers and one-element arrays
         # included); what it refuses raises the environment's ValueError, and nothing changes.
-        action = draw_dominoes.as_action(action)
+        action = draw_dominoes.as_action(action, base.game.num_actions)
         state = base.state_ref
         seat = state.current
         legal = state.is_legal(action)
@@ -151,6 +165,16 @@ class RecordingWrapper(BaseWrapper):
             return
         record["finished"] = True
         record["winner"] = result.winner if base.episode == "hand" else probe.match_winner
+
+
+def variant_fields(game: DrawGame) -> dict[str, int]:
+    """The record fields of ``game``'s variant: none for the seeds' game, else all three."""
+    return {} if game.is_default else dict(game.variant)
+
+
+def variant_text(game: DrawGame) -> str:
+    """The variant in words, e.g. ``double-9 set, 7 tiles each, 0 protected``."""
+    return f"double-{game.max_pip} set, {game.hand_size} tiles each, {game.protected} protected"
 
 
 def _deal_of(state: DrawState) -> dict[str, Any]:
@@ -229,7 +253,7 @@ def validate_record(record: object) -> None:
     finished = record.get("finished", True)
     if not isinstance(finished, bool):
         _fail("finished", f"must be true or false, got {finished!r}")
-    game = DrawGame(int(players))
+    game = _checked_game(record, int(players))
     start = [0] * players
     if "start_scores" in record:
         if record["episode"] != "match":
@@ -247,7 +271,7 @@ def validate_record(record: object) -> None:
     for k, hand in enumerate(hands):
         # Only the last hand of an unfinished game (or one ended by an illegal action) has no result.
         result_optional = incomplete and k == len(hands) - 1
-        for seat, points in enumerate(_validate_hand(f"hands[{k}]", hand, players, result_optional)):
+        for seat, points in enumerate(_validate_hand(f"hands[{k}]", hand, game, result_optional)):
             totals[seat] += points
     scores = _check_int_list("scores", record["scores"], players)
     if scores != totals:
@@ -257,7 +281,7 @@ def validate_record(record: object) -> None:
         if not isinstance(pair, list) or len(pair) != 2:
             _fail("illegal_action", f"must be a [seat, action] pair, got {pair!r}")
         _check_int_field("illegal_action[0]", pair[0], 0, players - 1)
-        _check_int_field("illegal_action[1]", pair[1], 0, NUM_ACTIONS - 1)
+        _check_int_field("illegal_action[1]", pair[1], 0, game.num_actions - 1)
     winner = record.get("winner")
     if winner is not None:
         _check_int_field("winner", winner, 0, players - 1)
@@ -266,17 +290,37 @@ def validate_record(record: object) -> None:
         _check_int_field("seed", seed, 0, MAX_SEED)
 
 
-def _check_dealt(field: str, dealt: list[object], seen: set[int]) -> None:
+def _checked_game(record: Mapping[str, Any], players: int) -> DrawGame:
+    """The game of a record with ``players`` seats: its variant fields bounded, then combined."""
+    max_pip = _check_int_field("max_pip", record.get("max_pip", DEFAULT_MAX_PIP), MIN_PIP, MAX_PIP)
+    num_tiles = tile_set(max_pip).num_tiles
+    hand_size = record.get("hand_size")
+    if hand_size is not None:
+        hand_size = _check_int_field("hand_size", hand_size, 1, num_tiles)
+    protected = _check_int_field("protected", record.get("protected", PROTECTED_BONEYARD), 0, num_tiles)
+    try:
+        return DrawGame(players, max_pip, hand_size, protected)
+    except ValueError as error:  # the deal does not fit the set: the message names all three numbers
+        _fail("hand_size", f"does not fit: {error}")
+
+
+def record_game(record: Mapping[str, Any]) -> DrawGame:
+    """The game (players and variant) a validated record was played with."""
+    return _checked_game(record, int(record["num_players"]))
+
+
+def _check_dealt(field: str, dealt: list[object], seen: set[int], num_tiles: int) -> None:
     """Check that ``dealt`` holds tile ids, none of them in ``seen``; add them to ``seen``."""
     for tile in dealt:
-        tile = _check_int_field(field, tile, 0, NUM_TILES - 1)
+        tile = _check_int_field(field, tile, 0, num_tiles - 1)
         if tile in seen:
             _fail(field, f"deals tile {tile} twice")
         seen.add(tile)
 
 
-def _validate_hand(field: str, hand: object, players: int, result_optional: bool) -> list[int]:
-    """Check one hand entry; return its points (zeros when it has no result)."""
+def _validate_hand(field: str, hand: object, game: DrawGame, result_optional: bool) -> list[int]:
+    """Check one hand entry against ``game``'s set; return its points (zeros when it has no result)."""
+    players, num_tiles = game.num_players, game.num_tiles
     if not isinstance(hand, Mapping):
         _fail(field, f"must be an object, got {hand!r}")
     for key in ("hands", "boneyard", "opener", "actions"):
@@ -289,14 +333,14 @@ def _validate_hand(field: str, hand: object, players: int, result_optional: bool
     for seat, tiles_held in enumerate(deal):
         if not isinstance(tiles_held, list) or not tiles_held:
             _fail(f"{field}.hands[{seat}]", f"must be a non-empty list of tile ids, got {tiles_held!r}")
-        _check_dealt(f"{field}.hands[{seat}]", tiles_held, seen)
+        _check_dealt(f"{field}.hands[{seat}]", tiles_held, seen, num_tiles)
     boneyard = hand["boneyard"]
-    if not isinstance(boneyard, list) or len(boneyard) < 2:
-        _fail(f"{field}.boneyard", f"must be a list of at least 2 tile ids, got {boneyard!r}")
-    _check_dealt(f"{field}.boneyard", boneyard, seen)
-    if len(seen) != NUM_TILES:
-        missing = sorted(set(range(NUM_TILES)) - seen)
-        _fail(f"{field}.hands/boneyard", f"must hold all 28 tiles; missing {missing}")
+    if not isinstance(boneyard, list) or len(boneyard) < game.protected:
+        _fail(f"{field}.boneyard", f"must be a list of at least {game.protected} tile ids, got {boneyard!r}")
+    _check_dealt(f"{field}.boneyard", boneyard, seen, num_tiles)
+    if len(seen) != num_tiles:
+        missing = sorted(set(range(num_tiles)) - seen)
+        _fail(f"{field}.hands/boneyard", f"must hold all {num_tiles} tiles; missing {missing}")
     _check_int_field(f"{field}.opener", hand["opener"], 0, players - 1)
     actions = hand["actions"]
     if not isinstance(actions, list):
@@ -305,7 +349,7 @@ def _validate_hand(field: str, hand: object, players: int, result_optional: bool
         if not isinstance(pair, list) or len(pair) != 2:
             _fail(f"{field}.actions[{step}]", f"must be a [seat, action] pair, got {pair!r}")
         _check_int_field(f"{field}.actions[{step}][0] (seat)", pair[0], 0, players - 1)
-        _check_int_field(f"{field}.actions[{step}][1] (action)", pair[1], 0, NUM_ACTIONS - 1)
+        _check_int_field(f"{field}.actions[{step}][1] (action)", pair[1], 0, game.num_actions - 1)
     has_result = "points" in hand or "pips" in hand
     if not has_result:
         if not result_optional:
@@ -374,9 +418,10 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
         ValueError: on any mismatch, naming the field (e.g. ``hands[1].actions[3]``).
     """
     validate_record(record)
-    players = int(record["num_players"])
+    game = record_game(record)
+    players = game.num_players
     episode = record["episode"]
-    env = draw_dominoes.env(num_players=players, episode=episode, reward=record["reward"])
+    env = draw_dominoes.env(num_players=players, episode=episode, reward=record["reward"], **game.variant)
     scores = list(record.get("start_scores", [0] * players))
     hands = record["hands"]
     finished = record.get("finished", True)
@@ -406,14 +451,14 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
             where = f"{field}.actions[{step}]"
             state = base.state_ref
             if state.result is not None or state.hand_number != 0:
-                _fail(where, f"follows the end of the hand ({action_name(action)})")
+                _fail(where, f"follows the end of the hand ({action_name(action, game=game)})")
             if seat != state.current:
                 _fail(where, f"says seat {seat} acts, but it is seat {state.current}'s turn")
             if not state.is_legal(action):
                 _fail(
                     where,
-                    f"plays {action} ({action_name(action)}) by seat {seat}, which is not legal; legal: "
-                    + ", ".join(f"{a} ({action_name(a)})" for a in state.legal_actions()),
+                    f"plays {action} ({action_name(action, game=game)}) by seat {seat}, which is not legal; legal: "
+                    + ", ".join(f"{a} ({action_name(a, game=game)})" for a in state.legal_actions()),
                 )
             # The rules state after the action, kept: in a match the env deals on at a hand's end.
             probe = state.clone()
@@ -429,7 +474,7 @@ def replay_record(record: Mapping[str, Any]) -> list[int]:
                     _fail(
                         "illegal_action",
                         f"must be an illegal action of the seat to act ({probe.current}) where {field} stops, "
-                        f"got {action} ({action_name(action)}) by seat {seat}",
+                        f"got {action} ({action_name(action, game=game)}) by seat {seat}",
                     )
             break
         if result is None:
@@ -489,14 +534,14 @@ def positions(record: Mapping[str, Any]) -> Iterator[Position]:
         ValueError: if an action is not legal where the record plays it.
     """
     validate_record(record)
-    game = DrawGame(int(record["num_players"]))
+    game = record_game(record)
     scores = list(record.get("start_scores", [0] * game.num_players))
     for k, hand in enumerate(record["hands"]):
         state = game.state_from_deal(hand["hands"], hand["boneyard"], hand["opener"], scores)
         yield Position(k, 0, state.clone(), None)
         for step, (seat, action) in enumerate(hand["actions"]):
             if seat != state.current or not state.is_legal(action):
-                raise ValueError(f"hand {k}, step {step}: action {action} ({action_name(action)}) by seat {seat} is not legal")
+                raise ValueError(f"hand {k}, step {step}: action {action} ({action_name(action, game=game)}) by seat {seat} is not legal")
             state.apply_action(action)
             yield Position(k, step + 1, state.clone(), (seat, action))
         scores = list(state.scores)

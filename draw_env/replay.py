@@ -25,12 +25,11 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
-from draw_env import describe, tiles
+from draw_env import describe
 from draw_env.commands import error_line, exit_on_signals
 from draw_env.files import check_distinct, check_writable, write_text_atomic
-from draw_env.records import Position, positions, read_record, replay_record
+from draw_env.records import Position, positions, read_record, record_game, replay_record, variant_text
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
-from draw_env.rules import DRAW
 
 
 def scene_of(record: Mapping[str, Any], position: Position) -> Scene:
@@ -50,6 +49,7 @@ def frame_data(record: Mapping[str, Any], position: Position, lang: str) -> dict
     state = position.state
     result = state.result
     players = state.num_players
+    game = state.game
     if result is not None:
         status = "Hand over, " + result_line(state)
     else:
@@ -60,17 +60,17 @@ def frame_data(record: Mapping[str, Any], position: Position, lang: str) -> dict
         "steps": len(record["hands"][position.hand]["actions"]),
         "line": [list(pair) for pair in oriented_line(state)],
         "ends": None if state.ends is None else list(state.ends),
-        "hands": [[list(tiles.TILES[t]) for t in state.hand_tiles(seat)] for seat in range(players)],
+        "hands": [[list(game.tiles.tiles[t]) for t in state.hand_tiles(seat)] for seat in range(players)],
         "pips": [state.hand_pips(seat) for seat in range(players)],
         "points": None if result is None else list(result.points),
         "boneyard": len(state.boneyard),
         "scores": list(state.scores),
         "current": None if result is not None else state.current,
-        "last": None if position.last is None else describe_action(*position.last),
-        "lastEnd": None if position.last is None or position.last[1] >= DRAW else position.last[1] & 1,
+        "last": None if position.last is None else describe_action(*position.last, game),
+        "lastEnd": None if position.last is None or position.last[1] >= game.draw_action else position.last[1] & 1,
         "status": status,
         "match": match_line(state) if record["episode"] == "match" else None,
-        "description": describe.describe_line(state.line, lang),
+        "description": describe.describe_line(state.line, lang, game.tiles),
     }
 
 
@@ -111,7 +111,9 @@ def html_page(record: Mapping[str, Any], lang: str = "en", title: str | None = N
     """
     frames = [frame_data(record, position, lang) for position in positions(record)]
     players = int(record["num_players"])
-    title = title or f"Draw dominoes: {' vs '.join(record['players'])} ({record['episode']})"
+    game = record_game(record)
+    variant = "" if game.is_default else f", {variant_text(game)}"
+    title = title or f"Draw dominoes: {' vs '.join(record['players'])} ({record['episode']}{variant})"
     style, script = _asset("replay.css"), _asset("replay.js")
     csp = (
         f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
@@ -138,6 +140,9 @@ def write_html(record: Mapping[str, Any], path: str | os.PathLike[str], lang: st
 def step_through(record: Mapping[str, Any], stdin: IO[str], stdout: IO[str], lang: str = "en") -> None:
     """Show one position at a time; Enter or ``n`` next, ``p`` previous, ``q`` quit; EOF quits."""
     shown = list(positions(record))
+    game = record_game(record)
+    if not game.is_default:
+        print(f"Variant: {variant_text(game)}", file=stdout)
     index = 0
     while True:
         position = shown[index]

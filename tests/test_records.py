@@ -361,3 +361,93 @@ def test_draw_play_takes_only_a_seed_its_record_holds(tmp_path: Path, capsys: py
     assert draw_play([*argv, str(2**64 - 1)], stdin=io.StringIO("1\n" * 200), stdout=io.StringIO()) == 0
     assert draw_replay([str(record)], stdin=io.StringIO(""), stdout=io.StringIO()) == 0
     assert read_record(record)["seed"] == 2**64 - 1
+
+
+# ---------------------------------------------------------------------------- variants
+
+VARIANTS = [
+    (2, "hand", {"max_pip": 3, "hand_size": 3, "protected": 1}),
+    (3, "match", {"max_pip": 9, "hand_size": 7, "protected": 0}),
+    (4, "match", {"max_pip": 7, "hand_size": 5, "protected": 3}),
+    (2, "match", {"max_pip": 2, "hand_size": 2, "protected": 2}),
+]
+
+
+@pytest.mark.parametrize(("num_players", "episode", "variant"), VARIANTS, ids=[str(v) for *_, v in VARIANTS])
+def test_a_variant_game_is_recorded_read_and_replayed(num_players: int, episode: str, variant: dict, tmp_path: Path) -> None:
+    env = RecordingWrapper(draw_env.env(num_players=num_players, episode=episode, **variant))
+    record = play(env, seed=11)
+    assert {key: record[key] for key in variant} == variant and record["finished"]
+    num_tiles = draw_env.DrawGame(num_players, **variant).num_tiles
+    for hand in record["hands"]:
+        assert sorted(sum(hand["hands"], []) + hand["boneyard"]) == list(range(num_tiles))
+    path = write_record(record, tmp_path / "variant.json")
+    assert read_record(path) == record
+    assert replay_record(read_record(path)) == record["scores"]
+    states = [position.state for position in positions(record)]
+    assert all(state.game == draw_env.DrawGame(num_players, **variant) for state in states)
+
+
+def test_records_of_the_seeds_game_hold_no_variant_fields(tmp_path: Path) -> None:
+    record = play(RecordingWrapper(draw_env.env(num_players=4, episode="hand")), seed=2)
+    assert not {"max_pip", "hand_size", "protected"} & set(record)
+    # The seeds' values written out are the seeds' game too.
+    explicit = {**record, "max_pip": 6, "hand_size": 6, "protected": 2}
+    assert replay_record(explicit) == record["scores"]
+
+
+def variant_record() -> dict:
+    return play(RecordingWrapper(draw_env.env(num_players=2, episode="hand", max_pip=3, hand_size=3, protected=1)), seed=4)
+
+
+HOSTILE_VARIANTS = [
+    ({"max_pip": 1}, "max_pip must be an integer in 2..9, got 1"),
+    ({"max_pip": 10}, "max_pip must be an integer in 2..9, got 10"),
+    ({"max_pip": True}, "max_pip must be an integer, got True"),
+    ({"max_pip": "3"}, "max_pip must be an integer, got '3'"),
+    ({"max_pip": 3.0}, "max_pip must be an integer, got 3.0"),
+    ({"max_pip": 2**63}, "max_pip must be an integer in 2..9"),
+    ({"max_pip": [3]}, "max_pip must be an integer"),
+    ({"hand_size": 0}, "hand_size must be an integer in 1..10, got 0"),
+    ({"hand_size": 11}, "hand_size must be an integer in 1..10, got 11"),
+    ({"hand_size": -(2**63)}, "hand_size must be an integer in 1..10"),
+    ({"hand_size": 5}, "hand_size does not fit: a deal of hand_size=5 to 2 players with protected=1 needs 11 tiles"),
+    ({"protected": -1}, "protected must be an integer in 0..10, got -1"),
+    ({"protected": 2**63}, "protected must be an integer in 0..10"),
+    ({"protected": {"a": 1}}, "protected must be an integer"),
+    ({"protected": 5}, "hand_size does not fit"),
+    # The deal is checked against the variant's set: a tile beyond it, or one missing.
+    ({"max_pip": 2, "hand_size": 2, "protected": 0}, r"hands\[0\]\.(hands\[\d\]|boneyard) must be an integer in 0..5"),
+    ({"max_pip": 4}, r"hands\[0\]\.hands/boneyard must hold all 15 tiles"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), HOSTILE_VARIANTS, ids=[repr(c) for c, _ in HOSTILE_VARIANTS])
+def test_hostile_variant_fields_are_refused_naming_the_file_and_field(change: dict, message: str, tmp_path: Path) -> None:
+    record = {**variant_record(), **change}
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=f"^{path}: record field {message}") as raised:
+        read_record(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_a_variant_record_read_as_the_seeds_game_is_refused() -> None:
+    record = play(RecordingWrapper(draw_env.env(max_pip=9)), seed=1)
+    del record["max_pip"]
+    with pytest.raises(ValueError, match=r"must be an integer in 0..27"):
+        validate_record(record)
+    seeds = play(RecordingWrapper(draw_env.env()), seed=1)
+    with pytest.raises(ValueError, match=r"must hold all 55 tiles"):
+        validate_record({**seeds, "max_pip": 9})
+
+
+def test_variant_actions_are_bounded_by_the_variants_action_count() -> None:
+    record = variant_record()  # the double-3 set: 10 tiles, actions 0..21
+    record["hands"][0]["actions"].append([0, 22])
+    with pytest.raises(ValueError, match=r"actions\[\d+\]\[1\] \(action\) must be an integer in 0..21, got 22"):
+        validate_record(record)
+    record = variant_record()
+    record.update(finished=True, illegal_action=[0, 22])
+    with pytest.raises(ValueError, match=r"illegal_action\[1\] must be an integer in 0..21"):
+        validate_record(record)

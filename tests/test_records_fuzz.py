@@ -32,10 +32,13 @@ ODD_TEXT = ["\u2028", "\u2029", "\ufeff", "\u202e", "\x00", "</script>", "__RECO
 
 @functools.cache
 def real_records() -> tuple[str, ...]:
-    """Recorded games, as JSON text: one hand of 2 players, a 3-player match, a 4-player hand."""
+    """Recorded games, as JSON text: one hand of 2 players, a 3-player match, a 4-player hand, and
+    variants: a double-3 hand and a double-9 match."""
     records = []
-    for players, episode, seed in ((2, "hand", 1), (3, "match", 2), (4, "hand", 3)):
-        env = RecordingWrapper(draw_env.env(num_players=players, episode=episode))
+    games: list[tuple[int, str, int, dict[str, int]]] = [(2, "hand", 1, {}), (3, "match", 2, {}), (4, "hand", 3, {})]
+    games += [(2, "hand", 4, {"max_pip": 3, "hand_size": 3, "protected": 1}), (2, "match", 5, {"max_pip": 9, "protected": 0})]
+    for players, episode, seed, variant in games:
+        env = RecordingWrapper(draw_env.env(num_players=players, episode=episode, **variant))
         env.reset(seed=seed)
         rng = random.Random(seed)
         for _agent in env.agent_iter():
@@ -64,10 +67,17 @@ def paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     return found
 
 
+#: Values a hostile record may give a variant field: out of range, of another kind, other sets.
+VARIANT_VALUES = st.sampled_from([-1, 0, 1, 2, 3, 5, 6, 7, 9, 10, 55, 2**63, True, None, 3.0, "6", [6]]) | JSON_VALUES
+
+
 def mutate(record: dict, choose: st.DataObject) -> Any:
-    """One random change to a value somewhere in ``record``."""
+    """One random change to a value somewhere in ``record``, or to one of its variant fields."""
     path = choose.draw(st.sampled_from(paths(record)))
-    kind = choose.draw(st.sampled_from(["replace", "delete", "nest", "bump", "odd_text"]))
+    kind = choose.draw(st.sampled_from(["replace", "delete", "nest", "bump", "odd_text", "variant"]))
+    if kind == "variant" and isinstance(record, dict):
+        record[choose.draw(st.sampled_from(["max_pip", "hand_size", "protected"]))] = choose.draw(VARIANT_VALUES)
+        return record
     if not path:
         return choose.draw(JSON_VALUES)
     parent = record

@@ -303,3 +303,54 @@ def test_draw_replay_refuses_a_bad_file_in_one_line(tmp_path: Path, capsys, cont
         assert err.count("\n") == 1 and err.startswith(f"draw-replay: error: {path}: ") and "Traceback" not in err
         assert re.search(message, err)
         assert not (tmp_path / "out.html").exists()
+
+
+# ---------------------------------------------------------------------------- variants
+
+
+def variant_record(tmp_path: Path) -> Path:
+    env = RecordingWrapper(draw_env.env(num_players=2, episode="match", max_pip=9, protected=0), players=["a", "b"])
+    env.reset(seed=5)
+    rng = random.Random(5)
+    for _agent in env.agent_iter():
+        observation, _reward, terminated, truncated, _info = env.last()
+        env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    return write_record(env.record, tmp_path / "double9.json")
+
+
+def test_the_pages_tile_faces_are_the_renderers_for_every_value() -> None:
+    from draw_env.render import _PIPS
+
+    script = (Path(draw_env.__file__).parent / "assets" / "replay.js").read_text(encoding="utf-8")
+    table = re.search(r"const PIPS = \{(.*?)\};", script, re.DOTALL)
+    assert table is not None
+    body = re.sub(r"//[^\n]*", "", table.group(1))
+    faces = {int(value): json.loads(f"[{cells}]") for value, cells in re.findall(r"(\d+): \[(.*?)\](?=,\s*\d+:|\s*$)", body, re.DOTALL)}
+    assert faces == {value: [list(cell) for cell in cells] for value, cells in _PIPS.items()}
+    assert sorted(faces) == list(range(10))  # up to the double-9 set
+
+
+def test_a_variant_record_replays_in_the_terminal_and_as_a_page(tmp_path: Path) -> None:
+    path = variant_record(tmp_path)
+    out = io.StringIO()
+    assert main([str(path)], stdin=io.StringIO("n\nq\n"), stdout=out) == 0
+    text = out.getvalue()
+    assert text.startswith("Variant: double-9 set, 7 tiles each, 0 protected\n[1/")
+    page_path = tmp_path / "double9.html"
+    assert main([str(path), "--html", str(page_path)], stdout=io.StringIO()) == 0
+    page = page_path.read_text(encoding="utf-8")
+    assert "<title>Draw dominoes: a vs b (match, double-9 set, 7 tiles each, 0 protected)</title>" in page
+    data = json.loads(re.search(r'<script type="application/json" id="game-data">(.*?)</script>', page, re.DOTALL).group(1))
+    values = {value for frame in data["frames"] for held in frame["hands"] for tile in held for value in tile}
+    assert values == set(range(10))  # every face of the set reaches the page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+def test_a_double_nine_page_steps_to_its_end_without_errors(tmp_path: Path) -> None:
+    path = tmp_path / "double9.html"
+    main([str(variant_record(tmp_path)), "--html", str(path)], stdout=io.StringIO())
+    with open_page(tmp_path, path) as page:
+        page.press("End", 35)
+        assert "Match over" in page.evaluate("document.getElementById('match').textContent")
+        assert "<circle" in page.evaluate("document.getElementById('board').innerHTML")
+        assert page.errors() == []
