@@ -60,7 +60,7 @@ def test_pettingzoo_api_test(players: int, episode: str, reward: str, seed: int)
     api_test(env, num_cycles=1000)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")  # api_test passes an unknown reset option on purpose
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_pettingzoo_api_test_on_the_raw_env(players: int) -> None:
     api_test(draw_env.raw_env(num_players=players, episode="match"), num_cycles=1000)

@@ -29,6 +29,7 @@ def test_pettingzoo_make_builds_the_guarded_aec_env_with_its_arguments() -> None
     )
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # api_test passes an unknown reset option on purpose
 def test_pettingzoo_made_env_passes_the_api_test() -> None:
     api_test(pettingzoo.make("aec", registration.PETTINGZOO_ID), num_cycles=200)
 
