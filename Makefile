@@ -66,7 +66,7 @@ figures: $(INSTALLED)
 
 # The project's best pipeline at a small budget: one iteration of expert iteration from a fresh
 # network (configs/exit_quick.yaml); ends with "policy written to PATH". Its time and strength are
-# in the README's Training section.
+# in the README's Quick start section.
 train: $(INSTALLED)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-train --config configs/exit_quick.yaml
 

@@ -1,5 +1,6 @@
 """The README and the documentation pages tell the truth: their Python examples run and print,
-the observation table is the code's, the README's links resolve, and no page cites work notes.
+the observation table is the code's, the README's links resolve, their ``draw-eval`` commands
+seat each policy at its own table size, they name no retired command, and no page cites work notes.
 
 A ```python block is run unless the line before it is ``<!-- no-test: REASON -->`` (an optional
 install or a long run; the test is then skipped with that reason). Blocks that are files of
@@ -9,10 +10,14 @@ blocks in tests/test_jax.py.
 
 from __future__ import annotations
 
+import ast
+import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 
 from draw_env.observation import BLOCKS, OFFSETS
 
@@ -27,6 +32,11 @@ QUICKSTARTS = {
 BLOCK = re.compile(r"(?:<!-- no-test: (?P<reason>[^\n]*?) -->\n)?```python\n(?P<code>.*?)```", re.DOTALL)
 #: README.md may hold at most this many bytes.
 README_LIMIT = 15 * 1024
+#: Commands that only name their replacement now, with that replacement.
+RETIRED_COMMANDS = {"draw-distill": "draw-train --config configs/distill_2p.yaml"}
+#: The packages of the API reference (docs/api.md lists them, one a line).
+PACKAGES = re.findall(r"^   (\w+)$", (ROOT / "docs" / "api.md").read_text(encoding="utf-8"), re.MULTILINE)
+FENCE = re.compile(r"```[^\n]*\n.*?```", re.DOTALL)
 
 
 def _examples() -> list[pytest.param]:
@@ -109,3 +119,83 @@ def test_pages_cite_no_work_notes(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     found = re.findall(r"\bSPEC\b|\.\./shared|\b[Ss]essions?\b|\b[Ii]ssues?\b|\bsection \d", text)
     assert not found
+
+
+def _eval_commands(text: str) -> list[str]:
+    """The ``draw-eval`` commands of a page: lines of its fenced blocks, and inline code spans."""
+    commands = []
+    for block in FENCE.findall(text):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.startswith("draw-eval "):
+                commands.append(line)
+    for span in re.findall(r"`(draw-eval\s[^`]*)`", FENCE.sub("", text)):
+        commands.append(" ".join(span.split()))
+    return commands
+
+
+def _players_of_run_directories() -> dict[str, int]:
+    """``runs/NAME`` -> the table size of the config that trains into it."""
+    found = {}
+    for path in (ROOT / "configs").glob("*.yaml"):
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if "output_dir" in config and "num_players" in config:
+            found[config["output_dir"]] = config["num_players"]
+    return found
+
+
+def _players_of_policy(path: str, runs: dict[str, int]) -> int | None:
+    """The table size a policy file named in a page was trained for, where the project knows it."""
+    if path.startswith("agents/policies/") and (ROOT / path).with_suffix(".json").is_file():
+        return int(json.loads((ROOT / path).with_suffix(".json").read_text(encoding="utf-8"))["num_players"])
+    return runs.get(str(Path(path).parent))
+
+
+def test_eval_commands_seat_each_policy_at_its_table_size() -> None:
+    """A policy trained for n players (a shipped one, or a run of a config) is evaluated at n-player
+    tables: ``draw-eval`` seats one agent a seat, so three agents make a 3-player table."""
+    from arena.cli import build_parser
+
+    runs = _players_of_run_directories()
+    checked, wrong = [], []
+    for page in PAGES:
+        for command in _eval_commands(page.read_text(encoding="utf-8")):
+            paths = re.findall(r"path=([\w./-]+\.npz)", command)
+            players = {_players_of_policy(path, runs) for path in paths} - {None}
+            if not players:
+                continue
+            args = build_parser().parse_args(shlex.split(command, comments=True)[1:])
+            table = args.players or len(args.agents)
+            checked.append(command)
+            if players != {table}:
+                wrong.append(
+                    f"{page.name}: {command!r} plays {sorted(players)}-player policies at {table}-player tables"
+                )
+    assert any("runs/" in command for command in checked), "the training guides' commands are checked"
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_pages_name_no_retired_command(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    named = [f"{old} (now: {new})" for old, new in RETIRED_COMMANDS.items() if old in text]
+    assert not named
+
+
+def test_makefile_points_to_readme_sections_that_exist() -> None:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", README.read_text(encoding="utf-8"), re.MULTILINE)
+    pointers = re.findall(r"README(?:'s|\.md)? (.+?) section", " ".join(makefile.split()))
+    assert pointers
+    assert [pointer for pointer in pointers if pointer not in headings] == []
+
+
+def _modules() -> list[Path]:
+    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
+
+
+@pytest.mark.parametrize("module", _modules(), ids=lambda path: str(path.relative_to(ROOT)))
+def test_each_module_says_what_it_holds(module: Path) -> None:
+    """The API reference lists every package and module with the first line of its docstring."""
+    assert PACKAGES
+    docstring = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8")))
+    assert docstring and docstring.strip()
