@@ -14,9 +14,10 @@ from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
 from arena.inputs import agent_files
 from arena.league import league, parse_sweep, sweep
-from arena.options import SEATINGS, RunOptions
+from arena.options import SEATINGS, RunOptions, add_variant_arguments, check_plays_variant, variant_of
 from arena.results import GAME_NOUNS
 from arena.specs import parse_agent_spec
+from draw_env.checks import MAX_SEED, check_int
 from draw_env.commands import reported_errors
 from draw_env.files import check_distinct, check_writable
 from draw_env.rules import EPISODES, PLAYER_COUNTS
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
             "lists the agent index (in the table's order) sitting in each seat"
         ),
     )
+    add_variant_arguments(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--step-by-step",
@@ -134,6 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "give one agent per seat (the same name twice is allowed) or use --league"
                 )
             num_players = len(specs)
+        # The command's numbers, named as the user typed them (the API names its parameters).
+        check_int("--games", args.games, minimum=1)
+        check_int("--workers", args.workers, minimum=1)
+        check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
+        game = variant_of(args, num_players) if num_players in PLAYER_COUNTS else None
+        if game is not None:
+            check_plays_variant([name for name, _ in specs], game)
         common: dict[str, Any] = {
             "episode": args.episode,
             "duplicate": args.duplicate,
@@ -143,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seatings": args.seatings,
             "records": args.records,
             "batched": not args.step_by_step,
+            "max_pip": args.max_pip,
+            "hand_size": args.hand_size,
+            "protected": args.protected,
         }
         if 2 <= num_players <= 4:  # else evaluate() names the problem
             note = _rounding_note(RunOptions(num_players, args.games, **common))

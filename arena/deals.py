@@ -31,6 +31,7 @@ class DealTask:
         deal: index of the deal within its table.
         seatings: the seatings to play, in order; ``seating[seat]`` is a participant index.
         records: the directory this table's game records go to, or ``None``.
+        game: the game played: the players and the variant.
     """
 
     specs: tuple[FrozenSpec, ...]
@@ -40,11 +41,19 @@ class DealTask:
     deal: int
     seatings: tuple[tuple[int, ...], ...]
     records: str | None
+    game: DrawGame
 
 
-def deal_options(num_players: int, deal_seed: int) -> dict[str, Any]:
-    """The reset options that fix the first hand of a deal: hands by seat, boneyard, opener."""
-    state = DrawGame(num_players).new_state(random.Random(deal_seed))
+def deal_options(num_players: int, deal_seed: int, game: DrawGame | None = None) -> dict[str, Any]:
+    """The reset options that fix the first hand of a deal: hands by seat, boneyard, opener.
+
+    ``game`` (default: the seeds' game of ``num_players``) gives the set dealt and the hand size.
+    """
+    if game is None:
+        game = DrawGame(num_players)
+    elif game.num_players != num_players:
+        raise ValueError(f"game must seat num_players={num_players}, got {game.num_players}")
+    state = game.new_state(random.Random(deal_seed))
     return {
         "hands": [state.hand_tiles(seat) for seat in range(num_players)],
         "boneyard": list(state.boneyard),

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.batched_play import batchable, play_batched
 from arena.deals import DealTask, FrozenSpec, deal_options, record_name
-from arena.options import RunOptions, RunSettings, seatings_for
+from arena.options import RunOptions, RunSettings, check_plays_variant, seatings_for
 from arena.parallel import process_map
 from arena.results import EvaluationResult, GameOutcome, summarise
 from arena.specs import (
@@ -40,6 +40,7 @@ from arena.stats import shared_first
 from draw_env.draw_dominoes import raw_env
 from draw_env.files import check_writable
 from draw_env.records import RecordingWrapper, write_record
+from draw_env.rules import DrawGame
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -69,6 +70,7 @@ def play_game(
     later_hands_seed: int,
     agent_seed: tuple[int, int, int],
     players: Sequence[str] | None = None,
+    game: DrawGame | None = None,
 ) -> tuple[GameOutcome, dict[str, Any] | None]:
     """Play one game of the deal ``deal_seed`` with ``seating[seat]`` = participant index.
 
@@ -80,6 +82,7 @@ def play_game(
         later_hands_seed: seeds the environment RNG that deals a match's later hands.
         agent_seed: ``(seed, deal, replay)``, from which seeded agents get their seeds.
         players: per participant, its label; given, the game is recorded (:mod:`draw_env.records`).
+        game: the variant played (default: the seeds' game of ``len(specs)`` players).
 
     Returns:
         The outcome, and the game record if ``players`` was given (else ``None``).
@@ -90,10 +93,18 @@ def play_game(
         build_agent(name, dict(kwargs), seed, deal, replay, participant)
         for participant, (name, kwargs) in enumerate(specs)
     ]
-    base = raw_env(num_players=num_players, episode=episode, reward="zero_sum")
+    game = game or DrawGame(num_players)
+    base = raw_env(
+        num_players=num_players,
+        episode=episode,
+        reward="zero_sum",
+        max_pip=game.max_pip,
+        hand_size=game.hand_size,
+        protected=game.protected,
+    )
     recorder = None if players is None else RecordingWrapper(base, [players[p] for p in seating])
     env = base if recorder is None else recorder
-    env.reset(seed=later_hands_seed, options=deal_options(num_players, deal_seed))
+    env.reset(seed=later_hands_seed, options=deal_options(num_players, deal_seed, game))
     for player in agents_by_participant:
         player.reset()
     state = base.state_ref
@@ -187,6 +198,7 @@ def play_deal(task: DealTask) -> list[GameOutcome]:
             later_hands_seed,
             (task.seed, task.deal, replay),
             players=None if task.records is None else task.labels,
+            game=task.game,
         )
         if record is not None and task.records is not None:
             write_record(record, Path(task.records) / record_name(task.deal, seating))
@@ -210,9 +222,9 @@ def play_step_by_step(
 
 def backend_for(specs: Sequence[Spec], options: RunOptions) -> Backend:
     """The backend that plays a table of these agents: batched where every agent chooses for a
-    batch of games alike (:func:`arena.batched_play.batchable`) and no records are asked for,
-    else step by step."""
-    if options.batched and options.records is None and batchable(specs):
+    batch of games alike (:func:`arena.batched_play.batchable`), no records are asked for and the
+    game is the seeds' (the batched agents read the seeds' observation layout), else step by step."""
+    if options.batched and options.records is None and options.game.is_default and batchable(specs):
         return play_batched
     return play_step_by_step
 
@@ -235,6 +247,7 @@ def plan_deals(table: TablePlan, options: RunOptions, records: Path | None) -> l
             deal,
             tuple(order) if options.duplicate else (rotations[deal % len(rotations)],),
             directory,
+            options.game,
         )
         for deal in range(options.num_deals)
     ]
@@ -255,6 +268,7 @@ def play_tables(tables: Sequence[TablePlan], options: RunOptions, description: s
     """
     from tqdm.auto import tqdm
 
+    check_plays_variant([name for table in tables for name, _ in table.specs], options.game)
     directories: list[Path | None] = [None] * len(tables)
     if options.records is not None:
         names = [table_directory(table.labels) for table in tables]

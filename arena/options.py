@@ -2,21 +2,47 @@
 :func:`~arena.league.sweep` share, checked in one place.
 
 Each of the three takes the table size and the number of games its own way and the rest as
-keyword :class:`RunSettings`, from which it builds one :class:`RunOptions`.
+keyword :class:`RunSettings`, from which it builds one :class:`RunOptions`. The variant is read
+the same way by ``draw-eval`` and ``draw-play`` (:func:`add_variant_arguments`, :func:`variant_of`),
+and only agents that play it take a seat (:func:`check_plays_variant`).
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
 from draw_env.checks import MAX_SEED, check_bool, check_choice, check_int
-from draw_env.rules import EPISODES, PLAYER_COUNTS
+from draw_env.rules import EPISODES, PLAYER_COUNTS, PROTECTED_BONEYARD, DrawGame
+from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP
 
 SEATINGS = ("rotations", "permutations")
+
+#: The agents that play every variant (they read the set from the action mask's length); the
+#: others (network, the searches, OpenSpiel's bots) play the seeds' game only, for now.
+VARIANT_AGENTS = ("random", "random_forced", "heaviest", "variety")
+
+
+def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent") -> None:
+    """Refuse, before anything is played, an agent named in ``names`` that cannot play ``game``.
+
+    Raises:
+        ValueError: naming the agent, the variant and the agents that can play it.
+    """
+    if game.is_default:
+        return
+    for name in names:
+        if name not in VARIANT_AGENTS:
+            variant = ", ".join(f"{key}={value}" for key, value in game.variant.items())
+            raise ValueError(
+                f"{what} {name!r} plays only the seeds' game (max_pip=6, hand_size=7 or 6 with 4 players, "
+                f"protected=2), not {variant}; agents that play every variant: {', '.join(VARIANT_AGENTS)}"
+            )
 
 
 def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
@@ -32,6 +58,33 @@ def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
     return list(itertools.permutations(base))
 
 
+def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--max-pip``, ``--hand-size`` and ``--protected``: the variant played (draw-eval, draw-play)."""
+    group = parser.add_argument_group("variant (default: the seeds' game)")
+    group.add_argument("--max-pip", type=int, default=6, help="the double-N set, N in 2..9 (default 6)")
+    group.add_argument(
+        "--hand-size", type=int, default=None, help="tiles dealt to each player (default 7, or 6 with 4 players)"
+    )
+    group.add_argument("--protected", type=int, default=2, help="boneyard tiles never drawn (default 2)")
+
+
+def variant_of(args: argparse.Namespace, num_players: int) -> DrawGame:
+    """The game of the variant flags, each checked under its flag's name.
+
+    Raises:
+        ValueError: one line naming the flag, or all three numbers when the deal does not fit the set.
+    """
+    check_int("--max-pip", args.max_pip, minimum=MIN_PIP, maximum=MAX_PIP)
+    if args.hand_size is not None:
+        check_int("--hand-size", args.hand_size, minimum=1)
+    check_int("--protected", args.protected, minimum=0)
+    try:
+        return DrawGame(num_players, args.max_pip, args.hand_size, args.protected)
+    except ValueError as error:
+        raise ValueError(f"--hand-size, --protected: {error}") from None
+
+
+
 class RunSettings(TypedDict, total=False):
     """The keyword settings of ``evaluate``, ``league`` and ``sweep``: :class:`RunOptions`'s
     fields but the table size and the number of games (same meanings, same defaults)."""
@@ -44,6 +97,9 @@ class RunSettings(TypedDict, total=False):
     progress: bool
     records: str | os.PathLike[str] | None
     batched: bool
+    max_pip: int
+    hand_size: int | None
+    protected: int
 
 
 @dataclass(frozen=True)
@@ -65,6 +121,8 @@ class RunOptions:
             ``Path``), or ``None``.
         batched: play tables whose agents all choose for many games at once on the batched
             environment (:mod:`arena.batched_play`); False plays every game step by step.
+        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`); the
+            defaults are the seeds' game.
     """
 
     num_players: int
@@ -77,6 +135,9 @@ class RunOptions:
     progress: bool = True
     records: str | os.PathLike[str] | None = None
     batched: bool = True
+    max_pip: int = DEFAULT_MAX_PIP
+    hand_size: int | None = None
+    protected: int = PROTECTED_BONEYARD
 
     def __post_init__(self) -> None:
         checked = {
@@ -93,6 +154,20 @@ class RunOptions:
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)  # the plain Python value of each check
+        game = DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+        for name, value in game.variant.items():  # hand_size resolved, None -> 7 or 6
+            object.__setattr__(self, name, value)
+
+    @property
+    def variant(self) -> dict[str, int] | None:
+        """The variant's ``max_pip``, ``hand_size`` and ``protected``; None for the seeds' game."""
+        game = self.game
+        return None if game.is_default else game.variant
+
+    @property
+    def game(self) -> DrawGame:
+        """The game every table plays: the players and the variant."""
+        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
 
     @property
     def replays_per_deal(self) -> int:

@@ -26,9 +26,10 @@ import numpy as np
 import agents
 import draw_env
 from arena.inputs import agent_files
+from arena.options import add_variant_arguments, check_plays_variant, variant_of
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
-from draw_env import describe, tiles
+from draw_env import describe
 from draw_env.checks import MAX_SEED
 from draw_env.commands import reported_errors
 from draw_env.files import check_distinct, check_writable
@@ -36,20 +37,23 @@ from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
 from draw_env.rules import (
-    DRAW,
+    DEFAULT_GAME,
     LANGUAGES,
     LEFT,
-    PASS,
     PLAYER_COUNTS,
     RIGHT,
     WORDS,
+    DrawGame,
     DrawState,
     action_name,
     end_name,
 )
+from draw_env.tiles import tiles_in
 
 DEFAULT_OPPONENT = "ismcts"
 DEFAULT_HINT_AGENT = "ismcts"
+#: The default opponent and hint agent of a variant (ismcts plays the seeds' game only, for now).
+DEFAULT_VARIANT_AGENT = "variety"
 #: The hint agent's seed comes from (seed, this), apart from the opponents' (seed, seat).
 _HINT_STREAM = 100
 
@@ -84,8 +88,8 @@ def split_specs(text: str) -> list[str]:
     return specs
 
 
-def parse_move(text: str, legal: Sequence[int], lang: str = "en") -> int:
-    """The action a line of input names, among ``legal`` (ascending action ids).
+def parse_move(text: str, legal: Sequence[int], lang: str = "en", game: DrawGame = DEFAULT_GAME) -> int:
+    """The action a line of input names, among ``legal`` (ascending action ids of ``game``).
 
     Accepts the number shown (1-based), ``draw``, ``pass``, ``[a|b] left``/``right`` (also
     ``a|b l``, either half first; the words of any ``--lang``) and a tile alone when exactly one
@@ -103,20 +107,20 @@ def parse_move(text: str, legal: Sequence[int], lang: str = "en") -> int:
             raise ValueError(message(lang, "bad_number", number=number, count=len(legal)))
         return legal[number - 1]
     if len(words) == 1 and words[0] in _DRAW_WORDS:
-        if DRAW not in legal:
+        if game.draw_action not in legal:
             raise ValueError(message(lang, "cannot_draw"))
-        return DRAW
+        return game.draw_action
     if len(words) == 1 and words[0] in _PASS_WORDS:
-        if PASS not in legal:
+        if game.pass_action not in legal:
             raise ValueError(message(lang, "cannot_pass"))
-        return PASS
+        return game.pass_action
     try:
-        tile = tiles.tile_id(f"[{words[0].strip('[]')}]")  # brackets optional: "1|4" too
+        tile = game.tiles.tile_id(f"[{words[0].strip('[]')}]")  # brackets optional: "1|4" too
     except ValueError:
         raise ValueError(message(lang, "not_a_move", text=text.strip())) from None
-    name = tiles.NAMES[tile]
+    name = game.tiles.names[tile]
     left, right = end_name(LEFT, lang), end_name(RIGHT, lang)
-    placements = [action for action in legal if action < DRAW and action >> 1 == tile]
+    placements = [action for action in legal if action < game.draw_action and action >> 1 == tile]
     if len(words) == 1:
         if len(placements) == 1:
             return placements[0]
@@ -127,30 +131,30 @@ def parse_move(text: str, legal: Sequence[int], lang: str = "en") -> int:
         raise ValueError(message(lang, "name_end", text=text.strip(), tile=name, left=left))
     action = 2 * tile + _ENDS[words[1]]
     if action not in legal:
-        raise ValueError(message(lang, "not_legal", move=action_name(action, lang)))
+        raise ValueError(message(lang, "not_legal", move=action_name(action, lang, game)))
     return action
 
 
-def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en") -> list[str]:
+def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en", game: DrawGame = DEFAULT_GAME) -> list[str]:
     """Readable turns from ``(seat, action)`` events: consecutive draws by one seat are counted."""
     turns: list[str] = []
     draws = 0
     for index, (seat, action) in enumerate(events):
         who = f"player_{seat}"
-        if action == DRAW:
+        if action == game.draw_action:
             draws += 1
             following = events[index + 1] if index + 1 < len(events) else None
             if following is not None and following[0] == seat:
                 continue  # the same turn goes on
             turns.append(message(lang, "drew", who=who, count=draws, tiles=_tiles(draws, lang)))
             draws = 0
-        elif action == PASS:
+        elif action == game.pass_action:
             turns.append(message(lang, "passed", who=who))
         else:
             end = end_name(action & 1, lang)
             key = "drew_then" if draws else "placed"
             turns.append(
-                message(lang, key, who=who, count=draws, tiles=_tiles(draws, lang), tile=tiles.NAMES[action >> 1], end=end)
+                message(lang, key, who=who, count=draws, tiles=_tiles(draws, lang), tile=game.tiles.names[action >> 1], end=end)
             )
             draws = 0
     return turns
@@ -188,15 +192,18 @@ class Game:
                 f"--opponents must name 1 agent (for every opponent) or {players - 1} agents, got {len(specs)}: {args.opponents!r}"
             )
         parsed = [parse_agent_spec(spec) for spec in specs]
+        self.game = game = variant_of(args, players)
+        check_plays_variant([name for name, _ in parsed], game, "--opponents agent")
+        self.hint_spec = parse_agent_spec(args.hint_agent)
+        check_plays_variant([self.hint_spec[0]], game, "--hint-agent")
         self.opponents: dict[int, agents.Agent] = {}
         others = [seat for seat in range(players) if seat != self.you]
         for seat, (name, kwargs) in zip(others, parsed):
             self.opponents[seat] = build_agent(name, kwargs, args.seed, seat)
         labels = ["human" if seat == self.you else specs[others.index(seat)] for seat in range(players)]
-        self.hint_spec = parse_agent_spec(args.hint_agent)
         self.hinter: agents.Agent | None = None
         self.env = RecordingWrapper(
-            draw_env.env(num_players=players, episode=args.episode, reward="points", lang=args.lang),
+            draw_env.env(num_players=players, episode=args.episode, reward="points", lang=args.lang, **game.variant),
             players=labels,
         )
         self.events: list[tuple[int, int]] = []  # actions since your last turn
@@ -214,7 +221,7 @@ class Game:
 
     def show_events(self) -> None:
         if self.events:
-            self.say(self.text("since") + "; ".join(summarise_turns(self.events, self.lang)))
+            self.say(self.text("since") + "; ".join(summarise_turns(self.events, self.lang, self.game)))
             self.events = []
 
     def show_turn(self, state: DrawState, legal: list[int]) -> None:
@@ -227,18 +234,18 @@ class Game:
         if state.ends is not None:
             self.say(self.text("ends", left=state.left, right=state.right))
         if self.args.describe:
-            self.say(describe.describe_line(state.line, self.lang))
-        drawing = self.text("may_draw" if state.can_draw else "no_draw")
+            self.say(describe.describe_line(state.line, self.lang, self.game.tiles))
+        drawing = self.text("may_draw" if state.can_draw else "no_draw", protected=self.game.protected)
         self.say(self.text("boneyard", count=len(state.boneyard), drawing=drawing))
         self.say(self.text("sizes", sizes=", ".join(f"{self.name(s)} {state.hand_count(s)}" for s in range(players))))
         if self.args.episode == "match":
             scores = ", ".join(f"{self.name(s)} {state.scores[s]}" for s in range(players))
             self.say(self.text("scores", scores=scores, target=state.game.target))
-        held = " ".join(tiles.NAMES[t] for t in state.hand_tiles(self.you))
+        held = " ".join(self.game.tiles.names[t] for t in state.hand_tiles(self.you))
         self.say(self.text("hand", pips=state.hand_pips(self.you), tiles=held))
         self.say(self.text("moves"))
         for number, action in enumerate(legal, 1):
-            self.say(f"  {number}) {action_name(action, self.lang)}")
+            self.say(f"  {number}) {action_name(action, self.lang, self.game)}")
 
     def show_hand_end(self, finished: DrawState) -> None:
         self.show_events()
@@ -248,7 +255,7 @@ class Game:
         self.say(self.text("hand_over", hand=finished.hand_number + 1, result=result_text(finished, self.lang)))
         self.say(self.text("line", line="".join(f"[{a}|{b}]" for a, b in oriented_line(finished))))
         for seat in range(finished.num_players):
-            held = " ".join(tiles.NAMES[t] for t in finished.hand_tiles(seat)) or self.text("no_tiles")
+            held = " ".join(self.game.tiles.names[t] for t in finished.hand_tiles(seat)) or self.text("no_tiles")
             self.say(self.text("revealed", who=self.name(seat), tiles=held, pips=result.pips[seat], points=result.points[seat]))
         if self.args.episode == "match":
             scores = ", ".join(f"{self.name(s)} {score}" for s, score in enumerate(finished.scores))
@@ -265,7 +272,7 @@ class Game:
     # -- input
 
     def ask(self, observation: dict[str, np.ndarray], legal: list[int]) -> int:
-        moves = ", ".join(f"{n}) {action_name(a, self.lang)}" for n, a in enumerate(legal, 1))
+        moves = ", ".join(f"{n}) {action_name(a, self.lang, self.game)}" for n, a in enumerate(legal, 1))
         while True:
             self.stdout.write(self.text("prompt"))
             self.stdout.flush()
@@ -289,7 +296,7 @@ class Game:
                 self.hint(observation, legal)
                 continue
             try:
-                return parse_move(text, legal, self.lang)
+                return parse_move(text, legal, self.lang, self.game)
             except ValueError as error:
                 self.say(f"  {error} -- {self.text('moves_list')}{moves}")
 
@@ -297,7 +304,8 @@ class Game:
         """The commands, then the rules a player needs, in the player's language."""
         words = WORDS[self.lang]
         self.say(self.text("help"))
-        self.say(self.text("rules", draw=words["draw"], pass_word=words["pass"]))
+        protected = self.game.protected
+        self.say(self.text("rules", draw=words["draw"], pass_word=words["pass"], protected=protected, more=protected + 1))
         if self.args.episode == "match":
             self.say(self.text("rules_match", target=self.env.unwrapped.game.target))
 
@@ -308,18 +316,18 @@ class Game:
         values_of = getattr(self.hinter, "action_values", None)
         if values_of is None:
             choice = self.hinter.act(observation)
-            self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang), number=legal.index(choice) + 1))
+            self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
             return
         values = values_of(view_from_observation(observation["observation"], self.env.unwrapped.game.num_players))
         # The search's own rule: the best mean value, ties to the lowest action id.
         choice = max(values, key=lambda action: (values[action], -action))
-        self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang), number=legal.index(choice) + 1))
+        self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
         # Search values are zero-sum hand points divided by the search's REWARD_SCALE: show points.
         scale = float(getattr(sys.modules.get(type(self.hinter).__module__), "REWARD_SCALE", 1.0))
         self.say(self.text("hint_values"))
         for number, action in enumerate(legal, 1):
             if action in values:
-                self.say(f"    {number}) {action_name(action, self.lang):<14} {values[action] * scale:+7.1f}")
+                self.say(f"    {number}) {action_name(action, self.lang, self.game):<14} {values[action] * scale:+7.1f}")
 
     # -- the game
 
@@ -332,6 +340,8 @@ class Game:
         episode = self.text("one_hand") if self.args.episode == "hand" else self.text("a_match", target=base.game.target)
         opponents = ", ".join(f"player_{seat} {env.players[seat]}" for seat in sorted(self.opponents))
         self.say(self.text("intro", players=base.game.num_players, episode=episode, you=self.you, opponents=opponents, seed=self.args.seed))
+        if not self.game.is_default:
+            self.say(self.text("variant", **self.game.variant))
         try:
             for _agent in env.agent_iter():
                 observation, _reward, terminated, truncated, _info = env.last()
@@ -350,12 +360,12 @@ class Game:
                 # and which tile a draw brings.
                 probe = state.clone()
                 probe.apply_action(action)
-                drawn = list(tiles.tiles_in(probe.hands[seat] & ~state.hands[seat]))
+                drawn = list(tiles_in(probe.hands[seat] & ~state.hands[seat]))
                 env.step(action)
                 if seat == self.you:
-                    played = self.text("played", move=action_name(action, self.lang))
+                    played = self.text("played", move=action_name(action, self.lang, self.game))
                     if drawn:  # only your own draws are named: the others' tiles stay hidden
-                        played += " " + self.text("you_drew", tile=tiles.NAMES[drawn[0]])
+                        played += " " + self.text("you_drew", tile=self.game.tiles.names[drawn[0]])
                     self.say(played)
                 else:
                     self.events.append((seat, action))
@@ -379,8 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=int, choices=PLAYER_COUNTS, default=2, help="players at the table (default 2)")
     parser.add_argument(
         "--opponents",
-        default=DEFAULT_OPPONENT,
-        help=f"comma-separated agent specs, one per opponent or one for all (default {DEFAULT_OPPONENT}); "
+        default=None,
+        help=f"comma-separated agent specs, one per opponent or one for all (default {DEFAULT_OPPONENT}, "
+        f"{DEFAULT_VARIANT_AGENT} in a variant); "
         "keywords as in draw-eval, e.g. ismcts:simulations=400",
     )
     parser.add_argument("--episode", choices=("hand", "match"), default="match", help="one hand or a whole match (default)")
@@ -393,8 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="language of the messages and of the line description (en, ja, it); ja or it also turn on --describe",
     )
     parser.add_argument("--describe", action="store_true", help="also show the line description at each turn")
-    parser.add_argument("--hint-agent", default=DEFAULT_HINT_AGENT, help=f"the agent 'hint' asks (default {DEFAULT_HINT_AGENT})")
+    parser.add_argument(
+        "--hint-agent",
+        default=None,
+        help=f"the agent 'hint' asks (default {DEFAULT_HINT_AGENT}, {DEFAULT_VARIANT_AGENT} in a variant)",
+    )
     parser.add_argument("--record", help="save the game as a JSON game record here, to be replayed with draw-replay FILE")
+    add_variant_arguments(parser)
     return parser
 
 
@@ -414,13 +430,20 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
         if isinstance(stdin, io.TextIOWrapper):
             stdin.reconfigure(errors="replace")  # a bad byte becomes a bad line, answered in ask()
     with reported_errors(parser):
+        game = variant_of(args, args.players)  # before any file is touched; Game checks its agents
+        if args.opponents is None:
+            args.opponents = DEFAULT_OPPONENT if game.is_default else DEFAULT_VARIANT_AGENT
+        if args.hint_agent is None:
+            args.hint_agent = DEFAULT_HINT_AGENT if game.is_default else DEFAULT_VARIANT_AGENT
+        check_plays_variant([parse_agent_spec(text)[0] for text in split_specs(args.opponents)], game, "--opponents agent")
+        check_plays_variant([parse_agent_spec(args.hint_agent)[0]], game, "--hint-agent")
         if args.record is not None:  # checked before the game, not after it
             played = [parse_agent_spec(text) for text in [*split_specs(args.opponents), args.hint_agent]]
             check_distinct([("--record", args.record)], agent_files(played))
             check_writable("--record", args.record)
-        game = Game(args, stdin, stdout or sys.stdout)
+        session = Game(args, stdin, stdout or sys.stdout)
         try:
-            return game.play()
+            return session.play()
         except KeyboardInterrupt:
             print("\nInterrupted.", file=stdout or sys.stdout)
             return 130

@@ -32,7 +32,7 @@ def write_json(data: Mapping[str, Any], path: str | os.PathLike[str] | None = No
 
 
 #: The run settings (:class:`~arena.options.RunOptions` fields) that results report, by the same names.
-RUN_SETTINGS = ("num_players", "episode", "duplicate", "seatings", "seed")
+RUN_SETTINGS = ("num_players", "episode", "duplicate", "seatings", "seed", "variant")
 _Result = TypeVar("_Result", bound="RunResult")
 
 
@@ -47,11 +47,26 @@ class RunResult:
         return cls(**settings, **measured)
 
 
+def _without_default_variant(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without its ``variant`` when that is the seeds' game (None): results of the seeds'
+    game keep the fields they always had."""
+    if data.get("variant", ...) is None:
+        del data["variant"]
+    return data
+
+
+def _variant_lines(variant: Mapping[str, int] | None) -> list[str]:
+    """A summary line naming the variant played, none for the seeds' game."""
+    if variant is None:
+        return []
+    return [f"Variant: double-{variant['max_pip']} set, {variant['hand_size']} tiles each, {variant['protected']} protected"]
+
+
 class JsonResult(RunResult):
     """JSON export for the result dataclasses."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]
+        return _without_default_variant(asdict(self))  # type: ignore[call-overload]
 
     def to_json(self, path: str | os.PathLike[str] | None = None) -> str:
         """The results as JSON text, also written to ``path`` if given."""
@@ -188,6 +203,9 @@ class EvaluationResult(RunResult):
     participants: list[ParticipantStats]
     seconds: float
     games: list[GameOutcome] = field(repr=False)
+    #: The variant's ``max_pip``, ``hand_size``, ``protected``; None (and left out of the JSON)
+    #: for the seeds' game.
+    variant: dict[str, int] | None = None
 
     def to_dict(self, include_games: bool = False) -> dict[str, Any]:
         """A JSON-ready dict; per-game outcomes only if ``include_games``."""
@@ -197,7 +215,7 @@ class EvaluationResult(RunResult):
                 del game["deals_seen"]
         else:
             del data["games"]
-        return data
+        return _without_default_variant(data)
 
     def to_json(self, path: str | os.PathLike[str] | None = None, include_games: bool = False) -> str:
         """The results as JSON text, also written to ``path`` if given."""
@@ -211,6 +229,7 @@ class EvaluationResult(RunResult):
                 f"{_format_name(self.duplicate, self.num_players, self.seatings)} "
                 f"({self.num_deals} deals), seed {self.seed}, {self.seconds:.1f} s"
             ),
+            *_variant_lines(self.variant),
         ]
         lines += _table(
             "participant",
@@ -271,6 +290,7 @@ class LeagueResult(JsonResult):
     ratings: list[Rating]
     tables: list[Table]
     seconds: float
+    variant: dict[str, int] | None = None
 
     def win_matrix(self) -> np.ndarray:
         """With 2 players: ``matrix[i, j]`` = win rate of ``labels[i]`` against ``labels[j]`` (NaN on the diagonal)."""
@@ -293,6 +313,7 @@ class LeagueResult(JsonResult):
                 f"x {self.games_per_table} {games} "
                 f"({'duplicate' if self.duplicate else 'independent deals'}), seed {self.seed}, {self.seconds:.1f} s"
             ),
+            *_variant_lines(self.variant),
             "Openskill Plackett-Luce ratings (ordinal = mu - 3 sigma); win rate pooled over the agent's tables:",
         ]
         lines += _table(
@@ -329,6 +350,7 @@ class SweepResult(JsonResult):
     values: list[Any]
     points: list[ParticipantStats]
     seconds: float
+    variant: dict[str, int] | None = None
 
     def summary(self) -> str:
         games = GAME_NOUNS[self.episode]
@@ -337,6 +359,7 @@ class SweepResult(JsonResult):
                 f"{self.agent} against {', '.join(self.opponents)}: {self.points[0].games} {games} per value "
                 f"({'duplicate' if self.duplicate else 'independent deals'}), seed {self.seed}, {self.seconds:.1f} s"
             ),
+            *_variant_lines(self.variant),
         ]
         header = (
             f"{self.key:>12}  {'win rate':>8}  {'95% interval':>15}  {'pts/hand':>8}  {'zs/hand':>7}  "

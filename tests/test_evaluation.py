@@ -407,7 +407,17 @@ def test_cli_league_and_sweep(tmp_path, capsys) -> None:
         (["--league", "random", "heaviest", "variety"], "--league needs --players"),
         (["chess", "heaviest"], "agent must be one of"),
         (["ismcts:simulations=0", "heaviest"], "simulations"),
-        (["random", "heaviest", "--games", "0"], "num_games"),
+        (["random", "heaviest", "--games", "0"], "--games must be an integer >= 1, got 0"),
+        (["random", "heaviest", "--workers", "0"], "--workers must be an integer >= 1, got 0"),
+        (["random", "heaviest", "--seed", "-1"], "--seed must be an integer in [0, 18446744073709551615]"),
+        (["random", "heaviest", "--max-pip", "10"], "--max-pip must be an integer in [2, 9], got 10"),
+        (["random", "heaviest", "--max-pip", "1"], "--max-pip must be an integer in [2, 9], got 1"),
+        (["random", "heaviest", "--hand-size", "0"], "--hand-size must be an integer >= 1, got 0"),
+        (["random", "heaviest", "--protected", "-1"], "--protected must be an integer >= 0, got -1"),
+        (["random", "heaviest", "--max-pip", "2", "--hand-size", "3"], "needs 8 tiles; the double-2 set"),
+        (["random", "heaviest", "--max-pip", "x"], "invalid int value"),
+        (["ismcts", "heaviest", "--max-pip", "5"], "agent 'ismcts' plays only the seeds' game"),
+        (["--league", "random", "heaviest", "network", "--players", "2", "--protected", "0"], "agent 'network'"),
         (["random", "heaviest", "--episode", "set"], "invalid choice"),
         (["random", "heaviest", "--sweep", "simulations"], "key=v1"),
     ],
@@ -416,7 +426,9 @@ def test_cli_rejects_bad_arguments(argv: list[str], message: str, capsys) -> Non
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    error = capsys.readouterr().err
+    [line] = [line for line in error.splitlines() if line.startswith("draw-eval: error: ")]
+    assert message in line and "Traceback" not in error
 
 
 # ---------------------------------------------------------------------------- run options
@@ -584,3 +596,80 @@ def _without_timing_league(result) -> dict:
         for participant in table["participants"]:
             del participant["decisions_per_second"]
     return data
+
+
+# ---------------------------------------------------------------------------- variants
+
+VARIANT = {"max_pip": 3, "hand_size": 3, "protected": 1}
+
+
+def test_a_variant_evaluation_deals_its_set_and_records_its_games(tmp_path) -> None:
+    result = evaluate(
+        ["heaviest", "random"], num_games=4, episode="match", seed=5, progress=False, records=tmp_path, **VARIANT
+    )
+    assert result.variant == VARIANT and result.num_games == 4
+    assert "Variant: double-3 set, 3 tiles each, 1 protected" in result.summary()
+    assert json.loads(result.to_json())["variant"] == VARIANT
+    paths = sorted(tmp_path.rglob("*.json"))
+    assert len(paths) == 4
+    for path in paths:
+        record = read_record(path)
+        assert {key: record[key] for key in VARIANT} == VARIANT
+        assert replay_record(record) == record["scores"]
+        for hand in record["hands"]:
+            assert sorted(sum(hand["hands"], []) + hand["boneyard"]) == list(range(10))  # the double-3 set
+    # Every replay of a deal saw the same deals: the duplicate audit holds in a variant too.
+    by_deal = defaultdict(set)
+    for game in result.games:
+        by_deal[game.deal].add(game.deals_seen[0])
+    assert all(len(seen) == 1 for seen in by_deal.values())
+
+
+def test_leagues_and_sweeps_play_and_report_the_variant() -> None:
+    table = league(["heaviest", "variety", "random"], 2, 2, episode="hand", progress=False, max_pip=4, hand_size=6)
+    assert table.variant == {"max_pip": 4, "hand_size": 6, "protected": 2}
+    assert "Variant: double-4 set, 6 tiles each, 2 protected" in table.summary()
+    curve = sweep("random", ["heaviest"], "seed", [1, 2], 2, episode="hand", progress=False, protected=0)
+    assert curve.to_dict()["variant"] == {"max_pip": 6, "hand_size": 7, "protected": 0}
+    assert "variant" not in league(["heaviest", "variety"], 2, 2, episode="hand", progress=False).to_dict()
+
+
+def test_the_seeds_game_results_keep_their_fields() -> None:
+    result = evaluate(["heaviest", "variety"], num_games=2, episode="hand", progress=False)
+    assert result.variant is None and "variant" not in json.loads(result.to_json())
+    assert "Variant" not in result.summary()
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_duplicate_deals_deal_the_variants_set(players: int) -> None:
+    game = RunOptions(players, 4, max_pip=5, hand_size=4, protected=0).game
+    options = deal_options(players, 17, game)
+    assert [len(hand) for hand in options["hands"]] == [4] * players
+    assert sorted(sum(options["hands"], []) + options["boneyard"]) == list(range(21))
+    assert deal_options(players, 17) == deal_options(players, 17, RunOptions(players, 4).game)
+
+
+def test_variant_tables_are_played_step_by_step(monkeypatch) -> None:
+    assert evaluation.backend_for([("heaviest", {}), ("variety", {})], RunOptions(2, 4)) is evaluation.play_batched
+    options = RunOptions(2, 4, max_pip=9)
+    assert evaluation.backend_for([("heaviest", {}), ("variety", {})], options) is evaluation.play_step_by_step
+
+
+def test_an_agent_that_cannot_play_the_variant_is_refused_before_anything_is_written(tmp_path) -> None:
+    records = tmp_path / "records"
+    with pytest.raises(ValueError, match="agent 'pimc' plays only the seeds' game") as raised:
+        evaluate(["pimc", "heaviest"], num_games=2, progress=False, records=records, max_pip=5)
+    assert "random, random_forced, heaviest, variety" in str(raised.value)
+    assert not records.exists()
+    with pytest.raises(ValueError, match="agent 'ismcts'"):
+        league(["ismcts", "heaviest", "variety"], 2, 2, progress=False, protected=0)
+    with pytest.raises(ValueError, match="agent 'network'"):
+        sweep("heaviest", ["network"], "seed", [1], 2, progress=False, hand_size=5)
+
+
+def test_draw_eval_plays_a_variant(tmp_path, capsys) -> None:
+    path = tmp_path / "out.json"
+    argv = ["heaviest", "variety", "random", "--games", "3", "--episode", "hand", "--quiet", "--json", str(path)]
+    assert main([*argv, "--max-pip", "9", "--protected", "0"]) == 0
+    assert "Variant: double-9 set, 7 tiles each, 0 protected" in capsys.readouterr().out
+    assert json.loads(path.read_text())["variant"] == {"max_pip": 9, "hand_size": 7, "protected": 0}

@@ -14,7 +14,7 @@ import agents
 from arena.play import main, parse_move, split_specs, summarise_turns
 from arena.play_messages import MESSAGES
 from draw_env.records import read_record, replay_record
-from draw_env.rules import DRAW, LANGUAGES, PASS
+from draw_env.rules import DRAW, LANGUAGES, PASS, DrawGame
 from draw_env.tiles import NAMES
 
 # The pure-Python search where it is registered apart (the hint only needs action_values).
@@ -173,3 +173,60 @@ def test_the_console_script_runs_piped() -> None:
         input="1\n" * 200, capture_output=True, text=True, timeout=60, check=True,
     )
     assert "=== Hand 1 over, " in completed.stdout
+
+
+# ---------------------------------------------------------------------------- variants
+
+
+def test_a_variant_game_is_played_through_stdin_and_recorded(tmp_path: Path) -> None:
+    record = tmp_path / "double3.json"
+    argv = ["--max-pip", "3", "--hand-size", "3", "--protected", "1", "--seed", "2", "--record", str(record)]
+    # A move by name, then help and a hint (variety by default in a variant), then the first move throughout.
+    text = play([*argv, "--opponents", "heaviest", "--episode", "match"], "draw\nhelp\nhint\n" + "1\n" * 3000)
+    assert "Variant: the double-3 set, 3 tiles each, the last 1 of the boneyard never drawn." in text
+    assert "Once the boneyard is down to 1 tiles you pass" in text and "The last 1 tiles of" in text
+    assert "  variety would play " in text
+    assert re.search(r"=== Match over: ", text)
+    assert not re.search(r"\[[4-9]\|", text)  # only the double-3 set's tiles
+    saved = read_record(record)
+    assert {key: saved[key] for key in ("max_pip", "hand_size", "protected")} == {"max_pip": 3, "hand_size": 3, "protected": 1}
+    assert saved["players"] == ["human", "heaviest"] and saved["finished"]
+    assert replay_record(saved) == saved["scores"]
+
+
+def test_a_variants_opponents_default_to_one_that_plays_it() -> None:
+    text = play(["--max-pip", "9", "--seed", "0", "--episode", "hand"], "1\n" * 500)
+    assert "Opponents: player_1 variety." in text and "=== Hand 1 over, " in text
+
+
+def test_variant_moves_are_named_with_the_variants_tiles() -> None:
+    game = DrawGame(2, max_pip=9)  # 55 tiles: [9|9] is tile 54, draw is 110, pass 111
+    legal = [2 * 54, 2 * 54 + 1, game.draw_action]
+    assert parse_move("[9|9] right", legal, game=game) == 109 and parse_move("draw", legal, game=game) == 110
+    with pytest.raises(ValueError, match="cannot pass"):
+        parse_move("pass", legal, game=game)
+    assert summarise_turns([(1, 110), (1, 108)], game=game) == ["player_1 drew 1 tile, then placed [9|9] at the left end"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-pip", "10"], "--max-pip must be an integer in [2, 9], got 10"),
+        (["--hand-size", "0"], "--hand-size must be an integer >= 1, got 0"),
+        (["--protected", "-3"], "--protected must be an integer >= 0, got -3"),
+        (["--players", "4", "--hand-size", "7"], "needs 30 tiles; the double-6 set"),
+        (["--max-pip", "9", "--opponents", "ismcts"], "--opponents agent 'ismcts' plays only the seeds' game"),
+        (["--max-pip", "9", "--opponents", "heaviest", "--hint-agent", "pimc"], "--hint-agent 'pimc' plays only"),
+    ],
+)
+def test_a_bad_variant_is_refused_in_one_line_before_anything_is_written(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tmp_path / "game.json"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--record", str(record)], stdin=io.StringIO("1\n"), stdout=io.StringIO())
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    [line] = [line for line in error.splitlines() if line.startswith("draw-play: error: ")]
+    assert message in line and "Traceback" not in error
+    assert not record.exists()
