@@ -12,6 +12,7 @@ import math
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -600,7 +601,7 @@ def _without_timing_league(result) -> dict:
 
 # ---------------------------------------------------------------------------- variants
 
-VARIANT = {"max_pip": 3, "hand_size": 3, "protected": 1}
+VARIANT: dict[str, Any] = {"max_pip": 3, "hand_size": 3, "protected": 1}
 
 
 def test_a_variant_evaluation_deals_its_set_and_records_its_games(tmp_path) -> None:
