@@ -15,6 +15,10 @@ with zero rewards) and then dealt anew in the same batch.
 Usage::
 
     python benchmarks/jax_differential.py [--decisions 150000] [--batch 64] [--seed 0]
+        [--max-pip 6] [--hand-size N] [--protected 2]
+
+(the variant options apply to every configuration; a player count the variant cannot deal to is
+skipped)
 
 prints, per configuration (players, episode, reward), the games finished, the decisions compared
 and the disagreements, and exits 1 if any disagreement was found. ``tests/test_jax.py`` runs the
@@ -52,7 +56,20 @@ CONFIGS = [
 
 # What each game is told to do at a call of the driver.
 STEP, DEAL, KEY = 0, 1, 2
-HAND_WIDTH = 26  # padded width of init_deal's hands here: set-up deals hold up to 25 tiles in a hand
+HAND_WIDTH = 26  # padded width of init_deal's hands in the default game: set-up deals hold up to 25 tiles
+
+
+def hand_width(game: DrawGame) -> int:
+    """The padded width of ``init_deal``'s hands here: a set-up deal's hand holds at most all tiles
+    but one per other seat."""
+    return HAND_WIDTH if game.is_default else game.num_tiles - game.num_players + 1
+
+
+def mask_tiles(mask: Any) -> list[int]:
+    """The tile ids in a JAX mask read on the host: one int32, or int32 words (tile ``t`` at bit
+    ``t % 32`` of word ``t // 32``)."""
+    words = np.atleast_1d(np.asarray(mask)).astype(np.int64) & 0xFFFFFFFF
+    return list(tiles.tiles_in(sum(int(word) << (32 * index) for index, word in enumerate(words))))
 
 
 def make_driver(env: DrawDominoes, quick_compile: bool = False) -> Callable[..., tuple[State, jax.Array]]:
@@ -61,7 +78,7 @@ def make_driver(env: DrawDominoes, quick_compile: bool = False) -> Callable[...,
     ``driver(state, action, kind, key, hands, boneyard, opener, scores)`` returns the game's next
     state (``kind`` STEP: ``env.step(state, action)``; DEAL: ``env.init_deal(hands, boneyard,
     opener, scores, key)``; KEY: ``env.init(key)``) and every seat's observation of it
-    ``(num_players, 258)``. One compilation per configuration keeps the test suite fast;
+    ``(num_players, observation size)``. One compilation per configuration keeps the test suite fast;
     ``quick_compile`` halves its time (XLA's backend optimisations off: slower code, same results).
     """
     match = env.episode == "match"
@@ -86,18 +103,19 @@ def empty_batch(env: DrawDominoes, size: int) -> State:
 
 
 def random_deal(rng: random.Random, game: DrawGame, odd: bool) -> tuple[list[list[int]], list[int], int]:
-    """A normal deal, or (``odd``) a set-up deal: a boneyard of 2 to 6 tiles and uneven hands."""
-    players = game.num_players
+    """A normal deal, or (``odd``) a set-up deal: a boneyard of ``protected`` to ``protected + 4``
+    tiles (2 to 6 in the default game) and uneven hands."""
+    players, num_tiles = game.num_players, game.num_tiles
     if not odd:
         hands, boneyard = game.deal(rng)
         return hands, boneyard, rng.randrange(players)
-    deck = list(range(tiles.NUM_TILES))
+    deck = list(range(num_tiles))
     rng.shuffle(deck)
-    bones = rng.randint(2, 6)
-    cuts = sorted(rng.sample(range(1, tiles.NUM_TILES - bones), players - 1))
-    bounds = [0, *cuts, tiles.NUM_TILES - bones]
+    bones = rng.randint(game.protected, min(game.protected + 4, num_tiles - players))
+    cuts = sorted(rng.sample(range(1, num_tiles - bones), players - 1))
+    bounds = [0, *cuts, num_tiles - bones]
     hands = [deck[bounds[s] : bounds[s + 1]] for s in range(players)]
-    return hands, deck[tiles.NUM_TILES - bones :], rng.randrange(players)
+    return hands, deck[num_tiles - bones :], rng.randrange(players)
 
 
 
@@ -121,7 +139,7 @@ class Report:
 
 def _deal_of(host: Any, i: int, num_players: int) -> dict[str, Any]:
     """The deal of game ``i``'s current hand, read from a fresh JAX state on the host."""
-    hands = [list(tiles.tiles_in(int(host.hands[i][seat]))) for seat in range(num_players)]
+    hands = [mask_tiles(host.hands[i][seat]) for seat in range(num_players)]
     return {"hands": hands, "boneyard": boneyard_of(host, i), "opener": int(host.opener[i])}
 
 
@@ -142,10 +160,12 @@ def compare(
 ) -> Report:
     """Play random legal games in both environments until ``decisions`` decisions were compared."""
     n, match = env.num_players, env.episode == "match"
-    game = DrawGame(n)
+    game = env.game
+    width = hand_width(game)
     rng = random.Random(seed)
     report = Report()
-    aecs = [draw_env.raw_env(num_players=n, episode=env.episode, reward=env.reward) for _ in range(batch)]
+    aecs = [draw_env.raw_env(num_players=n, episode=env.episode, reward=env.reward, **game.variant)
+            for _ in range(batch)]
     agents = aecs[0].possible_agents
     state = empty_batch(env, batch)
     fresh = np.ones(batch, bool)  # deal this game anew at the next call
@@ -156,8 +176,8 @@ def compare(
         stop = report.decisions >= decisions
         kind = np.full(batch, STEP, np.int32)
         action = np.zeros(batch, np.int32)
-        hands = np.full((batch, n, HAND_WIDTH), -1, np.int32)
-        boneyard = np.full((batch, tiles.NUM_TILES), -1, np.int32)
+        hands = np.full((batch, n, width), -1, np.int32)
+        boneyard = np.full((batch, game.num_tiles), -1, np.int32)
         opener = np.zeros(batch, np.int32)
         scores = np.zeros((batch, n), np.int32)
         fixed: dict[int, dict[str, Any]] = {}
@@ -179,7 +199,7 @@ def compare(
                         scores[i] = start
                     fixed[i] = {"hands": deal_hands, "boneyard": deal_boneyard, "opener": deal_opener, "scores": start}
             elif ended[i]:
-                action[i] = rng.randrange(-2, 60)  # anything: an ended game ignores it
+                action[i] = rng.randrange(-2, game.num_actions + 2)  # anything: an ended game ignores it
             elif not fresh[i]:
                 aec = aecs[i]
                 mask = aec.observe(aec.agent_selection)["action_mask"]
@@ -280,14 +300,26 @@ def main(argv: list[str] | None = None) -> int:
                         help="decisions to compare in all (default 150,000); games under way are finished")
     parser.add_argument("--batch", type=int, default=64, help="games in lockstep (default 64)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-pip", type=int, default=6, help="the set, double-N (default 6)")
+    parser.add_argument("--hand-size", type=int, default=None, help="tiles dealt to each player (default the rules')")
+    parser.add_argument("--protected", type=int, default=2, help="boneyard tiles never drawn (default 2)")
     args = parser.parse_args(argv)
     if args.decisions < 1 or args.batch < 1:
         parser.error("--decisions and --batch must be >= 1")
+    variant = {"max_pip": args.max_pip, "hand_size": args.hand_size, "protected": args.protected}
+    try:
+        DrawGame(2, **variant)
+    except ValueError as error:
+        parser.error(str(error))
     per_config = -(-args.decisions // len(CONFIGS))
     total = Report()
     print(f"{'players':>7} {'episode':>7} {'reward':>8} {'games':>7} {'hands':>7} {'decisions':>10} {'disagree':>9} {'seconds':>8}")
     for index, (players, episode, reward) in enumerate(CONFIGS):
-        env = DrawDominoes(players, episode, reward)
+        try:
+            env = DrawDominoes(players, episode, reward, **variant)
+        except ValueError as error:
+            print(f"{players:>7} {episode:>7} {reward:>8} skipped: {error}")
+            continue
         start = time.perf_counter()
         report = compare(env, make_driver(env), batch=args.batch, decisions=per_config, seed=args.seed + index)
         print(f"{players:>7} {episode:>7} {reward:>8} {report.games:>7,} {report.hands:>7,} {report.decisions:>10,} "

@@ -1,9 +1,10 @@
 """The game of Draw as pure JAX functions, in pgx's ``Env`` style, for ``jax.jit`` and ``jax.vmap``.
 
 Needs the ``jax`` extra (``pip install "draw-dominoes[jax]"``); ``import draw_env`` never imports
-JAX. The rules are those of :mod:`draw_env.rules` (the reference); observations, masks, rewards
-and infos are the AEC environment's, checked step by step by ``tests/test_jax.py`` and, over
-thousands of games, by ``benchmarks/jax_differential.py``.
+JAX. The rules are those of :mod:`draw_env.rules` (the reference), for every variant
+(:class:`draw_env.rules.DrawGame`); observations, masks, rewards and infos are the AEC
+environment's, checked step by step by ``tests/test_jax.py``, ``tests/test_jax_variants.py`` and,
+over thousands of games, by ``benchmarks/jax_differential.py``.
 
 Example::
 
@@ -19,7 +20,10 @@ The API's rules (ended episodes, illegal actions, matches, randomness), the stat
 why it does not subclass ``pgx.Env`` are on the docs page "The JAX environment" (``docs/jax.md``).
 How it is written: every branch of the rules is computed and the outcome chosen with
 ``jnp.where`` (no Python control flow on traced values, no host callbacks), and batched gathers
-are avoided (slow on CPU): picking a seat's value is a one-hot sum.
+are avoided (slow on CPU): picking a seat's value is a one-hot sum. Tile masks are int32 words
+(:class:`_Masks`): one word while the set has at most 32 tiles (double-six and smaller), two for
+the larger sets; the observation is read from the facts of :data:`draw_env.observation.FACTS`
+through the variant's declared table (:meth:`draw_env.observation.Layout.fact_table`).
 """
 
 from __future__ import annotations
@@ -31,35 +35,104 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from draw_env import tiles
 from draw_env.checks import check_choice
-from draw_env.draw_dominoes import EPISODES, ILLEGAL_PENALTY, REWARDS
-from draw_env.observation import BLOCKS, OBSERVATION_SIZE, SEATS
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS, PROTECTED_BONEYARD, DrawGame
+from draw_env.observation import FACTS, READS, SEATS, layout
+from draw_env.rules import (
+    DEFAULT_MAX_PIP,
+    EPISODES,
+    PROTECTED_BONEYARD,
+    REWARDS,
+    DrawGame,
+    check_reward_episode,
+    illegal_move_penalty,
+    next_opener,
+)
 
-NUM_TILES = tiles.NUM_TILES
-NUM_VALUES = tiles.NUM_VALUES
+#: Bits in a mask word (int32: JAX's default integer with 64-bit types off).
+_WORD_BITS = 32
+_BIT, _VALUE, _ONE_HOT = (READS.index(read) for read in ("bit", "value", "one_hot"))
 
-# Tables as NumPy constants (JAX arrays at trace time: importing this module starts no backend).
-_LOW = np.array(tiles.LOW, np.int32)
-_HIGH = np.array(tiles.HIGH, np.int32)
-_HOLDING = np.array(tiles.HOLDING, np.int32)
-_DOUBLE = [tiles.tile_id((value, value)) for value in range(NUM_VALUES)]
-#: Most points a hand can give: every pip of the set.
-_MAX_POINTS = sum(tiles.PIPS)
+
+def _signed(word: int) -> int:
+    """A 32-bit word as the int32 with the same bits."""
+    return word - (1 << _WORD_BITS) if word >= 1 << (_WORD_BITS - 1) else word
+
+
+class _Masks:
+    """Tile masks of a set of ``num_tiles`` tiles as int32 words, tile ``t`` at bit ``t % 32`` of
+    word ``t // 32``: a mask is one int32 ``()`` up to 32 tiles (the default game's 28, whose code
+    is then the single-word code), else int32 ``(words,)`` (two words up to the double-nine's 55).
+
+    Every method takes masks with any leading axes (the trailing word axis, if any, last).
+    """
+
+    def __init__(self, num_tiles: int) -> None:
+        self.words = -(-num_tiles // _WORD_BITS)
+        self.single = self.words == 1
+        tile = np.arange(num_tiles)
+        self._tile_word = (tile // _WORD_BITS).astype(np.int32)
+        self._tile_bit = np.array([_signed(1 << (t % _WORD_BITS)) for t in tile], np.int32)
+
+    def const(self, mask: int) -> np.ndarray:
+        """A Python int mask as a constant."""
+        words = [_signed((mask >> (_WORD_BITS * w)) & 0xFFFFFFFF) for w in range(self.words)]
+        return np.array(words[0] if self.single else words, np.int32)
+
+    def rows(self, condition: jax.Array) -> jax.Array:
+        """A condition on masks' leading axes, broadcastable against the masks."""
+        return condition if self.single else condition[..., None]
+
+    def bit(self, tile: jax.Array) -> jax.Array:
+        """The mask of the one tile ``tile`` (an int32 array of ids)."""
+        if self.single:
+            return jnp.int32(1) << tile
+        word = jnp.arange(self.words, dtype=jnp.int32)
+        return jnp.where(word == (tile >> 5)[..., None], jnp.int32(1) << (tile & 31)[..., None], 0)
+
+    def test(self, mask: jax.Array, tile: jax.Array | int) -> jax.Array:
+        """int32 1 where ``tile`` (an int, or ids broadcast against the masks' leading axes) is in ``mask``."""
+        if self.single:
+            return (mask >> tile) & 1
+        if isinstance(tile, int):
+            return (mask[..., tile // _WORD_BITS] >> (tile % _WORD_BITS)) & 1
+        word = mask[..., 0]
+        for index in range(1, self.words):
+            word = jnp.where((tile >> 5) == index, mask[..., index], word)
+        return (word >> (tile & 31)) & 1
+
+    def empty(self, mask: jax.Array) -> jax.Array:
+        """bool: ``mask`` holds no tile."""
+        return mask == 0 if self.single else jnp.all(mask == 0, axis=-1)
+
+    def count(self, mask: jax.Array) -> jax.Array:
+        """int32: tiles in ``mask``."""
+        counts = jax.lax.population_count(mask)
+        return counts if self.single else jnp.sum(counts, axis=-1)
+
+    def of_tiles(self, held: jax.Array) -> jax.Array:
+        """The masks of bool ``(..., num_tiles)`` membership rows (a sum of distinct bits, which
+        wraps into the sign bit as the word's top bit)."""
+        bits = jnp.where(held, jnp.asarray(self._tile_bit), 0)
+        if self.single:
+            return jnp.sum(bits, axis=-1, dtype=jnp.int32)
+        words = [jnp.sum(jnp.where(self._tile_word == w, bits, 0), axis=-1, dtype=jnp.int32) for w in range(self.words)]
+        return jnp.stack(words, axis=-1)
 
 
 @dataclasses.dataclass(frozen=True)
 class State:
-    """One game (a batch under ``vmap``: every field gains a leading batch axis). ``n`` = players.
+    """One game (a batch under ``vmap``: every field gains a leading batch axis). ``n`` = players,
+    ``T`` = tiles of the set (28 for double-six), ``M`` = a mask: int32 ``()`` for ``T <= 32``,
+    else int32 ``(2,)`` (tile ``t`` at bit ``t % 32`` of word ``t // 32``).
 
     The first six attributes are pgx's fields, the next four the AEC environment's infos, and the
     rest the position (hidden information included: show agents ``observation`` only).
 
     Attributes:
         current_player: int32 ``()``, absolute seat to act (after the episode, the last mover).
-        observation: float32 ``(258,)``, ``current_player``'s observation (the AEC layout).
-        legal_action_mask: bool ``(58,)``, its legal actions (all False once the episode is over).
+        observation: float32 ``(size,)``, ``current_player``'s observation (the AEC layout; 258
+            entries for double-six).
+        legal_action_mask: bool ``(2T + 2,)``, its legal actions (all False once the episode is over).
         rewards: float32 ``(n,)`` by absolute seat, what the AEC environment gives at this step.
         terminated: bool ``()``, the episode (hand or match) is over.
         truncated: bool ``()``, always False (every hand ends).
@@ -67,17 +140,17 @@ class State:
         hand_pips: int32 ``(n,)``, pips in each hand; at the step a hand ends, the pips left.
         blocked: bool ``()``, a blocked hand ended at this step.
         scores: int32 ``(n,)``, match totals, the finished hand included (info ``score``).
-        hands: int32 ``(n,)``, each seat's tiles as a bitmask (bit ``t`` = tile ``t``).
-        deck_position: int32 ``(28,)``, per tile id its place in the deal (-1 for the hand tiles
+        hands: ``(n,) + M``, each seat's tiles as a mask.
+        deck_position: int32 ``(T,)``, per tile id its place in the deal (-1 for the hand tiles
             of a fixed deal): the boneyard is the tiles with ``bone_pos <= deck_position <
             bone_end``, drawn in that order.
         bone_pos, bone_end: int32 ``()``, tiles left to draw = ``bone_end - bone_pos``.
         left, right: int32 ``()``, the open values, -1 on an empty line.
-        placed: int32 ``(n,)``, per seat the mask of the tiles it placed on the line.
-        order: int32 ``(28,)``, per tile id ``k`` if it was the k-th tile placed, else 0.
+        placed: ``(n,) + M``, per seat the mask of the tiles it placed on the line.
+        order: int32 ``(T,)``, per tile id ``k`` if it was the k-th tile placed, else 0.
         line_count: int32 ``()``, tiles placed.
         passes: int32 ``()``, passes since the last placement.
-        voids: int32 ``(n,)``, per seat a 7-bit mask of the values it showed it lacks by passing.
+        voids: int32 ``(n,)``, per seat a mask of the values it showed it lacks by passing.
         opener: int32 ``()``, this hand's opener.
         hand_number: int32 ``()``, hands dealt before this one in the match.
         key: uint32 ``(2,)``, the key later hands of a match are dealt from.
@@ -124,25 +197,13 @@ def _where(condition: jax.Array, then: State, otherwise: State) -> State:
 
 
 def _pick(values: jax.Array, index: jax.Array) -> jax.Array:
-    """``values[index]`` for a 1-D ``values`` and a scalar ``index``, as a one-hot sum (batched
+    """``values[index]`` for a scalar ``index`` along the first axis, as a one-hot sum (batched
     gathers are slow on CPU)."""
     hit = jnp.arange(values.shape[0]) == index
+    hit = hit.reshape(hit.shape + (1,) * (values.ndim - 1))
     if values.dtype == jnp.bool_:
-        return jnp.any(hit & values)
-    return jnp.sum(jnp.where(hit, values, 0), dtype=values.dtype)
-
-
-def _pips(masks: jax.Array) -> jax.Array:
-    """Pip totals of tile masks, shape ``masks.shape``.
-
-    A tile ``[a|b]`` holds ``a`` and ``b``: counting ``v`` for each held tile that shows value ``v``
-    counts every tile's pips, doubles once, so each held double ``[v|v]`` adds ``v`` again.
-    """
-    total = jnp.zeros(masks.shape, jnp.int32)
-    for value in range(1, NUM_VALUES):
-        shown = jax.lax.population_count(masks & int(_HOLDING[value])) + ((masks >> _DOUBLE[value]) & 1)
-        total = total + value * shown
-    return total
+        return jnp.any(hit & values, axis=0)
+    return jnp.sum(jnp.where(hit, values, 0), axis=0, dtype=values.dtype)
 
 
 def _raw_key(key: jax.Array) -> jax.Array:
@@ -156,27 +217,30 @@ def _raw_key(key: jax.Array) -> jax.Array:
 
 
 def _deck_positions(words: jax.Array) -> jax.Array:
-    """A uniformly shuffled deck from 28 random words: int32 ``(28,)``, each tile id's place in it.
+    """A uniformly shuffled deck from ``T`` random words: int32 ``(T,)``, each tile id's place in it.
 
-    A tile's place is the rank of its word among the 28, with the tile id in the word's low 5 bits
-    so that no two words tie (a tie of the other 27 bits, probability below 3e-6 per deal, is
-    broken by tile id). Ranks, not a sort: comparisons that vectorise well under ``vmap``.
+    A tile's place is the rank of its word among the ``T``, with the tile id in the word's low
+    bits (5 up to 32 tiles, 6 beyond) so that no two words tie (a tie of the other bits,
+    probability below 3e-6 per double-six deal, is broken by tile id). Ranks, not a sort:
+    comparisons that vectorise well under ``vmap``.
     """
-    keyed = (words & jnp.uint32(0xFFFFFFE0)) | jnp.arange(NUM_TILES, dtype=jnp.uint32)
+    num_tiles = words.shape[0]
+    low_bits = max(5, (num_tiles - 1).bit_length())
+    keep = jnp.uint32((0xFFFFFFFF >> low_bits) << low_bits)
+    keyed = (words & keep) | jnp.arange(num_tiles, dtype=jnp.uint32)
     return jnp.sum(keyed[None, :] < keyed[:, None], axis=1, dtype=jnp.int32)
 
 
 # One threefry call per deal (threefry is costly to compile and to run under vmap): two words,
-# stretched to 32 by the lowbias32 integer hash; 28 shuffle, one draws the opener (modulo n: a
-# bias below 1e-9) and two are the key of the next deal.
-_OPENER_WORD = NUM_TILES
-_KEY_WORDS = slice(30, 32)
+# stretched to T + 4 by the lowbias32 integer hash; T shuffle, one draws the opener (modulo n: a
+# bias below 1e-9) and the last two are the key of the next deal (32 words for double-six).
+_EXTRA_WORDS = 4
 
 
-def _random_words(key: jax.Array) -> jax.Array:
-    """uint32 ``(32,)`` random words from a key (typed or raw)."""
+def _random_words(key: jax.Array, count: int) -> jax.Array:
+    """uint32 ``(count,)`` random words from a key (typed or raw)."""
     seed = jax.random.bits(key, (2,), jnp.uint32)
-    x = (seed[0] ^ (jnp.arange(32, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9))) + seed[1]
+    x = (seed[0] ^ (jnp.arange(count, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9))) + seed[1]
     x = (x ^ (x >> 16)) * jnp.uint32(0x7FEB352D)
     x = (x ^ (x >> 15)) * jnp.uint32(0x846CA68B)
     return x ^ (x >> 16)
@@ -216,13 +280,13 @@ def _narrowed(array: jax.Array, limit: int) -> jax.Array:
     return jnp.where((array >= 0) & (array < limit), array, -1).astype(jnp.int32)
 
 
-def _action_index(action: Any) -> jax.Array:
-    """``action`` as int32, an integer outside ``0..57`` of any width as -1 (illegal): the step
-    never plays a wrapped or truncated number as another action."""
+def _action_index(action: Any, num_actions: int) -> jax.Array:
+    """``action`` as int32, an integer outside ``0..num_actions - 1`` of any width as -1 (illegal):
+    the step never plays a wrapped or truncated number as another action."""
     host = _integer_dtype("action", action)
     if host is None:
-        return _narrowed(action, NUM_ACTIONS)
-    in_range = (host >= 0) & (host < NUM_ACTIONS)
+        return _narrowed(action, num_actions)
+    in_range = (host >= 0) & (host < num_actions)
     index = np.full(host.shape, -1, np.int32)
     index[in_range] = host[in_range]
     return jnp.asarray(index)
@@ -238,6 +302,7 @@ def _seat_index(player: Any, num_players: int) -> jax.Array:
     return jnp.asarray(host.item(), jnp.int32)
 
 
+
 class DrawDominoes:
     """Draw dominoes as pure JAX functions (pgx's ``Env`` API); see ``docs/jax.md``.
 
@@ -248,6 +313,9 @@ class DrawDominoes:
         reward: ``"zero_sum"`` (own hand points minus the mean of the others'), ``"points"`` (own
             hand points) or, with ``episode="match"``, ``"win_loss"`` (+1 the match winner,
             -1/(n-1) each other seat, 0 all on a drawn match). No scaling.
+        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`): the
+            double-``max_pip`` set, tiles dealt to each player (None: 7 with 2 or 3 players, 6
+            with 4) and boneyard tiles never drawn.
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
@@ -255,40 +323,59 @@ class DrawDominoes:
 
     id = "draw_dominoes"
     version = "v0"
-    num_actions = NUM_ACTIONS
-    observation_shape = (OBSERVATION_SIZE,)
 
-    def __init__(self, num_players: int = 2, episode: str = "hand", reward: str = "zero_sum") -> None:
+    def __init__(
+        self,
+        num_players: int = 2,
+        episode: str = "hand",
+        reward: str = "zero_sum",
+        max_pip: int = DEFAULT_MAX_PIP,
+        hand_size: int | None = None,
+        protected: int = PROTECTED_BONEYARD,
+    ) -> None:
         self.num_players = check_choice("num_players", num_players, (2, 3, 4))
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward = check_choice("reward", reward, REWARDS)
-        if self.reward == "win_loss" and self.episode != "match":
-            raise ValueError("reward='win_loss' needs episode='match'; with episode='hand' use 'zero_sum' or 'points'")
-        game = DrawGame(self.num_players)
+        check_reward_episode(self.reward, self.episode)
+        game = DrawGame(self.num_players, max_pip=max_pip, hand_size=hand_size, protected=protected)
         self.game = game
         self.hand_size = game.hand_size
         self.target = game.target
+        self.num_actions = game.num_actions
+        observed = layout(game)
+        self.observation_shape = (observed.size,)
         self._match = self.episode == "match"
-        self._penalty = ILLEGAL_PENALTY[self.reward]
-        self._table = _observation_table(self.num_players, self._match)
-        # zero_sum rewards by numerator n * points - total, from -168 to (n - 1) * 168
+        self._penalty = illegal_move_penalty(self.reward, game)
+        self._num_tiles = game.num_tiles
+        self._num_values = game.tiles.num_values
+        self._draw, self._pass, self._protected = game.draw_action, game.pass_action, game.protected
+        self._masks = _Masks(game.num_tiles)
+        self._low = np.array(game.tiles.low, np.int32)
+        self._high = np.array(game.tiles.high, np.int32)
+        self._holding = np.stack([self._masks.const(mask) for mask in game.tiles.holding])
+        self._doubles = [game.tiles.tile_id((value, value)) for value in range(self._num_values)]
+        self._facts = _FactTable(observed, self._masks.words)
+        # zero_sum rewards by numerator n * points - total, from -max_points to (n - 1) * max_points
         others = self.num_players - 1
-        self._zero_sum = np.array([x / others for x in range(-_MAX_POINTS, others * _MAX_POINTS + 1)], np.float32)
+        points = game.max_hand_points
+        self._max_points = points
+        self._zero_sum = np.array([x / others for x in range(-points, others * points + 1)], np.float32)
 
     def __repr__(self) -> str:
-        return f"DrawDominoes(num_players={self.num_players}, episode={self.episode!r}, reward={self.reward!r})"
+        variant = "" if self.game.is_default else "".join(f", {k}={v}" for k, v in self.game.variant.items())
+        return f"DrawDominoes(num_players={self.num_players}, episode={self.episode!r}, reward={self.reward!r}{variant})"
 
     # ------------------------------------------------------------------ dealing
 
     def init(self, key: jax.Array) -> State:
         """A new episode dealt from ``key`` (a ``jax.random.key`` or ``PRNGKey``): shuffle, deal,
         draw the opener by lottery, zero scores. The same key gives the same game."""
-        words = _random_words(key)
-        opener = (words[_OPENER_WORD] % self.num_players).astype(jnp.int32)
+        words = _random_words(key, self._num_tiles + _EXTRA_WORDS)
+        opener = (words[self._num_tiles] % self.num_players).astype(jnp.int32)
         hands, deck, start = self._deal(words)
         scores = jnp.zeros(self.num_players, jnp.int32)
         return self._finish(
-            self._new_hand(hands, deck, start, jnp.int32(NUM_TILES), opener, scores, 0, words[_KEY_WORDS])
+            self._new_hand(hands, deck, start, jnp.int32(self._num_tiles), opener, scores, 0, words[-2:])
         )
 
     def init_deal(
@@ -302,10 +389,11 @@ class DrawDominoes:
         """A new episode from a fixed deal (the AEC environment's reset options).
 
         Args:
-            hands: int32 ``(num_players, k)``, each seat's tile ids padded with -1 (``k`` = 7
-                fits every normal deal; hands may differ in size for set-up positions).
-            boneyard: int32 ``(m,)``, ``m <= 28``: tile ids in drawing order (``boneyard[0]``
-                first), then -1 padding; at least 2 tiles. Hands and boneyard hold each tile once.
+            hands: int32 ``(num_players, k)``, each seat's tile ids padded with -1, for any ``k``
+                from the longest hand to ``T`` (hands may differ in size for set-up positions).
+            boneyard: int32 ``(m,)``, ``m <= T``: tile ids in drawing order (``boneyard[0]``
+                first), then -1 padding; at least ``protected`` tiles. Hands and boneyard hold
+                each tile once.
             opener: int32, the seat that leads.
             scores: int32 ``(num_players,)``, starting match scores below the target
                 (``episode="match"`` only); default zeros.
@@ -315,13 +403,16 @@ class DrawDominoes:
         ``ValueError`` says what is wrong); under ``jit``/``vmap`` only the shapes are checked,
         and an invalid deal gives an undefined game.
         """
-        n = self.num_players
+        n, num_tiles = self.num_players, self._num_tiles
         hands = jnp.asarray(hands, jnp.int32)
         boneyard = jnp.asarray(boneyard, jnp.int32)
-        if hands.ndim != 2 or hands.shape[0] != n or not 1 <= hands.shape[1] <= NUM_TILES:
+        if hands.ndim != 2 or hands.shape[0] != n or not 1 <= hands.shape[1] <= num_tiles:
             raise ValueError(f"hands must be an int32 array ({n}, k) of tile ids padded with -1, got shape {hands.shape}")
-        if boneyard.ndim != 1 or not PROTECTED_BONEYARD <= boneyard.shape[0] <= NUM_TILES:
-            raise ValueError(f"boneyard must be an int32 array (m,) with 2 <= m <= 28, got shape {boneyard.shape}")
+        fewest = max(self._protected, 1)
+        if boneyard.ndim != 1 or not fewest <= boneyard.shape[0] <= num_tiles:
+            raise ValueError(
+                f"boneyard must be an int32 array (m,) with {fewest} <= m <= {num_tiles}, got shape {boneyard.shape}"
+            )
         if scores is not None and not self._match:
             raise ValueError("scores needs episode='match'")
         scores = jnp.zeros(n, jnp.int32) if scores is None else jnp.asarray(scores, jnp.int32)
@@ -332,10 +423,10 @@ class DrawDominoes:
             raise ValueError(f"opener must be one seat (a scalar), got shape {opener.shape}")
         self._check_deal(hands, boneyard, opener, scores)
         key = jnp.zeros(2, jnp.uint32) if key is None else _raw_key(jnp.asarray(key))
-        masks = jnp.sum(jnp.where(hands >= 0, jnp.int32(1) << jnp.clip(hands, 0, NUM_TILES - 1), 0), axis=1,
-                        dtype=jnp.int32)
+        tile_ids = jnp.arange(num_tiles, dtype=jnp.int32)
+        masks = self._masks.of_tiles(jnp.any(hands[:, :, None] == tile_ids, axis=1))
         order = jnp.arange(boneyard.shape[0], dtype=jnp.int32)
-        in_boneyard = boneyard[None, :] == jnp.arange(NUM_TILES, dtype=jnp.int32)[:, None]
+        in_boneyard = boneyard[None, :] == tile_ids[:, None]
         deck = jnp.max(jnp.where(in_boneyard, order[None, :], -1), axis=1)
         bone_end = jnp.sum(boneyard >= 0, dtype=jnp.int32)
         return self._finish(self._new_hand(masks, deck, jnp.int32(0), bone_end, opener, scores, 0, key))
@@ -348,8 +439,10 @@ class DrawDominoes:
         hand_ids, bone_ids, seat, start = values
         assert hand_ids is not None and bone_ids is not None and seat is not None and start is not None
         for name, ids in (("hands", hand_ids), ("boneyard", bone_ids)):
-            if np.any((ids < -1) | (ids >= NUM_TILES)):
-                raise ValueError(f"{name} must hold tile ids 0..27 and -1 padding, got {ids.tolist()}")
+            if np.any((ids < -1) | (ids >= self._num_tiles)):
+                raise ValueError(
+                    f"{name} must hold tile ids 0..{self._num_tiles - 1} and -1 padding, got {ids.tolist()}"
+                )
         tiles_first = bone_ids >= 0
         if not np.all(tiles_first[: int(tiles_first.sum())]):
             raise ValueError(f"boneyard: the -1 padding must come after the tiles, got {bone_ids.tolist()}")
@@ -366,14 +459,12 @@ class DrawDominoes:
             raise ValueError(f"init_deal: {error}") from None
 
     def _deal(self, words: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """Shuffle (from ``words[:28]``) and cut as ``DrawGame.deal`` cuts its deck: hand masks
-        ``(n,)``, each tile's deck position ``(28,)`` and where the boneyard starts."""
-        position = _deck_positions(words[:NUM_TILES])
+        """Shuffle (from ``words[:T]``) and cut as ``DrawGame.deal`` cuts its deck: hand masks
+        ``(n,) + M``, each tile's deck position ``(T,)`` and where the boneyard starts."""
+        position = _deck_positions(words[: self._num_tiles])
         seats = jnp.arange(self.num_players, dtype=jnp.int32)
         held = (position // self.hand_size)[None, :] == seats[:, None]
-        hands = jnp.sum(jnp.where(held, jnp.int32(1) << jnp.arange(NUM_TILES, dtype=jnp.int32), 0), axis=1,
-                        dtype=jnp.int32)
-        return hands, position, jnp.int32(self.num_players * self.hand_size)
+        return self._masks.of_tiles(held), position, jnp.int32(self.num_players * self.hand_size)
 
     def _new_hand(
         self,
@@ -390,15 +481,27 @@ class DrawDominoes:
         n = self.num_players
         zeros = jnp.zeros(n, jnp.int32)
         return State(
-            current_player=opener, observation=jnp.zeros(OBSERVATION_SIZE, jnp.float32),
-            legal_action_mask=jnp.zeros(NUM_ACTIONS, jnp.bool_), rewards=jnp.zeros(n, jnp.float32),
+            current_player=opener, observation=jnp.zeros(self.observation_shape, jnp.float32),
+            legal_action_mask=jnp.zeros(self.num_actions, jnp.bool_), rewards=jnp.zeros(n, jnp.float32),
             terminated=jnp.bool_(False), truncated=jnp.bool_(False),
-            hand_points=zeros, hand_pips=_pips(hands), blocked=jnp.bool_(False), scores=scores,
+            hand_points=zeros, hand_pips=self._pips(hands), blocked=jnp.bool_(False), scores=scores,
             hands=hands, deck_position=deck, bone_pos=bone_pos, bone_end=bone_end,
-            left=jnp.int32(-1), right=jnp.int32(-1), placed=zeros, order=jnp.zeros(NUM_TILES, jnp.int32),
-            line_count=jnp.int32(0), passes=jnp.int32(0), voids=zeros,
-            opener=opener, hand_number=jnp.asarray(hand_number, jnp.int32), key=key,
+            left=jnp.int32(-1), right=jnp.int32(-1), placed=jnp.zeros_like(hands),
+            order=jnp.zeros(self._num_tiles, jnp.int32), line_count=jnp.int32(0), passes=jnp.int32(0),
+            voids=zeros, opener=opener, hand_number=jnp.asarray(hand_number, jnp.int32), key=key,
         )
+
+    def _pips(self, masks: jax.Array) -> jax.Array:
+        """int32 pip totals of tile masks ``(...) + M``.
+
+        A tile ``[a|b]`` holds ``a`` and ``b``: counting ``v`` for each held tile that shows value ``v``
+        counts every tile's pips, doubles once, so each held double ``[v|v]`` adds ``v`` again.
+        """
+        total = jnp.zeros(masks.shape[: masks.ndim - (0 if self._masks.single else 1)], jnp.int32)
+        for value in range(1, self._num_values):
+            shown = self._masks.count(masks & self._holding[value]) + self._masks.test(masks, self._doubles[value])
+            total = total + value * shown
+        return total
 
     # ------------------------------------------------------------------ stepping
 
@@ -407,16 +510,16 @@ class DrawDominoes:
 
         ``key`` is accepted for pgx's signature and not used: later hands of a match are dealt
         from the key kept in the state. An ended episode is returned unchanged with zero rewards;
-        an illegal action (one not in the mask, or an integer outside ``0..57``, whatever its
-        width) ends the episode with ``ILLEGAL_PENALTY[reward]`` for the acting player.
+        an illegal action (one not in the mask, or an integer outside ``0..2T+1``, whatever its
+        width) ends the episode with :func:`draw_env.rules.illegal_move_penalty` for the acting player.
 
         Raises:
             ValueError: for an action that is not an integer (a float or bool value or dtype), at
                 trace time under ``jit``: it is never rounded to an action.
         """
         del key
-        action = _action_index(action)
-        clipped = jnp.clip(action, 0, NUM_ACTIONS - 1)
+        action = _action_index(action, self.num_actions)
+        clipped = jnp.clip(action, 0, self.num_actions - 1)
         legal = (action == clipped) & _pick(state.legal_action_mask, clipped)
         zero = jnp.zeros(self.num_players, jnp.float32)
         penalty = jnp.where(jnp.arange(self.num_players) == state.current_player, jnp.float32(self._penalty), zero)
@@ -426,40 +529,41 @@ class DrawDominoes:
 
     def _play(self, state: State, action: jax.Array) -> State:
         """Apply a legal ``action``: draw, pass or place; score a hand that ends, deal on in a match."""
-        n = self.num_players
+        n, masks, num_tiles = self.num_players, self._masks, self._num_tiles
         seat = state.current_player
-        is_draw = action == DRAW
-        is_pass = action == PASS
-        is_place = action < DRAW
-        tile = jnp.minimum(action >> 1, NUM_TILES - 1)
+        is_draw = action == self._draw
+        is_pass = action == self._pass
+        is_place = action < self._draw
+        tile = jnp.minimum(action >> 1, num_tiles - 1)
         end = action & 1
         hand = _pick(state.hands, seat)
-        drawn = jnp.sum(jnp.where(state.deck_position == state.bone_pos, jnp.arange(NUM_TILES, dtype=jnp.int32), 0))
-        hand = jnp.where(is_draw, hand | (jnp.int32(1) << drawn), jnp.where(is_place, hand & ~(jnp.int32(1) << tile), hand))
+        tile_ids = jnp.arange(num_tiles, dtype=jnp.int32)
+        drawn = jnp.sum(jnp.where(state.deck_position == state.bone_pos, tile_ids, 0))
+        hand = jnp.where(is_draw, hand | masks.bit(drawn), jnp.where(is_place, hand & ~masks.bit(tile), hand))
         seats = jnp.arange(n, dtype=jnp.int32)
-        hands = jnp.where(seats == seat, hand, state.hands)
+        hands = jnp.where(masks.rows(seats == seat), hand, state.hands)
 
         # Placement: the opening tile [a|b] leaves a on the left and b on the right; otherwise the
         # matching half joins the chosen end and the other half becomes its open value.
-        low, high = _pick(jnp.asarray(_LOW), tile), _pick(jnp.asarray(_HIGH), tile)
+        low, high = _pick(jnp.asarray(self._low), tile), _pick(jnp.asarray(self._high), tile)
         left, right = state.left, state.right
         empty = left < 0
         new_left = jnp.where(empty, low, jnp.where((end == 0), jnp.where(low == left, high, low), left))
         new_right = jnp.where(empty, high, jnp.where((end == 1), jnp.where(low == right, high, low), right))
-        placed_here = is_place & (jnp.arange(NUM_TILES, dtype=jnp.int32) == tile)
+        placed_here = is_place & (tile_ids == tile)
 
         # A pass at the protected boneyard shows the passer holds neither open value.
         shown = (jnp.int32(1) << jnp.maximum(left, 0)) | (jnp.int32(1) << jnp.maximum(right, 0))
         voids = jnp.where(is_pass & (seats == seat), state.voids | shown, state.voids)
         passes = jnp.where(is_place, 0, state.passes + is_pass.astype(jnp.int32))
 
-        domino = is_place & (hand == 0)
+        domino = is_place & masks.empty(hand)
         blocked = is_pass & (passes == n)
         hand_over = domino | blocked
 
         # Scoring: a domino scores every pip left in the opponents' hands; a block scores only for
         # a single lowest total, the opponents' totals minus its own.
-        pips = _pips(hands)
+        pips = self._pips(hands)
         total = jnp.sum(pips)
         lowest = jnp.min(pips)
         single_lowest = jnp.sum(pips == lowest) == 1
@@ -469,24 +573,25 @@ class DrawDominoes:
         match_over = jnp.max(scores) >= self.target
         episode_over = hand_over & (match_over if self._match else jnp.bool_(True))
 
+        placer = masks.rows(is_place & (seats == seat))
         played = state.replace(
             current_player=jnp.where(hand_over | is_draw, seat, (seat + 1) % n),
             rewards=jnp.where(hand_over, self._rewards(points, scores, episode_over), 0.0).astype(jnp.float32),
             terminated=episode_over, hand_points=points, hand_pips=pips, blocked=blocked, scores=scores,
             hands=hands, bone_pos=state.bone_pos + is_draw.astype(jnp.int32),
             left=jnp.where(is_place, new_left, left), right=jnp.where(is_place, new_right, right),
-            placed=jnp.where(is_place & (seats == seat), state.placed | (jnp.int32(1) << tile), state.placed),
+            placed=jnp.where(placer, state.placed | masks.bit(tile), state.placed),
             order=jnp.where(placed_here, state.line_count + 1, state.order),
             line_count=state.line_count + is_place.astype(jnp.int32), passes=passes, voids=voids,
         )
         if not self._match:
             return played
         # A match deals the next hand in the step that ends one; the infos stay the ended hand's.
-        words = _random_words(state.key)
+        words = _random_words(state.key, num_tiles + _EXTRA_WORDS)
         new_hands, deck, start = self._deal(words)
         following = self._new_hand(
-            new_hands, deck, start, jnp.int32(NUM_TILES), (state.opener + 1) % n, scores, state.hand_number + 1,
-            words[_KEY_WORDS],
+            new_hands, deck, start, jnp.int32(num_tiles), next_opener(state.opener, n), scores,
+            state.hand_number + 1, words[-2:],
         ).replace(rewards=played.rewards, hand_points=points, hand_pips=pips, blocked=blocked)
         return _where(hand_over & ~episode_over, following, played)
 
@@ -501,7 +606,7 @@ class DrawDominoes:
             # a third is one unit in the last place off now and then (XLA divides by a constant as
             # a product with its rounded reciprocal): read the quotient from a table NumPy made.
             numerator = n * points - jnp.sum(points)
-            index = jnp.clip(numerator + _MAX_POINTS, 0, self._zero_sum.shape[0] - 1)
+            index = jnp.clip(numerator + self._max_points, 0, self._zero_sum.shape[0] - 1)
             return jnp.take(jnp.asarray(self._zero_sum), index)
         best = jnp.max(scores)
         winner = (scores == best) & (jnp.sum(scores == best) == 1) & episode_over
@@ -515,27 +620,30 @@ class DrawDominoes:
         )
 
     def _legal_mask(self, state: State) -> jax.Array:
-        """bool ``(58,)``: placements of held tiles that fit the chosen end, draw, pass."""
+        """bool ``(2T + 2,)``: placements of held tiles that fit the chosen end, draw, pass."""
+        masks = self._masks
         hand = _pick(state.hands, state.current_player)
         empty = state.left < 0
         # On an empty line any tile opens, with action 2 * tile + LEFT.
-        fits_left = jnp.where(empty, hand, hand & _pick(jnp.asarray(_HOLDING), state.left))
-        fits_right = jnp.where(empty, 0, hand & _pick(jnp.asarray(_HOLDING), state.right))
-        can_draw = state.bone_end - state.bone_pos > PROTECTED_BONEYARD
-        can_pass = ~can_draw & ((fits_left | fits_right) == 0)
+        fits_left = jnp.where(empty, hand, hand & _pick(jnp.asarray(self._holding), state.left))
+        fits_right = jnp.where(empty, 0, hand & _pick(jnp.asarray(self._holding), state.right))
+        can_draw = state.bone_end - state.bone_pos > self._protected
+        can_pass = ~can_draw & masks.empty(fits_left | fits_right)
         # Each entry from its action id (placement 2 * tile + end, then draw, pass): elementwise,
         # no concatenation, which XLA's CPU backend lowers to a branch per entry.
-        action = jnp.arange(NUM_ACTIONS, dtype=jnp.int32)
-        fits = jnp.where((action & 1) == 1, fits_right, fits_left)
-        places = (action < DRAW) & (((fits >> jnp.minimum(action >> 1, NUM_TILES - 1)) & 1) == 1)
-        mask = places | ((action == DRAW) & can_draw) | ((action == PASS) & can_pass)
+        action = jnp.arange(self.num_actions, dtype=jnp.int32)
+        fits = jnp.where(masks.rows((action & 1) == 1), fits_right, fits_left)
+        tile = jnp.minimum(action >> 1, self._num_tiles - 1)
+        places = (action < self._draw) & (masks.test(fits, tile) == 1)
+        mask = places | ((action == self._draw) & can_draw) | ((action == self._pass) & can_pass)
         return mask & ~state.terminated
 
     # ------------------------------------------------------------------ observing
 
     def observe(self, state: State, player: jax.Array | int | None = None) -> jax.Array:
-        """float32 ``(258,)``: absolute seat ``player``'s observation (default the player to act),
-        the AEC environment's layout (:data:`draw_env.observation.BLOCKS`, seats relative to ``player``).
+        """float32 ``observation_shape``: absolute seat ``player``'s observation (default the player
+        to act), the AEC environment's layout (:func:`draw_env.observation.layout`, seats relative
+        to ``player``).
 
         A seat outside ``0..num_players - 1`` given as an array (traced or not) gives all zeros, the
         observation of no seat.
@@ -553,9 +661,9 @@ class DrawDominoes:
     def _observation(self, state: State, player: jax.Array) -> jax.Array:
         """:meth:`observe` of a seat in range (the step's own call: no check on its hot path).
 
-        A few dozen facts are computed (masks, counts, the placement order) and each entry of the
-        vector reads one of them through a table fixed per environment (:func:`_observation_table`):
-        one fused pass writes the 258 entries.
+        The facts of :data:`draw_env.observation.FACTS` are computed (masks, counts, the placement
+        order; per-seat facts in relative seats) and each entry of the vector reads one of them
+        through the variant's table (:class:`_FactTable`): one fused pass writes the vector.
         """
         n = self.num_players
         relative = jnp.arange(SEATS, dtype=jnp.int32)
@@ -565,78 +673,73 @@ class DrawDominoes:
         by_relative = (seats[None, :] == (player + relative[:, None]) % n) & (relative < n)[:, None]
 
         def relative_of(per_seat: jax.Array) -> jax.Array:
-            return jnp.sum(jnp.where(by_relative, per_seat[None, :], 0), axis=1)
+            hit = by_relative.reshape(by_relative.shape + (1,) * (per_seat.ndim - 1))
+            return jnp.sum(jnp.where(hit, per_seat[None], 0), axis=1, dtype=jnp.int32)
 
         bones = state.bone_end - state.bone_pos
-        to_act = jnp.where(state.terminated, -1, (state.current_player - player) % n)
-        facts = {
-            "zero": jnp.zeros(1, jnp.int32),
-            "one": jnp.ones(1, jnp.int32),
-            "hand": _pick(state.hands, player)[None],
-            "line": jnp.sum(state.placed)[None],  # the seats' placed masks are disjoint
-            "left": state.left[None],
-            "right": state.right[None],
-            "placed": relative_of(state.placed),
-            "order": state.order,
-            "sizes": relative_of(jax.lax.population_count(state.hands)),
-            "bones": bones[None],
-            "can_draw": (bones > PROTECTED_BONEYARD).astype(jnp.int32)[None],
-            "voids": relative_of(state.voids),
-            "to_act": to_act[None],
-            "passes": state.passes[None],
-            "scores": relative_of(state.scores),
-            "target": jnp.full(1, self.target, jnp.int32),
-        }
-        values = jnp.concatenate([facts[name].astype(jnp.int32) for name in _FACTS])
-        source, kind, argument = self._table
-        read = values[source]
-        entry = jnp.where(kind == _BIT, (read >> argument) & 1, jnp.where(kind == _VALUE, read, read == argument))
+        zeros = jnp.zeros(SEATS, jnp.int32)
+        per_seat = {"hand": state.hands, "placed": state.placed, "sizes": self._masks.count(state.hands),
+                    "voids": state.voids}
+        # A per-seat fact the table reads for the observer alone is stored as that one row.
+        facts = {name: _pick(values, player) if self._facts.observer_only[name] else relative_of(values)
+                 for name, values in per_seat.items()}
+        facts.update({
+            # the seat to act, found in relative seats directly (cheaper than rotating a per-seat row)
+            "to_act": (relative == (state.current_player - player) % n) & (relative < n) & ~state.terminated,
+            "line": jnp.sum(state.placed, axis=0, dtype=jnp.int32),  # the seats' placed masks are disjoint
+            "left": state.left, "right": state.right, "order": state.order, "bones": bones,
+            "can_draw": (bones > self._protected).astype(jnp.int32), "passes": state.passes,
+            "in_play": jnp.asarray((np.arange(SEATS) < n).astype(np.int32)),
+            "scores": relative_of(state.scores) if self._match else zeros,
+            "target": jnp.int32(self.target if self._match else 0),
+        })
+        return self._facts.read(facts)
+
+
+class _FactTable:
+    """The variant's observation as reads of a facts vector: the declared table
+    (:meth:`draw_env.observation.Layout.fact_table`) with each tile-mask fact widened to its
+    int32 words (a ``"bit"`` read of tile ``t`` reads bit ``t % 32`` of word ``t // 32``).
+
+    Attributes:
+        observer_only: per per-seat fact, whether the table reads only the observer's row (then
+            the facts vector holds that row alone).
+    """
+
+    def __init__(self, observed: Any, words: int) -> None:
+        declared_offsets, source, kind, argument = observed.fact_table()
+        sizes = observed.fact_sizes()
+        widths = {name: 1 for name in FACTS}
+        for block in observed.blocks:
+            if block.read == "bit":
+                widths[block.fact] = max(widths[block.fact], -(-block.width // _WORD_BITS))
+        assert max(widths.values()) <= words
+        fact_of = np.empty(len(source), object)
+        rows = np.zeros(len(source), np.int64)
+        for name, start in declared_offsets.items():
+            inside = (source >= start) & (source < start + sizes[name])
+            fact_of[inside] = name
+            rows[inside] = source[inside] - start
+        read_rows = {name: set(rows[fact_of == name].tolist()) for name in FACTS}
+        self.observer_only = {name: read_rows[name] <= {0} and sizes[name] == SEATS for name in FACTS}
+        stored = {name: 1 if self.observer_only[name] else sizes[name] for name in FACTS}
+        self._lengths = {name: stored[name] * widths[name] for name in FACTS}
+        offsets = dict(zip(FACTS, np.cumsum([0, *self._lengths.values()])[:-1].tolist()))
+        is_bit = kind == _BIT
+        widened = np.array([offsets[name] + row * widths[name] for name, row in zip(fact_of, rows)], np.int64)
+        self._source = (widened + np.where(is_bit, argument // _WORD_BITS, 0)).astype(np.int32)
+        self._kind = kind.astype(np.int32)
+        self._argument = np.where(is_bit, argument % _WORD_BITS, argument).astype(np.int32)
+
+    def read(self, facts: dict[str, jax.Array]) -> jax.Array:
+        """float32: the observation from every fact (int32, in relative seats), each fact's words last."""
+        parts = []
+        for name in FACTS:
+            part = jnp.asarray(facts[name], jnp.int32).reshape(-1)
+            assert part.shape == (self._lengths[name],), (name, part.shape)
+            parts.append(part)
+        values = jnp.concatenate(parts)
+        read = values[self._source]
+        entry = jnp.where(self._kind == _BIT, (read >> self._argument) & 1,
+                          jnp.where(self._kind == _VALUE, read, read == self._argument))
         return entry.astype(jnp.float32)
-
-
-# How an observation entry reads its fact: a bit of a mask, the value itself, or value == argument.
-_BIT, _VALUE, _EQUALS = 0, 1, 2
-#: The facts an observation is read from, with their sizes, in this order.
-_FACTS = {
-    "zero": 1, "one": 1, "hand": 1, "line": 1, "left": 1, "right": 1, "placed": SEATS, "order": NUM_TILES,
-    "sizes": SEATS, "bones": 1, "can_draw": 1, "voids": SEATS, "to_act": 1, "passes": 1, "scores": SEATS,
-    "target": 1,
-}
-_FACT_AT = dict(zip(_FACTS, np.cumsum([0, *_FACTS.values()])[:-1].tolist()))
-
-
-def _observation_table(num_players: int, match: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per observation entry (in :data:`draw_env.observation.BLOCKS` order): which fact it reads,
-    how (:data:`_BIT`, :data:`_VALUE`, :data:`_EQUALS`) and the bit or value it reads."""
-    rows: list[tuple[str, int, int, int]] = []  # (fact, offset in the fact, kind, argument)
-    for block in BLOCKS:
-        name = block.name
-        if name in ("hand", "line"):
-            rows += [(name, 0, _BIT, t) for t in range(NUM_TILES)]
-        elif name in ("left_end", "right_end"):
-            rows += [(name.removesuffix("_end"), 0, _EQUALS, v) for v in range(NUM_VALUES)]
-        elif name == "placed_by":
-            rows += [("placed", r, _BIT, t) for r in range(SEATS) for t in range(NUM_TILES)]
-        elif name == "placement_order":
-            rows += [("order", t, _VALUE, 0) for t in range(NUM_TILES)]
-        elif name == "hand_sizes":
-            rows += [("sizes", r, _VALUE, 0) for r in range(SEATS)]
-        elif name in ("boneyard_size", "can_draw", "passes_in_row"):
-            rows.append(({"boneyard_size": "bones", "passes_in_row": "passes"}.get(name, name), 0, _VALUE, 0))
-        elif name == "lacks":
-            rows += [("voids", r, _BIT, v) for r in range(SEATS) for v in range(NUM_VALUES)]
-        elif name == "to_act":
-            rows += [("to_act", 0, _EQUALS, r) for r in range(SEATS)]
-        elif name == "in_play":
-            rows += [("one" if r < num_players else "zero", 0, _VALUE, 0) for r in range(SEATS)]
-        elif name == "scores":
-            rows += [("scores" if match else "zero", r if match else 0, _VALUE, 0) for r in range(SEATS)]
-        elif name == "target":
-            rows.append(("target" if match else "zero", 0, _VALUE, 0))
-        else:  # pragma: no cover - a new block must be given a row here
-            raise AssertionError(f"observation block {name} has no source")
-    assert len(rows) == OBSERVATION_SIZE
-    source = np.array([_FACT_AT[fact] + offset for fact, offset, _, _ in rows], np.int32)
-    kind = np.array([row[2] for row in rows], np.int32)
-    argument = np.array([row[3] for row in rows], np.int32)
-    return source, kind, argument
