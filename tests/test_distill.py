@@ -13,10 +13,11 @@ from agents.ismcts import ISMCTSAgent
 from agents.policy_network import NumpyPolicy
 from draw_env import env as make_aec_env
 from train import cli
-from train.config import load, load_pipeline
+from train.config import load
 from train.exit.collect import ShardTask, play_shard
 from train.exit.config import ExitConfig
 from train.exit.fit import initial_weights
+from train.pipelines import load_pipeline
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 INIT = Path(__file__).resolve().parent.parent / "agents" / "policies" / "ppo_2p_selfplay.npz"

@@ -1,4 +1,5 @@
-"""examples/jax_ppo.py: PPO in JAX trains end to end, exports a policy file that plays, repeats by seed.
+"""PPO in JAX (train/jax_ppo/): trains end to end, exports a policy file that plays, repeats by seed;
+``examples/jax_ppo.py`` runs it from flags, ``draw-train`` as the pipeline ``jax_ppo``.
 
 One tiny training run (16 games x 16 actions, 2 updates) is compiled once for the module and
 reused: compiling the engine and the update is most of this file's time.
@@ -7,6 +8,7 @@ reused: compiling the engine and the update is most of this file's time.
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -26,6 +28,9 @@ from agents.baselines import HeaviestAgent
 from agents.policy_file import load_policy_file
 from agents.policy_network import NumpyPolicy
 from draw_env.features import encode_batch
+from train import cli
+from train.jax_ppo import trainer as jax_trainer
+from train.run_dir import MARKER, run_files
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Compiles several times faster than XLA's default level, runs slower: right for 2 updates.
@@ -37,9 +42,6 @@ TINY = [
 
 
 def _example():
-    # The script imports its helper module beside it, as running it puts examples/ on the path.
-    if str(ROOT / "examples") not in sys.path:
-        sys.path.insert(0, str(ROOT / "examples"))
     spec = importlib.util.spec_from_file_location("jax_ppo_example", ROOT / "examples" / "jax_ppo.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
@@ -168,3 +170,46 @@ def test_bad_settings_are_refused(example) -> None:
         example.Config(updates=5, chunk=2)
     with pytest.raises(SystemExit):
         example.main(["--output", "policy.zip"])
+
+
+#: The pipeline's config of the same run as TINY (the settings the example's flags leave at their defaults too).
+PIPELINE_TINY = [
+    "num_envs=16", "num_steps=16", "updates=2", "chunk=2", "epochs=1", "minibatches=2", "hidden=[16]", "seed=3",
+    "opponents=[heaviest, heaviest, random, self]", "learning_rate=0.001", "fast_compile=true",
+    "eval.every=2", "eval.matches=2", "eval.opponents=[heaviest]",
+    "final_eval.matches=2", "final_eval.opponents=[random]", "progress_bar=false",
+]  # fmt: skip
+
+
+def test_draw_train_runs_the_jax_ppo_pipeline_into_its_run_folder(
+    example, trained, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result, exported = trained
+
+    def compiled_already(settings: object) -> object:
+        assert settings == result.trainer.config  # the same run: the example's compiled trainer serves
+        return result.trainer
+
+    monkeypatch.setattr(jax_trainer, "Trainer", compiled_already)
+    run = tmp_path / "run"
+    command = ["--config", str(ROOT / "configs" / "jax_ppo_quick.yaml"), *PIPELINE_TINY, f"output_dir={run}"]
+    assert cli.main(command) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"policy written to {run / 'final.npz'}"
+    assert json.loads((run / MARKER).read_text())["pipeline"] == "jax_ppo"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["env_steps"] == 2 * 16 * 16 and [row["opponent"] for row in summary["final_eval"]] == ["random"]
+    assert [row["timesteps"] for row in summary["eval"]] == [512]
+    assert (run / "eval.csv").is_file() and (run / "checkpoints" / "update_000002.npz").is_file()
+    run_files(run, "jax_ppo")  # every file is one the pipeline writes (--overwrite removes them)
+    final, same = load_policy_file(run / "final.npz"), load_policy_file(exported)
+    assert final.provenance["trained_by"] == "draw-train (pipeline: jax_ppo)"
+    for ours, theirs in zip(final.policy + final.value, same.policy + same.value, strict=True):
+        assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))  # the example's run, exactly
+    # A finished run says so when rerun; another setting or --resume is one error line.
+    assert cli.main(command) == 0
+    assert f"{run} is complete" in capsys.readouterr().out
+    for extra in (["seed=4"], ["--resume", "x.zip"]):
+        with pytest.raises(SystemExit) as stopped:
+            cli.main([*command, *extra])
+        assert stopped.value.code == 2
+        assert capsys.readouterr().err.strip().startswith("draw-train: error: ")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -18,19 +18,23 @@ import pytest
 
 from train.config import ConfigError, Section, load
 from train.exit.config import ExitConfig
+from train.pipelines import PIPELINES
 from train.rllib.config import RLlibConfig
 from train.selfplay.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = (TrainConfig, ExitConfig, RLlibConfig)
+#: Every draw-train pipeline's config, and the RLlib script's.
+MODELS = (*(entry.config for entry in PIPELINES.values()), RLlibConfig)
 
 
-def _float_keys(model: type[Section], prefix: str = "") -> Iterator[str]:
+def _float_keys(model: type[Section], prefix: str = "", unused: Collection[str] = ()) -> Iterator[str]:
+    """The float keys of ``model`` (but those of ``unused``, which the pipeline refuses whatever their value)."""
+    not_applying = getattr(model, "not_applying", {})
     for name, field in model.model_fields.items():
         annotation = field.annotation
         if inspect.isclass(annotation) and issubclass(annotation, Section):
-            yield from _float_keys(annotation, f"{prefix}{name}.")
-        elif annotation is float:
+            yield from _float_keys(annotation, f"{prefix}{name}.", not_applying.get(name, ()))
+        elif annotation is float and name not in unused:
             yield prefix + name
 
 

@@ -7,6 +7,9 @@ Examples::
     draw-train --config configs/selfplay_2p.yaml --resume runs/selfplay_2p/checkpoints/step_200000.zip
     draw-train --config configs/exit_2p.yaml          # pipeline: exit, expert iteration (train/exit/)
     draw-train --config configs/exploit.yaml target=ppo cpu_minutes=30   # pipeline: exploit (train/exploit/)
+    draw-train --config configs/jax_ppo_quick.yaml    # pipeline: jax_ppo, PPO in JAX (train/jax_ppo/)
+
+Each pipeline is one entry of :data:`train.pipelines.PIPELINES`.
 
 Running the same command again continues the run in ``output_dir`` (a finished run says so and
 prints its results); ``--overwrite`` starts it over. A config problem, an ``output_dir`` holding
@@ -22,23 +25,24 @@ import sys
 from collections.abc import Sequence
 
 from draw_env.commands import reported_errors
-from train.config import load_pipeline
-from train.exit.config import ExitConfig
-from train.exploit.config import ExploitConfig
+from train.pipelines import PIPELINES, check_options, load_run
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="draw-train",
-        description="Self-play MaskablePPO training for Draw dominoes, evaluated against the baselines.",
-        epilog="Every config key is described in the pipeline's guide: docs/training_selfplay.md, "
-        "docs/training_exit.md, docs/training_exploit.md.",
+        description="Train a Draw dominoes policy with one of the pipelines (the config's pipeline: key) and evaluate it.",
+        epilog="Every config key is described in the pipeline's guide: "
+        + ", ".join(f"{entry.guide} (pipeline: {name})" for name, entry in PIPELINES.items())
+        + ".",
     )
     parser.add_argument(
         "--config",
         required=True,
         help="a YAML config: configs/quick.yaml (a self-play run of seconds), configs/selfplay_2p.yaml "
-        "(self-play PPO), configs/exit_2p.yaml (expert iteration), configs/exploit.yaml (a best response)",
+        "(self-play PPO), configs/exit_2p.yaml (expert iteration), configs/exploit.yaml (a best response), "
+        "configs/jax_ppo_quick.yaml (PPO in JAX); its pipeline: key picks the pipeline "
+        f"({', '.join(PIPELINES)}; none: selfplay)",
     )
     start = parser.add_mutually_exclusive_group()
     start.add_argument(
@@ -68,19 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with reported_errors(parser):
         try:
-            config = load_pipeline(args.config, args.overrides)
-            # The heavy imports (torch) come once the config is valid.
-            if isinstance(config, ExitConfig):
-                from train.exit.run import exit_main
-
-                return exit_main(config, args)
-            if isinstance(config, ExploitConfig):
-                from train.exploit.run import exploit_main
-
-                return exploit_main(config, args)
-            from train.selfplay.run import selfplay_main
-
-            return selfplay_main(config, args)
+            pipeline, config = load_run(args.config, args.overrides)
+            check_options(pipeline, args)
+            # The heavy imports (torch, JAX) come once the config is valid.
+            return pipeline.runner()(config, args)
         except KeyboardInterrupt:
             return 130
 

@@ -5,7 +5,8 @@ defines beside its code (``train/selfplay/config.py``, ``train/exit/config.py``,
 ``train/exploit/config.py``, ``train/rllib/config.py``; those modules import without torch, so a
 config is checked before the heavy imports). :func:`load` reads a YAML file plus ``KEY=VALUE``
 overrides (dotted keys reach sections: ``ppo.learning_rate=1e-4``; values are parsed as YAML);
-:func:`load_pipeline` picks the model a ``draw-train`` config's ``pipeline:`` names. Every model
+:func:`train.pipelines.load_pipeline` picks the model a ``draw-train`` config's ``pipeline:``
+names. Every pipeline evaluates with the one section :class:`EvalSettings`. Every model
 forbids unknown keys, takes no type coercion (``true`` is not a number, ``1.0`` is not an
 integer) and no NaN or infinity. Any problem, in the file or in a value, is one
 :class:`ConfigError` line that names the file or the dotted key, for example
@@ -14,15 +15,22 @@ integer) and no NaN or infinity. Any problem, in the file or in a value, is one
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from draw_env.checks import is_integer, is_number
@@ -33,13 +41,6 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 #: The baselines an evaluation or an opponent pool may name.
 BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
-
-#: ``pipeline:`` of a ``draw-train`` config -> the module and class of its model.
-PIPELINES = {
-    "selfplay": ("train.selfplay.config", "TrainConfig"),
-    "exit": ("train.exit.config", "ExitConfig"),
-    "exploit": ("train.exploit.config", "ExploitConfig"),
-}
 
 Model = TypeVar("Model", bound="Section")
 
@@ -231,6 +232,86 @@ def agent_spec(spec: object, *, policy_must_exist: bool = False) -> tuple[str, d
     return name, kwargs
 
 
+def replaced_keys(replaced: Mapping[str, str]) -> Any:
+    """A model validator refusing the keys of ``replaced`` (key -> what replaced it, in words),
+    each with one line such as ``config key 'eval_matches' was renamed eval.matches``."""
+
+    def refuse(cls: type, data: Any) -> Any:
+        for key, what in replaced.items():
+            if isinstance(data, Mapping) and key in data:
+                raise ConfigError(f"config key {key!r} {what}")
+        return data
+
+    return model_validator(mode="before")(classmethod(refuse))  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# The evaluation section of every pipeline.
+
+
+def _agent_specs(value: list[Any]) -> list[Any]:
+    for spec in value:
+        agent_spec(spec)
+    return value
+
+
+#: A list of agent specs, each checked (:func:`agent_spec`).
+AgentSpecs = Annotated[list[Any], AfterValidator(_agent_specs)]
+
+
+class EvalSettings(Section):
+    """An evaluation of the policy being trained (:func:`arena.learner.evaluate_learner`): ``matches``
+    duplicate matches against each of ``opponents``.
+
+    Every pipeline's ``eval`` (during training) and ``final_eval`` (at the end) sections are of
+    this class; each pipeline sets its defaults and refuses the keys that do not apply to it
+    (:class:`Evaluated`). ``every`` counts in the pipeline's unit (self-play: timesteps; the
+    exploiter: CPU-minutes; PPO in JAX: updates); 0 turns the periodic evaluation off.
+    """
+
+    every: float = number(0.0, 0.0, float(MAX_INT))
+    matches: int = integer(200, 1)
+    opponents: AgentSpecs = Field(
+        default_factory=lambda: ["heaviest", "variety"],
+        min_length=1,
+        description="a non-empty list of agent specs such as 'heaviest' or 'ismcts_python:simulations=200'",
+    )
+    duplicate: bool = True
+    previous: bool = False
+    workers: int = workers(1)
+
+
+class Evaluated(Section):
+    """Base of a pipeline config with evaluation sections (:class:`EvalSettings`).
+
+    :attr:`evaluations` gives each section's defaults in this pipeline: a key the config leaves
+    out takes the pipeline's default (not the class's), key by key. :attr:`not_applying` names,
+    per section, the keys this pipeline does not use, each with why: giving one another value
+    than its default is an error.
+    """
+
+    evaluations: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    not_applying: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _evaluation_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        for name, defaults in cls.evaluations.items():
+            given = data.get(name, {})
+            if not isinstance(given, Mapping):
+                continue  # the field's own check names it
+            section = {**EvalSettings().model_dump(), **defaults}
+            for key, why in cls.not_applying.get(name, {}).items():
+                # Its default is accepted: a saved config.json holds every key.
+                if key in given and given[key] != section[key]:
+                    raise ConfigError(f"config key '{name}.{key}' does not apply here: {why}")
+            data[name] = {**defaults, **given}
+        return data
+
+
 # ---------------------------------------------------------------------------------------------
 # Reading: YAML file + KEY=VALUE overrides -> model, every problem one ConfigError line.
 
@@ -398,32 +479,13 @@ def load(model: type[Model], path: str | Path | None, overrides: Sequence[str] =
         ConfigError: a missing or malformed file, a duplicate key, a malformed override, an
             unknown key or a bad value; the message is one line naming it.
     """
-    return build(model, _raw(path, overrides))
+    return build(model, raw_config(path, overrides))
 
 
-def _raw(path: str | Path | None, overrides: Sequence[str]) -> dict[str, Any]:
+def raw_config(path: str | Path | None, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The YAML config at ``path`` (``None``: empty) with the overrides applied, not yet validated."""
     data = read_yaml(path) if path is not None else {}
     for text in overrides:
         keys, value = parse_override(text)
         apply_override(data, keys, value)
     return data
-
-
-def load_pipeline(path: str | Path | None, overrides: Sequence[str] = ()) -> Section:
-    """A ``draw-train`` config: the model of the ``pipeline`` it names (none: ``selfplay``), loaded.
-
-    Raises:
-        ConfigError: an unknown pipeline, or anything :func:`load` refuses.
-    """
-    data = _raw(path, overrides)
-    pipeline = data.pop("pipeline", "selfplay") if data.get("pipeline") in (None, "selfplay") else data.get("pipeline")
-    if pipeline == "distill":
-        raise ConfigError(
-            "pipeline: distill was replaced: a distillation is a run of pipeline: exit with iterations: 1 "
-            "(configs/distill_2p.yaml shows one)"
-        )
-    if pipeline not in PIPELINES:
-        raise ConfigError(f"config key 'pipeline' must be one of {', '.join(map(repr, PIPELINES))}, got {shown(pipeline)}")
-    module, name = PIPELINES[str(pipeline)]
-    model: type[Section] = getattr(importlib.import_module(module), name)
-    return build(model, data)

@@ -5,7 +5,7 @@ where the run can write, empty or holding a run of the same pipeline whose saved
 (``config.json``) match the config, but for the pipeline's free keys (those that do not change
 what the run computes, such as ``iterations`` or ``progress_bar``). A run is recognised by its
 marker :data:`MARKER`, never by a ``config.json`` alone, and starting over removes only the files
-its pipeline writes (:data:`RUN_FILES`). :func:`read_run_file` reads the JSON files a run keeps
+its pipeline writes (its entry's ``files`` in :data:`train.pipelines.PIPELINES`). :func:`read_run_file` reads the JSON files a run keeps
 (which may have been edited, cut short or swapped) bounded, and checks their whole structure
 against a pydantic schema *before* the run acts on them. Every problem is one
 :class:`~train.config.ConfigError` line naming the file and the field. The protocol as users see
@@ -15,7 +15,6 @@ it (resume, ``--overwrite``): the docs page "Training" (``docs/training.md``, ru
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import re
 import stat
@@ -29,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from draw_env.files import PARTIAL, check_writable, write_json_atomic
 from draw_env.untrusted import ArrayHeader, read_json, read_npz
-from train.config import PIPELINES, ConfigError, Section, build, shown
+from train.config import ConfigError, Section, build, shown
+from train.pipelines import DEFAULT_PIPELINE, PIPELINES
 
 T = TypeVar("T")
 
@@ -39,47 +39,15 @@ MAX_RUN_FILE_BYTES = 16 * 1024 * 1024
 #: shipped 2-player expert iteration holds about a million decisions, 0.8 GB of arrays (more than
 #: a received file's default bound); this leaves room for four such iterations in one shard.
 MAX_SHARD_BYTES = 4 * 1024 * 1024 * 1024
-#: The pipeline of a saved config without a ``pipeline`` key (self-play's configs name none).
-DEFAULT_PIPELINE = "selfplay"
 
 #: The file that marks a directory as a run of ``draw-train``, written with the run's config.
 MARKER = ".draw-run.json"
 RUN_FORMAT = "draw-dominoes-run"
 RUN_VERSION = 1
 
-#: A checkpoint's files: the model zip, its side files, and its policy file (``.npz`` + ``.json``).
-_CHECKPOINT = r"(zip|policy\.json|pool\.npz|state\.json|npz|json)"
-#: The files each pipeline writes in its ``output_dir``: paths relative to it, ``/`` between
-#: folders, each part a regular expression. Starting a run over removes these (and the
-#: temporary files a killed process left of them) and nothing else.
-RUN_FILES: dict[str, tuple[str, ...]] = {
-    "selfplay": (
-        r"summary\.json",
-        r"eval\.csv",
-        r"learning_curve\.png",
-        rf"final\.{_CHECKPOINT}",
-        rf"checkpoints/step_\d+\.{_CHECKPOINT}",
-        r"checkpoints/eval_latest\.(npz|json)",
-        r"tensorboard/ppo_\d+/events\.out\.tfevents\..+",
-    ),
-    "exit": (
-        r"summary\.json",
-        r"state\.json",
-        r"eval\.csv",
-        r"strength\.png",
-        r"final\.(npz|json)",
-        r"iter_\d{3,}/(policy\.npz|policy\.json|data\.npz|eval\.json)",
-        r"tensorboard/events\.out\.tfevents\..+",
-    ),
-    "exploit": (
-        r"exploit\.json",
-        r"eval\.csv",
-        r"exploit_curve\.png",
-        r"(final|interrupted)\.(zip|policy\.json)",
-        r"final\.(npz|json)",
-        r"checkpoints/cpu_\d+s\.(npz|json)",
-    ),
-}
+#: The files each pipeline writes in its ``output_dir`` (its registry entry's ``files``): starting
+#: a run over removes these (and the temporary files a killed process left of them) and nothing else.
+RUN_FILES: dict[str, tuple[str, ...]] = {name: entry.files for name, entry in PIPELINES.items()}
 #: The files of every run: its settings and its marker.
 _EVERY_RUN = (r"config\.json", re.escape(MARKER))
 #: Keys of the ``config.json`` of every run, whatever its version and pipeline.
@@ -192,12 +160,6 @@ def _is_regular_file(path: Path) -> bool:
         return False
 
 
-def _model_of(pipeline: str) -> type[Section]:
-    module, name = PIPELINES[pipeline]
-    model: type[Section] = getattr(importlib.import_module(module), name)
-    return model
-
-
 class RunDir:
     """``config.output_dir``, checked for a run of ``pipeline`` (nothing is written or removed here).
 
@@ -205,7 +167,8 @@ class RunDir:
         config: the run's validated config (it has an ``output_dir``).
         pipeline: the pipeline's name, as :data:`MARKER` records it.
         overwrite: start over (:meth:`start` removes the earlier run's files).
-        free: top-level keys that may differ from the saved config when the run continues.
+        free: top-level keys that may differ from the saved config when the run continues
+            (``None``: the pipeline's ``free_keys``).
 
     Attributes:
         path: the directory.
@@ -219,17 +182,19 @@ class RunDir:
             every differing key with both values).
     """
 
-    def __init__(self, config: Section, pipeline: str, *, overwrite: bool = False, free: Collection[str] = ()) -> None:
+    def __init__(
+        self, config: Section, pipeline: str, *, overwrite: bool = False, free: Collection[str] | None = None
+    ) -> None:
         self.path = Path(config.output_dir)
         self.pipeline = pipeline
         self.overwrite = overwrite
         self.settings = config.to_dict()
-        # A key the saved config lacks (added since) counts as its default.
+        # A key the saved config lacks (added since, at the top or in a section) counts as its default.
         self.defaults = type(config)().to_dict()
         self.earlier: dict[str, Any] | None = None
         #: The pipeline of the run already in the directory (``None``: the directory is empty).
         self.found: str | None = None
-        self.earlier = self._check(free)
+        self.earlier = self._check(PIPELINES[pipeline].free_keys if free is None else free)
 
     def __str__(self) -> str:
         return str(self.path)
@@ -281,7 +246,7 @@ class RunDir:
             if pipeline not in RUN_FILES:
                 raise ConfigError(f"no {MARKER}, and config.json names no pipeline of draw-train: {shown(pipeline)}")
             try:
-                build(_model_of(pipeline), saved)
+                build(PIPELINES[pipeline].config, saved)
             except ConfigError as error:
                 raise ConfigError(f"no {MARKER}, and config.json is no config of pipeline: {pipeline} ({error})") from None
             foreign = scan_run(self.path, pipeline)[1]
@@ -300,7 +265,12 @@ class RunDir:
         Raises:
             ConfigError: naming every differing key with both values.
         """
-        earlier = {**self.defaults, **(self.earlier or {})}
+        earlier = {
+            key: {**self.defaults[key], **value}
+            if isinstance(value, dict) and isinstance(self.defaults.get(key), dict)
+            else value
+            for key, value in {**self.defaults, **(self.earlier or {})}.items()
+        }
         differing = [key for key in keys if self.earlier is not None and earlier.get(key) != self.settings[key]]
         if differing:
             details = "; ".join(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from draw_env.features import FEATURES, feature_size
 from draw_env.observation import OBSERVATION_SIZE
@@ -12,7 +12,8 @@ from draw_env.rules import NUM_ACTIONS
 from train.config import (
     MAX_INT,
     ConfigError,
-    Section,
+    EvalSettings,
+    Evaluated,
     Widths,
     agent_spec,
     check_memory,
@@ -71,26 +72,7 @@ def _partner(spec: object) -> None:
             raise ValueError(str(error).replace("must name agent specs", f"must name partners ('{TEACHER}' or agent specs)")) from None
 
 
-class ExitEvalSettings(Section):
-    """The evaluation of every iteration: duplicate matches against agent specs (and the previous iteration)."""
-
-    matches: int = integer(100, 1)
-    opponents: list[Any] = Field(
-        default_factory=lambda: ["heaviest", "variety"],
-        description="a list of agent specs such as 'heaviest' or 'ismcts_python:simulations=200'",
-    )
-    previous: bool = True
-    workers: int = workers(1)
-
-    @field_validator("opponents")
-    @classmethod
-    def _specs(cls, value: list[Any]) -> list[Any]:
-        for spec in value:
-            agent_spec(spec)
-        return value
-
-
-class ExitConfig(Section):
+class ExitConfig(Evaluated):
     """Everything one expert-iteration run needs; see ``docs/training_exit.md`` for each key."""
 
     pipeline: Literal["exit"] = "exit"
@@ -131,7 +113,14 @@ class ExitConfig(Section):
     output_dir: str = output_dir("runs/exit_2p")
     tensorboard: bool = True
     progress_bar: bool = True
-    eval: ExitEvalSettings = Field(default_factory=ExitEvalSettings)
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+
+    evaluations: ClassVar[dict[str, dict[str, Any]]] = {
+        "eval": {"matches": 100, "opponents": ["heaviest", "variety"], "previous": True},
+    }
+    not_applying: ClassVar[dict[str, dict[str, str]]] = {
+        "eval": {"every": "expert iteration evaluates after every iteration"},
+    }
 
     _init_exists = init_validator()
 

@@ -14,14 +14,12 @@ from pydantic import Field
 from agents.policy_file import load_policy_file, save_policy_file
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
 from draw_env.files import atomic_path, write_json_atomic
-from train.config import ConfigError
 from train.exit.collect import ExitData, collect, shard_runner
 from train.exit.config import ExitConfig
 from train.exit.fit import FitReport, fit, initial_weights
+from train.pipelines import PIPELINES
 from train.run_dir import RunDir, RunFile, read_run_file, row_schema, seconds
 
-#: Settings that do not change what a run computes: they may differ when a run is continued.
-FREE_KEYS = ("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir")
 #: Settings of the guided search only: they may differ while no guided iteration has run.
 GUIDED_KEYS = ("guide", "simulations", "prior_visits", "value_weight", "prior_weight")
 
@@ -59,12 +57,13 @@ def open_run(config: ExitConfig, overwrite: bool) -> tuple[RunDir, int]:
     """The run directory (:class:`train.run_dir.RunDir`) and the iterations already completed in it.
 
     Raises:
-        ConfigError: see :class:`~train.run_dir.RunDir`: settings outside :data:`FREE_KEYS` that
-            differ from the saved run's are refused (unless ``overwrite``); the :data:`GUIDED_KEYS`
+        ConfigError: see :class:`~train.run_dir.RunDir`: settings outside the pipeline's free keys
+            (:data:`train.pipelines.PIPELINES`) that differ from the saved run's are refused (unless
+            ``overwrite``); the :data:`GUIDED_KEYS`
             may differ while the next iteration to run is still unguided. Every file a continued
             run reads is checked here, before it writes.
     """
-    run = RunDir(config, "exit", overwrite=overwrite, free=FREE_KEYS + GUIDED_KEYS)
+    run = RunDir(config, "exit", overwrite=overwrite, free=PIPELINES["exit"].free_keys + GUIDED_KEYS)
     if not run.resuming:
         return run, 0
     completed = read_state(run.path).completed
@@ -93,6 +92,7 @@ def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
         timesteps=decisions,
         train_seconds=seconds,
         seed=config.seed + 1,  # the same deals every iteration: paired comparisons
+        duplicate=settings.duplicate,
         workers=settings.workers,
         progress=config.progress_bar,
     )
@@ -229,14 +229,8 @@ def exit_main(config: ExitConfig, args: Any) -> int:
     Prints the last iteration's results table and ends with ``policy written to PATH``.
 
     Raises:
-        ConfigError: ``--resume`` (rerun the same command to continue instead), or an
-            ``output_dir`` holding another run.
+        ConfigError: an ``output_dir`` holding another run.
     """
-
-    if args.resume is not None:
-        raise ConfigError(
-            "--resume does not apply to pipeline: exit: rerun the same command to continue the run in output_dir"
-        )
     try:
         summary = run_exit(config, overwrite=args.overwrite, address=args.address)
     except KeyboardInterrupt:

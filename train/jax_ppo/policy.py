@@ -1,4 +1,4 @@
-"""The policy side of ``examples/jax_ppo.py``: its features, network, opponents and export.
+"""The policy side of PPO in JAX (:mod:`train.jax_ppo.trainer`): its features, network, opponents and export.
 
 * :func:`encode`: the ``extended`` features of :mod:`draw_env.features` (340 numbers) in JAX, so
   the exported policy file plays through ``agents.make("ppo", path=...)`` exactly as trained;

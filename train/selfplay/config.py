@@ -2,40 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from train.config import (
-    Baselines,
     ConfigError,
-    Section,
-    baselines,
+    EvalSettings,
+    Evaluated,
     fail,
     integer,
     mapping_validator,
     one_of,
     output_dir,
-    workers,
 )
 from train.learner_config import OPPONENT_NAMES, SELF, SNAPSHOTS, LearnerSettings
 
 
-class EvalSettings(Section):
-    """An evaluation against baselines with ``arena.evaluation``.
-
-    ``every`` (timesteps between evaluations) applies to the periodic evaluation only; 0 turns
-    it off.
-    """
-
-    every: int = integer(50_000, 0)
-    matches: int = integer(200, 1)
-    opponents: Baselines = baselines(["heaviest", "variety"])
-    duplicate: bool = True
-    workers: int = workers(1)
-
-
-class TrainConfig(LearnerSettings):
+class TrainConfig(LearnerSettings, Evaluated):
     """Everything one self-play run needs; see ``docs/training_selfplay.md`` for each key."""
 
     total_timesteps: int = integer(200_000, 1)
@@ -51,9 +35,16 @@ class TrainConfig(LearnerSettings):
     tensorboard: bool = True
     progress_bar: bool = True
     eval: EvalSettings = Field(default_factory=EvalSettings)
-    final_eval: EvalSettings = Field(
-        default_factory=lambda: EvalSettings(every=0, matches=500, opponents=["heaviest", "variety", "random"])
-    )
+    final_eval: EvalSettings = Field(default_factory=EvalSettings)
+
+    evaluations: ClassVar[dict[str, dict[str, Any]]] = {
+        "eval": {"every": 50_000, "matches": 200, "opponents": ["heaviest", "variety"]},
+        "final_eval": {"matches": 500, "opponents": ["heaviest", "variety", "random"]},
+    }
+    not_applying: ClassVar[dict[str, dict[str, str]]] = {
+        "eval": {"previous": "self-play has no previous iteration"},
+        "final_eval": {"every": "the final evaluation runs once", "previous": "self-play has no previous iteration"},
+    }
 
     _opponents = mapping_validator(
         "opponents",
@@ -75,6 +66,8 @@ class TrainConfig(LearnerSettings):
         for key, (steps, why) in budgets.items():
             if 0 < steps < rollout:  # 0 only for eval.every, which it turns off
                 raise fail(key, f"at least one rollout, n_envs * ppo.n_steps = {rollout:,} steps ({why})", steps)
+        if not float(self.eval.every).is_integer():
+            raise fail("eval.every", "a whole number of timesteps (0 turns it off)", self.eval.every)
         return self
 
     @field_validator("vec_env", mode="before")

@@ -38,7 +38,6 @@ from arena.learner import (
 )
 from draw_env.files import write_json_atomic
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
-from train.config import ConfigError
 from train.export import export_policy
 from train.plots import plot_learning_curve
 from train.run_dir import RunDir, RunFile, read_run_file, seconds
@@ -203,7 +202,7 @@ class SelfPlayRun:
         tasks = [self.pool, every(self.config.snapshot_every, self.pool.freeze, start)]
         tasks.append(every(self.config.checkpoint_every, self.save_step_checkpoint, start))
         if self.config.eval.every > 0:
-            tasks.append(every(self.config.eval.every, self.run_eval, start))
+            tasks.append(every(int(self.config.eval.every), self.run_eval, start))
         tasks.append(StopOnInterrupt(stop_requested))
         return CallbackList([*tasks, _Clock(self.clock)])
 
@@ -296,10 +295,6 @@ class _Clock(BaseCallback):
         self.clock.stop()
 
 
-#: Settings that may differ when a run is continued by running its command again.
-FREE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "final_eval", "output_dir")
-
-
 class SelfPlaySummary(RunFile):
     """``summary.json`` of a finished run, which a rerun prints (unknown keys are kept)."""
 
@@ -352,7 +347,8 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
             and the config, or an output directory that already holds a run.
         KeyboardInterrupt: after SIGINT, once the last checkpoint is saved.
     """
-    run_dir = RunDir(config, "selfplay", overwrite=overwrite, free=FREE_KEYS if resume is None else config.to_dict())
+    # With --resume the checkpoint's own checks apply (train.checkpoints.MODEL_KEYS), not the saved config's.
+    run_dir = RunDir(config, "selfplay", overwrite=overwrite, free=None if resume is None else config.to_dict())
     output_dir = run_dir.path
     if resume is None and run_dir.resuming:
         summary = finished(run_dir, config)
@@ -475,11 +471,9 @@ def selfplay_main(config: TrainConfig, args: Any) -> int:
     """``draw-train`` for a self-play config (``args`` from :func:`train.cli.build_parser`).
 
     Raises:
-        ConfigError: ``--address``, a bad ``--resume`` checkpoint, or an ``output_dir`` holding another run.
+        ConfigError: a bad ``--resume`` checkpoint, or an ``output_dir`` holding another run.
         KeyboardInterrupt: after Ctrl-C, once the last checkpoint is saved.
     """
-    if args.address is not None:
-        raise ConfigError("--address applies to configs with pipeline: exit only")
     summary = train(config, resume=args.resume, overwrite=args.overwrite)
     print(results_table(summary, config.num_players))
     if summary["learning_curve"]:

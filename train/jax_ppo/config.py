@@ -1,0 +1,87 @@
+"""The config of PPO in JAX (``draw-train`` with ``pipeline: jax_ppo``); see ``docs/jax_training.md``.
+
+It imports without JAX: a config is checked before the heavy imports.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from train.config import (
+    EvalSettings,
+    Evaluated,
+    Widths,
+    fail,
+    integer,
+    layer_widths,
+    number,
+    output_dir,
+    seed_field,
+)
+
+#: The opponents a game slot may seat (:data:`train.jax_ppo.trainer.OPPONENTS`, which needs JAX).
+OPPONENTS = ("heaviest", "random", "self")
+_NO_PREVIOUS = "PPO in JAX has no previous iteration"
+
+
+class JaxPPOConfig(Evaluated):
+    """Everything one run of PPO in JAX needs; see ``docs/jax_training.md`` for each key.
+
+    ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
+    seat's actions count as environment steps), then runs ``epochs`` passes over the learner's
+    decisions in ``minibatches`` minibatches; ``updates`` in all, ``chunk`` of them in each
+    jitted call (a progress line, and the periodic evaluation's grain).
+    """
+
+    pipeline: Literal["jax_ppo"] = "jax_ppo"
+    num_players: Literal[2, 3, 4] = 2
+    seed: int = seed_field()
+    num_envs: int = integer(512, 1, 1 << 20)
+    num_steps: int = integer(32, 1, 1 << 16)
+    updates: int = integer(240, 1)
+    chunk: int = integer(10, 1)
+    epochs: int = integer(2, 1, 1000)
+    minibatches: int = integer(4, 1)
+    learning_rate: float = number(1e-3, 0.0, 1.0, low_open=True)
+    gamma: float = number(1.0, 0.0, 1.0)
+    gae_lambda: float = number(0.95, 0.0, 1.0)
+    clip: float = number(0.2, 0.0, 1.0, low_open=True)
+    value_coef: float = number(0.5, 0.0, 10.0)
+    entropy_coef: float = number(0.01, 0.0, 1.0)
+    max_grad_norm: float = number(0.5, 0.0, 100.0, low_open=True)
+    reward_scale: float = number(0.05, 0.0, 100.0, low_open=True)
+    hidden: Widths = layer_widths([128, 128])
+    activation: Literal["relu", "tanh"] = "relu"
+    opponents: list[Literal[OPPONENTS]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: ["heaviest", "heaviest", "random", "self"],
+        min_length=1,
+        description=f"a non-empty list of opponents ({', '.join(OPPONENTS)}), one per game slot, round robin",
+    )
+    fast_compile: bool = False
+    output_dir: str = output_dir("runs/jax_ppo")
+    progress_bar: bool = True
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    final_eval: EvalSettings = Field(default_factory=EvalSettings)
+
+    evaluations: ClassVar[dict[str, dict[str, Any]]] = {
+        "eval": {"every": 0, "matches": 100, "opponents": ["heaviest", "random"]},
+        "final_eval": {"matches": 500, "opponents": ["heaviest", "random", "variety"]},
+    }
+    not_applying: ClassVar[dict[str, dict[str, str]]] = {
+        "eval": {"previous": _NO_PREVIOUS},
+        "final_eval": {"every": "the final evaluation runs once", "previous": _NO_PREVIOUS},
+    }
+
+    @model_validator(mode="after")
+    def _whole_chunks(self) -> JaxPPOConfig:
+        """Updates in whole jitted chunks, evaluations between chunks, a minibatch of at least one row."""
+        if self.updates % self.chunk:
+            raise fail("updates", f"a multiple of chunk ({self.chunk})", self.updates)
+        every = self.eval.every
+        if every and (not float(every).is_integer() or int(every) % self.chunk):
+            raise fail("eval.every", f"a multiple of chunk ({self.chunk}) updates, or 0 (no periodic evaluation)", every)
+        if self.num_envs * self.num_steps < self.minibatches:
+            raise fail("minibatches", f"at most num_envs * num_steps = {self.num_envs * self.num_steps}", self.minibatches)
+        return self

@@ -1,0 +1,178 @@
+"""A ``draw-train`` run of PPO in JAX (:func:`run_jax_ppo`) and its entry (:func:`jax_ppo_main`).
+
+The run checks its output directory first (:class:`train.run_dir.RunDir`), trains with
+:func:`train.jax_ppo.trainer.train`, evaluates the policy between chunks every ``eval.every``
+updates (each one exported to ``checkpoints/update_N.npz``), exports the final policy file
+``final.npz`` (+ ``final.json``), evaluates it (``final_eval``) and writes ``summary.json``. A
+run is one fixed budget of updates: a rerun of a finished run prints its results, an unfinished
+one is started again with ``--overwrite``. The files and keys: the docs page "PPO in JAX"
+(``docs/jax_training.md``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict, Field
+
+from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
+from train.config import ConfigError
+from train.jax_ppo.config import JaxPPOConfig
+from train.run_dir import RunDir, RunFile, read_run_file, row_schema, seconds
+
+#: XLA options of ``fast_compile``: compiles several times faster, runs slower (tiny runs).
+FAST_COMPILE = {"xla_backend_optimization_level": 0}
+
+
+class JaxPPOSummary(RunFile):
+    """``summary.json`` of a finished run, which a rerun prints (unknown keys are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    env_steps: int = Field(ge=0)
+    train_seconds: float = seconds()
+    final_eval: list[row_schema(EvalRow)]  # type: ignore[valid-type]
+    policy: str
+
+
+def _trainer_module() -> Any:
+    """:mod:`train.jax_ppo.trainer`, or a config error saying what to install."""
+    try:
+        from train.jax_ppo import trainer
+    except ImportError as error:
+        raise ConfigError(
+            f"pipeline: jax_ppo needs JAX, Flax and optax (pip install 'draw-dominoes[jax]'): {error}"
+        ) from None
+    return trainer
+
+
+def trainer_settings(config: JaxPPOConfig) -> Any:
+    """The trainer's :class:`train.jax_ppo.trainer.Config` of ``config``."""
+    trainer = _trainer_module()
+    names = {field.name for field in dataclasses.fields(trainer.Config)}
+    settings = {name: value for name, value in config.to_dict().items() if name in names}
+    return trainer.Config(**{**settings, "hidden": tuple(config.hidden), "opponents": tuple(config.opponents)})
+
+
+def _export(config: JaxPPOConfig, built: Any, params: Any, path: Path, provenance: dict[str, Any]) -> Path:
+    """The network ``params`` of the trainer ``built`` as the policy file ``path``."""
+    from agents.policy_file import save_policy_file
+    from train.jax_ppo.policy import policy_weights
+
+    weights = policy_weights(built.graphdef, params, config.activation, config.num_players, provenance)
+    return save_policy_file(weights, path)
+
+
+def _evaluate(config: JaxPPOConfig, policy: Path, final: bool, env_steps: int, seconds: float) -> list[EvalRow]:
+    settings = config.final_eval if final else config.eval
+    return evaluate_learner(
+        ("network", {"path": str(policy)}),
+        settings.opponents,
+        config.num_players,
+        settings.matches,
+        timesteps=env_steps,
+        train_seconds=seconds,
+        seed=config.seed + (2 if final else 1),
+        duplicate=settings.duplicate,
+        workers=settings.workers,
+        progress=final and config.progress_bar,
+    )
+
+
+def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]:
+    """Train, export and evaluate as ``config`` says; return the summary written to ``summary.json``.
+
+    Raises:
+        ConfigError: before anything is written: JAX missing, or an ``output_dir`` holding another
+            run or an unfinished one (without ``overwrite``).
+    """
+    trainer = _trainer_module()
+    run_dir = RunDir(config, "jax_ppo", overwrite=overwrite)
+    output_dir = run_dir.path
+    if run_dir.resuming:
+        if not (output_dir / "summary.json").is_file():
+            raise ConfigError(
+                f"output_dir {str(output_dir)!r} holds an unfinished run of pipeline: jax_ppo (a run does not "
+                "continue): pass --overwrite to start it again, or choose another output_dir"
+            )
+        summary: dict[str, Any] = read_run_file(output_dir / "summary.json", JaxPPOSummary).model_dump()
+        print(run_dir.complete(f"{summary['env_steps']:,} environment steps"))
+        return summary
+    settings = trainer_settings(config)
+    built = trainer.Trainer(settings)
+    run_dir.start()
+    steps_per_update = settings.env_steps_per_update
+    rows: list[EvalRow] = []
+
+    def evaluate_chunk(updates: int, seconds: float, params: Any) -> None:
+        every = int(config.eval.every)
+        if every == 0 or updates % every:
+            return
+        path = output_dir / "checkpoints" / f"update_{updates:06d}.npz"
+        _export(config, built, params, path, {"trained_by": "draw-train (pipeline: jax_ppo)", "updates": updates})
+        rows.extend(_evaluate(config, path, False, updates * steps_per_update, seconds))
+        write_rows_csv(output_dir / "eval.csv", rows)
+        for row in rows[-len(config.eval.opponents) :]:
+            print(f"[eval] update {updates:>5}  vs {row.opponent:<12} win {row.win_rate:6.1%} "
+                  f"[{row.win_low:.1%}, {row.win_high:.1%}]", flush=True)
+
+    result = trainer.train(
+        settings,
+        progress=config.progress_bar,
+        compiler_options=FAST_COMPILE if config.fast_compile else None,
+        trainer=built,
+        on_chunk=evaluate_chunk,
+    )
+    import jax
+
+    provenance = {
+        "trained_by": "draw-train (pipeline: jax_ppo)",
+        "config": config.to_dict(),
+        "env_steps": result.env_steps,
+        "wall_seconds": round(result.wall_seconds, 1),
+        "cpu_seconds": round(result.cpu_seconds, 1),
+        "backend": jax.default_backend(),
+    }
+    policy = _export(config, built, result.params, output_dir / "final.npz", provenance)
+    final_rows = _evaluate(config, policy, True, result.env_steps, result.train_seconds)
+    summary = {
+        "config": config.to_dict(),
+        "env_steps": result.env_steps,
+        "train_seconds": round(result.train_seconds, 1),
+        "compile_seconds": round(result.compile_seconds, 1),
+        "steps_per_second": round(result.steps_per_second),
+        "backend": provenance["backend"],
+        "final_eval": [dataclasses.asdict(row) for row in final_rows],
+        "eval": [dataclasses.asdict(row) for row in rows],
+        "policy": str(policy),
+    }
+    run_dir.write_json("summary.json", summary)
+    return summary
+
+
+def jax_ppo_main(config: JaxPPOConfig, args: Any) -> int:
+    """``draw-train`` for a config with ``pipeline: jax_ppo`` (``args`` from :func:`train.cli.build_parser`).
+
+    Raises:
+        ConfigError: JAX missing, or an ``output_dir`` holding another run.
+    """
+    try:
+        summary = run_jax_ppo(config, overwrite=args.overwrite)
+    except KeyboardInterrupt:
+        print("\nInterrupted: the run is not finished; rerun the command with --overwrite to start it again.")
+        return 130
+    print(
+        evaluation_table(
+            summary["final_eval"],
+            config.num_players,
+            title=(
+                f"{config.num_players}-player PPO in JAX after {summary['env_steps']:,} environment steps "
+                f"({summary['train_seconds']:.1f} s of training): match win rate, duplicate format"
+            ),
+        )
+    )
+    print(f"Summary: {config.output_dir}/summary.json")
+    print(f"policy written to {summary['policy']}")
+    return 0

@@ -1,0 +1,492 @@
+"""PPO in JAX: one jitted function plays a batch of games and updates the network (:class:`Trainer`).
+
+One jitted function plays a batch of games (``jax.vmap`` over :class:`draw_env.jax.DrawDominoes`)
+for a fixed number of actions with ``jax.lax.scan``, then updates an actor-critic network with
+PPO (epochs and minibatches are ``lax.scan`` loops too), as PureJaxRL does; nothing in it calls
+the host, so the same code runs on CPU, GPU or TPU. :func:`train` runs it in chunks of updates,
+printing progress between them (``on_chunk`` sees the parameters after each chunk).
+
+The learner always sits in seat 0 (each hand's opener is a fair lottery, so it leads its share
+of the hands); every other seat is its game's opponent, fixed per game slot by ``opponents``:
+``heaviest`` (the placement of the highest-pip tile, draws only when it must: the rule-based
+agent ``heaviest`` of ``agents/baselines.py``), ``random`` (uniform over the legal actions, as the
+agent ``random``) or ``self`` (the policy being trained, sampling). Illegal actions are masked by
+setting their logits to -1e9 before the softmax. The features, the network, the JAX opponents
+and the export are :mod:`train.jax_ppo.policy`. Inside the jitted function the network is used
+through Flax NNX's functional API (``nnx.split`` once, ``nnx.merge`` in the traced code):
+parameters and optax state are plain pytrees.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import resource
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from draw_env.jax import DrawDominoes
+from train.jax_ppo.policy import (
+    ACTIVATIONS,
+    MASKED_LOGIT,
+    ActorCritic,
+    encode,
+    heaviest_action,
+    random_action,
+)
+
+OPPONENTS = ("heaviest", "random", "self")
+LEARNER = 0  # the learner's seat
+
+# ---------------------------------------------------------------------------- configuration
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Training settings (the command's flags).
+
+    ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
+    seat's actions count as environment steps), then runs ``epochs`` passes over the learner's
+    decisions in ``minibatches`` minibatches. ``updates`` in all, reported every ``chunk``.
+    """
+
+    num_players: int = 2
+    num_envs: int = 512
+    num_steps: int = 32
+    updates: int = 240
+    chunk: int = 10
+    epochs: int = 2
+    minibatches: int = 4
+    learning_rate: float = 1e-3
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    value_coef: float = 0.5
+    entropy_coef: float = 0.01
+    max_grad_norm: float = 0.5
+    reward_scale: float = 0.05  # zero-sum hand points are up to ~168; the network sees a few units
+    hidden: tuple[int, ...] = (128, 128)
+    activation: str = "relu"
+    opponents: tuple[str, ...] = ("heaviest", "heaviest", "random", "self")
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("num_envs", "num_steps", "updates", "chunk", "epochs", "minibatches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.num_players not in (2, 3, 4):
+            raise ValueError(f"num_players must be 2, 3 or 4, got {self.num_players}")
+        if self.updates % self.chunk:
+            raise ValueError(f"updates ({self.updates}) must be a multiple of chunk ({self.chunk})")
+        if self.num_envs * self.num_steps < self.minibatches:
+            raise ValueError("num_envs * num_steps must be at least minibatches")
+        if not self.opponents or not set(self.opponents) <= set(OPPONENTS):
+            raise ValueError(f"opponents must name some of {', '.join(OPPONENTS)}, got {self.opponents}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
+
+    @property
+    def env_steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def sample_rows(self) -> int:
+        """Rows of learner decisions an update trains on, a multiple of ``minibatches``.
+
+        The learner acts in about 1/n of the steps (less its forced moves); 1.2/n leaves room.
+        """
+        share = min(1.0, 1.2 / self.num_players)
+        per_minibatch = math.ceil(self.env_steps_per_update * share / self.minibatches)
+        return min(per_minibatch, self.env_steps_per_update // self.minibatches) * self.minibatches
+
+
+# ---------------------------------------------------------------------------- training
+
+
+class Transition(NamedTuple):
+    """One action in every game (arrays gain leading axes ``(num_steps, num_envs)`` in a rollout)."""
+
+    inputs: jax.Array  # float32 (340,): features of the acting player's observation
+    mask: jax.Array  # bool (58,)
+    action: jax.Array  # int32
+    log_prob: jax.Array  # float32, of the action under the acting policy
+    value: jax.Array  # float32, the value network's estimate (learner's view when it acts)
+    reward: jax.Array  # float32, the learner's reward from this step, scaled
+    done: jax.Array  # bool, the episode ended at this step (the next step deals a new one)
+    decision: jax.Array  # bool, the learner acted with 2+ legal actions: a training sample
+
+
+class Runner(NamedTuple):
+    """Everything the training loop carries from one update to the next."""
+
+    params: nnx.State
+    opt_state: optax.OptState
+    games: Any  # draw_env.jax.State, batched
+    key: jax.Array
+
+
+class Metrics(NamedTuple):
+    """Per update. Arrays over opponents are ordered as :data:`OPPONENTS`."""
+
+    loss: jax.Array
+    policy_loss: jax.Array
+    value_loss: jax.Array
+    entropy: jax.Array
+    decisions: jax.Array  # learner decisions in the rollout
+    dropped: jax.Array  # decisions beyond Config.sample_rows, left out of the update
+    hands: jax.Array  # (3,) hands finished, per opponent kind
+    wins: jax.Array  # (3,) hands where the learner's zero-sum reward was positive
+    points: jax.Array  # (3,) learner's unscaled reward summed over finished hands
+
+
+class Trainer:
+    """Builds the pure functions of one configuration: :meth:`init` and :meth:`train_chunk`."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.env = DrawDominoes(num_players=config.num_players, episode="hand", reward="zero_sum")
+        # The network's structure, without computing any weights (each run draws its own).
+        abstract = nnx.eval_shape(lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0)))
+        self.graphdef = nnx.graphdef(abstract)
+        schedule = optax.linear_schedule(
+            config.learning_rate, 0.0, config.updates * config.epochs * config.minibatches
+        )
+        self.optimizer = optax.chain(
+            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(schedule, eps=1e-5)
+        )
+        kinds = [OPPONENTS.index(name) for name in config.opponents]
+        #: Opponent kind of each game slot, round robin over ``config.opponents``.
+        self.opponent = jnp.asarray(np.resize(kinds, config.num_envs), jnp.int32)
+        self._compiled: Any = None
+
+    # -- pieces
+
+    def apply(self, params: nnx.State, inputs: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """(logits, value) of the network ``params`` for ``inputs`` ``(..., 340)``."""
+        return nnx.merge(self.graphdef, params)(inputs)
+
+    def init(self, key: jax.Array) -> Runner:
+        """Fresh network (from ``key``), optimizer state, and games marked ended.
+
+        The games are zeros of the engine's state shapes, marked ``terminated``: the first step
+        of the first rollout deals them, so the engine's ``init`` is compiled once, inside the
+        training function, instead of a second time here.
+        """
+        net_key, key = jax.random.split(key)
+        params = nnx.split(ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key)))[1]
+        shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
+        games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
+        games = games.replace(terminated=jnp.ones(self.config.num_envs, bool))
+        return Runner(params, self.optimizer.init(params), games, key)
+
+    def _env_step(self, params: nnx.State, games: Any, key: jax.Array) -> tuple[Any, Transition]:
+        """Games that ended are dealt anew, then every game takes one action (the learner's or an
+        opponent's)."""
+        policy_key, random_key, reset_key = jax.random.split(key, 3)
+        n = self.config.num_envs
+        fresh = jax.vmap(self.env.init)(jax.random.split(reset_key, n))
+        ended = games.terminated | games.truncated
+        games = jax.tree.map(lambda new, old: jnp.where(_rows(ended, new), new, old), fresh, games)
+        mask = games.legal_action_mask
+        inputs = encode(games.observation, mask)
+        logits, value = self.apply(params, inputs)
+        log_probs = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
+        sampled = jax.random.categorical(policy_key, log_probs).astype(jnp.int32)
+        by_kind = jnp.stack([heaviest_action(mask), random_action(random_key, mask), sampled])
+        learner_turn = games.current_player == LEARNER
+        action = jnp.where(learner_turn, sampled, by_kind[self.opponent, jnp.arange(n)])
+        after = jax.vmap(self.env.step)(games, action)
+        transition = Transition(
+            inputs=inputs,
+            mask=mask,
+            action=action,
+            log_prob=jnp.take_along_axis(log_probs, action[:, None], axis=1)[:, 0],
+            value=value,
+            reward=after.rewards[:, LEARNER] * self.config.reward_scale,
+            done=after.terminated | after.truncated,
+            decision=learner_turn & (mask.sum(-1) > 1),
+        )
+        return after, transition
+
+    def _advantages(self, rollout: Transition, last_value: jax.Array) -> jax.Array:
+        """GAE over the learner's decisions only, ``(num_steps, num_envs)`` (0 elsewhere).
+
+        A decision's reward is the learner's reward from its own action up to its next decision
+        (opponents' and forced moves fold into it); an episode ending in between cuts the
+        bootstrap, and whatever follows the end belongs to the next episode.
+        """
+        gamma, lam = self.config.gamma, self.config.gae_lambda
+
+        def backwards(
+            carry: tuple[jax.Array, ...], step: Transition
+        ) -> tuple[tuple[jax.Array, ...], jax.Array]:
+            segment_reward, segment_done, next_value, next_advantage = carry
+            segment_reward = jnp.where(step.done, step.reward, step.reward + segment_reward)
+            segment_done = step.done | segment_done
+            live = 1.0 - segment_done
+            delta = segment_reward + gamma * next_value * live - step.value
+            advantage = delta + gamma * lam * live * next_advantage
+            zero = jnp.zeros_like(segment_reward)
+            carry = (
+                jnp.where(step.decision, zero, segment_reward),
+                jnp.where(step.decision, False, segment_done),
+                jnp.where(step.decision, step.value, next_value),
+                jnp.where(step.decision, advantage, next_advantage),
+            )
+            return carry, jnp.where(step.decision, advantage, 0.0)
+
+        zero = jnp.zeros_like(last_value)
+        start = (zero, jnp.zeros(last_value.shape, bool), last_value, zero)
+        return jax.lax.scan(backwards, start, rollout, reverse=True)[1]
+
+    def _loss(
+        self, params: nnx.State, batch: Transition, advantages: jax.Array, targets: jax.Array
+    ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+        config = self.config
+        logits, value = self.apply(params, batch.inputs)
+        log_probs = jax.nn.log_softmax(jnp.where(batch.mask, logits, MASKED_LOGIT))
+        log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
+        ratio = jnp.exp(log_prob - batch.log_prob)
+        clipped = jnp.clip(ratio, 1 - config.clip, 1 + config.clip)
+        policy_loss = -jnp.minimum(ratio * advantages, clipped * advantages)
+        value_clipped = batch.value + jnp.clip(value - batch.value, -config.clip, config.clip)
+        value_loss = 0.5 * jnp.maximum((value - targets) ** 2, (value_clipped - targets) ** 2)
+        entropy = -(jnp.exp(log_probs) * log_probs).sum(-1)
+        weight = batch.decision / jnp.maximum(batch.decision.sum(), 1)
+        parts = tuple((weight * part).sum() for part in (policy_loss, value_loss, entropy))
+        total = parts[0] + config.value_coef * parts[1] - config.entropy_coef * parts[2]
+        return total, parts
+
+    # -- one update, and a chunk of them
+
+    def update(self, runner: Runner, _: Any = None) -> tuple[Runner, Metrics]:
+        """Roll out ``num_steps`` actions in every game, then the PPO epochs on the learner's decisions."""
+        config = self.config
+        key, rollout_key, select_key, shuffle_key = jax.random.split(runner.key, 4)
+
+        def rollout_step(games: Any, step_key: jax.Array) -> tuple[Any, Transition]:
+            return self._env_step(runner.params, games, step_key)
+
+        games, rollout = jax.lax.scan(
+            rollout_step, runner.games, jax.random.split(rollout_key, config.num_steps)
+        )
+        # Bootstrap from the learner's own view of where each game stands (its mask is all zero
+        # when another seat is to act, as in the AEC environment).
+        own_mask = games.legal_action_mask & (games.current_player == LEARNER)[:, None]
+        own_view = jax.vmap(self.env.observe)(games, jnp.full(config.num_envs, LEARNER, jnp.int32))
+        last_value = self.apply(runner.params, encode(own_view, own_mask))[1]
+        advantages = self._advantages(rollout, last_value)
+        targets = advantages + rollout.value
+        decisions = rollout.decision
+        count = jnp.maximum(decisions.sum(), 1)
+        mean = (advantages * decisions).sum() / count
+        std = jnp.sqrt((((advantages - mean) * decisions) ** 2).sum() / count)
+        normalised = (advantages - mean) / (std + 1e-8)
+
+        # Only the learner's decisions train: gather them (in random order) into a fixed number
+        # of rows, so the epochs do not spend their work on opponents' and forced moves. Rows
+        # left over are other steps, weighted 0 in the loss; decisions beyond the rows are dropped.
+        rows = config.env_steps_per_update
+        shuffled = jax.random.permutation(select_key, rows)
+        chosen = shuffled[jnp.argsort(~decisions.reshape(-1)[shuffled], stable=True)[: config.sample_rows]]
+        flat, flat_advantages, flat_targets = jax.tree.map(
+            lambda x: x.reshape((rows,) + x.shape[2:])[chosen], (rollout, normalised, targets)
+        )
+        grad_fn = jax.value_and_grad(self._loss, has_aux=True)
+
+        def epoch(carry: tuple[nnx.State, optax.OptState], epoch_key: jax.Array) -> tuple[Any, Any]:
+            order = jax.random.permutation(epoch_key, config.sample_rows)
+
+            def split(x: jax.Array) -> jax.Array:
+                return x[order].reshape((config.minibatches, -1) + x.shape[1:])
+
+            batches = (jax.tree.map(split, flat), split(flat_advantages), split(flat_targets))
+
+            def minibatch(carry: tuple[nnx.State, optax.OptState], batch: Any) -> tuple[Any, Any]:
+                params, opt_state = carry
+                (loss, parts), grads = grad_fn(params, *batch)
+                updates, opt_state = self.optimizer.update(grads, opt_state, params)
+                return (optax.apply_updates(params, updates), opt_state), (loss, *parts)
+
+            return jax.lax.scan(minibatch, carry, batches)
+
+        (params, opt_state), losses = jax.lax.scan(
+            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, config.epochs)
+        )
+        loss, policy_loss, value_loss, entropy = (part.mean() for part in losses)
+        kind = jax.nn.one_hot(self.opponent, len(OPPONENTS))  # (num_envs, 3)
+        ended = rollout.done.astype(jnp.float32)
+        points = rollout.reward / config.reward_scale * ended
+        metrics = Metrics(
+            loss=loss,
+            policy_loss=policy_loss,
+            value_loss=value_loss,
+            entropy=entropy,
+            decisions=decisions.sum(),
+            dropped=jnp.maximum(decisions.sum() - config.sample_rows, 0),
+            hands=ended.sum(0) @ kind,
+            wins=(points > 0).astype(jnp.float32).sum(0) @ kind,
+            points=points.sum(0) @ kind,
+        )
+        return Runner(params, opt_state, games, key), metrics
+
+    def train_chunk(self, runner: Runner) -> tuple[Runner, Metrics]:
+        """``config.chunk`` updates in one ``lax.scan`` (jit this), metrics stacked per update."""
+        return jax.lax.scan(self.update, runner, None, length=self.config.chunk)
+
+    def compile(self, runner: Runner, compiler_options: dict[str, Any] | None = None) -> Any:
+        """:meth:`train_chunk` jitted and compiled for ``runner``'s shapes, once per trainer."""
+        if self._compiled is None:
+            jitted = jax.jit(self.train_chunk, donate_argnums=0)
+            self._compiled = jitted.lower(runner).compile(compiler_options)
+        return self._compiled
+
+
+def _rows(condition: jax.Array, like: jax.Array) -> jax.Array:
+    """``condition`` ``(n,)`` shaped to broadcast against ``like`` ``(n, ...)``."""
+    return condition.reshape(condition.shape + (1,) * (like.ndim - 1))
+
+
+# ---------------------------------------------------------------------------- a run
+
+
+@dataclasses.dataclass
+class Result:
+    """What :func:`train` returns: the final parameters, every update's metrics and the timings."""
+
+    trainer: Trainer
+    params: nnx.State
+    metrics: Metrics  # numpy arrays, one row per update
+    env_steps: int
+    compile_seconds: float
+    train_seconds: float  # wall time of the updates, compilation excluded
+    wall_seconds: float  # the whole run, compilation included
+    cpu_seconds: float  # this process's CPU time (all threads), compilation included
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.env_steps / self.train_seconds
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def train(
+    config: Config,
+    progress: bool = True,
+    compiler_options: dict[str, Any] | None = None,
+    trainer: Trainer | None = None,
+    on_chunk: Callable[[int, float, nnx.State], None] | None = None,
+) -> Result:
+    """Train with ``config``: compile once, run ``updates / chunk`` jitted chunks, print progress.
+
+    Args:
+        config: the settings.
+        progress: print a line after each chunk.
+        compiler_options: for XLA (e.g. ``{"xla_backend_optimization_level": 0}`` compiles
+            faster and runs slower, for short runs).
+        trainer: a trainer built for the same settings but perhaps another seed, whose compiled
+            function is reused (``Result.trainer`` of an earlier run).
+        on_chunk: called after each chunk with the updates done, the training seconds so far
+            and the parameters (an evaluation); its time is not counted as training.
+    """
+    wall_start, cpu_start = time.perf_counter(), _cpu_seconds()
+    if trainer is None:
+        trainer = Trainer(config)
+    elif dataclasses.replace(trainer.config, seed=config.seed) != config:
+        raise ValueError("the trainer was built for other settings than config (the seed may differ)")
+    chunks = config.updates // config.chunk
+    runner = trainer.init(jax.random.key(config.seed))
+    compiled = trainer.compile(runner, compiler_options)
+    compile_seconds = time.perf_counter() - wall_start
+    if progress:
+        print(
+            f"{config.num_players} players, {config.num_envs} games x {config.num_steps} actions a "
+            f"update, {config.updates} updates, opponents {', '.join(config.opponents)}; "
+            f"backend {jax.default_backend()}, compiled in {compile_seconds:.1f} s",
+            flush=True,
+        )
+    history: list[Metrics] = []
+    train_start = time.perf_counter()
+    outside = 0.0  # seconds spent in on_chunk
+    for index in range(chunks):
+        runner, metrics = compiled(runner)
+        metrics = jax.device_get(metrics)
+        history.append(metrics)
+        if progress:
+            done = (index + 1) * config.chunk
+            seconds = time.perf_counter() - train_start - outside
+            steps = done * config.env_steps_per_update
+            print(
+                f"update {done:>5}/{config.updates}  env steps {steps:>11,}  "
+                f"{steps / seconds:>9,.0f}/s  loss {metrics.loss.mean():+.3f}  entropy "
+                f"{metrics.entropy.mean():.2f}  {_against(metrics)}",
+                flush=True,
+            )
+        if on_chunk is not None:
+            started = time.perf_counter()
+            on_chunk((index + 1) * config.chunk, started - train_start - outside, runner.params)
+            outside += time.perf_counter() - started
+    jax.block_until_ready(runner.params)
+    end = time.perf_counter()
+    stacked = Metrics(*(np.concatenate([getattr(m, name) for m in history]) for name in Metrics._fields))
+    return Result(
+        trainer=trainer,
+        params=runner.params,
+        metrics=stacked,
+        env_steps=config.updates * config.env_steps_per_update,
+        compile_seconds=compile_seconds,
+        train_seconds=end - train_start - outside,
+        wall_seconds=end - wall_start,
+        cpu_seconds=_cpu_seconds() - cpu_start,
+    )
+
+
+def _against(metrics: Metrics) -> str:
+    """``vs heaviest 61% +3.2`` per opponent kind: hands won and mean zero-sum points a hand."""
+    hands, wins, points = (np.asarray(x).sum(0) for x in (metrics.hands, metrics.wins, metrics.points))
+    parts = [
+        f"vs {name} {wins[i] / hands[i]:.0%} {points[i] / hands[i]:+.1f}"
+        for i, name in enumerate(OPPONENTS)
+        if hands[i]
+    ]
+    return "  ".join(parts) if parts else "no hand finished yet"
+
+
+def summary(result: Result, output: Path | None) -> str:
+    """The readable end-of-run report."""
+    config, tail = result.trainer.config, max(1, len(result.metrics.loss) // 10)
+    last = Metrics(*(np.asarray(x)[-tail:] for x in result.metrics))
+    beyond = int(result.metrics.dropped.sum())
+    dropped = f", {beyond:,} of them beyond the updates' rows and left out" if beyond else ""
+    lines = [
+        "",
+        "Summary",
+        f"  environment steps   {result.env_steps:,} (every seat's actions; "
+        f"{int(result.metrics.decisions.sum()):,} learner decisions{dropped})",
+        f"  steps per second    {result.steps_per_second:,.0f} (training only; backend {jax.default_backend()})",
+        f"  wall time           {result.wall_seconds:.1f} s ({result.compile_seconds:.1f} s compiling)",
+        f"  CPU time            {result.cpu_seconds:.1f} s (this process, all threads)",
+        f"  last {tail} updates    {_against(last)} (hands won, mean zero-sum points; sampled play)",
+    ]
+    if output is not None:
+        spec = f"ppo:path={output}"
+        lines += [
+            f"  policy file         {output} (+ {output.with_suffix('.json').name})",
+            "  evaluate it in duplicate matches with:",
+            *(
+                f'    draw-eval "{spec}"{f" {name}" * (config.num_players - 1)} --games 1000 --seed 0'
+                for name in ("random", "heaviest")
+            ),
+        ]
+    return "\n".join(lines)
