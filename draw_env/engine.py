@@ -10,11 +10,14 @@ spread one rulebook over several without making any part of it usable alone.
 
 State layout
 ------------
-One game is one ``int64`` array of :data:`STATE_SIZE` slots (a batch is ``(N, STATE_SIZE)``; row
-``i`` is game ``i``), sized for the largest variant (the double-nine set, 55 tiles). Copy a state
-with ``state.copy()`` or ``dst[:] = src``. Seats are absolute; slots of seats past
-``num_players`` stay zero. The slots each step reads come first. The variant (the set, the hand
-size, the protected tiles) lives in its own slots, so one compiled kernel plays every variant.
+One game is one ``int64`` array (a batch is ``(N, size)``; row ``i`` is game ``i``): 40 fixed
+slots, then ``T`` boneyard slots and ``T`` line slots, ``T`` the variant's tiles, so
+:func:`state_size` slots (:data:`STATE_SIZE`, 96, in the seeds' game; :data:`MAX_STATE_SIZE`,
+150, holds any variant). Rows no longer than the variant needs keep a batch's memory, which each
+step sweeps, as small as it was before variants. Copy a state with ``state.copy()`` or
+``dst[:] = src``. Seats are absolute; slots of seats past ``num_players`` stay zero. The variant
+(the set, the hand size, the protected tiles) lives in its own slots, so one compiled kernel
+plays every variant.
 
 ==================  =====  ==============================================================
 slot                size   meaning
@@ -42,10 +45,10 @@ slot                size   meaning
 ``S_RNG``           1      this game's splitmix64 generator state (the bits of a uint64)
 ``S_SCORES``        4      match scores, the finished hand included
 ``S_POINTS``        4      points each seat scored in the hand (valid once the hand is over)
-``S_PIPS``          4      pips each seat was left holding (valid once the hand is over)
 ``S_DEALT``         4      each hand as dealt at the start of the hand (for records)
-``S_BONEYARD``      55     boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
-``S_LINE``          55     placements in order: ``tile | seat << 6 | end << 8``
+``S_BONEYARD``      T      boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
+``line_start``      T      placements in order, ``tile | seat << 6 | end << 8``, from slot
+                           ``S_BONEYARD + T`` (:data:`S_LINE` in the seeds' game)
 ==================  =====  ==============================================================
 
 Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
@@ -101,11 +104,14 @@ S_WINNER = 25
 S_RNG = 26
 S_SCORES = 28
 S_POINTS = 32
-S_PIPS = 36
-S_DEALT = 40
-S_BONEYARD = 44
-S_LINE = S_BONEYARD + MAX_TILES
-STATE_SIZE = S_LINE + MAX_TILES + 6  # 160 slots: rows of a batch stay 64-byte multiples
+S_DEALT = 36
+S_BONEYARD = 40
+#: The line of the seeds' game: a variant's starts after its T boneyard slots (:func:`line_start`).
+S_LINE = S_BONEYARD + NUM_TILES
+#: Slots of a seeds'-game state (96); a variant's: :func:`state_size`.
+STATE_SIZE = S_BONEYARD + 2 * NUM_TILES
+#: Slots of the largest variant's state (the double-nine set: 150).
+MAX_STATE_SIZE = S_BONEYARD + 2 * MAX_TILES
 
 PLAYING = 0
 DOMINO = 1
@@ -208,6 +214,17 @@ def hand_pips(state: np.ndarray, seat: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def line_start(state: np.ndarray) -> int:
+    """The first line slot: after the variant's T boneyard slots (:data:`S_LINE` in the seeds' game)."""
+    return S_BONEYARD + state[S_NUM_TILES]
+
+
+def state_size(max_pip: int) -> int:
+    """Slots of a state of the double-``max_pip`` set: the fixed slots, then T boneyard and T line slots."""
+    return S_BONEYARD + 2 * tiles.tile_set(max_pip).num_tiles
+
+
+@njit(cache=True, inline="always")
 def boneyard_count(state: np.ndarray) -> int:
     return state[S_BONE_END] - state[S_BONE_POS]
 
@@ -290,7 +307,6 @@ def _start_hand(state: np.ndarray, opener: int) -> None:
         state[S_DEALT + seat] = state[S_HANDS + seat]
         state[S_VOIDS + seat] = 0
         state[S_POINTS + seat] = 0
-        state[S_PIPS + seat] = 0
     state[S_LEFT] = -1
     state[S_RIGHT] = -1
     state[S_CURRENT] = opener
@@ -468,18 +484,16 @@ def _score(state: np.ndarray, status: int, winner: int) -> None:
     max_pip = state[S_MAX_PIP]
     total = 0
     for seat in range(n):
-        left = pips(state[S_HANDS + seat], max_pip)
-        state[S_PIPS + seat] = left
+        total += pips(state[S_HANDS + seat], max_pip)
         state[S_POINTS + seat] = 0
-        total += left
     if status == DOMINO:
         state[S_POINTS + winner] = total  # every pip left in the opponents' hands
     else:
-        lowest = state[S_PIPS]
+        lowest = pips(state[S_HANDS], max_pip)
         winner = 0
         shared = False
         for seat in range(1, n):
-            value = state[S_PIPS + seat]
+            value = pips(state[S_HANDS + seat], max_pip)
             if value < lowest:
                 lowest, winner, shared = value, seat, False
             elif value == lowest:
@@ -533,7 +547,7 @@ def apply_action(state: np.ndarray, action: int) -> int:
     hand = state[S_HANDS + seat] & ~(1 << tile)
     state[S_HANDS + seat] = hand
     state[S_LINE_MASK] |= 1 << tile
-    state[S_LINE + state[S_LINE_COUNT]] = tile | seat << LINE_SEAT_SHIFT | end << LINE_END_SHIFT
+    state[line_start(state) + state[S_LINE_COUNT]] = tile | seat << LINE_SEAT_SHIFT | end << LINE_END_SHIFT
     state[S_LINE_COUNT] += 1
     state[S_PASSES] = 0
     if hand != 0:
@@ -611,11 +625,13 @@ def hand_rewards(state: np.ndarray, scheme: int, episode_over: bool, out: np.nda
 #
 # The observation vector is derived from the blocks of draw_env.observation (Layout): each block
 # names the fact its entries read and how. Below, each fact of observation.FACTS is one compiled
-# function, fact(state, seat, match) with ``seat`` absolute (facts that are not per seat ignore
-# it): a "bit" block reads it as a mask, a "one_hot" block as a value (-1: no entry), a "value"
-# block as a number; a fact read as values over more than one entry per seat writes them itself,
-# fact(state, seat, match, out, offset). Facts are branch-free where the branch would go either
-# way from seat to seat (a mispredicted branch per seat costs more than the rest of the fact).
+# function. Most give a number, fact(state, seat, match) with ``seat`` absolute (facts that are
+# not per seat ignore it): a "bit" block reads it as a mask, a "one_hot" block as a value (-1: no
+# entry), a "value" block as a number. The facts of the placements (who placed each tile, in
+# which order) write their block themselves, fact(state, player, match, out, offset, width), from
+# ``player``'s view: one pass over the line serves every seat, where a mask per seat would take a
+# pass per seat. Facts are branch-free where the branch would go either way from seat to seat (a
+# mispredicted branch per seat costs more than the rest of the fact).
 #
 # The writer is generated from the blocks (one statement per block, the per-seat blocks in one
 # loop over the seats) and compiled once; where each block starts comes from a table of every
@@ -645,18 +661,23 @@ def _fact_right(state: np.ndarray, seat: int, match: bool) -> int:
 
 
 @njit(cache=True, inline="always")
-def _fact_placed(state: np.ndarray, seat: int, match: bool) -> int:
-    mask = 0
+def _write_placed(state: np.ndarray, player: int, match: bool, out: np.ndarray, offset: int, width: int) -> None:
+    """Each placed tile's bit in the row of its placer, seats relative to ``player``."""
+    n = state[S_NUM_PLAYERS]
+    first = line_start(state)
     for k in range(state[S_LINE_COUNT]):
-        entry = state[S_LINE + k]
-        mask |= ((entry >> LINE_SEAT_SHIFT) & 3 == seat) << (entry & LINE_TILE_MASK)
-    return mask
+        entry = state[first + k]
+        relative = ((entry >> LINE_SEAT_SHIFT) & 3) - player
+        relative += n * (relative < 0)
+        out[offset + relative * width + (entry & LINE_TILE_MASK)] = 1.0
 
 
 @njit(cache=True, inline="always")
-def _fact_order(state: np.ndarray, seat: int, match: bool, out: np.ndarray, offset: int) -> None:
+def _write_order(state: np.ndarray, player: int, match: bool, out: np.ndarray, offset: int, width: int) -> None:
+    """Each placed tile's place in the line, from 1."""
+    first = line_start(state)
     for k in range(state[S_LINE_COUNT]):
-        out[offset + (state[S_LINE + k] & LINE_TILE_MASK)] = k + 1
+        out[offset + (state[first + k] & LINE_TILE_MASK)] = k + 1
 
 
 @njit(cache=True, inline="always")
@@ -704,14 +725,12 @@ def _fact_target(state: np.ndarray, seat: int, match: bool) -> int:
     return target(state[S_NUM_PLAYERS]) if match else 0
 
 
-#: The compiled function of each fact of :data:`draw_env.observation.FACTS`.
+#: The compiled function of each fact of :data:`draw_env.observation.FACTS` that gives a number.
 FACT_KERNELS: dict[str, Callable[..., object]] = {
     "hand": _fact_hand,
     "line": _fact_line,
     "left": _fact_left,
     "right": _fact_right,
-    "placed": _fact_placed,
-    "order": _fact_order,
     "sizes": _fact_sizes,
     "bones": _fact_bones,
     "can_draw": _fact_can_draw,
@@ -722,6 +741,8 @@ FACT_KERNELS: dict[str, Callable[..., object]] = {
     "scores": _fact_scores,
     "target": _fact_target,
 }
+#: The compiled function of each fact that writes its block itself.
+BLOCK_WRITERS: dict[str, Callable[..., None]] = {"placed": _write_placed, "order": _write_order}
 
 
 @njit(cache=True, inline="always")
@@ -738,7 +759,7 @@ def _write_one_hot(out: np.ndarray, offset: int, value: int) -> None:
 
 
 def _block_statement(index: int, block: Block, seat: str) -> str:
-    """The statement that writes block ``index`` for the (absolute) seat named ``seat``."""
+    """The statement that writes block ``index`` of a number fact for the (absolute) seat named ``seat``."""
     fact = FACT_KERNELS[block.fact].__name__
     offset = f"program[{index}, 0]"
     if block.seats == "relative":
@@ -750,14 +771,21 @@ def _block_statement(index: int, block: Block, seat: str) -> str:
         return f"_write_one_hot(out, {offset}, {read})"
     if block.width == 1:
         return f"out[{offset}] = {read}"
-    return f"{fact}(state, {seat}, match, out, {offset})"
+    raise ValueError(f"block {block.name!r}: a fact read as several values must write its block (BLOCK_WRITERS)")
 
 
 def _writer_source(blocks: Sequence[Block]) -> str:
     """The source of the writer of layouts made of ``blocks`` (of their kinds; the offsets come
     in ``program``: where each block starts and one seat's row width)."""
-    once = [_block_statement(i, b, "player") for i, b in enumerate(blocks) if b.seats != "relative"]
-    per_seat = [_block_statement(i, b, "seat") for i, b in enumerate(blocks) if b.seats == "relative"]
+    once, per_seat = [], []
+    for index, block in enumerate(blocks):
+        if block.fact in BLOCK_WRITERS:
+            writer = BLOCK_WRITERS[block.fact].__name__
+            once.append(f"{writer}(state, player, match, out, program[{index}, 0], program[{index}, 1])")
+        elif block.seats == "relative":
+            per_seat.append(_block_statement(index, block, "seat"))
+        else:
+            once.append(_block_statement(index, block, "player"))
     lines = [
         "def _write_blocks(state, player, match, program, out):",
         "    for j in range(out.shape[0]):",
@@ -778,7 +806,7 @@ def _kinds(observed: Layout) -> list[tuple[str, str, str, str, bool]]:
 
 
 def _compile_writer(observed: Layout) -> Callable[..., None]:
-    for fact, kernel in FACT_KERNELS.items():
+    for fact, kernel in {**FACT_KERNELS, **BLOCK_WRITERS}.items():
         assert globals()[kernel.__name__] is kernel, fact  # the generated source calls it by name
     namespace: dict[str, Callable[..., None]] = {}
     # Compiled under this file's name so that numba caches it beside the other kernels.
@@ -917,7 +945,7 @@ def _step_kernel(loop: type) -> Callable[..., int]:
                 else:
                     for s in range(n):
                         hand_points[i, s] = state[S_POINTS + s]
-                        hand_pips_out[i, s] = state[S_PIPS + s]
+                        hand_pips_out[i, s] = hand_pips(state, s)
                         score_out[i, s] = state[S_SCORES + s]
                     blocked[i] = status == BLOCKED
                     winner[i] = state[S_WINNER]

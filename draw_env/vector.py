@@ -2,7 +2,7 @@
 
 :class:`DrawVectorEnv` runs every game inside compiled kernels (:mod:`draw_env.engine`): a step
 is one call for all games, with no Python loop over them. Each game is one compact int64 row of
-``engine.STATE_SIZE`` slots, and the observation of any seat is written straight from it into the
+``engine.state_size(max_pip)`` slots, and the observation of any seat is written straight from it into the
 output array (faster than gathering from an absolute table, measured in ``docs/engine.md``). The
 conventions the contract leaves open (auto-reset in the same step, ended games, rewards by
 absolute seat, seeding) follow pgx; ``docs/engine.md`` ("The batched environment") lists them.
@@ -159,7 +159,7 @@ class DrawVectorEnv:
         )
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, game.num_actions))
         n, players = self.num_envs, self.num_players
-        self._states = np.zeros((n, engine.STATE_SIZE), np.int64)
+        self._states = np.zeros((n, engine.state_size(game.max_pip)), np.int64)
         for i in range(n):
             engine.init_variant_state(self._states[i], players, 0, game.max_pip, game.hand_size, game.protected)
         self._finished = np.zeros(n, np.bool_)
@@ -441,7 +441,7 @@ class DrawVectorEnv:
 
     @property
     def states(self) -> np.ndarray:
-        """The engine states ``(num_envs, engine.STATE_SIZE)``, hidden tiles included: for tools,
+        """The engine states ``(num_envs, engine.state_size(max_pip))``, hidden tiles included: for tools,
         tests and centralised critics, never for agents. A read-only view."""
         view = self._states.view()
         view.flags.writeable = False

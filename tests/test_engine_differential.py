@@ -40,10 +40,20 @@ VARIANTS = [
 ]
 
 
+#: What the slots past a state's end hold, to show that no kernel writes past the variant's size.
+GUARD = -12345
+
+
+def new_state(game: DrawGame) -> np.ndarray:
+    """A state of ``game``'s size, the first slots of a longer array whose other slots hold :data:`GUARD`."""
+    size = E.state_size(game.max_pip)
+    return np.full(size + 8, GUARD, np.int64)[:size]
+
+
 def kernel_state(ref: DrawState, seed: int) -> np.ndarray:
     """A kernel state holding the same hand as the fresh rules state ``ref``."""
     game = ref.game
-    state = np.zeros(E.STATE_SIZE, np.int64)
+    state = new_state(game)
     E.init_variant_state(state, game.num_players, seed, game.max_pip, game.hand_size, game.protected)
     hands = np.zeros(E.SEATS, np.int64)
     hands[: ref.num_players] = ref.hands
@@ -56,7 +66,7 @@ def kernel_state(ref: DrawState, seed: int) -> np.ndarray:
 
 def dealt_state(game: DrawGame, seed: int) -> tuple[np.ndarray, DrawState]:
     """A kernel state of a new match dealt by the kernel, and the rules state of the same deal."""
-    state = np.zeros(E.STATE_SIZE, np.int64)
+    state = new_state(game)
     E.init_variant_state(state, game.num_players, seed, game.max_pip, game.hand_size, game.protected)
     E.new_match(state, -1)
     deal = E.deal_of(state)
@@ -123,11 +133,12 @@ def play_hand(state: np.ndarray, ref: DrawState, rng: random.Random, match: bool
     result = ref.result
     players = ref.num_players
     assert tuple(state[E.S_POINTS : E.S_POINTS + players]) == result.points
-    assert tuple(state[E.S_PIPS : E.S_PIPS + players]) == result.pips
+    assert tuple(E.hand_pips(state, seat) for seat in range(players)) == result.pips
     assert tuple(state[E.S_SCORES : E.S_SCORES + players]) == tuple(ref.scores)
     assert state[E.S_WINNER] == (-1 if result.winner is None else result.winner)
     assert E.match_over(state) == ref.is_match_over
     assert E.match_winner(state) == (-1 if ref.match_winner is None else ref.match_winner)
+    assert (state.base[len(state) :] == GUARD).all()  # nothing written past the variant's slots
 
 
 def play_match(state: np.ndarray, ref: DrawState, rng: random.Random) -> None:
@@ -186,6 +197,7 @@ def test_variants_agree_with_rules(players: int, max_pip: int, hand_size: int | 
 
 
 def test_init_state_is_the_seeds_variant() -> None:
+    assert E.state_size(6) == E.STATE_SIZE == 96 and E.state_size(9) == E.MAX_STATE_SIZE
     for players in (2, 3, 4):
         game = DrawGame(players)
         plain, variant = np.zeros((2, E.STATE_SIZE), np.int64)
@@ -195,7 +207,8 @@ def test_init_state_is_the_seeds_variant() -> None:
 
 
 def test_every_observation_fact_has_a_kernel() -> None:
-    assert set(E.FACT_KERNELS) == set(observation.FACTS)
+    assert not set(E.FACT_KERNELS) & set(E.BLOCK_WRITERS)
+    assert set(E.FACT_KERNELS) | set(E.BLOCK_WRITERS) == set(observation.FACTS)
 
 
 def test_shared_lowest_block_scores_nothing() -> None:
@@ -246,7 +259,7 @@ def test_random_below_is_uniform() -> None:
 
 @pytest.mark.parametrize("match", [False, True])
 def test_play_random_keeps_every_tile_somewhere(match: bool) -> None:
-    states = np.zeros((64, E.STATE_SIZE), np.int64)
+    states = np.zeros((64, E.MAX_STATE_SIZE), np.int64)  # rows as long as the largest variant's
     for i in range(64):
         players, max_pip, hand_size, protected = VARIANTS[i % len(VARIANTS)] if i % 2 else (2 + i % 3, 6, None, 2)
         game = DrawGame(players, max_pip, hand_size, protected)
