@@ -147,7 +147,7 @@ class DrawVectorEnv:
         check_reward_episode(self.reward, self.episode)
         self.autoreset = check_bool("autoreset", autoreset)
         self.parallel = check_bool("parallel", parallel)
-        self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)  # type: ignore[arg-type]
+        self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)
         self._match = self.episode == "match"
         self._scheme = REWARDS.index(self.reward)
         observed = layout(game)
