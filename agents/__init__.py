@@ -29,6 +29,7 @@ _REGISTRY: dict[str, str] = {
     "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
     "ismcts_python": "agents.ismcts:ISMCTSAgent",
     "pimc": "agents.pimc:PIMCAgent",
+    "tabular": "agents.tabular:TabularAgent",
     "network": "agents.policy_network:NetworkAgent",
     "ppo": "agents.policy_network:NetworkAgent",  # the same agent, under the name existing specs use
     "ppo_search": "agents.network_search:NetworkSearchAgent",

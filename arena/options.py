@@ -23,9 +23,10 @@ from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP
 
 SEATINGS = ("rotations", "permutations")
 
-#: The agents that play every variant (they read the set from the action mask's length); the
-#: others (network, the searches, OpenSpiel's bots) play the seeds' game only, for now.
-VARIANT_AGENTS = ("random", "random_forced", "heaviest", "variety")
+#: The agents that play variants: the baselines read the set from the action mask's length, and
+#: ``tabular`` plays the variant its table was solved for (another is refused at its first move);
+#: the others (network, the searches, OpenSpiel's bots) play the seeds' game only, for now.
+VARIANT_AGENTS = ("random", "random_forced", "heaviest", "variety", "tabular")
 
 
 def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent") -> None:

@@ -194,8 +194,8 @@ def build_tree(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
     estimate = estimate_nodes(game)
     if tree_bytes(estimate) > max_bytes:
         raise ValueError(
-            f"the game tree of {_describe(game)} has about {estimate:,} nodes and would take about "
-            f"{tree_bytes(estimate) / 1024**3:.1f} GiB, more than the {max_bytes / 1024**3:.1f} GiB allowed"
+            f"the game tree of {_describe(game)} has about {estimate:.3g} nodes and would take about "
+            f"{tree_bytes(estimate) / 1024**3:.3g} GiB, more than the {max_bytes / 1024**3:.3g} GiB allowed"
         )
     listed = deals(game)
     tables = _tables(game)
@@ -652,3 +652,29 @@ def _best_response(
                     total += policy[start + k] * value[first + k]
                 value[node] = total
     return value[:num_deals].sum() / num_deals
+
+
+def reach_probabilities(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """float64 ``(nodes,)``: the probability that a hand reaches each node when both seats play
+    ``strategies`` (laid out as ``tree.actions``), chance included."""
+    reach = np.zeros(tree.num_nodes)
+    _reach(tree.player, tree.infoset, tree.first_child, tree.num_children, tree.num_deals, tree.action_start[0],
+           tree.action_start[1], strategies[0], strategies[1], reach)
+    return reach
+
+
+@njit(cache=True)
+def _reach(
+    player: np.ndarray, infoset: np.ndarray, first_child: np.ndarray, num_children: np.ndarray, num_deals: int,
+    start0: np.ndarray, start1: np.ndarray, strategy0: np.ndarray, strategy1: np.ndarray, reach: np.ndarray,
+) -> None:
+    reach[:num_deals] = 1.0 / num_deals
+    for node in range(player.shape[0]):
+        seat = player[node]
+        if seat < 0:
+            continue
+        start = start0[infoset[node]] if seat == 0 else start1[infoset[node]]
+        strategy = strategy0 if seat == 0 else strategy1
+        first = first_child[node]
+        for k in range(num_children[node]):
+            reach[first + k] = reach[node] * strategy[start + k]

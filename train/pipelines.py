@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from train.config import ConfigError, Section, build, raw_config, shown
+from train.cfr.config import CfrConfig
 from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
 from train.jax_ppo.config import JaxPPOConfig
@@ -125,6 +126,14 @@ PIPELINES: dict[str, Pipeline] = {
             run="train.jax_ppo.run:jax_ppo_main",
             files=(r"summary\.json", r"eval\.csv", r"final\.(npz|json)", r"checkpoints/update_\d+\.(npz|json)"),
             guide="docs/jax_training.md",
+        ),
+        Pipeline(
+            name="cfr",
+            config=CfrConfig,
+            run="train.cfr.run:cfr_main",
+            files=(r"state\.npz", r"progress\.json", r"curve\.(json|png)", r"policy\.(npz|json)", r"summary\.json"),
+            free_keys=("iterations", "cpu_minutes", "target", "checkpoint_minutes", "progress_bar", "output_dir"),
+            guide="docs/exploitability.md",
         ),
     )
 }

@@ -1,0 +1,41 @@
+"""The config of the exact solver (``draw-train`` with ``pipeline: cfr``); see ``docs/exploitability.md``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+
+from draw_env.rules import DrawGame
+from draw_env.tiles import MAX_PIP, MIN_PIP
+from train.config import ConfigError, Section, integer, number, output_dir
+
+
+class CfrConfig(Section):
+    """CFR+ on one hand of a small 2-player variant (the defaults: ``mini``, double-three, three
+    tiles each, three protected), for a budget of CPU time or iterations."""
+
+    pipeline: Literal["cfr"] = "cfr"
+    num_players: Literal[2] = 2
+    max_pip: int = integer(3, MIN_PIP, MAX_PIP)
+    hand_size: int = integer(3, 1, 55)
+    protected: int = integer(3, 0, 55)
+    iterations: int = integer(100_000, 1, 10**9)
+    cpu_minutes: float = number(30.0, 0.0, 100_000.0, low_open=True)
+    target: float = number(0.0, 0.0, 1_000.0)
+    checkpoint_minutes: float = number(2.0, 0.0, 10_000.0, low_open=True)
+    max_memory_gib: float = number(4.0, 0.0, 1024.0, low_open=True)
+    output_dir: str = output_dir("runs/cfr_mini")
+    progress_bar: bool = True
+
+    @model_validator(mode="after")
+    def _a_game(self) -> CfrConfig:
+        try:
+            self.game()
+        except ValueError as error:
+            raise ConfigError(f"config keys max_pip, hand_size, protected: {error}") from None
+        return self
+
+    def game(self) -> DrawGame:
+        """The variant solved."""
+        return DrawGame(2, self.max_pip, self.hand_size, self.protected)

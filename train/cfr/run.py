@@ -1,0 +1,226 @@
+"""The exact solver as a ``draw-train`` pipeline: CFR+ on a small 2-player variant, resumable.
+
+``draw-train --config configs/cfr_mini.yaml`` (``pipeline: cfr``) enumerates the variant's game
+tree, runs CFR+ (:mod:`train.cfr.solver`) until ``iterations``, the CPU budget ``cpu_minutes``
+(this process, measurements excluded) or the ``target`` exploitability is reached, and measures
+the exact exploitability of the average strategy at iterations 1, 2, 4, 8, ... and at the end.
+Rerunning the same command continues the run. In ``output_dir``:
+
+- ``state.npz`` and ``progress.json``: the solver's tables and its curve so far (the checkpoint,
+  written every ``checkpoint_minutes`` of CPU and at the end);
+- ``curve.json`` and ``curve.png``: exploitability against CPU seconds and iterations;
+- ``policy.npz`` and ``policy.json``: the average strategy as a table from observations to action
+  probabilities, which the ``tabular`` agent plays (``tabular:path=.../policy.npz``);
+- ``summary.json``: the final figures, those of the table as played included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.tabular import save_table
+from arena.exploitability import exploitability, exploitability_of_tables
+from draw_env.files import atomic_path
+from draw_env.game_tree import GameTree, build_tree
+from train.cfr.config import CfrConfig
+from train.cfr.solver import SolverState, average_strategy, iterate, observation_table
+from train.config import ConfigError
+from train.run_dir import RunDir, RunFile, read_run_file
+
+
+class CurvePoint(RunFile):
+    """One measurement: after ``iteration`` iterations and ``cpu_seconds`` of solving."""
+
+    iteration: int
+    cpu_seconds: float
+    exploitability: float
+    nash_conv: float
+
+
+class Progress(RunFile):
+    """``progress.json``: how far the solver is (the tables are in ``state.npz``)."""
+
+    iteration: int
+    cpu_seconds: float
+    curve: list[CurvePoint]
+
+
+def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
+    """``draw-train`` for a config with ``pipeline: cfr``."""
+    run = RunDir(config, "cfr", overwrite=args.overwrite)
+    summary = solve(config, run)
+    print(
+        f"CFR+ on {summary['variant']}: {summary['iterations']} iterations, {summary['cpu_seconds']:.1f} CPU-s; "
+        f"exploitability {summary['exploitability']:.3g} points per hand (the table as played: "
+        f"{summary['table_exploitability']:.3g})"
+    )
+    print(f"Policy: {config.output_dir}/policy.npz (plays as tabular:path={config.output_dir}/policy.npz); "
+          f"curve: {config.output_dir}/curve.png")
+    return 0
+
+
+def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
+    """Run (or continue) the solver of ``config`` in ``run``; returns the summary."""
+    game = config.game()
+    tree = build_tree(game, max_bytes=int(config.max_memory_gib * 1024**3))
+    state, progress = _resume(run, tree) if run.resuming else (SolverState.fresh(tree), _no_progress())
+    if not run.resuming:
+        run.start()
+    budget = config.cpu_minutes * 60
+    last_checkpoint = progress.cpu_seconds
+    from tqdm.auto import tqdm
+
+    with tqdm(total=config.iterations, initial=state.iteration, unit="it", desc="CFR+", disable=not config.progress_bar,
+              dynamic_ncols=True) as bar:
+        while not _finished(config, progress, budget):
+            todo = _next_chunk(config, state.iteration, progress, budget)
+            started = time.process_time()
+            iterate(tree, state, todo)
+            progress.cpu_seconds += time.process_time() - started
+            progress.iteration = state.iteration
+            bar.update(todo)
+            if _is_measured(state.iteration) or _finished(config, progress, budget):
+                point = _measure(tree, state, progress)
+                progress.curve.append(point)
+                bar.set_postfix(exploitability=f"{point.exploitability:.3g}")
+            if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
+                _checkpoint(run, state, progress)
+                last_checkpoint = progress.cpu_seconds
+    if not progress.curve or progress.curve[-1].iteration != state.iteration:
+        progress.curve.append(_measure(tree, state, progress))
+    _checkpoint(run, state, progress)
+    return _finish(config, run, tree, state, progress)
+
+
+def _no_progress() -> Progress:
+    return Progress(iteration=0, cpu_seconds=0.0, curve=[])
+
+
+def _finished(config: CfrConfig, progress: Progress, budget: float) -> bool:
+    reached = bool(progress.curve) and progress.curve[-1].iteration == progress.iteration and (
+        progress.curve[-1].exploitability <= config.target
+    )
+    return progress.iteration >= config.iterations or progress.cpu_seconds >= budget or reached
+
+
+def _is_measured(iteration: int) -> bool:
+    return iteration & (iteration - 1) == 0  # a power of two
+
+
+def _next_chunk(config: CfrConfig, iteration: int, progress: Progress, budget: float) -> int:
+    """Iterations until the next measurement, the end, or about a tenth of what is left of the
+    budget (so that the budget and the checkpoints are kept to within a short chunk)."""
+    next_power = 1 << iteration.bit_length()
+    chunk = min(next_power - iteration, config.iterations - iteration)
+    if iteration > 0:
+        per_iteration = progress.cpu_seconds / iteration
+        left = budget - progress.cpu_seconds
+        chunk = min(chunk, max(1, int(min(left, config.checkpoint_minutes * 60) / 10 / max(per_iteration, 1e-9))))
+    return max(1, chunk)
+
+
+def _measure(tree: GameTree, state: SolverState, progress: Progress) -> CurvePoint:
+    result = exploitability_of_tables(tree, _averages(tree, state))
+    return CurvePoint(
+        iteration=state.iteration,
+        cpu_seconds=round(progress.cpu_seconds, 3),
+        exploitability=result.exploitability,
+        nash_conv=result.nash_conv,
+    )
+
+
+def _averages(tree: GameTree, state: SolverState) -> tuple[np.ndarray, np.ndarray]:
+    return average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
+
+
+def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
+    with atomic_path(run.path / "state.npz") as temporary:
+        np.savez(temporary, regrets_0=state.regrets[0], regrets_1=state.regrets[1],
+                 sums_0=state.strategy_sums[0], sums_1=state.strategy_sums[1])
+    run.write_json("progress.json", progress.model_dump())
+
+
+def _resume(run: RunDir, tree: GameTree) -> tuple[SolverState, Progress]:
+    """The checkpoint of the run to continue (a run cut short before its first one starts afresh)."""
+    if not (run.path / "progress.json").exists():
+        return SolverState.fresh(tree), _no_progress()
+    progress = read_run_file(run.path / "progress.json", Progress)
+    arrays = _read_state(run, tree)
+    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]])
+    return state, progress
+
+
+def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
+    from draw_env.untrusted import ArrayHeader, read_npz
+
+    sizes = {f"{kind}_{seat}": len(tree.actions[seat]) for kind in ("regrets", "sums") for seat in (0, 1)}
+
+    def check(headers: dict[str, ArrayHeader]) -> None:
+        if set(headers) != set(sizes):
+            raise ValueError(f"arrays must be {sorted(sizes)}, got {sorted(headers)}")
+        for name, size in sizes.items():
+            if headers[name].shape != (size,) or headers[name].dtype != np.float64:
+                raise ValueError(f"{name} must be float64 of shape ({size},) for this game, got "
+                                 f"{headers[name].dtype} {headers[name].shape}")
+
+    try:
+        arrays = read_npz(run.path / "state.npz", check, max_bytes=8 * sum(sizes.values()) + 1024 * 1024)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    if not all(np.all(np.isfinite(array)) and np.all(array >= 0) for array in arrays.values()):
+        raise ConfigError(f"{run.path / 'state.npz'}: the tables must be finite and non-negative")
+    return arrays
+
+
+def _finish(config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress) -> dict[str, Any]:
+    averages = _averages(tree, state)
+    observations, probabilities = observation_table(tree, averages)
+    index = {row.tobytes(): i for i, row in enumerate(observations)}
+
+    def table(rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return probabilities[[index[row.astype(np.uint8).tobytes()] for row in rows]]
+
+    played = exploitability(tree, table)
+    final = progress.curve[-1]
+    summary = {
+        "variant": ", ".join(f"{key}={value}" for key, value in config.game().variant.items()),
+        "iterations": state.iteration,
+        "cpu_seconds": round(progress.cpu_seconds, 3),
+        "exploitability": final.exploitability,
+        "nash_conv": final.nash_conv,
+        "table_exploitability": played.exploitability,
+        "info_states": played.info_states,
+        "table_rows": int(len(observations)),
+        "nodes": tree.num_nodes,
+    }
+    save_table(run.path / "policy.npz", tree.game, observations, probabilities,
+               {"solver": "CFR+", "iterations": state.iteration, "exploitability": final.exploitability,
+                "table_exploitability": played.exploitability})
+    run.write_json("curve.json", [point.model_dump() for point in progress.curve])
+    _plot(progress.curve, run.path / "curve.png", summary["variant"])
+    run.write_json("summary.json", summary)
+    return summary
+
+
+def _plot(curve: list[CurvePoint], path: Any, variant: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from arena.charts import save_figure
+
+    points = [point for point in curve if point.exploitability > 0]
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for axis, (name, label) in zip(axes, (("cpu_seconds", "CPU seconds of solving"), ("iteration", "iterations"))):
+        axis.loglog([getattr(p, name) for p in points], [p.exploitability for p in points], marker="o", markersize=3)
+        axis.set_xlabel(label)
+        axis.grid(alpha=0.3, which="both")
+    axes[0].set_ylabel("exploitability (zero-sum points per hand)")
+    figure.suptitle(f"CFR+ on {variant}: exact exploitability of the average strategy")
+    figure.tight_layout()
+    save_figure(figure, path)

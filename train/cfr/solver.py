@@ -1,0 +1,217 @@
+"""CFR+ over the enumerated game tree of a small 2-player variant, compiled.
+
+Counterfactual regret minimisation (Zinkevich et al. 2007) in its CFR+ form (Tammelin 2014):
+regret matching on regrets floored at zero, alternating updates (seat 0, then seat 1 against
+seat 0's updated strategy), and the average strategy weighted linearly by the iteration. Its
+average strategy converges to a Nash equilibrium of the 2-player zero-sum hand; the exact
+exploitability of that average (:func:`arena.exploitability.exploitability_of_tables`, the same
+best response ``draw-exploit`` computes) is the measure of how close it is.
+
+Tables are laid out as the tree's ``actions[seat]`` (one entry per legal action of each
+information state). One iteration costs two passes over every node per seat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from draw_env.game_tree import GameTree, reach_probabilities
+
+
+@dataclass
+class SolverState:
+    """What CFR+ carries from one iteration to the next (and what a checkpoint saves).
+
+    Attributes:
+        iteration: iterations done.
+        regrets: per seat, the cumulative regrets (floored at zero).
+        strategy_sums: per seat, the linearly weighted sums of the strategies played.
+    """
+
+    iteration: int
+    regrets: list[np.ndarray]
+    strategy_sums: list[np.ndarray]
+    # Scratch arrays of one per node, kept to spare the allocation at every iteration.
+    _scratch: tuple[np.ndarray, ...] = field(default=(), repr=False)
+
+    @classmethod
+    def fresh(cls, tree: GameTree) -> SolverState:
+        return cls(0, [np.zeros(len(tree.actions[s])) for s in (0, 1)], [np.zeros(len(tree.actions[s])) for s in (0, 1)])
+
+    def check_fits(self, tree: GameTree) -> None:
+        """Raise ``ValueError`` unless the tables have the tree's shapes."""
+        for seat in (0, 1):
+            size = len(tree.actions[seat])
+            for name, table in (("regrets", self.regrets[seat]), ("strategy_sums", self.strategy_sums[seat])):
+                if table.shape != (size,):
+                    raise ValueError(f"{name}[{seat}] must hold {size} entries for this game, got shape {table.shape}")
+
+
+def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray) -> np.ndarray:
+    """Regret matching: each information state plays its actions in proportion to their
+    positive regrets (uniformly when none is positive)."""
+    strategy = np.zeros(len(regrets))
+    _regret_matching(regrets, tree.action_start[seat], strategy)
+    return strategy
+
+
+def average_strategy(tree: GameTree, seat: int, strategy_sums: np.ndarray) -> np.ndarray:
+    """The normalised average strategy of ``seat`` (uniform where an information state was never reached)."""
+    strategy = np.zeros(len(strategy_sums))
+    _normalise(strategy_sums, tree.action_start[seat], strategy)
+    return strategy
+
+
+def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
+    """Run ``iterations`` iterations of CFR+ on ``state`` in place."""
+    nodes = tree.num_nodes
+    if not state._scratch:
+        state._scratch = (np.zeros(nodes), np.zeros(nodes), np.zeros(nodes), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        state._scratch = (*state._scratch[:3], np.full(tree.num_infosets(0), -1, np.int64),
+                          np.full(tree.num_infosets(1), -1, np.int64))
+    own, other, value, stamp0, stamp1 = state._scratch
+    strategies = [current_strategy(tree, seat, state.regrets[seat]) for seat in (0, 1)]
+    for _ in range(iterations):
+        state.iteration += 1
+        weight = float(state.iteration)  # CFR+'s linear averaging
+        for seat in (0, 1):
+            _half_iteration(
+                tree.player, tree.infoset, tree.first_child, tree.num_children, tree.utility, tree.num_deals, seat,
+                tree.action_start[0], tree.action_start[1], strategies[0], strategies[1], state.regrets[seat],
+                state.strategy_sums[seat], weight, own, other, value, stamp0 if seat == 0 else stamp1,
+                state.iteration,
+            )
+            np.maximum(state.regrets[seat], 0.0, out=state.regrets[seat])
+            strategies[seat] = current_strategy(tree, seat, state.regrets[seat])
+
+
+@njit(cache=True)
+def _regret_matching(regrets: np.ndarray, start: np.ndarray, out: np.ndarray) -> None:
+    for index in range(start.shape[0] - 1):
+        first, stop = start[index], start[index + 1]
+        total = 0.0
+        for j in range(first, stop):
+            if regrets[j] > 0:
+                total += regrets[j]
+        for j in range(first, stop):
+            if total > 0:
+                out[j] = regrets[j] / total if regrets[j] > 0 else 0.0
+            else:
+                out[j] = 1.0 / (stop - first)
+
+
+@njit(cache=True)
+def _normalise(sums: np.ndarray, start: np.ndarray, out: np.ndarray) -> None:
+    for index in range(start.shape[0] - 1):
+        first, stop = start[index], start[index + 1]
+        total = 0.0
+        for j in range(first, stop):
+            total += sums[j]
+        for j in range(first, stop):
+            out[j] = sums[j] / total if total > 0 else 1.0 / (stop - first)
+
+
+@njit(cache=True)
+def _half_iteration(
+    player: np.ndarray, infoset: np.ndarray, first_child: np.ndarray, num_children: np.ndarray, utility: np.ndarray,
+    num_deals: int, seat: int, start0: np.ndarray, start1: np.ndarray, strategy0: np.ndarray, strategy1: np.ndarray,
+    regrets: np.ndarray, strategy_sums: np.ndarray, weight: float, own: np.ndarray, other: np.ndarray,
+    value: np.ndarray, stamp: np.ndarray, mark: int,
+) -> None:
+    """One seat's update: reaches forward, values and counterfactual regrets backward."""
+    nodes = player.shape[0]
+    own[:num_deals] = 1.0
+    other[:num_deals] = 1.0 / num_deals  # chance is the other side's reach
+    mine_start = start0 if seat == 0 else start1
+    mine = strategy0 if seat == 0 else strategy1
+    theirs_start = start1 if seat == 0 else start0
+    theirs = strategy1 if seat == 0 else strategy0
+    for node in range(nodes):
+        acting = player[node]
+        if acting < 0:
+            continue
+        first = first_child[node]
+        if acting == seat:
+            index = infoset[node]
+            start = mine_start[index]
+            if stamp[index] != mark:  # the seat's own reach is one per information state
+                stamp[index] = mark
+                for k in range(num_children[node]):
+                    strategy_sums[start + k] += weight * own[node] * mine[start + k]
+            for k in range(num_children[node]):
+                own[first + k] = own[node] * mine[start + k]
+                other[first + k] = other[node]
+        else:
+            start = theirs_start[infoset[node]]
+            for k in range(num_children[node]):
+                own[first + k] = own[node]
+                other[first + k] = other[node] * theirs[start + k]
+    sign = 1.0 if seat == 0 else -1.0
+    for node in range(nodes - 1, -1, -1):
+        acting = player[node]
+        if acting < 0:
+            value[node] = utility[node]
+            continue
+        first = first_child[node]
+        count = num_children[node]
+        if acting == 0:
+            start = start0[infoset[node]]
+            strategy = strategy0
+        else:
+            start = start1[infoset[node]]
+            strategy = strategy1
+        total = 0.0
+        for k in range(count):
+            total += strategy[start + k] * value[first + k]
+        value[node] = total
+        if acting == seat:
+            reach = other[node]
+            if reach > 0:
+                for k in range(count):
+                    regrets[start + k] += reach * sign * (value[first + k] - total)
+
+
+def observation_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The strategies as a table from observations to action probabilities, for play on the
+    environment, where an agent sees observations rather than information states.
+
+    An observation forgets some of the history (when the opponent drew, at which end a tile that
+    fits both went), so several information states (of either seat) can share one. Its row is
+    their strategies averaged, each weighted by how often the hand reaches it when both seats play
+    ``strategies`` (the plain mean where none is reached): the play of the table is then the play
+    of ``strategies`` wherever the information states sharing an observation agree.
+
+    Returns:
+        ``(observations, probabilities)``: uint8 ``(K, L)`` distinct rows, float64 ``(K, 2T + 2)``.
+    """
+    reach = reach_probabilities(tree, strategies)
+    width = tree.game.num_actions
+    observations, dense, weights = [], [], []
+    for seat in (0, 1):
+        count = tree.num_infosets(seat)
+        acting = tree.player == seat
+        weights.append(np.bincount(tree.infoset[acting], weights=reach[acting], minlength=count))
+        rows = np.repeat(np.arange(count), np.diff(tree.action_start[seat]))
+        table = np.zeros((count, width), np.float32)
+        table[rows, tree.actions[seat]] = strategies[seat]
+        dense.append(table)
+        observations.append(tree.observations[seat])
+    merged = np.concatenate(observations)
+    distinct, inverse = np.unique(merged, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    weight = np.concatenate(weights)
+    table = np.concatenate(dense)
+    totals = np.bincount(inverse, weights=weight, minlength=len(distinct))
+    counts = np.bincount(inverse, minlength=len(distinct))
+    unreached = totals <= 0
+    probabilities = np.zeros((len(distinct), width))
+    for action in range(width):
+        column = table[:, action].astype(np.float64)
+        weighted = np.bincount(inverse, weights=column * weight, minlength=len(distinct))
+        plain = np.bincount(inverse, weights=column, minlength=len(distinct))
+        probabilities[:, action] = np.where(unreached, plain / counts, weighted / np.where(unreached, 1.0, totals))
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    return distinct, probabilities
