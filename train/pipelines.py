@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from train.config import ConfigError, Section, build, raw_config, shown
 from train.cfr.config import CfrConfig
+from train.config import ConfigError, Section, build, raw_config, shown
 from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
 from train.jax_ppo.config import JaxPPOConfig
