@@ -272,6 +272,24 @@ def test_same_seed_same_games_and_reset_continues_the_streams() -> None:
     assert len({tuple(map(tuple, deal["hands"])) for deal in venv.deals()}) == 32
 
 
+def test_a_seed_deals_the_seeds_game_as_it_always_has() -> None:
+    """The same seed gives the same games across versions (recorded deals, duplicate evaluations)."""
+    venv = DrawVectorEnv(2, 3)
+    venv.reset(seed=0)
+    assert venv.deals() == [
+        {
+            "hands": [[3, 5, 10, 14, 15, 16, 25], [0, 2, 4, 8, 18, 26, 27], [1, 7, 9, 12, 19, 21, 22]],
+            "boneyard": [24, 20, 13, 17, 23, 6, 11],
+            "opener": 0,
+        },
+        {
+            "hands": [[10, 14, 18, 20, 21, 22, 26], [3, 6, 11, 16, 19, 24, 27], [0, 4, 8, 12, 13, 15, 25]],
+            "boneyard": [2, 9, 17, 23, 7, 5, 1],
+            "opener": 0,
+        },
+    ]
+
+
 @pytest.mark.parametrize("variant", [{}, {"max_pip": 3, "hand_size": 2, "protected": 1}, {"max_pip": 9}])
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_observe_any_seat_matches_the_aec_environment(episode: str, variant: dict) -> None:
