@@ -142,6 +142,20 @@ class TabularAgent(SeededAgent):
             raise ValueError(f"tabular policy {self.path} gives weight to an illegal action of this observation")
         return probabilities.copy()
 
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`action_probabilities` of each row of ``observations`` (``(k, L)``, with their masks
+        ``(k, 2T + 2)``): float64 ``(k, 2T + 2)``."""
+        observations = np.asarray(observations)
+        if observations.ndim != 2 or len(observations) != len(masks):
+            raise ValueError(f"observations must be (k, {self._width}) with one mask each, got {observations.shape}")
+        rows = [self._rows.get(row.astype(np.uint8).tobytes(), -1) for row in observations]
+        if observations.shape[1] != self._width or np.shape(masks)[1:] != (self.game.num_actions,) or min(rows, default=0) < 0:
+            return np.array([self.action_probabilities({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)])
+        probabilities = self.probabilities[rows]
+        if np.any(probabilities[np.asarray(masks) == 0] > 0):
+            raise ValueError(f"tabular policy {self.path} gives weight to an illegal action of an observation")
+        return probabilities
+
     def act(self, observation: Observation) -> int:
         probabilities = self.action_probabilities(observation)
         actions = np.flatnonzero(probabilities)
