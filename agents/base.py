@@ -11,8 +11,11 @@ the mask's length (:func:`tile_set_of`), so the agents built on them play every 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import random
+from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -79,6 +82,12 @@ class Agent(Protocol):
         """Forget anything carried between decisions; called at the start of a hand or match."""
         ...
 
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """float64 over the mask's actions, zero on illegal ones, summing to 1: the distribution
+        :meth:`act` samples from (a one-hot for an agent that plays one action; docs/agents.md
+        says what each agent gives)."""
+        ...
+
 
 class BaseAgent:
     """Shared plumbing: a name, a no-op :meth:`reset` and a readable ``repr``."""
@@ -127,6 +136,37 @@ def one_hot(observation: Observation, action: int) -> np.ndarray:
     probabilities = np.zeros(np.shape(observation["action_mask"])[0])
     probabilities[action] = 1.0
     return probabilities
+
+
+def observation_seed(observation: Observation, seed: int | None) -> int:
+    """A 63-bit seed from the observation's bytes (vector as float32, mask as int8) and ``seed``:
+    the same observation and agent seed always give the same number."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(np.ascontiguousarray(observation["observation"], np.float32).tobytes())
+    digest.update(np.ascontiguousarray(observation["action_mask"], np.int8).tobytes())
+    digest.update(repr(seed).encode())
+    return int.from_bytes(digest.digest(), "little") >> 1
+
+
+@contextlib.contextmanager
+def seeded_from(
+    observation: Observation, seed: int | None, rng: random.Random, *numpy_rngs: np.random.RandomState
+) -> Iterator[None]:
+    """Reseed ``rng`` (and ``numpy_rngs``) in place from :func:`observation_seed` for the block,
+    then put their states back: a search inside gives the same answer for the same observation
+    and leaves the agent's own sequence of decisions as it was. In place, so that generators a
+    search holds by reference (a bound ``rng.random``) are reseeded too."""
+    states = rng.getstate(), [numpy_rng.get_state() for numpy_rng in numpy_rngs]
+    derived = observation_seed(observation, seed)
+    rng.seed(derived)
+    for numpy_rng in numpy_rngs:
+        numpy_rng.seed(derived % 2**32)
+    try:
+        yield
+    finally:
+        rng.setstate(states[0])
+        for numpy_rng, state in zip(numpy_rngs, states[1], strict=True):
+            numpy_rng.set_state(state)
 
 
 def uniform_over(observation: Observation, actions: list[int]) -> np.ndarray:

@@ -37,7 +37,9 @@ import math
 import random
 import time
 
-from agents.base import Observation, SeededAgent, legal_actions, num_players
+import numpy as np
+
+from agents.base import Observation, SeededAgent, legal_actions, num_players, one_hot, seeded_from
 from draw_env.checks import check_int, check_number
 from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, DrawState, PlayerView
@@ -106,6 +108,13 @@ class SearchAgent(SeededAgent):
             return actions[0]
         values = self.action_values(observation)
         return max(actions, key=lambda action: (values[action], -action))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """A one-hot on the action :meth:`act` plays when its search is seeded from the observation
+        and the agent's seed (:func:`agents.base.seeded_from`): the same observation always gives
+        the same answer (with a ``seconds`` budget, only while ``simulations`` binds first)."""
+        with seeded_from(observation, self.seed, self.rng):
+            return one_hot(observation, self.act(observation))
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:  # pragma: no cover - abstract
         """Search from ``view`` (a view of the player to act, or its observation dict) and return

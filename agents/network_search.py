@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import BaseAgent, Observation, legal_actions, num_players
+from agents.base import BaseAgent, Observation, legal_actions, num_players, one_hot, seeded_from
 from agents.ismcts import MAX_SIMULATIONS
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
@@ -185,3 +185,10 @@ class NetworkSearchAgent(BaseAgent):
                 [observation], evaluate, value_weight=value_weight, prior_weight=self.prior_weight
             )
         return max(actions, key=lambda action: (values[action], -action))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """A one-hot on the action :meth:`act` plays when its search is seeded from the observation
+        and the agent's seed (:func:`agents.base.seeded_from`): the same observation always gives
+        the same answer."""
+        with seeded_from(observation, self._search.seed, self._search.rng):
+            return one_hot(observation, self.act(observation))

@@ -24,7 +24,16 @@ import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
-from agents.base import Agent, Observation, SeededAgent, legal_actions, num_players
+from agents.base import (
+    Agent,
+    Observation,
+    SeededAgent,
+    legal_actions,
+    num_players,
+    one_hot,
+    seeded_from,
+    uniform_over,
+)
 from agents.ismcts import DEFAULT_SIMULATIONS, MAX_SIMULATIONS
 from draw_env import openspiel as draw_openspiel
 from draw_env.checks import check_choice, check_int, check_number
@@ -79,6 +88,13 @@ class _OpenSpielSearch(SeededAgent):
         self.uct_c = check_number("uct_c", uct_c, minimum=0)
         self.rollouts = check_int("rollouts", rollouts, minimum=1, maximum=MAX_SIMULATIONS)
         self._numpy = np.random.RandomState(self.rng.getrandbits(32))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """A one-hot on the action :meth:`act` plays when the positions it samples, its search and
+        its rollouts are seeded from the observation and the agent's seed
+        (:func:`agents.base.seeded_from`): the same observation always gives the same answer."""
+        with seeded_from(observation, self.seed, self.rng, self._numpy):
+            return one_hot(observation, self.act(observation))
 
 
 class OpenSpielISMCTSAgent(_OpenSpielSearch):
@@ -191,6 +207,10 @@ class OpenSpielRandomAgent(SeededAgent):
         if len(actions) == 1:
             return actions[0]
         return int(self._bot.step(state_from_observation(observation, self.rng)))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """Uniform over the legal actions, as OpenSpiel's random bot plays."""
+        return uniform_over(observation, legal_actions(observation))
 
 
 class AgentBot(pyspiel.Bot):

@@ -55,7 +55,7 @@ import time
 import numpy as np
 from numba import njit
 
-from agents.base import Observation, SeededAgent, legal_actions
+from agents.base import Observation, SeededAgent, legal_actions, one_hot, seeded_from
 from agents.baselines import placements_or_forced
 from agents.ismcts_compiled import determinize, information_set, rollout, zero_sum
 from draw_env import engine as E
@@ -447,6 +447,13 @@ class PIMCAgent(SeededAgent):
             return actions[0]
         values = self.action_values(observation)
         return max(actions, key=lambda action: (values[action], -action))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """A one-hot on the action :meth:`act` plays when its deals are seeded from the observation
+        and the agent's seed (:func:`agents.base.seeded_from`): the same observation always gives
+        the same answer (with a ``seconds`` budget, only while ``worlds`` binds first)."""
+        with seeded_from(observation, self.seed, self.rng):
+            return one_hot(observation, self.act(observation))
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Each searched action's mean value over the worlds: zero-sum hand points / REWARD_SCALE.

@@ -147,6 +147,40 @@ class NumpyPolicy:
         index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
         return int(legal[min(index, len(legal) - 1)])
 
+    def probabilities(self, observation: Observation, deterministic: bool) -> np.ndarray:
+        """float64 ``(A,)``: the distribution :meth:`choose` plays from, zero on illegal actions.
+
+        Deterministic play gives a one-hot on its choice; sampling the softmax of the legal
+        actions' logits, with the float32 weights :meth:`choose` draws by.
+        """
+        legal = np.flatnonzero(observation["action_mask"])
+        probabilities = np.zeros(len(observation["action_mask"]))
+        if len(legal) == 1 or deterministic:
+            probabilities[self.choose(observation, True, None)] = 1.0
+            return probabilities
+        logits = self.logits(encode_observation(observation, self.features))[legal]
+        weights = np.exp(logits - logits.max()).astype(np.float64)
+        probabilities[legal] = weights / weights.sum()
+        return probabilities
+
+    def probabilities_batch(self, observations: np.ndarray, masks: np.ndarray, deterministic: bool) -> np.ndarray:
+        """float64 ``(N, A)``: :meth:`probabilities` of each row from one forward pass (equal to it
+        row by row up to float32 rounding, see :meth:`logits_batch`).
+
+        Raises:
+            ValueError: if a mask allows nothing.
+        """
+        legal = np.asarray(masks) != 0
+        if legal.ndim != 2 or not legal.any(axis=1).all():
+            raise ValueError("masks must have shape (N, A) with at least one legal action per row")
+        logits = np.where(legal, self.logits_batch(encode_batch(observations, masks, self.features)), -np.inf)
+        probabilities = np.zeros(legal.shape)
+        if deterministic:
+            probabilities[np.arange(len(legal)), np.argmax(logits, axis=1)] = 1.0
+            return probabilities
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True)).astype(np.float64)
+        return weights / weights.sum(axis=1, keepdims=True)
+
     def act(self, observation: Observation) -> int:
         """An action for one AEC observation dict, played as this policy plays (:meth:`choose`)."""
         return self.choose(observation, self.deterministic, self.rng)
@@ -295,3 +329,32 @@ class NetworkAgent(BaseAgent):
         legal_actions(observation)  # rejects a mask that allows nothing
         policy = self.policy_for(num_players(observation["observation"]))
         return policy.choose(observation, self.deterministic, self.rng)
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """The distribution :meth:`act` plays from: a one-hot on the most probable legal action
+        (``deterministic``, the default), else the softmax of the legal actions' logits."""
+        legal_actions(observation)
+        policy = self.policy_for(num_players(observation["observation"]))
+        return policy.probabilities(observation, self.deterministic)
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`action_probabilities` of ``k`` observation vectors and masks, float64 ``(k, A)``,
+        from one forward pass per player count among the rows (equal to it row by row up to
+        float32 rounding).
+
+        Raises:
+            ValueError: if the shapes do not pair up, a mask allows nothing, or a row's table is
+                not one this agent plays.
+        """
+        observations, masks = np.asarray(observations), np.asarray(masks)
+        if observations.ndim != 2 or masks.ndim != 2 or len(observations) != len(masks):
+            raise ValueError(
+                f"observations (k, size) and masks (k, A) must pair up, got {observations.shape} and {masks.shape}"
+            )
+        probabilities = np.zeros(masks.shape)
+        players = np.array([num_players(vector) for vector in observations], np.int64)
+        for count in np.unique(players).tolist():
+            rows = players == count
+            policy = self.policy_for(count)
+            probabilities[rows] = policy.probabilities_batch(observations[rows], masks[rows], self.deterministic)
+        return probabilities
