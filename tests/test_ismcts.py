@@ -10,7 +10,7 @@ import pytest
 
 import agents
 from agents.base import num_players, observe
-from agents.ismcts import ISMCTSAgent
+from agents.ismcts import MAX_SIMULATIONS, ISMCTSAgent
 from draw_env.observation import view_from_observation
 from draw_env.rules import DrawGame, DrawState, PlayerView
 from tests.positions import random_positions
@@ -142,7 +142,7 @@ def test_a_single_legal_action_is_returned_without_search() -> None:
     state = block_position()
     state.apply_action(17)  # every 2 is on the line: seat 1 can only pass
     assert state.legal_actions() == [57]
-    agent = agents.make("ismcts", simulations=10**9, seed=0)
+    agent = agents.make("ismcts", simulations=MAX_SIMULATIONS, seed=0)
     started = time.perf_counter()
     assert agent.act(observe(state, state.current)) == 57
     assert time.perf_counter() - started < 0.5

@@ -13,7 +13,7 @@ import pytest
 import agents
 from agents.base import Observation, observe
 from agents.baselines import heaviest_placement, placements_or_forced
-from agents.ismcts import REWARD_SCALE, ISMCTSAgent
+from agents.ismcts import MAX_SIMULATIONS, REWARD_SCALE, ISMCTSAgent
 from agents.ismcts_compiled import (
     CompiledISMCTSAgent,
     determinize,
@@ -188,7 +188,7 @@ def test_a_time_budget_bounds_the_decision_and_simulations_bind_first() -> None:
 def test_a_single_legal_action_is_returned_without_search() -> None:
     state = block_position()
     state.apply_action(17)  # every 2 is on the line: seat 1 can only pass
-    agent = agents.make("ismcts", simulations=10**9, seed=0)
+    agent = agents.make("ismcts", simulations=MAX_SIMULATIONS, seed=0)
     started = time.perf_counter()
     assert agent.act(observe(state, state.current)) == 57
     assert time.perf_counter() - started < 0.5
