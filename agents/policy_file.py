@@ -11,6 +11,7 @@ pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
 
     {"format": "draw-dominoes-policy", "version": 1,
      "num_players": 2,                 # the table the policy was trained for
+     "max_pip": 3, "hand_size": 4, "protected": 1,   # its variant: only when not the seeds' game
      "features": "extended",           # its input encoding (draw_env.features)
      "activation": "relu",             # "relu" or "tanh"
      "networks": {"policy": {"widths": [340, 512, 512, 58], "arrays": ["policy/0/weight", ...]},
@@ -40,7 +41,7 @@ import numpy as np
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
 from draw_env.files import write_bytes_atomic, write_text_atomic
-from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS
+from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import (
     MAX_ARRAY_BYTES,
     ArrayHeader,
@@ -52,8 +53,10 @@ from draw_env.untrusted import (
 FORMAT = "draw-dominoes-policy"
 VERSION = 1
 ACTIVATIONS = ("relu", "tanh")
-#: Network name -> size of its last layer.
+#: Network name -> size of its last layer (the seeds' game; a variant's policy has ``2T + 2``).
 OUTPUTS = {"policy": NUM_ACTIONS, "value": 1}
+#: The record's keys of a variant, written only for a game other than the seeds'.
+VARIANT_KEYS = ("max_pip", "hand_size", "protected")
 
 #: ``(weight (out, in), bias (out,))``.
 Layer = tuple[np.ndarray, np.ndarray]
@@ -71,6 +74,8 @@ class PolicyWeights:
             side file is missing (then nothing says, and it plays at any table).
         value: the value network's layers (last has one output), or ``None``.
         provenance: free-form JSON data: what it was trained from, the commands, the results.
+        variant: ``{"max_pip", "hand_size", "protected"}`` of the game it was trained for;
+            ``None`` (what a seeds' game variant becomes): the seeds' game.
     """
 
     policy: tuple[Layer, ...]
@@ -79,21 +84,44 @@ class PolicyWeights:
     num_players: int | None
     value: tuple[Layer, ...] | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    variant: Mapping[str, int] | None = None
 
     def __post_init__(self) -> None:
         check_choice("activation", self.activation, ACTIVATIONS)
         check_choice("features", self.features, FEATURES)
         if self.num_players is not None:
             check_choice("num_players", self.num_players, PLAYER_COUNTS)
+        if self.variant is not None:
+            if not isinstance(self.variant, Mapping) or sorted(self.variant) != sorted(VARIANT_KEYS):
+                raise ValueError(f"variant must map exactly {', '.join(VARIANT_KEYS)}, got {_short(self.variant)}")
+            game = DrawGame(self.num_players or 2, **self.variant)
+            # The seeds' game is stored as None, so that its files stay as they always were.
+            object.__setattr__(self, "variant", None if game.is_default else game.variant)
+        game = self.game
+        inputs = feature_size(self.features, None if self.variant is None else game)
         for name, layers in self.networks().items():
-            _check_layers(name, layers, feature_size(self.features))
+            _check_layers(name, layers, inputs, game.num_actions if name == "policy" else OUTPUTS[name])
+
+    @property
+    def game(self) -> DrawGame:
+        """The game it was trained for (2 players when the count is unknown)."""
+        return DrawGame(self.num_players or 2, **(self.variant or {}))
+
+    def describe_variant(self) -> str:
+        """``max_pip=6, hand_size=7, protected=2``: the variant, for messages."""
+        return describe_variant(self.game)
 
     def networks(self) -> dict[str, tuple[Layer, ...]]:
         """``{"policy": layers}``, with ``"value"`` too when there is one."""
         return {"policy": self.policy} | ({} if self.value is None else {"value": self.value})
 
 
-def _check_layers(name: str, layers: tuple[Layer, ...], inputs: int) -> None:
+def describe_variant(game: DrawGame) -> str:
+    """``max_pip=6, hand_size=7, protected=2``."""
+    return ", ".join(f"{key}={value}" for key, value in game.variant.items())
+
+
+def _check_layers(name: str, layers: tuple[Layer, ...], inputs: int, outputs: int) -> None:
     if not layers:
         raise ValueError(f"the {name} network has no layers")
     width = inputs
@@ -108,8 +136,8 @@ def _check_layers(name: str, layers: tuple[Layer, ...], inputs: int) -> None:
         if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
             raise ValueError(f"{where}: weights must be finite")
         width = weight.shape[0]
-    if width != OUTPUTS[name]:
-        raise ValueError(f"the {name} network must end with {OUTPUTS[name]} outputs, got {width}")
+    if width != outputs:
+        raise ValueError(f"the {name} network must end with {outputs} outputs, got {width}")
 
 
 def _widths(layers: tuple[Layer, ...]) -> list[int]:
@@ -158,6 +186,7 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
         "format": FORMAT,
         "version": VERSION,
         "num_players": weights.num_players,
+        **(weights.variant or {}),
         "features": weights.features,
         "activation": weights.activation,
         "networks": networks,
@@ -230,6 +259,7 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             expected[f"{name}/{index}/weight"] = (outputs, inputs)
             expected[f"{name}/{index}/bias"] = (outputs,)
         layer_names[name] = names
+    variant = _read_variant(record, record_file)
     provenance = record.get("provenance", {})
     if not isinstance(provenance, dict):
         _fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
@@ -272,9 +302,29 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             num_players=record.get("num_players"),
             value=layers.get("value"),
             provenance=provenance,
+            variant=variant,
         )
     except ValueError as error:
         raise ValueError(f"{record_file}: {error}") from None
+
+
+def _read_variant(record: Mapping[str, Any], record_file: Path) -> dict[str, int] | None:
+    """The record's variant: ``None`` (the seeds' game) when it names none; else all three keys,
+    integers, that make a game."""
+    present = [key for key in VARIANT_KEYS if key in record]
+    if not present:
+        return None
+    for key in VARIANT_KEYS:
+        if type(record.get(key)) is not int:
+            _fail(record_file, key, f"must be an integer (a variant names {', '.join(VARIANT_KEYS)}), "
+                                    f"got {_short(record.get(key))}")
+    variant = {key: record[key] for key in VARIANT_KEYS}
+    players = record.get("num_players")
+    try:
+        DrawGame(players if players in PLAYER_COUNTS else 2, **variant)
+    except ValueError as error:
+        _fail(record_file, "max_pip', 'hand_size', 'protected", f"are no game: {error}")
+    return variant
 
 
 def _short(value: Any) -> str:

@@ -23,16 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, Observation, legal_actions, num_players
+from agents.base import BaseAgent, Observation, legal_actions, num_players, tile_set_of
 from agents.policy_file import (
     PLAYER_COUNTS,
     PolicyWeights,
+    describe_variant,
     load_policy_file,
     save_policy_file,
 )
 from agents.sb3_checkpoint import read_checkpoint
 from draw_env.checks import check_bool, check_choice, check_path, check_seed
 from draw_env.features import encode_batch, encode_observation
+from draw_env.observation import layout
+from draw_env.rules import DrawGame
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
 #: The registry names of :class:`NetworkAgent` (``ppo`` too, the name existing specs use).
@@ -52,6 +55,14 @@ def _relu(x: np.ndarray) -> np.ndarray:
 _ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"relu": _relu, "tanh": np.tanh}
 
 
+def _set_of_mask(mask_size: int) -> str:
+    """``max_pip=3``: the set whose games have ``mask_size`` actions, for messages."""
+    try:
+        return f"max_pip={tile_set_of({'action_mask': np.zeros(mask_size)}).max_pip}"
+    except ValueError:
+        return "no set's number of actions"
+
+
 class NumpyPolicy:
     """A policy network, and optionally a value network, running on NumPy.
 
@@ -62,21 +73,54 @@ class NumpyPolicy:
         weights: the networks, as read from a policy file or taken from a trained network.
         deterministic: play the most probable legal action (default) or sample from the policy.
         rng: the generator sampling draws from (needed when ``deterministic`` is False).
+        source: where the weights were read from, for messages.
     """
 
     name = NAMES[0]
 
     def __init__(
-        self, weights: PolicyWeights, deterministic: bool = True, rng: np.random.Generator | None = None
+        self, weights: PolicyWeights, deterministic: bool = True, rng: np.random.Generator | None = None,
+        source: str = "(in memory)",
     ) -> None:
         self.weights = weights
         self.deterministic = deterministic
         self.rng = rng
+        self.source = source
         self._activate = _ACTIVATIONS[weights.activation]
+        #: The variant the inputs are encoded for; ``None``: the seeds' game.
+        self._variant_game = None if weights.variant is None else weights.game
+        game = weights.game
+        self._sizes = (layout(game).size, game.num_actions)
 
     def playing(self, deterministic: bool, rng: np.random.Generator | None = None) -> NumpyPolicy:
         """The same network (its weights shared) playing deterministically or sampling with ``rng``."""
-        return NumpyPolicy(self.weights, deterministic, rng)
+        return NumpyPolicy(self.weights, deterministic, rng, self.source)
+
+    def check_game(self, game: DrawGame) -> None:
+        """Refuse to play ``game`` if the policy was trained for another variant.
+
+        Raises:
+            ValueError: naming the file and both variants.
+        """
+        trained = self.weights.game
+        if trained.variant != DrawGame(trained.num_players, **game.variant).variant:
+            raise ValueError(
+                f"the policy {self.source!r} was trained for {describe_variant(trained)}, "
+                f"not for {describe_variant(game)}"
+            )
+
+    def check_observation(self, vector_size: int, mask_size: int) -> None:
+        """Refuse an observation (or rows) of another variant than the policy's.
+
+        Raises:
+            ValueError: naming the file, its variant and the observation's set and sizes.
+        """
+        if (vector_size, mask_size) != self._sizes:
+            raise ValueError(
+                f"the policy {self.source!r} was trained for {describe_variant(self.weights.game)} "
+                f"({self._sizes[0]} observation entries, {self._sizes[1]} actions); this observation is of another "
+                f"variant ({_set_of_mask(mask_size)}: {vector_size} entries, {mask_size} actions)"
+            )
 
     @property
     def features(self) -> str:
@@ -91,6 +135,20 @@ class NumpyPolicy:
     @property
     def has_value(self) -> bool:
         return self.weights.value is not None
+
+    def encode(self, observation: Observation) -> np.ndarray:
+        """The network's input for one observation dict of the policy's variant."""
+        return encode_observation(observation, self.features, self._variant_game)
+
+    def encode_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The network's inputs for observation vectors ``(N, L)`` and masks ``(N, A)`` of the
+        policy's variant.
+
+        Raises:
+            ValueError: if they are another variant's (:meth:`check_observation`).
+        """
+        self.check_observation(np.shape(observations)[-1], np.shape(masks)[-1])
+        return encode_batch(observations, masks, self.features, self._variant_game)
 
     def logits(self, inputs: np.ndarray) -> np.ndarray:
         """Unmasked action logits, shape ``(58,)``, for one input vector ``(feature_size,)``."""
@@ -135,10 +193,11 @@ class NumpyPolicy:
         Raises:
             ValueError: if sampling is asked without ``rng``.
         """
+        self.check_observation(np.size(observation["observation"]), np.size(observation["action_mask"]))
         legal = np.flatnonzero(observation["action_mask"])
         if len(legal) == 1:
             return int(legal[0])
-        logits = self.logits(encode_observation(observation, self.features))[legal]
+        logits = self.logits(self.encode(observation))[legal]
         if deterministic:
             return int(legal[np.argmax(logits)])
         if rng is None:
@@ -158,7 +217,7 @@ class NumpyPolicy:
         if len(legal) == 1 or deterministic:
             probabilities[self.choose(observation, True, None)] = 1.0
             return probabilities
-        logits = self.logits(encode_observation(observation, self.features))[legal]
+        logits = self.logits(self.encode(observation))[legal]
         weights = np.exp(logits - logits.max()).astype(np.float64)
         probabilities[legal] = weights / weights.sum()
         return probabilities
@@ -173,7 +232,7 @@ class NumpyPolicy:
         legal = np.asarray(masks) != 0
         if legal.ndim != 2 or not legal.any(axis=1).all():
             raise ValueError("masks must have shape (N, A) with at least one legal action per row")
-        logits = np.where(legal, self.logits_batch(encode_batch(observations, masks, self.features)), -np.inf)
+        logits = np.where(legal, self.logits_batch(self.encode_batch(observations, masks)), -np.inf)
         probabilities = np.zeros(legal.shape)
         if deterministic:
             probabilities[np.arange(len(legal)), np.argmax(logits, axis=1)] = 1.0
@@ -206,7 +265,7 @@ class NumpyPolicy:
         legal = np.asarray(masks) != 0
         if legal.ndim != 2 or not legal.any(axis=1).all():
             raise ValueError("masks must have shape (N, 58) with at least one legal action per row")
-        logits = np.where(legal, self.logits_batch(encode_batch(observations, masks, self.features)), -np.inf)
+        logits = np.where(legal, self.logits_batch(self.encode_batch(observations, masks)), -np.inf)
         if deterministic:
             return np.argmax(logits, axis=1)
         if rng is None:
@@ -229,9 +288,9 @@ class NumpyPolicy:
         """
         target = Path(path)
         if target.suffix == ".npz":
-            return cls(load_policy_file(target))
+            return cls(load_policy_file(target), source=str(target))
         if target.suffix == ".zip":
-            return cls(read_checkpoint(target))
+            return cls(read_checkpoint(target), source=str(target))
         raise ValueError(
             f"path must be a policy file (.npz) or a training checkpoint (.zip), got {str(target)!r}"
         )
@@ -325,17 +384,29 @@ class NetworkAgent(BaseAgent):
             policy = self._policies[players] = load_policy(shipped_policy(players))
         return policy
 
+    def check_game(self, game: DrawGame) -> None:
+        """Refuse a table of ``game`` before play: its player count (:meth:`policy_for`) or its
+        variant is not the policy's.
+
+        Raises:
+            ValueError: naming the file and both player counts or both variants.
+        """
+        self.policy_for(game.num_players).check_game(game)
+
     def act(self, observation: Observation) -> int:
+        return self._policy_of(observation).choose(observation, self.deterministic, self.rng)
+
+    def _policy_of(self, observation: Observation) -> NumpyPolicy:
+        """The policy for the observation's table, once the observation is one of its variant."""
         legal_actions(observation)  # rejects a mask that allows nothing
-        policy = self.policy_for(num_players(observation["observation"]))
-        return policy.choose(observation, self.deterministic, self.rng)
+        policy = self.policy_for(num_players(observation["observation"], tile_set_of(observation)))
+        policy.check_observation(np.size(observation["observation"]), np.size(observation["action_mask"]))
+        return policy
 
     def action_probabilities(self, observation: Observation) -> np.ndarray:
         """The distribution :meth:`act` plays from: a one-hot on the most probable legal action
         (``deterministic``, the default), else the softmax of the legal actions' logits."""
-        legal_actions(observation)
-        policy = self.policy_for(num_players(observation["observation"]))
-        return policy.probabilities(observation, self.deterministic)
+        return self._policy_of(observation).probabilities(observation, self.deterministic)
 
     def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """:meth:`action_probabilities` of ``k`` observation vectors and masks, float64 ``(k, A)``,
@@ -352,7 +423,10 @@ class NetworkAgent(BaseAgent):
                 f"observations (k, size) and masks (k, A) must pair up, got {observations.shape} and {masks.shape}"
             )
         probabilities = np.zeros(masks.shape)
-        players = np.array([num_players(vector) for vector in observations], np.int64)
+        if not len(masks):
+            return probabilities
+        tile_set = tile_set_of({"action_mask": masks[0]})
+        players = np.array([num_players(vector, tile_set) for vector in observations], np.int64)
         for count in np.unique(players).tolist():
             rows = players == count
             policy = self.policy_for(count)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
 import json
@@ -18,10 +19,12 @@ import numpy as np
 import pytest
 
 import agents
-from agents.policy_file import load_policy_file, record_path
+import draw_env
+from agents.policy_file import PolicyWeights, load_policy_file, record_path, save_policy_file
 from agents.policy_network import NumpyPolicy, shipped_policy
 from agents.sb3_checkpoint import checkpoint_record_path, read_checkpoint, write_checkpoint_record
-from draw_env.features import encode_batch
+from draw_env.features import encode_batch, encode_observation, feature_size
+from draw_env.rules import DrawGame
 from tests.torch_archives import archive_of, sb3_arrays, write_checkpoint
 from train.export import export_policy
 
@@ -310,6 +313,10 @@ def _edited_copy(tmp_path: Path, edit: Any) -> Path:
             "lacks the arrays",
         ),
         (lambda r: r.update(provenance=[1]), "'provenance'"),
+        (lambda r: r.update(max_pip=3), "'hand_size' must be an integer"),
+        (lambda r: r.update(max_pip="3", hand_size=3, protected=1), "'max_pip' must be an integer"),
+        (lambda r: r.update(max_pip=20, hand_size=3, protected=1), "are no game: max_pip"),
+        (lambda r: r.update(max_pip=3, hand_size=3, protected=1), r"policy/0: expected weight \(out, 151\)"),
     ],
 )
 def test_a_malformed_policy_file_is_a_value_error(tmp_path: Path, edit: Any, named: str) -> None:
@@ -507,3 +514,88 @@ def test_the_export_command_converts_a_checkpoint(
         main([str(tmp_path / "missing.zip"), str(tmp_path / "x.npz")])
     assert exit_info.value.code == 2
     assert "missing.zip: no such checkpoint file" in capsys.readouterr().err
+
+
+VARIANT = DrawGame(2, max_pip=3, hand_size=3, protected=1)
+
+
+def _variant_policy(tmp_path: Path, game: DrawGame = VARIANT) -> Path:
+    """A small random policy file for ``game``: its layout's inputs, its actions' outputs."""
+    rng = np.random.default_rng(0)
+    widths = [feature_size("extended", game), 16, game.num_actions]
+    layers = tuple(
+        (rng.normal(size=(out, inputs)).astype(np.float32), rng.normal(size=out).astype(np.float32))
+        for inputs, out in zip(widths, widths[1:], strict=False)
+    )
+    weights = PolicyWeights(layers, "relu", "extended", game.num_players, variant=game.variant)
+    return save_policy_file(weights, tmp_path / "variant.npz")
+
+
+def _variant_observations(game: DrawGame, count: int) -> list[dict[str, np.ndarray]]:
+    env = draw_env.env(num_players=game.num_players, **game.variant)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    found = []
+    while len(found) < count:
+        for _name in env.agent_iter():
+            observation, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            found.append(observation)
+            env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        env.reset(seed=len(found))
+    return found[:count]
+
+
+def test_a_variant_policy_records_its_game_and_plays_it(tmp_path: Path) -> None:
+    path = _variant_policy(tmp_path)
+    record = json.loads(record_path(path).read_text())
+    assert (record["max_pip"], record["hand_size"], record["protected"]) == (3, 3, 1)
+    assert load_policy_file(path).variant == VARIANT.variant
+    agent = agents.make("network", path=path, deterministic=False, seed=0)
+    layers = load_policy_file(path).policy
+    for observation in _variant_observations(VARIANT, 12):
+        hidden = encode_observation(observation, "extended", VARIANT).astype(np.float64)
+        hidden = np.maximum(layers[0][0] @ hidden + layers[0][1], 0.0)
+        logits = layers[1][0] @ hidden + layers[1][1]
+        legal = observation["action_mask"] != 0
+        expected = np.zeros(VARIANT.num_actions)
+        expected[legal] = np.exp(logits[legal] - logits[legal].max()) / np.exp(logits[legal] - logits[legal].max()).sum()
+        assert np.allclose(agent.action_probabilities(observation), expected, atol=1e-5)
+        assert legal[agent.act(observation)]
+
+
+@pytest.mark.parametrize("features", ["scaled", "extended"])
+def test_the_seeds_game_encodes_the_same_named_or_not(reference: dict[str, np.ndarray], features: str) -> None:
+    observations, masks = _observations(reference, 3)
+    np.testing.assert_array_equal(
+        encode_batch(observations, masks, features, DrawGame(3)), encode_batch(observations, masks, features)
+    )
+
+
+def test_a_seeds_game_variant_is_written_as_the_shipped_files_are(tmp_path: Path) -> None:
+    policy = NumpyPolicy.load(POLICIES / "ppo_2p.npz")
+    copy = policy.save(tmp_path / "copy.npz", provenance=policy.weights.provenance)
+    assert copy.read_bytes() == (POLICIES / "ppo_2p.npz").read_bytes()
+    assert record_path(copy).read_text() == record_path(POLICIES / "ppo_2p.npz").read_text()
+    seeds = dataclasses.replace(policy.weights, variant=DrawGame(2).variant)
+    assert seeds.variant is None
+
+
+def test_the_network_refuses_another_variant_naming_the_file_and_both(tmp_path: Path) -> None:
+    path = _variant_policy(tmp_path)
+    variant_agent = agents.make("network", path=path)
+    [seeds_observation] = _variant_observations(DrawGame(2), 1)
+    [variant_observation] = _variant_observations(VARIANT, 1)
+    with pytest.raises(ValueError, match=r"variant\.npz' was trained for max_pip=3, hand_size=3, protected=1 .*max_pip=6"):
+        variant_agent.act(seeds_observation)
+    with pytest.raises(ValueError, match=r"ppo_2p\.npz' was trained for max_pip=6, hand_size=7, protected=2 .*max_pip=3"):
+        agents.make("network").action_probabilities(variant_observation)
+    with pytest.raises(ValueError, match=r"variant\.npz' was trained for max_pip=3, hand_size=3, protected=1, "
+                                         r"not for max_pip=3, hand_size=3, protected=2"):
+        variant_agent.check_game(DrawGame(2, max_pip=3, hand_size=3, protected=2))
+    with pytest.raises(ValueError, match=r"ppo_2p\.npz' was trained for max_pip=6, hand_size=7, protected=2, not for max_pip=3"):
+        agents.make("network").check_game(VARIANT)
+    variant_agent.check_game(VARIANT)
+    agents.make("network").check_game(DrawGame(2))
