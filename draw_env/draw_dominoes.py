@@ -139,7 +139,8 @@ class raw_env(AECEnv):
         self.reveal_hands = check_bool("reveal_hands", reveal_hands)
         self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
         observed = layout(self.game)
-        num_actions = self.game.num_actions
+        num_actions = self._num_actions = self.game.num_actions
+        self._draw_action = self.game.draw_action
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
@@ -259,13 +260,13 @@ class raw_env(AECEnv):
         seat = self._seat[agent]
         if agent == self.agent_selection and not self.terminations[agent] and not self.truncations[agent]:
             if self._mask is None:
-                mask = bytearray(self.game.num_actions)
+                mask = bytearray(self._num_actions)
                 for action in self._state.legal_actions():
                     mask[action] = 1
                 self._mask = bytes(mask)
             action_mask = np.frombuffer(bytearray(self._mask), np.int8)
         else:
-            action_mask = np.zeros(self.game.num_actions, np.int8)
+            action_mask = np.zeros(self._num_actions, np.int8)
         return {"observation": self._table.observe(seat), "action_mask": action_mask}
 
     # ------------------------------------------------------------------ stepping
@@ -279,11 +280,11 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if type(action) is not int or not 0 <= action < self.game.num_actions:
-            action = as_action(action, self.game.num_actions)  # raises ValueError outside the space
+        if type(action) is not int or not 0 <= action < self._num_actions:
+            action = as_action(action, self._num_actions)  # raises ValueError outside the space
         state = self._state
         seat = state.current
-        drawn = state.boneyard[0] if action == self.game.draw_action and state.boneyard else -1
+        drawn = state.boneyard[0] if action == self._draw_action and state.boneyard else -1
         state.apply_action(action)  # raises IllegalActionError and changes nothing if illegal
         self._mask = None
         self._last_action = (seat, action)

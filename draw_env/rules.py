@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,6 +205,8 @@ class DrawGame:
     draw_action: int = field(init=False, repr=False, compare=False)
     pass_action: int = field(init=False, repr=False, compare=False)
     num_actions: int = field(init=False, repr=False, compare=False)
+    #: The pip total of a mask of this set's tiles (the double-six one reads four table cells).
+    pips: Callable[[int], int] = field(init=False, repr=False, compare=False)
 
     def __init__(
         self,
@@ -237,6 +239,7 @@ class DrawGame:
             "draw_action": 2 * tile_set.num_tiles,
             "pass_action": 2 * tile_set.num_tiles + 1,
             "num_actions": 2 * tile_set.num_tiles + 2,
+            "pips": tiles.pips if tile_set.max_pip == DEFAULT_MAX_PIP else tile_set.mask_pips,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -261,9 +264,6 @@ class DrawGame:
         """``max_pip``, ``hand_size`` and ``protected``, as the environments take them."""
         return {"max_pip": self.max_pip, "hand_size": self.hand_size, "protected": self.protected}
 
-    def pips(self, mask: int) -> int:
-        """The pip total of the tiles in ``mask``."""
-        return tiles.pips(mask) if self.max_pip == DEFAULT_MAX_PIP else self.tiles.mask_pips(mask)
 
     @property
     def target(self) -> int:
