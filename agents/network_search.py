@@ -29,6 +29,7 @@ from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
 from draw_env.checks import check_choice, check_int, check_number
 from draw_env.features import encode_batch
+from draw_env.rules import DrawGame
 
 #: Defaults of the search at play time (docs/results.md gives the measurement).
 DEFAULT_SIMULATIONS = 5000
@@ -169,6 +170,7 @@ class NetworkSearchAgent(BaseAgent):
                 raise ValueError(
                     f"the policy was trained for {policy.num_players} players, but the table has {players}"
                 )
+            policy.check_game(DrawGame(players))  # the compiled search plays the seeds' game only
             found = (network_evaluator(policy), self.value_weight if policy.has_value else 0.0, policy)
             self._evaluators[players] = found
         return found

@@ -564,6 +564,10 @@ def test_a_variant_policy_records_its_game_and_plays_it(tmp_path: Path) -> None:
         expected[legal] = np.exp(logits[legal] - logits[legal].max()) / np.exp(logits[legal] - logits[legal].max()).sum()
         assert np.allclose(agent.action_probabilities(observation), expected, atol=1e-5)
         assert legal[agent.act(observation)]
+    observations = _variant_observations(VARIANT, 6)
+    batch = agent.action_probabilities_batch(np.stack([o["observation"] for o in observations]),
+                                             np.stack([o["action_mask"] for o in observations]))
+    assert np.allclose(batch, [agent.action_probabilities(o) for o in observations], atol=1e-6)
 
 
 @pytest.mark.parametrize("features", ["scaled", "extended"])
@@ -599,3 +603,5 @@ def test_the_network_refuses_another_variant_naming_the_file_and_both(tmp_path: 
         agents.make("network").check_game(VARIANT)
     variant_agent.check_game(VARIANT)
     agents.make("network").check_game(DrawGame(2))
+    with pytest.raises(ValueError, match=r"variant\.npz' was trained for max_pip=3, hand_size=3, protected=1, not for max_pip=6"):
+        agents.make("ppo_search", path=path, simulations=10).act(seeds_observation)
