@@ -3,13 +3,16 @@
 Subjects, each playing uniformly random legal actions in every game of a batch:
 
 * ``draw_env.jax``: :class:`draw_env.jax.DrawDominoes` (``--players``, one hand per episode);
-* ``pgx connect_four`` and ``pgx leduc_holdem``: pgx's games;
+* ``draw_env.jax fast``: the same game under its own fast training loop,
+  :meth:`draw_env.jax.DrawDominoes.fast_step` (finished games take deals from a pool refilled by
+  an eighth of the batch per step; observation and mask built once per step);
+* ``pgx connect_four``, ``pgx leduc_holdem`` and ``pgx sparrow_mahjong``: pgx's games;
 * ``DrawVectorEnv`` (CPU only, numba, one thread): the batched NumPy environment, its random
   legal actions from ``engine.random_actions`` (as ``benchmarks/throughput.py`` runs it).
 
 The JAX subjects run the same jitted step (pgx's benchmark loop): a uniform legal action per game
-(:func:`random_legal`, one random word per game), then ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))``, observations
-computed at every step. A step of N games is N decisions. Compilation is timed apart: the first
+(:func:`random_legal`, one random word per game), then ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))``
+(``fast_step`` for the fast loop), observations computed at every step. A step of N games is N decisions. Compilation is timed apart: the first
 call of the jitted step (trace, compile, run once), reported per subject; subjects then run
 interleaved in rounds so that machine noise hits all alike, and the figures are medians over
 rounds (the ratio to ``connect_four`` is the median of per-round ratios).
@@ -20,7 +23,8 @@ Usage::
         [--rounds 5] [--seconds 1.0] [--players 2] [--png docs/figures/jax_throughput.png] [--json out.json]
 
 Prints one line per subject and batch size: device, subject, batch, decisions per second, compile
-seconds, and the ratio to pgx ``connect_four`` at the same batch size.
+seconds, and the ratios to pgx ``connect_four``, ``leduc_holdem`` and ``sparrow_mahjong`` at the
+same batch size.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from draw_env.commands import check_outputs
 from draw_env.files import write_json_atomic
 
 Runner = Callable[[float], int]
+#: The subject name of ``draw_env.jax``'s own fast loop.
+FAST = "draw_env.jax fast"
 
 
 def random_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
@@ -99,6 +105,44 @@ def jax_runner(env: object, num_envs: int, device: jax.Device) -> tuple[Runner, 
     return run, compile_seconds
 
 
+def fast_runner(env: object, num_envs: int, device: jax.Device) -> tuple[Runner, float]:
+    """``draw_env.jax``'s own fast loop (``fast_step`` and a pool of deals), as :func:`jax_runner`."""
+    refill = max(1, num_envs // 8)
+
+    @jax.jit
+    def one_step(state, pool, key):  # type: ignore[no-untyped-def]
+        key, choose = jax.random.split(key)
+        action = random_legal(choose, state.legal_action_mask)
+        state, pool = env.fast_step(state, action, pool, refill)  # type: ignore[attr-defined]
+        return state, pool, key
+
+    with jax.default_device(device):
+        key = jax.random.PRNGKey(0)
+        state = jax.jit(jax.vmap(env.init))(jax.random.split(key, num_envs))  # type: ignore[attr-defined]
+        pool = jax.jit(env.deal_pool, static_argnums=1)(jax.random.PRNGKey(1), max(num_envs, 2 * refill))  # type: ignore[attr-defined]
+        jax.block_until_ready((state, pool))
+        start = time.perf_counter()
+        state, pool, key = one_step(state, pool, key)
+        jax.block_until_ready(state)
+        compile_seconds = time.perf_counter() - start
+    holder = [state, pool, key]
+    repeats = max(1, 256 // num_envs)
+
+    def run(seconds: float) -> int:
+        steps = 0
+        state, pool, key = holder
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for _ in range(repeats):
+                state, pool, key = one_step(state, pool, key)
+                steps += 1
+            jax.block_until_ready(state.observation)
+        holder[:] = [state, pool, key]
+        return steps * num_envs
+
+    return run, compile_seconds
+
+
 def vector_runner(num_players: int, num_envs: int) -> tuple[Runner, float]:
     """``DrawVectorEnv`` as ``benchmarks/throughput.py`` runs it (numba; compile time from its cache)."""
     start = time.perf_counter()
@@ -130,16 +174,19 @@ def main(argv: list[str] | None = None) -> dict:
 
     from draw_env.jax import DrawDominoes
 
+    draw = DrawDominoes(args.players)
     games = {
-        "draw_env.jax": DrawDominoes(args.players),
+        "draw_env.jax": draw,
         "pgx connect_four": pgx.make("connect_four"),
         "pgx leduc_holdem": pgx.make("leduc_holdem"),
+        "pgx sparrow_mahjong": pgx.make("sparrow_mahjong"),
     }
     subjects: dict[tuple[str, int], Runner] = {}
     compile_seconds: dict[tuple[str, int], float] = {}
     for size in batch_sizes:
         for name, env in games.items():
             subjects[name, size], compile_seconds[name, size] = jax_runner(env, size, device)
+        subjects[FAST, size], compile_seconds[FAST, size] = fast_runner(draw, size, device)
         if args.device == "cpu" and not args.no_vector:
             subjects["DrawVectorEnv", size], compile_seconds["DrawVectorEnv", size] = vector_runner(args.players, size)
     rates: dict[tuple[str, int], list[float]] = {subject: [] for subject in subjects}
@@ -149,16 +196,18 @@ def main(argv: list[str] | None = None) -> dict:
             decisions = run(args.seconds)
             rates[subject].append(decisions / (time.perf_counter() - start))
 
-    def ratio(subject: tuple[str, int]) -> float:
-        reference = rates["pgx connect_four", subject[1]]
+    def ratio(subject: tuple[str, int], to: str = "pgx connect_four") -> float:
+        reference = rates[to, subject[1]]
         return statistics.median(a / b for a, b in zip(rates[subject], reference))
 
     device_name = f"{args.device} ({device.device_kind})"
     print(f"Random legal play, {args.players}-player draw_env; medians of {args.rounds} interleaved rounds of {args.seconds:g} s")
-    print(f"{'device':<24} {'subject':<18} {'batch':>6} {'decisions/s':>13} {'compile s':>10} {'/ connect_four':>15}")
+    print(f"{'device':<24} {'subject':<20} {'batch':>6} {'decisions/s':>13} {'compile s':>10} "
+          f"{'/ connect_four':>15} {'/ leduc':>8} {'/ sparrow':>10}")
     for subject in sorted(subjects, key=lambda s: (s[1], s[0])):
-        print(f"{device_name:<24} {subject[0]:<18} {subject[1]:>6} {statistics.median(rates[subject]):>13,.0f} "
-              f"{compile_seconds[subject]:>10.1f} {ratio(subject):>14.2f}x")
+        print(f"{device_name:<24} {subject[0]:<20} {subject[1]:>6} {statistics.median(rates[subject]):>13,.0f} "
+              f"{compile_seconds[subject]:>10.1f} {ratio(subject):>14.2f}x {ratio(subject, 'pgx leduc_holdem'):>7.2f}x "
+              f"{ratio(subject, 'pgx sparrow_mahjong'):>9.2f}x")
     figures = {
         "device": device_name,
         "players": args.players,
@@ -167,6 +216,10 @@ def main(argv: list[str] | None = None) -> dict:
         "decisions_per_second": {f"{name} N={size}": statistics.median(rates[name, size]) for name, size in subjects},
         "compile_seconds": {f"{name} N={size}": compile_seconds[name, size] for name, size in subjects},
         "ratio_to_connect_four": {f"{name} N={size}": ratio((name, size)) for name, size in subjects},
+        "ratio_to_leduc_holdem": {f"{name} N={size}": ratio((name, size), "pgx leduc_holdem") for name, size in subjects},
+        "ratio_to_sparrow_mahjong": {
+            f"{name} N={size}": ratio((name, size), "pgx sparrow_mahjong") for name, size in subjects
+        },
     }
     if args.json:
         write_json_atomic(args.json, figures, indent=2)

@@ -191,6 +191,35 @@ jax.tree_util.register_dataclass(
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class DealPool:
+    """Dealt hands waiting to replace finished games (:meth:`DrawDominoes.fast_step`); ``K`` deals.
+
+    Attributes:
+        hands: ``(K, n) + M``, each deal's hands.
+        deck_position: int32 ``(K, T)``, each tile's place in the deal.
+        opener: int32 ``(K,)``, each deal's opener.
+        next_key: uint32 ``(K, 2)``, each deal's key of a match's later hands.
+        head: int32 ``()``, the next deal handed out (a position modulo ``K``).
+        key: uint32 ``(2,)``, where the next refills are dealt from.
+    """
+
+    hands: jax.Array
+    deck_position: jax.Array
+    opener: jax.Array
+    next_key: jax.Array
+    head: jax.Array
+    key: jax.Array
+
+    def replace(self, **changes: Any) -> DealPool:
+        return dataclasses.replace(self, **changes)
+
+
+jax.tree_util.register_dataclass(
+    DealPool, data_fields=[field.name for field in dataclasses.fields(DealPool)], meta_fields=[]
+)
+
+
 def _where(condition: jax.Array, then: State, otherwise: State) -> State:
     """``then`` where the scalar ``condition`` holds, else ``otherwise``, field by field."""
     return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), then, otherwise)
@@ -518,6 +547,10 @@ class DrawDominoes:
                 trace time under ``jit``: it is never rounded to an action.
         """
         del key
+        return self._finish(self._advance(state, action))
+
+    def _advance(self, state: State, action: Any) -> State:
+        """:meth:`step` without the new observation and mask."""
         action = _action_index(action, self.num_actions)
         clipped = jnp.clip(action, 0, self.num_actions - 1)
         legal = (action == clipped) & _pick(state.legal_action_mask, clipped)
@@ -525,7 +558,7 @@ class DrawDominoes:
         penalty = jnp.where(jnp.arange(self.num_players) == state.current_player, jnp.float32(self._penalty), zero)
         illegal = state.replace(rewards=penalty, terminated=jnp.bool_(True))
         after = _where(legal, self._play(state, clipped), illegal)
-        return self._finish(_where(state.terminated, state.replace(rewards=zero), after))
+        return _where(state.terminated, state.replace(rewards=zero), after)
 
     def _play(self, state: State, action: jax.Array) -> State:
         """Apply a legal ``action``: draw, pass or place; score a hand that ends, deal on in a match."""
@@ -638,6 +671,65 @@ class DrawDominoes:
         mask = places | ((action == self._draw) & can_draw) | ((action == self._pass) & can_pass)
         return mask & ~state.terminated
 
+    # ------------------------------------------------------------------ the fast training loop
+
+    def deal_pool(self, key: jax.Array, size: int) -> DealPool:
+        """``size`` fresh deals for :meth:`fast_step` (``size`` at least its ``refill``; the batch
+        size is a good choice)."""
+        keys = jax.random.split(key, size + 1)
+        hands, deck, opener, next_key = jax.vmap(self._fresh_deal)(keys[1:])
+        return DealPool(hands, deck, opener, next_key, jnp.int32(0), _raw_key(keys[0]))
+
+    def _fresh_deal(self, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+        """What :meth:`init` deals from ``key``: hands, deck positions, opener, next key."""
+        words = _random_words(key, self._num_tiles + _EXTRA_WORDS)
+        hands, deck, _ = self._deal(words)
+        return hands, deck, (words[self._num_tiles] % self.num_players).astype(jnp.int32), words[-2:]
+
+    def fast_step(self, state: State, action: jax.Array, pool: DealPool, refill: int) -> tuple[State, DealPool]:
+        """A whole batch's step with auto-reset (``state`` and ``action`` with a leading batch axis;
+        not for ``vmap``): the training loop's fast alternative to ``pgx.experimental.auto_reset``.
+
+        As pgx's ``auto_reset``: a game whose episode ends at this step comes back as a new
+        episode, with ``terminated`` True and the ending step's ``rewards`` (cleared at the next
+        call). Unlike it, the new episode is not dealt here for every game (under ``vmap`` both
+        branches run): finished games take the pool's next deals in batch order, the pool deals
+        ``refill`` new ones per step in their place, and the observation and mask are built once,
+        after the choice. A deal is played twice only if more than ``refill`` games end in one
+        step (the pool's positions a step skips keep their older deals); an episode lasts tens
+        of steps, so ``refill`` of a tenth of the batch leaves that rare.
+
+        Returns:
+            The next states and the pool.
+        """
+        size = pool.opener.shape[0]
+        live = state.replace(
+            terminated=jnp.zeros_like(state.terminated),
+            rewards=jnp.where(state.terminated[:, None], 0.0, state.rewards).astype(jnp.float32),
+        )
+        stepped = jax.vmap(self._advance)(live, action)
+        done = stepped.terminated
+        index = (pool.head + jnp.cumsum(done, dtype=jnp.int32) - 1) % size
+        opener = jnp.take(pool.opener, index, axis=0)
+        fresh = jax.vmap(self._new_hand, in_axes=(0, 0, None, None, 0, None, None, 0))(
+            jnp.take(pool.hands, index, axis=0), jnp.take(pool.deck_position, index, axis=0),
+            jnp.int32(self.num_players * self.hand_size), jnp.int32(self._num_tiles), opener, jnp.zeros(self.num_players, jnp.int32), 0,
+            jnp.take(pool.next_key, index, axis=0),
+        ).replace(rewards=stepped.rewards)
+        merged = jax.tree_util.tree_map(
+            lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b), fresh, stepped
+        )
+        keys = jax.random.split(pool.key, refill + 1)
+        hands, deck, openers, next_keys = jax.vmap(self._fresh_deal)(keys[1:])
+        slots = (pool.head + jnp.arange(refill, dtype=jnp.int32)) % size
+        pool = DealPool(
+            pool.hands.at[slots].set(hands), pool.deck_position.at[slots].set(deck),
+            pool.opener.at[slots].set(openers), pool.next_key.at[slots].set(next_keys),
+            (pool.head + jnp.sum(done, dtype=jnp.int32)) % size, _raw_key(keys[0]),
+        )
+        # The mask and observation of a new episode are those of a live game: terminated is set after.
+        return jax.vmap(self._finish)(merged).replace(terminated=done), pool
+
     # ------------------------------------------------------------------ observing
 
     def observe(self, state: State, player: jax.Array | int | None = None) -> jax.Array:
@@ -743,3 +835,4 @@ class _FactTable:
         entry = jnp.where(self._kind == _BIT, (read >> self._argument) & 1,
                           jnp.where(self._kind == _VALUE, read, read == self._argument))
         return entry.astype(jnp.float32)
+

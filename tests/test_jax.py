@@ -19,6 +19,7 @@ import pytest
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
+import draw_env  # noqa: E402
 from benchmarks.jax_differential import (  # noqa: E402
     DEAL,
     HAND_WIDTH,
@@ -317,3 +318,46 @@ def test_zero_sum_table_holds_the_aec_rewards(players: int) -> None:
     for total in range(169):
         for points in range(total + 1):
             assert table[players * points - total + 168] == np.float32(points - (total - points) / others)
+
+
+# ---------------------------------------------------------------------- the fast loop
+
+
+def test_fast_step_is_step_then_a_fresh_deal_from_the_pool() -> None:
+    """``fast_step`` against ``step``: a game that goes on is exactly ``step``'s; a game that ends
+    comes back terminated with its rewards, as a new deal whose observation and mask are the AEC
+    environment's for that deal; every deal handed out is a new one (the pool wraps round)."""
+    env, batch, refill = DrawDominoes(2), 16, 8
+    options = {"xla_backend_optimization_level": 0}
+    fast = jax.jit(env.fast_step, static_argnums=3, compiler_options=options)
+    step = jax.jit(jax.vmap(env.step), compiler_options=options)
+    state = jax.vmap(env.init)(jax.random.split(jax.random.key(3), batch))
+    pool = env.deal_pool(jax.random.key(4), 2 * refill)
+    aec = draw_env.raw_env(num_players=2)
+    rng = np.random.default_rng(0)
+    deals: set[tuple] = set()
+    handed = 0
+    for _ in range(80):
+        host = jax.device_get(state)
+        action = np.array([rng.choice(np.flatnonzero(mask)) for mask in host.legal_action_mask], np.int32)
+        live = state.replace(terminated=jnp.zeros(batch, bool),
+                             rewards=jnp.where(state.terminated[:, None], 0.0, state.rewards))
+        expected = jax.device_get(step(live, action))
+        state, pool = fast(state, action, pool, refill)
+        got = jax.device_get(state)
+        for i in range(batch):
+            if not expected.terminated[i]:
+                for name in State.__dataclass_fields__:
+                    assert np.array_equal(getattr(got, name)[i], getattr(expected, name)[i]), name
+                continue
+            assert got.terminated[i] and np.array_equal(got.rewards[i], expected.rewards[i])
+            assert got.line_count[i] == 0 and got.hand_number[i] == 0
+            deal = {"hands": [list(tiles.tiles_in(int(mask))) for mask in got.hands[i]],
+                    "boneyard": boneyard_of(got, i), "opener": int(got.opener[i])}
+            deals.add(tuple(map(tuple, deal["hands"])) + (tuple(deal["boneyard"]),))
+            handed += 1
+            aec.reset(options=deal)
+            seen = aec.observe(aec.agent_selection)
+            assert np.array_equal(got.observation[i], seen["observation"])
+            assert np.array_equal(got.legal_action_mask[i], seen["action_mask"].astype(bool))
+    assert len(deals) == handed > 2 * refill  # the pool wrapped round, and no deal came twice
