@@ -29,7 +29,7 @@ through the variant's declared table (:meth:`draw_env.observation.Layout.fact_ta
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -622,8 +622,10 @@ class DrawDominoes:
         # A match deals the next hand in the step that ends one; the infos stay the ended hand's.
         words = _random_words(state.key, num_tiles + _EXTRA_WORDS)
         new_hands, deck, start = self._deal(words)
+        # rules.next_opener is plain arithmetic, which holds for a traced seat too.
+        opener = cast(jax.Array, next_opener(cast(int, state.opener), n))
         following = self._new_hand(
-            new_hands, deck, start, jnp.int32(num_tiles), next_opener(state.opener, n), scores,
+            new_hands, deck, start, jnp.int32(num_tiles), opener, scores,
             state.hand_number + 1, words[-2:],
         ).replace(rewards=played.rewards, hand_points=points, hand_pips=pips, blocked=blocked)
         return _where(hand_over & ~episode_over, following, played)
