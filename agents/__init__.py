@@ -5,8 +5,10 @@ agent follows :class:`agents.base.Agent`: ``act(observation) -> int`` returns a 
 the observation dict the environment gives, and ``reset()`` is called at the start of each
 hand or match.
 
-The registry maps a name to an ``"module:Class"`` import path, imported on first use, so that
-importing :mod:`agents` stays light (``network`` loads its policy on first use; it needs torch only
+The registry maps a name to its :class:`AgentEntry`, the one place that says what the project may
+ask of the agent: its ``"module:Class"`` path, its batched version, whether it plays
+deterministically, is a training baseline, plays the variants. Paths are imported on first use, so
+that importing :mod:`agents` stays light (``network`` loads its policy on first use; it needs torch only
 to read a training checkpoint ``.zip``).
 """
 
@@ -14,29 +16,88 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from agents.base import Agent, BaseAgent
 
-__all__ = ["Agent", "BaseAgent", "agent_class", "available", "check_keywords", "make", "register"]
+__all__ = [
+    "Agent",
+    "AgentEntry",
+    "BaseAgent",
+    "agent_class",
+    "available",
+    "baseline_names",
+    "batched_class",
+    "check_keywords",
+    "entry",
+    "make",
+    "plays_deterministically",
+    "plays_variants",
+    "register",
+    "variant_agents",
+]
 
-_REGISTRY: dict[str, str] = {
-    "random": "agents.baselines:RandomAgent",
-    "random_forced": "agents.baselines:RandomForcedAgent",
-    "heaviest": "agents.baselines:HeaviestAgent",
-    "variety": "agents.baselines:VarietyAgent",
-    "ismcts": "agents.ismcts_compiled:CompiledISMCTSAgent",
-    "ismcts_python": "agents.ismcts:ISMCTSAgent",
-    "pimc": "agents.pimc:PIMCAgent",
-    "tabular": "agents.tabular:TabularAgent",
-    "network": "agents.policy_network:NetworkAgent",
-    "ppo": "agents.policy_network:NetworkAgent",  # the same agent, under the name existing specs use
-    "ppo_search": "agents.network_search:NetworkSearchAgent",
+@dataclass(frozen=True)
+class AgentEntry:
+    """What the project knows of a registered agent.
+
+    Attributes:
+        path: ``"module:Class"`` of the one-game agent.
+        batched: ``"module:Class"`` of its batched version (an :class:`agents.batched.BatchAgent`),
+            or ``None``. A class that takes a ``seed`` is built with one; the network's batched
+            version is the policy its agent plays (:func:`agents.batched.batch_actor`).
+        deterministic: it plays the same action from the same observation, so a batch of games
+            plays exactly as the games one by one (the batched evaluation).
+        deterministic_keyword: a boolean keyword argument that, set to ``False``, makes a
+            deterministic agent sample instead (the network's ``deterministic``).
+        baseline: a training config may name it as an opponent or an evaluation baseline.
+        variants: it plays every variant of the game, not only the seeds' game.
+    """
+
+    path: str
+    batched: str | None = None
+    deterministic: bool = False
+    deterministic_keyword: str | None = None
+    baseline: bool = False
+    variants: bool = False
+
+
+_BATCHED = "agents.batched:"
+# Variants: the baselines read the set from the action mask's length, and tabular plays the variant
+# its table was solved for (another is refused at its first move); the network, the searches and
+# OpenSpiel's bots play the seeds' game only.
+_REGISTRY: dict[str, AgentEntry] = {
+    "random": AgentEntry("agents.baselines:RandomAgent", _BATCHED + "RandomBatch", baseline=True, variants=True),
+    "random_forced": AgentEntry(
+        "agents.baselines:RandomForcedAgent", _BATCHED + "RandomForcedBatch", baseline=True, variants=True
+    ),
+    "heaviest": AgentEntry(
+        "agents.baselines:HeaviestAgent", _BATCHED + "HeaviestBatch", deterministic=True, baseline=True, variants=True
+    ),
+    "variety": AgentEntry(
+        "agents.baselines:VarietyAgent", _BATCHED + "VarietyBatch", deterministic=True, baseline=True, variants=True
+    ),
+    "ismcts": AgentEntry("agents.ismcts_compiled:CompiledISMCTSAgent", baseline=True),
+    "ismcts_python": AgentEntry("agents.ismcts:ISMCTSAgent"),
+    "pimc": AgentEntry("agents.pimc:PIMCAgent"),
+    "tabular": AgentEntry("agents.tabular:TabularAgent", variants=True),
+    **{
+        # "ppo" is the same agent, under the name existing specs use.
+        name: AgentEntry(
+            "agents.policy_network:NetworkAgent",
+            "agents.policy_network:NumpyPolicy",
+            deterministic=True,
+            deterministic_keyword="deterministic",
+        )
+        for name in ("network", "ppo")
+    },
+    "ppo_search": AgentEntry("agents.network_search:NetworkSearchAgent"),
     # OpenSpiel's bots (the openspiel extra): agents/openspiel_bots.py
-    "openspiel-random": "agents.openspiel_bots:OpenSpielRandomAgent",
-    "openspiel-mcts": "agents.openspiel_bots:OpenSpielMCTSAgent",
-    "openspiel-ismcts": "agents.openspiel_bots:OpenSpielISMCTSAgent",
+    "openspiel-random": AgentEntry("agents.openspiel_bots:OpenSpielRandomAgent"),
+    "openspiel-mcts": AgentEntry("agents.openspiel_bots:OpenSpielMCTSAgent"),
+    "openspiel-ismcts": AgentEntry("agents.openspiel_bots:OpenSpielISMCTSAgent"),
 }
 
 
@@ -45,21 +106,84 @@ def available() -> list[str]:
     return list(_REGISTRY)
 
 
-def register(name: str, import_path: str) -> None:
+def _check_import_path(what: str, import_path: str) -> None:
+    module_name, colon, class_name = import_path.partition(":")
+    if not colon or not module_name or not class_name:
+        raise ValueError(f"{what} must look like 'module:Class', got {import_path!r}")
+
+
+def register(
+    name: str,
+    import_path: str,
+    *,
+    batched: str | None = None,
+    deterministic: bool = False,
+    deterministic_keyword: str | None = None,
+    baseline: bool = False,
+    variants: bool = False,
+) -> None:
     """Add an agent kept outside this package under ``name``, as a ``"module:Class"`` path.
 
-    Example: ``agents.register("rllib", "integrations.rllib:RLlibAgent")``. Only this process
-    sees it (``arena.evaluation`` with ``workers=1`` plays in this process).
+    The keywords are those of :class:`AgentEntry`. Example:
+    ``agents.register("rllib", "integrations.rllib:RLlibAgent")``. Only this process sees it
+    (``arena.evaluation`` with ``workers=1`` plays in this process).
 
     Raises:
-        ValueError: if ``name`` is already registered or ``import_path`` is not ``"module:Class"``.
+        ValueError: if ``name`` is already registered or a path is not ``"module:Class"``.
     """
     if name in _REGISTRY:
         raise ValueError(f"name {name!r} is already registered; registered: {', '.join(available())}")
-    module_name, colon, class_name = import_path.partition(":")
-    if not colon or not module_name or not class_name:
-        raise ValueError(f"import_path must look like 'module:Class', got {import_path!r}")
-    _REGISTRY[name] = import_path
+    _check_import_path("import_path", import_path)
+    if batched is not None:
+        _check_import_path("batched", batched)
+    _REGISTRY[name] = AgentEntry(import_path, batched, deterministic, deterministic_keyword, baseline, variants)
+
+
+def entry(name: str) -> AgentEntry:
+    """The registry entry of ``name``.
+
+    Raises:
+        ValueError: if ``name`` is not registered.
+    """
+    if not isinstance(name, str) or name not in _REGISTRY:
+        raise ValueError(f"name must be one of {', '.join(available())}; got {name!r}")
+    return _REGISTRY[name]
+
+
+def _load(import_path: str) -> Any:
+    module_name, class_name = import_path.split(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def batched_class(name: str) -> type | None:
+    """The class of the batched version of ``name`` (``None``: it has none)."""
+    path = entry(name).batched
+    return None if path is None else _load(path)
+
+
+def baseline_names() -> list[str]:
+    """The names a training config may give as opponents or evaluation baselines.
+
+    (Not ``baselines``: that is the module :mod:`agents.baselines`.)
+    """
+    return [name for name, agent in _REGISTRY.items() if agent.baseline]
+
+
+def plays_variants(name: str) -> bool:
+    """Whether ``name`` plays every variant of the game (others play only the seeds' game)."""
+    return entry(name).variants
+
+
+def variant_agents() -> list[str]:
+    """The names of the agents that play every variant."""
+    return [name for name, agent in _REGISTRY.items() if agent.variants]
+
+
+def plays_deterministically(name: str, kwargs: Mapping[str, Any]) -> bool:
+    """Whether the agent of spec ``(name, kwargs)`` plays the same action from the same observation."""
+    agent = entry(name)
+    switch = agent.deterministic_keyword
+    return agent.deterministic and (switch is None or kwargs.get(switch, True) is True)
 
 
 def agent_class(name: str) -> type:
@@ -68,10 +192,7 @@ def agent_class(name: str) -> type:
     Raises:
         ValueError: if ``name`` is not registered.
     """
-    if not isinstance(name, str) or name not in _REGISTRY:
-        raise ValueError(f"name must be one of {', '.join(available())}; got {name!r}")
-    module_name, class_name = _REGISTRY[name].split(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    return _load(entry(name).path)
 
 
 def check_keywords(name: str, keywords: Iterable[str]) -> type:

@@ -4,7 +4,8 @@ The batched environment (:class:`draw_env.vector.DrawVectorEnv`) gives the obser
 player to act in every game as one ``(N, 258)`` array and the masks as ``(N, 58)``. Agents that
 implement :class:`BatchAgent` answer for all ``N`` games with NumPy array operations (one call
 per step, no Python loop over games): the batched evaluation and the learner's vectorised
-opponents use them.
+opponents use them, through :func:`batch_actor`. The registry (:class:`agents.AgentEntry`) names
+each agent's batched version.
 
 ``heaviest`` and ``variety`` choose exactly as their one-game versions in
 :mod:`agents.baselines` (the tests compare them on many positions). ``random`` and
@@ -14,10 +15,15 @@ games differ from the one-game agents' games under the same seed.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+import agents
+from agents.base import Agent
+from agents.policy_network import NetworkAgent, NumpyPolicy
 from draw_env.checks import check_seed
 from draw_env.observation import OFFSETS
 from draw_env.rules import NUM_ACTIONS
@@ -172,24 +178,76 @@ class VarietyBatch:
         return _best_placement(masks, keys)
 
 
-#: The registry names whose agents have a batched version, and the classes.
-BATCHED: dict[str, type[RandomBatch | RandomForcedBatch | HeaviestBatch | VarietyBatch]] = {
-    "random": RandomBatch,
-    "random_forced": RandomForcedBatch,
-    "heaviest": HeaviestBatch,
-    "variety": VarietyBatch,
-}
-
-
 def make_batched(name: str, seed: int | None = None) -> BatchAgent:
-    """The batched version of the baseline ``name`` (``random`` ones take a ``seed``).
+    """The batched version of ``name`` built from a seed alone (given ``seed`` if it takes one).
 
     Raises:
-        ValueError: if ``name`` has no batched version; the message lists those that do.
+        ValueError: if ``name`` has no such batched version; the message lists those that do.
     """
-    if name not in BATCHED:
-        raise ValueError(f"name must be one of {', '.join(map(repr, BATCHED))} for a batched agent, got {name!r}")
-    cls = BATCHED[name]
-    if issubclass(cls, _SampledBatch):
+    if name not in agents.available() or not _seeded_batch(name):
+        have = [other for other in agents.available() if _seeded_batch(other)]
+        raise ValueError(f"name must be one of {', '.join(map(repr, have))} for a batched agent, got {name!r}")
+    cls = agents.batched_class(name)
+    assert cls is not None
+    if "seed" in inspect.signature(cls).parameters:
         return cls(seed)
     return cls()
+
+
+def _seeded_batch(name: str) -> bool:
+    """Whether ``name``'s batched version is built from a seed (a network's is built from its agent)."""
+    return agents.entry(name).batched is not None and not issubclass(agents.agent_class(name), NetworkAgent)
+
+
+class OneByOne:
+    """A one-game agent asked game by game (for agents without a batched version)."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        self.name = str(getattr(agent, "name", type(agent).__name__))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return np.array(
+            [self.agent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)], np.int64
+        )
+
+
+#: What :func:`batch_actor` returns: all answer ``act_batch(observations, masks)``.
+BatchActor = BatchAgent | NumpyPolicy | OneByOne
+
+
+def _make_seeded(name: str, kwargs: Mapping[str, Any], seed: int | None) -> Agent:
+    """``agents.make`` of the spec, seeded with ``seed`` unless the spec gives a seed."""
+    options = dict(kwargs)
+    if "seed" in inspect.signature(agents.agent_class(name)).parameters:
+        options.setdefault("seed", seed)
+    return agents.make(name, **options)
+
+
+def batch_actor(
+    name: str,
+    kwargs: Mapping[str, Any],
+    num_players: int,
+    seed: int | None = None,
+    build: Callable[[str, Mapping[str, Any]], Agent] | None = None,
+) -> BatchActor:
+    """The agent of spec ``(name, kwargs)`` answering for a batch of games at ``num_players``' table.
+
+    A network plays its policy for all its games at once (deterministic or sampling with
+    ``seed``, as its agent plays); a spec without keywords whose registry entry has a batched
+    version built from a seed plays that (:func:`make_batched`); any other agent is asked game
+    by game. The batched evaluation and the learner's opponents both build their players here.
+
+    Args:
+        build: builds the one-game agent of a spec (default: ``agents.make``, with ``seed`` given
+            to an agent that takes one unless the spec gives its own).
+
+    Raises:
+        ValueError: on an unknown agent or keyword, or a bad value.
+    """
+    if not kwargs and _seeded_batch(name):
+        return make_batched(name, seed)
+    agent = _make_seeded(name, kwargs, seed) if build is None else build(name, kwargs)
+    if isinstance(agent, NetworkAgent):  # its network at this table, deterministic or sampled as it plays
+        return agent.policy_for(num_players).playing(agent.deterministic, np.random.default_rng(seed))
+    return OneByOne(agent)

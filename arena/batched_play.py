@@ -1,7 +1,8 @@
 """The batched evaluation backend: many games of a table at once on :class:`draw_env.vector.DrawVectorEnv`.
 
-Tables whose participants all choose for a batch of games (:func:`batchable`: ``heaviest``,
-``variety`` and deterministic ``network`` policies) are played here instead of step by step: every
+Tables whose participants all choose for a batch of games with the same play as alone
+(:func:`batchable`: deterministic agents with a batched version in the registry, such as
+``heaviest``, ``variety`` and deterministic ``network`` policies) are played here instead of step by step: every
 game of the run is one row of the batched environment, and at each step each participant
 chooses for all the games where it is to act in one call (one forward pass of a network for all
 of them). The results have the same format and the same duplicate deals as the step-by-step
@@ -19,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.batched import BATCHED, BatchAgent, make_batched
-from agents.policy_network import NAMES as NETWORK_NAMES
-from agents.policy_network import NetworkAgent
+import agents
+from agents.batched import BatchActor, batch_actor
 from arena.deals import DealTask, deal_options
 from arena.options import RunOptions
 from arena.results import GameOutcome
@@ -33,25 +33,19 @@ from draw_env.vector import DrawVectorEnv, VectorStep
 #: Games played in one batched environment at a time (memory stays small, batches stay large).
 CHUNK = 2048
 
-_DETERMINISTIC = ("heaviest", "variety")
-
 
 def batchable(specs: Sequence[Spec]) -> bool:
-    """True if every participant can choose for a batch of games with the same play as alone."""
+    """True if every participant can choose for a batch of games with the same play as alone: it
+    has a batched version and plays deterministically (the registry's entries)."""
     return all(
-        name in _DETERMINISTIC or (name in NETWORK_NAMES and kwargs.get("deterministic", True) is True)
+        agents.entry(name).batched is not None and agents.plays_deterministically(name, kwargs)
         for name, kwargs in specs
     )
 
 
-def _batch_agent(name: str, kwargs: dict[str, Any], num_players: int) -> BatchAgent:
-    """A batched agent for a :func:`batchable` spec; a deterministic network plays its network at
-    this table (one forward pass per call)."""
-    if name in BATCHED:
-        return make_batched(name)
-    agent = build_agent(name, kwargs)
-    assert isinstance(agent, NetworkAgent) and agent.deterministic
-    return agent.policy_for(num_players)
+def _batch_agent(name: str, kwargs: dict[str, Any], num_players: int) -> BatchActor:
+    """A batched agent for a :func:`batchable` spec, built as the step-by-step backend builds it."""
+    return batch_actor(name, kwargs, num_players, build=build_agent)
 
 
 def _deal_key(out: VectorStep, game: int) -> tuple[Any, ...]:

@@ -17,16 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+import agents
 from draw_env.checks import MAX_SEED, check_bool, check_choice, check_int
 from draw_env.rules import EPISODES, PLAYER_COUNTS, PROTECTED_BONEYARD, DrawGame
 from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP
 
 SEATINGS = ("rotations", "permutations")
-
-#: The agents that play variants: the baselines read the set from the action mask's length, and
-#: ``tabular`` plays the variant its table was solved for (another is refused at its first move);
-#: the others (network, the searches, OpenSpiel's bots) play the seeds' game only, for now.
-VARIANT_AGENTS = ("random", "random_forced", "heaviest", "variety", "tabular")
 
 
 def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent") -> None:
@@ -37,12 +33,14 @@ def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent
     """
     if game.is_default:
         return
+    # The registry says which agents play variants (agents.AgentEntry.variants).
+    playing = agents.variant_agents()
     for name in names:
-        if name not in VARIANT_AGENTS:
+        if name not in playing:
             variant = ", ".join(f"{key}={value}" for key, value in game.variant.items())
             raise ValueError(
                 f"{what} {name!r} plays only the seeds' game (max_pip=6, hand_size=7 or 6 with 4 players, "
-                f"protected=2), not {variant}; agents that play every variant: {', '.join(VARIANT_AGENTS)}"
+                f"protected=2), not {variant}; agents that play every variant: {', '.join(playing)}"
             )
 
 

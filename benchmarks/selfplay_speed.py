@@ -86,8 +86,10 @@ def _patch_opponents(watch: Stopwatch) -> None:
     """Time every opponent's choice, one-game and batched alike."""
     NumpyPolicy.act = watch.wrap(NumpyPolicy.act)  # type: ignore[method-assign]
     NumpyPolicy.act_batch = watch.wrap(NumpyPolicy.act_batch)  # type: ignore[method-assign]
-    for batched in list(agents.batched.BATCHED.values()):
-        batched.act_batch = watch.wrap(batched.act_batch)  # type: ignore[method-assign]
+    batched_classes = {agents.batched_class(name) for name in agents.available()}
+    for batched in batched_classes - {None, NumpyPolicy}:
+        assert batched is not None
+        batched.act_batch = watch.wrap(batched.act_batch)  # type: ignore[attr-defined]
     from agents import baselines
 
     for one_game in (baselines.HeaviestAgent, baselines.VarietyAgent, baselines.RandomAgent, baselines.RandomForcedAgent):

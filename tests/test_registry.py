@@ -1,4 +1,4 @@
-"""The registry entries: PettingZoo's ``make("aec", ...)`` and ``gymnasium.make("DrawDominoes-v0")``."""
+"""The registry entries: PettingZoo's ``make("aec", ...)``, ``gymnasium.make("DrawDominoes-v0")`` and the agents'."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
 
 import gymnasium
 import numpy as np
@@ -13,9 +14,15 @@ import pettingzoo
 import pytest
 from pettingzoo.test import api_test
 
+import agents
 import draw_env
+from agents.batched import HeaviestBatch, RandomBatch, make_batched
+from arena.batched_play import batchable
+from arena.options import check_plays_variant
 from draw_env import registration
+from draw_env.rules import DrawGame
 from draw_env.single_agent import DrawSingleAgentEnv
+from train.learner_games import make_opponent
 
 
 def test_pettingzoo_make_builds_the_guarded_aec_env_with_its_arguments() -> None:
@@ -76,3 +83,52 @@ print(json.dumps([after_import, after_make]))
 """
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(output.strip().splitlines()[-1]) == [[], []]
+
+
+# ----------------------------------------------------------------------------- the agent registry
+
+
+@pytest.fixture
+def registered_agent() -> Iterator[str]:
+    """A second ``heaviest`` registered as a batched, deterministic baseline playing the variants."""
+    name = "heaviest_again"
+    agents.register(
+        name,
+        "agents.baselines:HeaviestAgent",
+        batched="agents.batched:HeaviestBatch",
+        deterministic=True,
+        baseline=True,
+        variants=True,
+    )
+    yield name
+    del agents._REGISTRY[name]  # other tests see the shipped registry
+
+
+def test_a_registered_entry_is_a_batched_baseline_everywhere(registered_agent: str) -> None:
+    assert registered_agent in agents.baseline_names()
+    assert isinstance(make_batched(registered_agent), HeaviestBatch)
+    # The training opponents and the batched evaluation build it batched.
+    assert isinstance(make_opponent(registered_agent, 2, seed=0), HeaviestBatch)
+    assert batchable([(registered_agent, {}), ("variety", {})])
+    # It may sit at a variant's table; an agent that plays only the seeds' game may not.
+    variant = DrawGame(2, max_pip=5)
+    check_plays_variant([registered_agent], variant)
+    with pytest.raises(ValueError, match="plays only the seeds' game"):
+        check_plays_variant(["ismcts"], variant)
+
+
+def test_only_deterministic_batched_entries_are_played_in_batches() -> None:
+    agents.register("random_again", "agents.baselines:RandomAgent", batched="agents.batched:RandomBatch")
+    try:
+        assert not batchable([("random_again", {})])  # batched, but it samples
+        assert isinstance(make_opponent("random_again", 2, seed=0), RandomBatch)  # a learner takes it sampled
+        assert "random_again" not in agents.baseline_names() and not agents.plays_variants("random_again")
+    finally:
+        del agents._REGISTRY["random_again"]
+    assert not batchable([("tabular", {"path": "t.npz"})])  # no batched version
+
+
+def test_register_refuses_a_bad_batched_path() -> None:
+    with pytest.raises(ValueError, match="batched must look like 'module:Class'"):
+        agents.register("broken", "agents.baselines:HeaviestAgent", batched="agents.batched.HeaviestBatch")
+    assert "broken" not in agents.available()

@@ -33,14 +33,16 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+import agents
 from draw_env.checks import is_integer, is_number
 from draw_env.untrusted import loads_yaml, read_text
 
 #: The largest config file read (ours are a few kB).
 MAX_CONFIG_BYTES = 1024 * 1024
 
-#: The baselines an evaluation or an opponent pool may name.
-BASELINES = ("random", "random_forced", "heaviest", "variety", "ismcts")
+#: The baselines an evaluation or an opponent pool may name: the registry's (``agents.baseline_names()``)
+#: when this module is imported.
+BASELINES = tuple(agents.baseline_names())
 
 Model = TypeVar("Model", bound="Section")
 

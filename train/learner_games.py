@@ -23,11 +23,9 @@ from typing import Any, NamedTuple, TypedDict
 import numpy as np
 from gymnasium import spaces
 
-import agents
-from agents.base import Agent
-from agents.batched import BATCHED, BatchAgent, make_batched
-from agents.policy_network import NetworkAgent, NumpyPolicy
-from arena.specs import parse_agent_spec, takes_seed
+from agents.batched import BatchActor, batch_actor, make_batched
+from agents.policy_network import NumpyPolicy
+from arena.specs import parse_agent_spec
 from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBSERVATION_SIZE
@@ -36,41 +34,21 @@ from draw_env.single_agent import DEFAULT_REWARD_SCALE
 from draw_env.vector import DrawVectorEnv
 from train.learner_config import SELF, SNAPSHOTS
 
-
-class _OneByOne:
-    """A one-game agent asked game by game (for agents without a batched version)."""
-
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return np.array(
-            [self.agent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)], np.int64
-        )
-
-
-Opponent = BatchAgent | NumpyPolicy | _OneByOne
+Opponent = BatchActor
 
 
 def make_opponent(spec: str, num_players: int, seed: int | None) -> Opponent:
     """The opponent an agent spec names (:func:`arena.specs.parse_agent_spec`: ``"heaviest"``,
     ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``), answering for a batch
-    of games: the batched baselines and networks (played as ``agents.make`` builds them:
-    deterministic unless ``deterministic=false``) for all their games at once, agents without a
-    batched version game by game.
+    of games (:func:`agents.batched.batch_actor`): the batched baselines and networks (played as
+    ``agents.make`` builds them: deterministic unless ``deterministic=false``) for all their games
+    at once, agents without a batched version game by game.
 
     Raises:
         ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
     """
     name, kwargs = parse_agent_spec(spec)
-    if name in BATCHED and not kwargs:
-        return make_batched(name, seed=seed)
-    if takes_seed(name):
-        kwargs.setdefault("seed", seed)
-    agent = agents.make(name, **kwargs)
-    if isinstance(agent, NetworkAgent):  # its network at this table, deterministic or sampled as it plays
-        return agent.policy_for(num_players).playing(agent.deterministic, np.random.default_rng(seed))
-    return _OneByOne(agent)
+    return batch_actor(name, kwargs, num_players, seed)
 
 
 def _checked_weights(opponents: Mapping[str, float] | None) -> dict[str, float]:
