@@ -35,6 +35,12 @@ def placements_or_forced(actions: list[int], first_non_placement: int = FIRST_NO
     return placements if placements else actions[-1:]
 
 
+def placements_or_forced_of(observation: Observation) -> tuple[list[int], TileSet]:
+    """:func:`placements_or_forced` of the observation's legal actions, and the set it is played with."""
+    tile_set = tile_set_of(observation)
+    return placements_or_forced(legal_actions(observation), 2 * tile_set.num_tiles), tile_set
+
+
 def heaviest_placement(placements: list[int], tile_set: TileSet = DOUBLE_SIX) -> int:
     """The placement of the highest-pip tile; ties go to the lowest action id."""
     pips = tile_set.pips
@@ -69,8 +75,7 @@ class RandomForcedAgent(SeededAgent):
         return uniform_over(observation, self._choices(observation))
 
     def _choices(self, observation: Observation) -> list[int]:
-        first_non_placement = 2 * tile_set_of(observation).num_tiles
-        return placements_or_forced(legal_actions(observation), first_non_placement)
+        return placements_or_forced_of(observation)[0]
 
 
 class HeaviestAgent(DeterministicAgent):
@@ -79,8 +84,7 @@ class HeaviestAgent(DeterministicAgent):
     name = "heaviest"
 
     def act(self, observation: Observation) -> int:
-        tile_set = tile_set_of(observation)
-        choices = placements_or_forced(legal_actions(observation), 2 * tile_set.num_tiles)
+        choices, tile_set = placements_or_forced_of(observation)
         if choices[0] >= 2 * tile_set.num_tiles:
             return choices[0]
         return heaviest_placement(choices, tile_set)
@@ -119,11 +123,8 @@ class VarietyAgent(DeterministicAgent):
     name = "variety"
 
     def act(self, observation: Observation) -> int:
-        tile_set = tile_set_of(observation)
-        choices = placements_or_forced(legal_actions(observation), 2 * tile_set.num_tiles)
-        if choices[0] >= 2 * tile_set.num_tiles:
-            return choices[0]
-        if len(choices) == 1:
+        choices, tile_set = placements_or_forced_of(observation)
+        if len(choices) == 1:  # the one placement, or the forced draw or pass
             return choices[0]
         vector = observation["observation"]
         hand = hand_mask(vector, tile_set)

@@ -431,13 +431,10 @@ def legal_mask(state: np.ndarray, out: np.ndarray) -> int:
     return count + 1 if can_draw or count == 0 else count
 
 
-@njit(cache=True)
-def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
-    """Write the legal action ids ascending into ``out`` (at least 2T+2 long; :data:`MAX_ACTIONS`
-    fits every variant); return how many (``DrawState.legal_actions``)."""
-    if state[S_STATUS] != PLAYING:
-        return 0
-    fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
+@njit(cache=True, inline="always")
+def write_placements(fits_left: int, fits_right: int, out: np.ndarray) -> int:
+    """Write the placements of the tiles of ``fits_left`` at the left end and of ``fits_right`` at
+    the right end into ``out``, ascending (``2 * tile + end``); return how many."""
     count = 0
     either = fits_left | fits_right
     while either:
@@ -449,6 +446,17 @@ def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
             out[count] = 2 * tile + 1
             count += 1
         either &= either - 1
+    return count
+
+
+@njit(cache=True)
+def legal_actions(state: np.ndarray, out: np.ndarray) -> int:
+    """Write the legal action ids ascending into ``out`` (at least 2T+2 long; :data:`MAX_ACTIONS`
+    fits every variant); return how many (``DrawState.legal_actions``)."""
+    if state[S_STATUS] != PLAYING:
+        return 0
+    fits_left, fits_right = _fitting(state, state[S_HANDS + state[S_CURRENT]])
+    count = write_placements(fits_left, fits_right, out)
     if boneyard_count(state) > state[S_PROTECTED]:
         out[count] = draw_action(state)
         count += 1

@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
+from draw_env.engine import write_placements
 from draw_env.observation import layout
 from draw_env.rules import DrawGame
 
@@ -213,21 +214,11 @@ def build_tree(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
         listed, game.num_tiles, game.protected, nodes, low, high, holding, pips,
         _fact_slots(fact_offsets), facts_size, source, kind, argument,
     )
+    # _build returns the node arrays in GameTree's order, then each seat's three tables.
     player, infoset, depth, first_child, num_children, utility = arrays[:6]
     start0, actions0, observations0, start1, actions1, observations1 = arrays[6:]
-    return GameTree(
-        game=game,
-        num_deals=len(listed),
-        player=player,
-        infoset=infoset,
-        depth=depth,
-        first_child=first_child,
-        num_children=num_children,
-        utility=utility,
-        action_start=(start0, start1),
-        actions=(actions0, actions1),
-        observations=(observations0, observations1),
-    )
+    return GameTree(game, len(listed), player, infoset, depth, first_child, num_children, utility,
+                    (start0, start1), (actions0, actions1), (observations0, observations1))
 
 
 def _describe(game: DrawGame) -> str:
@@ -272,21 +263,12 @@ def _mask_pips(mask: int, pips: np.ndarray) -> int:
 @njit(cache=True)
 def _legal(row: np.ndarray, num_tiles: int, protected: int, boneyard: int, holding: np.ndarray, out: np.ndarray) -> int:
     """The legal actions of the position ``row`` into ``out``, ascending; returns how many."""
-    current = row[_CURRENT]
-    hand = row[_HAND0 + current]
+    hand = row[_HAND0 + row[_CURRENT]]
     left = row[_LEFT]
-    count = 0
     if left < 0:
-        fits_left, fits_right = hand, 0
+        count = write_placements(hand, 0, out)  # the opening tile is laid with action 2 * tile
     else:
-        fits_left, fits_right = hand & holding[left], hand & holding[row[_RIGHT]]
-    for tile in range(num_tiles):
-        if fits_left >> tile & 1:
-            out[count] = 2 * tile
-            count += 1
-        if fits_right >> tile & 1:
-            out[count] = 2 * tile + 1
-            count += 1
+        count = write_placements(hand & holding[left], hand & holding[row[_RIGHT]], out)
     if boneyard - row[_DRAWN] > protected:
         out[count] = 2 * num_tiles
         count += 1
@@ -600,21 +582,13 @@ def _best_response(
     responder_start: np.ndarray, choice: np.ndarray,
 ) -> float:
     nodes = player.shape[0]
-    # The chance and opponent part of each node's reach (the responder's own choices excluded).
+    # The chance and opponent part of each node's reach: the responder's own choices count as 1.
     reach = np.zeros(nodes)
-    reach[:num_deals] = 1.0 / num_deals
-    for node in range(nodes):
-        seat = player[node]
-        if seat < 0:
-            continue
-        first = first_child[node]
-        if seat == responder:
-            for k in range(num_children[node]):
-                reach[first + k] = reach[node]
-        else:
-            start = policy_start[infoset[node]]
-            for k in range(num_children[node]):
-                reach[first + k] = reach[node] * policy[start + k]
+    ones = np.ones(responder_start[-1])
+    if responder == 0:
+        _reach(player, infoset, first_child, num_children, num_deals, responder_start, policy_start, ones, policy, reach)
+    else:
+        _reach(player, infoset, first_child, num_children, num_deals, policy_start, responder_start, policy, ones, reach)
     # Values from the last actions back: at each depth, every responder information state (its
     # nodes all lie at one depth: they share the public history) takes the action of the highest
     # reach-weighted value summed over its nodes.

@@ -54,7 +54,7 @@ def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray) -> np.ndarr
     """Regret matching: each information state plays its actions in proportion to their
     positive regrets (uniformly when none is positive)."""
     strategy = np.zeros(len(regrets))
-    _regret_matching(regrets, tree.action_start[seat], strategy)
+    _normalise(np.maximum(regrets, 0.0), tree.action_start[seat], strategy)
     return strategy
 
 
@@ -86,21 +86,6 @@ def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
             )
             np.maximum(state.regrets[seat], 0.0, out=state.regrets[seat])
             strategies[seat] = current_strategy(tree, seat, state.regrets[seat])
-
-
-@njit(cache=True)
-def _regret_matching(regrets: np.ndarray, start: np.ndarray, out: np.ndarray) -> None:
-    for index in range(start.shape[0] - 1):
-        first, stop = start[index], start[index + 1]
-        total = 0.0
-        for j in range(first, stop):
-            if regrets[j] > 0:
-                total += regrets[j]
-        for j in range(first, stop):
-            if total > 0:
-                out[j] = regrets[j] / total if regrets[j] > 0 else 0.0
-            else:
-                out[j] = 1.0 / (stop - first)
 
 
 @njit(cache=True)
