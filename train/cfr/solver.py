@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from draw_env.game_tree import GameTree, reach_probabilities
+from draw_env.game_tree import GameTree, distinct_rows, reach_probabilities
 
 
 @dataclass
@@ -185,8 +185,7 @@ def observation_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray])
         dense.append(table)
         observations.append(tree.observations[seat])
     merged = np.concatenate(observations)
-    distinct, inverse = np.unique(merged, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    distinct, _, inverse = distinct_rows(merged)
     weight = np.concatenate(weights)
     table = np.concatenate(dense)
     totals = np.bincount(inverse, weights=weight, minlength=len(distinct))
