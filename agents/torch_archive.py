@@ -19,6 +19,7 @@ one :class:`~draw_env.untrusted.UntrustedInputError` naming the file and the ten
 from __future__ import annotations
 
 import io
+import math
 import pickletools
 import reprlib
 import warnings
@@ -64,10 +65,7 @@ class TensorHeader:
     @property
     def size(self) -> int:
         """Its number of elements (a Python integer: no overflow)."""
-        count = 1
-        for length in self.shape:
-            count *= length
-        return count
+        return math.prod(self.shape)
 
 
 @dataclass(eq=False)

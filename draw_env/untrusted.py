@@ -28,6 +28,7 @@ import functools
 import io
 import json
 import lzma
+import math
 import os
 import re
 import zipfile
@@ -451,10 +452,7 @@ class ArrayHeader:
     @property
     def nbytes(self) -> int:
         """The bytes the array's data takes (Python integers: no overflow)."""
-        count = 1
-        for size in self.shape:
-            count *= size
-        return count * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
 
 #: Errors the zip and decompression libraries raise on malformed input.

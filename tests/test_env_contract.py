@@ -11,7 +11,7 @@ import pytest
 
 import draw_env
 from draw_env import GuardedEnv, tiles
-from draw_env.observation import BLOCKS, OFFSETS, TABLE_OFFSETS, TABLE_SHAPES, TABLE_SIZE, split
+from draw_env.observation import BLOCKS, DEFAULT_LAYOUT, OFFSETS, split
 from draw_env.rules import DRAW, LEFT, RIGHT, place_action
 from draw_env.tiles import tile_id
 from tests.positions import blocked_deal, complete_deal, ids
@@ -369,14 +369,14 @@ def test_a_match_runs_until_someone_reaches_the_target(num_players: int) -> None
 def test_the_state_table_is_the_blocks_in_absolute_seats_with_every_hand() -> None:
     """``state()`` (for centralised critics): BLOCKS in order, per-seat blocks as rows by absolute
     seat, every seat's hand, then the always-zero cell."""
-    assert list(TABLE_SHAPES) == [block.name for block in BLOCKS] + ["zero"]
+    assert list(DEFAULT_LAYOUT.table_shapes) == [block.name for block in BLOCKS] + ["zero"]
     env = make(players=3, hands=THREE_TURNS_HANDS, boneyard=THREE_TURNS_BONEYARD, opener=0)
     env.step(env.unwrapped.state_ref.legal_actions()[0])
     table = env.state()
-    assert table.shape == (TABLE_SIZE,) and table[TABLE_OFFSETS["zero"]] == 0
+    assert table.shape == (DEFAULT_LAYOUT.table_size,) and table[DEFAULT_LAYOUT.table_offsets["zero"]] == 0
     views = {
-        name: table[TABLE_OFFSETS[name] :][: int(np.prod(shape))].reshape(shape)
-        for name, shape in TABLE_SHAPES.items()
+        name: table[DEFAULT_LAYOUT.table_offsets[name] :][: int(np.prod(shape))].reshape(shape)
+        for name, shape in DEFAULT_LAYOUT.table_shapes.items()
     }
     state = env.unwrapped.state_ref
     for seat in range(3):
