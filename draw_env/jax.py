@@ -29,7 +29,7 @@ through the variant's declared table (:meth:`draw_env.observation.Layout.fact_ta
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -119,6 +119,17 @@ class _Masks:
         return jnp.stack(words, axis=-1)
 
 
+_T = TypeVar("_T")
+
+
+def _pytree(cls: type[_T]) -> type[_T]:
+    """Register a frozen dataclass of arrays as a JAX pytree, every field a data field."""
+    fields = dataclasses.fields(cast(Any, cls))
+    jax.tree_util.register_dataclass(cls, data_fields=[field.name for field in fields], meta_fields=[])
+    return cls
+
+
+@_pytree
 @dataclasses.dataclass(frozen=True)
 class State:
     """One game (a batch under ``vmap``: every field gains a leading batch axis). ``n`` = players,
@@ -186,11 +197,7 @@ class State:
         return dataclasses.replace(self, **changes)
 
 
-jax.tree_util.register_dataclass(
-    State, data_fields=[field.name for field in dataclasses.fields(State)], meta_fields=[]
-)
-
-
+@_pytree
 @dataclasses.dataclass(frozen=True)
 class DealPool:
     """Dealt hands waiting to replace finished games (:meth:`DrawDominoes.fast_step`); ``K`` deals.
@@ -213,11 +220,6 @@ class DealPool:
 
     def replace(self, **changes: Any) -> DealPool:
         return dataclasses.replace(self, **changes)
-
-
-jax.tree_util.register_dataclass(
-    DealPool, data_fields=[field.name for field in dataclasses.fields(DealPool)], meta_fields=[]
-)
 
 
 def _where(condition: jax.Array, then: State, otherwise: State) -> State:
