@@ -163,16 +163,11 @@ def jax_ppo_main(config: JaxPPOConfig, args: Any) -> int:
     except KeyboardInterrupt:
         print("\nInterrupted: the run is not finished; rerun the command with --overwrite to start it again.")
         return 130
-    print(
-        evaluation_table(
-            summary["final_eval"],
-            config.num_players,
-            title=(
-                f"{config.num_players}-player PPO in JAX after {summary['env_steps']:,} environment steps "
-                f"({summary['train_seconds']:.1f} s of training): match win rate, duplicate format"
-            ),
-        )
+    title = (
+        f"{config.num_players}-player PPO in JAX after {summary['env_steps']:,} environment steps "
+        f"({summary['train_seconds']:.1f} s of training): match win rate, duplicate format"
     )
+    print(evaluation_table(summary["final_eval"], config.num_players, title=title))
     print(f"Summary: {config.output_dir}/summary.json")
     print(f"policy written to {summary['policy']}")
     return 0
