@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_file import ACTIVATIONS, MAX_RECORD_BYTES, OUTPUTS, VERSION, PolicyWeights
+from agents.policy_file import ACTIVATIONS, MAX_RECORD_BYTES, OUTPUTS, VARIANT_KEYS, VERSION, PolicyWeights
 from agents.torch_archive import TensorHeader, read_tensors
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
 from draw_env.files import write_text_atomic
-from draw_env.rules import PLAYER_COUNTS
+from draw_env.rules import PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, open_zip, read_bytes, read_json
 
 CHECKPOINT_FORMAT = "draw-dominoes-checkpoint"
@@ -59,6 +59,7 @@ def weights_from_state_dict(
     features: str | None = None,
     value: bool = True,
     provenance: Mapping[str, Any] | None = None,
+    game: DrawGame | None = None,
 ) -> PolicyWeights:
     """The networks of a ``MaskableActorCriticPolicy`` state dict (an MLP policy, SB3's names).
 
@@ -69,13 +70,14 @@ def weights_from_state_dict(
         features: the input encoding; ``None`` picks the one whose size matches the input layer.
         value: keep the value network too.
         provenance: stored with the weights.
+        game: the variant it was trained for (``None``: the seeds' game), recorded with the weights.
 
     Raises:
         ValueError: if a parameter is not one of an MLP policy's, or the shapes do not fit
             (checked before any parameter is converted).
     """
     shapes = {key: _shape_of(tensor) for key, tensor in state.items()}
-    layers, features = sb3_layers(shapes, features=features, value=value)
+    layers, features = sb3_layers(shapes, features=features, value=value, game=game)
     networks = {
         name: tuple((_to_float32(weight, state[weight]), _to_float32(bias, state[bias])) for weight, bias in keys)
         for name, keys in layers.items()
@@ -87,11 +89,16 @@ def weights_from_state_dict(
         num_players=num_players,
         value=networks.get("value"),
         provenance=dict(provenance or {}),
+        variant=None if game is None else game.variant,
     )
 
 
 def sb3_layers(
-    shapes: Mapping[Any, tuple[int, ...]], *, features: str | None = None, value: bool = True
+    shapes: Mapping[Any, tuple[int, ...]],
+    *,
+    features: str | None = None,
+    value: bool = True,
+    game: DrawGame | None = None,
 ) -> tuple[dict[str, tuple[tuple[str, str], ...]], str]:
     """The layers of an SB3 MLP policy from its parameters' names and shapes alone.
 
@@ -99,6 +106,8 @@ def sb3_layers(
         shapes: parameter name -> shape, as in a ``MaskableActorCriticPolicy`` state dict.
         features: the input encoding; ``None`` picks the one whose size matches the input layer.
         value: the value network too (without, its parameters need only SB3's names).
+        game: the variant the network plays (``None``: the seeds' game), which sizes its input
+            and its action logits.
 
     Returns:
         ``{"policy": layers, "value": layers}``, each layer its ``(weight name, bias name)``,
@@ -139,21 +148,22 @@ def sb3_layers(
         raise ValueError(f"{first} has the shape {shapes[first]}, not (out, in)")
     inputs = shapes[first][1]
     if features is None:
-        matching = [name for name in FEATURES if feature_size(name) == inputs]
+        matching = [name for name in FEATURES if feature_size(name, game) == inputs]
         if not matching:
             raise ValueError(f"input size {inputs} matches no encoding of draw_env.features ({FEATURES})")
         features = matching[0]
-    elif feature_size(features) != inputs:
+    elif feature_size(features, game) != inputs:
         raise ValueError(
-            f"features {features!r} give {feature_size(features)} inputs, the network takes {inputs}"
+            f"features {features!r} give {feature_size(features, game)} inputs, the network takes {inputs}"
         )
+    outputs = {**OUTPUTS, "policy": game.num_actions} if game is not None else OUTPUTS
     for name, keys in layers.items():
-        _check_sb3_shapes(name, keys, shapes, inputs)
+        _check_sb3_shapes(name, keys, shapes, inputs, outputs[name])
     return layers, features
 
 
 def _check_sb3_shapes(
-    name: str, keys: tuple[tuple[str, str], ...], shapes: Mapping[Any, tuple[int, ...]], inputs: int
+    name: str, keys: tuple[tuple[str, str], ...], shapes: Mapping[Any, tuple[int, ...]], inputs: int, outputs: int
 ) -> None:
     """Network ``name``'s layers chain from ``inputs`` to its outputs: weights ``(out, in)``, biases ``(out,)``."""
     width = inputs
@@ -163,8 +173,8 @@ def _check_sb3_shapes(
         width = shapes[weight][0]
         if shapes[bias] != (width,):
             raise ValueError(f"{bias} has the shape {shapes[bias]}, not ({width},) as {weight} gives")
-    if width != OUTPUTS[name]:
-        raise ValueError(f"the {name} network must end with {OUTPUTS[name]} outputs, got {width}")
+    if width != outputs:
+        raise ValueError(f"the {name} network must end with {outputs} outputs, got {width}")
 
 
 def sb3_state_dict(weights: PolicyWeights) -> dict[str, np.ndarray]:
@@ -205,9 +215,15 @@ def checkpoint_record_path(checkpoint: str | os.PathLike[str]) -> Path:
 
 
 def write_checkpoint_record(
-    checkpoint: str | os.PathLike[str], *, num_players: int, features: str, activation: str
+    checkpoint: str | os.PathLike[str],
+    *,
+    num_players: int,
+    features: str,
+    activation: str,
+    game: DrawGame | None = None,
 ) -> Path:
-    """Write the side file that lets :func:`read_checkpoint` play ``checkpoint`` (atomically).
+    """Write the side file that lets :func:`read_checkpoint` play ``checkpoint`` (atomically);
+    ``game``: the variant it plays, recorded unless it is the seeds' game.
 
     Training calls this next to every ``model.save(checkpoint)``.
 
@@ -223,6 +239,7 @@ def write_checkpoint_record(
         "num_players": int(num_players),
         "features": features,
         "activation": activation,
+        **(game.variant if game is not None and not game.is_default else {}),
     }
     target = checkpoint_record_path(checkpoint)
     write_text_atomic(target, json.dumps(record, indent=1) + "\n")
@@ -258,10 +275,11 @@ def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
             "(write one with agents.sb3_checkpoint.write_checkpoint_record)",
             stacklevel=2,
         )
-        settings = {"activation": SB3_DEFAULT_ACTIVATION, "features": None, "num_players": None}
+        settings = {"activation": SB3_DEFAULT_ACTIVATION, "features": None, "num_players": None, "game": None}
 
     def check(headers: Mapping[str, TensorHeader]) -> None:
-        sb3_layers({key: header.shape for key, header in headers.items()}, features=settings["features"])
+        shapes = {key: header.shape for key, header in headers.items()}
+        sb3_layers(shapes, features=settings["features"], game=settings["game"])
 
     tensors = read_tensors(payload, f"{target}: policy.pth", check, MAX_ARRAY_BYTES // 4)
     try:
@@ -308,4 +326,19 @@ def _read_checkpoint_record(side: Path) -> dict[str, Any]:
             check_choice(key, settings[key], allowed)
         except ValueError as error:
             raise ValueError(f"{side}: {error}") from None
+    settings["game"] = _read_game(record, side, record["num_players"])  # checked above
     return settings
+
+
+def _read_game(record: Mapping[str, Any], side: Path, num_players: int) -> DrawGame | None:
+    """The variant a side file records: ``None`` (the seeds' game) when it names none."""
+    variant = {key: record[key] for key in VARIANT_KEYS if key in record}
+    if not variant:
+        return None
+    if len(variant) != len(VARIANT_KEYS) or any(type(value) is not int for value in variant.values()):
+        shown = ", ".join(f"{key}={_short(record.get(key))}" for key in VARIANT_KEYS)
+        raise ValueError(f"{side}: a variant names {', '.join(VARIANT_KEYS)}, each an integer; got {shown}")
+    try:
+        return DrawGame(num_players, **variant)
+    except ValueError as error:
+        raise ValueError(f"{side}: {error}") from None

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import agents
 from draw_env.checks import MAX_SEED, check_bool, check_choice, check_int
@@ -42,6 +42,22 @@ def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent
                 f"{what} {name!r} plays only the seeds' game (max_pip=6, hand_size=7 or 6 with 4 players, "
                 f"protected=2), not {variant}; agents that play every variant: {', '.join(playing)}"
             )
+
+
+def check_specs_play_variant(specs: Sequence[tuple[str, Mapping[str, Any]]], game: DrawGame, what: str = "agent") -> None:
+    """:func:`check_plays_variant` for agent specs: a network with a policy file plays the variant
+    that its file records (and no other, even of the same sizes).
+
+    Raises:
+        ValueError: naming the agent or the policy file, and both variants.
+    """
+    from agents.policy_network import NetworkAgent, load_policy
+
+    for name, kwargs in specs:
+        if not game.is_default and "path" in kwargs and issubclass(agents.agent_class(name), NetworkAgent):
+            load_policy(kwargs["path"]).check_game(game)
+        else:
+            check_plays_variant([name], game, what)
 
 
 def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:

@@ -34,6 +34,7 @@ from arena.learner import EvalRow
 from draw_env.checks import is_integer
 from draw_env.features import FEATURES
 from draw_env.files import atomic_path
+from draw_env.rules import DrawGame
 from draw_env.untrusted import ArrayHeader, loads_json, read_npz
 from train.config import ConfigError
 from train.run_dir import RunFile, read_run_file, row_schema, seconds
@@ -41,7 +42,9 @@ from train.run_dir import RunFile, read_run_file, row_schema, seconds
 STATE_FORMAT = "draw-train-state"
 STATE_VERSION = 1
 #: Config keys that fix the model: a resume under other values would keep the old model silently.
-MODEL_KEYS = ("num_players", "features", "ppo.net_arch", "ppo.activation")
+MODEL_KEYS = ("num_players", "max_pip", "hand_size", "protected", "features", "ppo.net_arch", "ppo.activation")
+#: Model keys added since earlier checkpoints were saved, with the value those played: the seeds' game.
+_ADDED_MODEL_KEYS = {"max_pip": 6, "hand_size": None, "protected": 2}
 
 
 def pool_path(checkpoint: Path) -> Path:
@@ -66,15 +69,23 @@ def _pool_arrays(snapshots: Sequence[NumpyPolicy]) -> tuple[dict[str, np.ndarray
                 "activation": weights.activation,
                 "features": weights.features,
                 "num_players": weights.num_players,
+                **({"variant": dict(weights.variant)} if weights.variant is not None else {}),
             }
         )
     return arrays, described
 
 
 def save_model(
-    model: Any, path: Path, *, num_players: int, features: str, side_files: Mapping[Path, bytes] | None = None
+    model: Any,
+    path: Path,
+    *,
+    num_players: int,
+    features: str,
+    side_files: Mapping[Path, bytes] | None = None,
+    game: DrawGame | None = None,
 ) -> None:
-    """Write the model zip ``path``, its ``.policy.json`` and ``side_files``, the zip renamed last.
+    """Write the model zip ``path``, its ``.policy.json`` and ``side_files``, the zip renamed last
+    (``game``: the variant the model plays, recorded in ``.policy.json``; ``None``: the seeds' game).
 
     Every file is written under a temporary name and renamed into place, so that an interrupted
     save leaves no truncated file and no zip without its side files.
@@ -91,6 +102,7 @@ def save_model(
             num_players=num_players,
             features=features,
             activation=model.policy.activation_fn.__name__.lower(),
+            game=game,
         )
 
 
@@ -102,6 +114,7 @@ def save_checkpoint(
     *,
     num_players: int,
     features: str,
+    game: DrawGame | None = None,
 ) -> None:
     """Write the checkpoint ``path`` (the model zip) and all its side files (see :func:`save_model`).
 
@@ -109,7 +122,8 @@ def save_checkpoint(
         model: the ``MaskablePPO`` model.
         snapshots: the snapshot pool.
         state: run state (JSON data) stored in ``.state.json``, with ``timesteps`` and the pool's layout added.
-        num_players, features: what the policy plays, for ``.policy.json``.
+        num_players, features, game: what the policy plays, for ``.policy.json`` (``game``: the
+            variant, ``None`` for the seeds' game).
     """
     arrays, described = _pool_arrays(snapshots)
     buffer = io.BytesIO()
@@ -125,7 +139,7 @@ def save_checkpoint(
         pool_path(path): buffer.getvalue(),
         state_path(path): (json.dumps(record, indent=1) + "\n").encode("utf-8"),
     }
-    save_model(model, path, num_players=num_players, features=features, side_files=side)
+    save_model(model, path, num_players=num_players, features=features, side_files=side, game=game)
 
 
 @dataclass
@@ -172,6 +186,7 @@ class SnapshotEntry(RunFile):
     activation: Literal[ACTIVATIONS]  # type: ignore[valid-type]
     features: Literal[FEATURES]  # type: ignore[valid-type]
     num_players: Literal[2, 3, 4]
+    variant: dict[str, int] | None = None  # the seeds' game when absent
 
 
 EVAL_ROW = row_schema(EvalRow)
@@ -228,7 +243,7 @@ def read_resume_state(checkpoint: str | Path, config: Mapping[str, Any]) -> Resu
         read_checkpoint(path)  # the weights load (as weights only) before the run writes anything
     except ValueError as error:
         raise ConfigError(f"{name}: {error}") from None
-    saved = state.config
+    saved = {**_ADDED_MODEL_KEYS, **state.config}
     contradictions = [
         f"{key} is {_dotted(saved, key)!r} in the checkpoint and {_dotted(config, key)!r} in the config"
         for key in MODEL_KEYS
@@ -274,6 +289,7 @@ def _read_pool(path: Path, described: list[SnapshotEntry], name: str) -> list[Nu
                     activation=entry.activation,
                     features=entry.features,
                     num_players=entry.num_players,
+                    variant=entry.variant,
                 )
             )
             for index, entry in enumerate(described)

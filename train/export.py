@@ -21,6 +21,7 @@ from agents.sb3_checkpoint import checkpoint_record_path, read_checkpoint
 from draw_env.checks import check_bool, check_choice
 from draw_env.commands import reported_errors
 from draw_env.files import check_distinct
+from draw_env.rules import DrawGame
 from draw_env.untrusted import read_json
 
 
@@ -31,6 +32,7 @@ def export_policy(
     num_players: int | None = None,
     value: bool = True,
     provenance: Mapping[str, Any] | None = None,
+    game: DrawGame | None = None,
 ) -> Path:
     """Write ``source``'s networks as the policy file ``path`` (``.npz``) and its ``.json`` record.
 
@@ -45,6 +47,8 @@ def export_policy(
             mistakes it for a trained critic.
         provenance: JSON data stored in the record: what it was trained or distilled from, the
             commands, the results.
+        game: the variant a model plays, recorded in the file (``None``: the seeds' game; a
+            checkpoint ``.zip`` holds the seeds' game's networks).
 
     Returns:
         The ``.npz`` path.
@@ -72,7 +76,7 @@ def export_policy(
     else:
         from train.sb3_adapter import weights_of
 
-        weights = weights_of(source, num_players, value=value, provenance=provenance)
+        weights = weights_of(source, num_players, value=value, provenance=provenance, game=game)
     if weights.num_players is None:
         raise ValueError(
             f"num_players must be one of {', '.join(map(str, PLAYER_COUNTS))} to export, got None"

@@ -8,14 +8,19 @@ table, the games, the rewards, the features and the MaskablePPO hyper-parameters
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import Field, model_validator
 
+from arena.options import check_specs_play_variant
+from arena.specs import parse_agent_spec
 from draw_env.features import FEATURES, feature_size
-from draw_env.rules import NUM_ACTIONS, reward_fits_episode
+from draw_env.rules import DrawGame, reward_fits_episode
+from draw_env.tiles import MAX_PIP, MIN_PIP
 from train.config import (
     BASELINES,
+    ConfigError,
     Section,
     Widths,
     check_memory,
@@ -38,9 +43,11 @@ GAME_BYTES = 16 * 1024
 _ROLLOUT_SCALARS = 7
 
 
-def decision_bytes(features: str) -> int:
-    """Bytes a rollout decision takes: float32 in SB3's rollout buffer, and again in its flattened copy."""
-    return 2 * 4 * (feature_size(features) + NUM_ACTIONS + _ROLLOUT_SCALARS)
+def decision_bytes(features: str, game: DrawGame | None = None) -> int:
+    """Bytes a rollout decision takes: float32 in SB3's rollout buffer, and again in its flattened copy
+    (``game``: the variant played, default the seeds' game)."""
+    game = game or DrawGame(2)
+    return 2 * 4 * (feature_size(features, game) + game.num_actions + _ROLLOUT_SCALARS)
 
 
 class PPOSettings(Section):
@@ -65,6 +72,9 @@ class LearnerSettings(Section):
     """The learner's games and its MaskablePPO: ``n_envs`` games in lockstep, one learner seat each."""
 
     num_players: Literal[2, 3, 4] = 2
+    max_pip: int = integer(6, MIN_PIP, MAX_PIP)
+    hand_size: int | None = Field(None, ge=1, le=55, description="an integer in [1, 55], or null (the seeds' deal)")
+    protected: int = integer(2, 0, 55)
     seed: int = seed_field()
     n_envs: int = integer(2, 1)
     episode: Literal["hand", "match"] = "hand"
@@ -78,11 +88,15 @@ class LearnerSettings(Section):
     def _ppo_run(self) -> LearnerSettings:
         """``win_loss`` only in matches, minibatches no larger than one rollout, and a rollout
         that fits in this machine's memory (:func:`train.config.check_memory`)."""
+        try:
+            game = self.game()
+        except ValueError as error:
+            raise ConfigError(f"config keys max_pip, hand_size, protected: {error}") from None
         if not reward_fits_episode(self.reward, self.episode):
             raise fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward)
         if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
             raise fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size)
-        per_decision = decision_bytes(self.features)
+        per_decision = decision_bytes(self.features, game)
         check_memory(
             ("n_envs", "ppo.n_steps"),
             self.n_envs * (GAME_BYTES + self.ppo.n_steps * per_decision),
@@ -90,3 +104,14 @@ class LearnerSettings(Section):
             f"{self.n_envs * self.ppo.n_steps:,} decisions of {per_decision:,} bytes",
         )
         return self
+
+    def game(self) -> DrawGame:
+        """The variant the learner plays (the defaults: the seeds' game)."""
+        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+
+    def check_variant_agents(self, key: str, specs: Iterable[str]) -> None:
+        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant."""
+        try:
+            check_specs_play_variant([parse_agent_spec(spec) for spec in specs], self.game())
+        except ValueError as error:
+            raise ConfigError(f"config key {key!r}: {error}") from None

@@ -17,19 +17,21 @@ Stable-Baselines3).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 from gymnasium import spaces
 
-from agents.batched import BatchActor, batch_actor, make_batched
+import agents
+from agents.batched import BatchActor, OneByOne, batch_actor, make_batched
 from agents.policy_network import NumpyPolicy
 from arena.specs import parse_agent_spec
 from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
-from draw_env.observation import OBSERVATION_SIZE
-from draw_env.rules import NUM_ACTIONS
+from draw_env.observation import layout
+from draw_env.rules import DrawGame
 from draw_env.single_agent import DEFAULT_REWARD_SCALE
 from draw_env.vector import DrawVectorEnv
 from train.learner_config import SELF, SNAPSHOTS
@@ -37,18 +39,27 @@ from train.learner_config import SELF, SNAPSHOTS
 Opponent = BatchActor
 
 
-def make_opponent(spec: str, num_players: int, seed: int | None) -> Opponent:
+def make_opponent(spec: str, num_players: int, seed: int | None, game: DrawGame | None = None) -> Opponent:
     """The opponent an agent spec names (:func:`arena.specs.parse_agent_spec`: ``"heaviest"``,
     ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``), answering for a batch
     of games (:func:`agents.batched.batch_actor`): the batched baselines and networks (played as
     ``agents.make`` builds them: deterministic unless ``deterministic=false``) for all their games
-    at once, agents without a batched version game by game.
+    at once, agents without a batched version game by game. In a variant (``game`` other than the
+    seeds') the batched baselines, written for the seeds' 58 actions, are asked game by game as
+    their one-game agents, which read the tile set from the mask.
 
     Raises:
         ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
     """
     name, kwargs = parse_agent_spec(spec)
+    if game is not None and not game.is_default:
+        options = {"seed": seed, **kwargs} if _takes_seed(name) else dict(kwargs)
+        return OneByOne(agents.make(name, **options))
     return batch_actor(name, kwargs, num_players, seed)
+
+
+def _takes_seed(name: str) -> bool:
+    return "seed" in inspect.signature(agents.agent_class(name)).parameters
 
 
 def _checked_weights(opponents: Mapping[str, float] | None) -> dict[str, float]:
@@ -68,17 +79,18 @@ def _checked_weights(opponents: Mapping[str, float] | None) -> dict[str, float]:
 
 
 class LearnerStep(NamedTuple):
-    """What :meth:`LearnerGames.step` returns, one row per game (``F = feature_size(features)``).
+    """What :meth:`LearnerGames.step` returns, one row per game (``F = feature_size(features, game)``,
+    ``A = game.num_actions``: 58 in the seeds' game).
 
     Attributes:
         observation: float32 ``(num_envs, F)``, the learner's next decision (in a game whose
             episode ended, the next episode's first).
-        action_mask: int8 ``(num_envs, 58)``, the learner's legal actions there.
+        action_mask: int8 ``(num_envs, A)``, the learner's legal actions there.
         reward: float32 ``(num_envs,)``, the learner's AEC rewards of this step times ``reward_scale``.
         done: bool ``(num_envs,)``, the episode ended during this step.
         final_observation: float32 ``(num_envs, F)``, the observation the learner answered with
             this step's action: where ``done``, the ended episode's last observation.
-        final_action_mask: int8 ``(num_envs, 58)``, its legal actions.
+        final_action_mask: int8 ``(num_envs, A)``, its legal actions.
     """
 
     observation: np.ndarray
@@ -108,13 +120,16 @@ class LearnerGames:
             random legal play.
         seed: seeds the deals, the seats, the pool draws and the sampled opponents until
             ``reset(seed=...)`` seeds them anew (``None``: fresh entropy).
+        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`; the
+            defaults: the seeds' game).
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
 
     Attributes:
         single_observation_space: ``Box(0, 1, (F,), float32)``, one game's learner observation.
-        single_action_space: ``Discrete(58)``.
+        single_action_space: ``Discrete(game.num_actions)`` (58 in the seeds' game).
+        game: the variant played.
     """
 
     def __init__(
@@ -129,15 +144,21 @@ class LearnerGames:
         skip_forced: bool = True,
         opponents: Mapping[str, float] | None = None,
         seed: int | None = 0,
+        max_pip: int = 6,
+        hand_size: int | None = None,
+        protected: int = 2,
     ) -> None:
-        self.venv = DrawVectorEnv(num_envs, num_players, episode, reward, autoreset=True)
+        self.venv = DrawVectorEnv(
+            num_envs, num_players, episode, reward, autoreset=True, max_pip=max_pip, hand_size=hand_size, protected=protected
+        )
+        self.game = game = self.venv.game
         self.num_envs = self.venv.num_envs
         self.num_players = self.venv.num_players
         self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
         self.features = features
-        self.feature_size = feature_size(features)
+        self.feature_size = feature_size(features, game)
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.feature_size,), np.float32)
-        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.single_action_space = spaces.Discrete(game.num_actions)
         self.skip_forced = check_bool("skip_forced", skip_forced)
         self.weights = _checked_weights(opponents)
         self.seed_value = check_seed("seed", seed)
@@ -152,8 +173,8 @@ class LearnerGames:
         self._pool_weights = np.zeros(0)
         self._seed_streams(self.seed_value)
         self._reset_once = False
-        self._obs = np.zeros((n, OBSERVATION_SIZE), np.float32)
-        self._mask = np.zeros((n, NUM_ACTIONS), np.int8)
+        self._obs = np.zeros((n, layout(game).size), np.float32)
+        self._mask = np.zeros((n, game.num_actions), np.int8)
         self._current = np.zeros(n, np.int64)
         # The learner's encoded observation now: what the last reset or step returned.
         self._observation = np.zeros((n, self.feature_size), np.float32)
@@ -172,7 +193,7 @@ class LearnerGames:
         """Seed the pool draws and build the named opponents from ``seed`` (their own streams)."""
         self.rng = np.random.default_rng(seed)
         self.baselines: dict[str, Opponent] = {
-            name: make_opponent(name, self.num_players, seed) for name in self.weights if name not in (SELF, SNAPSHOTS)
+            name: make_opponent(name, self.num_players, seed, self.game) for name in self.weights if name not in (SELF, SNAPSHOTS)
         }
         self._install()
 
@@ -189,7 +210,7 @@ class LearnerGames:
             entries.append((self.current.playing(False, self.rng), self_weight))
         entries += [(agent, self.weights[name]) for name, agent in self.baselines.items()]
         if sum(weight for _, weight in entries) <= 0:  # only policy opponents asked for, none sent yet
-            entries = [(make_batched("random", seed=self.seed_value), 1.0)]
+            entries = [(self._random(), 1.0)]
         # Keep the opponents that games in play still use; drop the rest.
         codes = self._seat_codes
         used = np.unique(codes[codes >= 0])
@@ -305,11 +326,17 @@ class LearnerGames:
             self._absorb(games, self.venv.step(actions, games=games), rewards, dones)
 
     def _encode(self) -> np.ndarray:
-        return encode_batch(self._obs, self._mask, self.features)
+        return encode_batch(self._obs, self._mask, self.features, None if self.game.is_default else self.game)
+
+    def _random(self) -> Opponent:
+        """Uniformly random legal play, batched in the seeds' game."""
+        if self.game.is_default:
+            return make_batched("random", seed=self.seed_value)
+        return make_opponent("random", self.num_players, self.seed_value, self.game)
 
     @property
     def action_mask(self) -> np.ndarray:
-        """The learner's legal actions in every game now: a new int8 ``(num_envs, 58)``."""
+        """The learner's legal actions in every game now: a new int8 ``(num_envs, A)``."""
         return self._mask.copy()
 
     @property
@@ -333,6 +360,9 @@ class LearnerOptions(TypedDict, total=False):
     skip_forced: bool
     opponents: Mapping[str, float] | None
     seed: int | None
+    max_pip: int
+    hand_size: int | None
+    protected: int
 
 
 class LearnerView:

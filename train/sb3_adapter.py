@@ -21,6 +21,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from agents.policy_file import ACTIVATIONS, PolicyWeights
 from agents.sb3_checkpoint import sb3_state_dict, weights_from_state_dict
+from draw_env.rules import DrawGame
 from train.learner_config import PPOSettings
 from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
 from train.network import PolicyValueNetwork
@@ -96,8 +97,10 @@ def weights_of(
     *,
     value: bool = True,
     provenance: Mapping[str, Any] | None = None,
+    game: DrawGame | None = None,
 ) -> PolicyWeights:
-    """The networks of a live ``MaskablePPO`` model or its ``policy``, copied to NumPy.
+    """The networks of a live ``MaskablePPO`` model or its ``policy``, copied to NumPy
+    (``game``: the variant it plays, recorded with them; ``None``: the seeds' game).
 
     Raises:
         ValueError: if its architecture is not an MLP with ReLU or Tanh.
@@ -107,5 +110,7 @@ def weights_of(
     name = getattr(activation, "__name__", repr(activation)).lower()
     if name not in ACTIVATIONS:
         raise ValueError(f"the policy's activation must be ReLU or Tanh, got {name}")
-    return weights_from_state_dict(policy.state_dict(), name, num_players, value=value, provenance=provenance)
+    return weights_from_state_dict(
+        policy.state_dict(), name, num_players, value=value, provenance=provenance, game=game
+    )
 

@@ -69,7 +69,7 @@ class DrawLearnerVecEnv(LearnerView, VecEnv):
         return step.observation, step.reward, step.done, infos
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions in every game: bool ``(num_envs, 58)``."""
+        """The learner's legal actions in every game: bool ``(num_envs, game.num_actions)``."""
         return self.games.action_mask.astype(bool)
 
     # ------------------------------------------------------------------ the VecEnv protocol
@@ -104,5 +104,6 @@ def learner_vec_env(config: LearnerSettings, opponents: Mapping[str, float]) -> 
     options = LearnerOptions(
         episode=config.episode, reward=config.reward, reward_scale=config.reward_scale, features=config.features,
         skip_forced=config.skip_forced, opponents=opponents, seed=config.seed,
+        max_pip=config.max_pip, hand_size=config.hand_size, protected=config.protected,
     )
     return VecMonitor(DrawLearnerVecEnv(config.n_envs, config.num_players, **options))

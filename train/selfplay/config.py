@@ -70,6 +70,14 @@ class TrainConfig(LearnerSettings, Evaluated):
             raise fail("eval.every", "a whole number of timesteps (0 turns it off)", self.eval.every)
         return self
 
+    @model_validator(mode="after")
+    def _agents_play_the_variant(self) -> TrainConfig:
+        """The opponents, in training and in evaluations, play the learner's variant."""
+        self.check_variant_agents("opponents", [name for name in self.opponents if name not in (SELF, SNAPSHOTS)])
+        self.check_variant_agents("eval.opponents", self.eval.opponents)
+        self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
+        return self
+
     @field_validator("vec_env", mode="before")
     @classmethod
     def _removed(cls, value: object) -> object:

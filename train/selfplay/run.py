@@ -37,6 +37,7 @@ from arena.learner import (
     write_rows_csv,
 )
 from draw_env.files import write_json_atomic
+from draw_env.rules import DrawGame
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
 from train.export import export_policy
 from train.plots import plot_learning_curve
@@ -90,18 +91,18 @@ class SelfPlayPool(BaseCallback):
     Args:
         snapshots: the snapshot pool to start from (restored on resume); :meth:`freeze` appends.
         size: how many snapshots the pool keeps (the oldest go first).
-        num_players: the table the learner plays (recorded with each snapshot).
+        game: the variant and table the learner plays (recorded with each snapshot).
     """
 
-    def __init__(self, snapshots: list[NumpyPolicy], size: int, num_players: int) -> None:
+    def __init__(self, snapshots: list[NumpyPolicy], size: int, game: DrawGame) -> None:
         super().__init__()
         self.snapshots = snapshots
         self.size = size
-        self.num_players = num_players
+        self.game = game
         self._changed = True
 
     def actor(self) -> NumpyPolicy:
-        return NumpyPolicy(weights_of(self.model, self.num_players, value=False))
+        return NumpyPolicy(weights_of(self.model, self.game.num_players, value=False, game=self.game))
 
     def freeze(self) -> None:
         """Add the current actor to the pool (sent to the games at the end of the rollout)."""
@@ -194,7 +195,7 @@ class SelfPlayRun:
         self.clock = TrainingClock(resumed.train_seconds if resumed else 0.0)
         self.eval_rows = [EvalRow(**row) for row in resumed.eval_rows] if resumed else []
         self.pool = SelfPlayPool(
-            list(resumed.snapshots) if resumed else [], config.snapshot_pool, config.num_players
+            list(resumed.snapshots) if resumed else [], config.snapshot_pool, config.game()
         )
 
     def callbacks(self, stop_requested: Callable[[], bool]) -> CallbackList:
@@ -225,11 +226,13 @@ class SelfPlayRun:
                 state,
                 num_players=self.config.num_players,
                 features=self.config.features,
+                game=self.config.game(),
             )
             export_policy(
                 self.model,
                 path.with_suffix(".npz"),
                 num_players=self.config.num_players,
+                game=self.config.game(),
                 provenance={
                     "trained_by": "draw-train",
                     "config": self.config.to_dict(),
@@ -250,6 +253,7 @@ class SelfPlayRun:
                 self.model,
                 self.output_dir / "checkpoints" / "eval_latest.npz",
                 num_players=self.config.num_players,
+                game=self.config.game(),
             )
             for row in evaluate_learner(
                 ("ppo", {"path": str(path)}),
@@ -259,6 +263,7 @@ class SelfPlayRun:
                 timesteps=self.model.num_timesteps,
                 train_seconds=self.clock.seconds,
                 seed=self.config.seed + 1,
+                max_pip=self.config.max_pip, hand_size=self.config.hand_size, protected=self.config.protected,
                 duplicate=settings.duplicate,
                 workers=settings.workers,
             ):
@@ -429,6 +434,7 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
         timesteps=model.num_timesteps,
         train_seconds=seconds,
         seed=config.seed + 2,
+        max_pip=config.max_pip, hand_size=config.hand_size, protected=config.protected,
         duplicate=settings.duplicate,
         workers=settings.workers,
         progress=config.progress_bar,
