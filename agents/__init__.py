@@ -79,9 +79,9 @@ _REGISTRY: dict[str, AgentEntry] = {
     "variety": AgentEntry(
         "agents.baselines:VarietyAgent", _BATCHED + "VarietyBatch", deterministic=True, baseline=True, variants=True
     ),
-    "ismcts": AgentEntry("agents.ismcts_compiled:CompiledISMCTSAgent", baseline=True),
+    "ismcts": AgentEntry("agents.ismcts_compiled:CompiledISMCTSAgent", baseline=True, variants=True),
     "ismcts_python": AgentEntry("agents.ismcts:ISMCTSAgent"),
-    "pimc": AgentEntry("agents.pimc:PIMCAgent"),
+    "pimc": AgentEntry("agents.pimc:PIMCAgent", variants=True),
     "tabular": AgentEntry("agents.tabular:TabularAgent", variants=True),
     **{
         # "ppo" is the same agent, under the name existing specs use.

@@ -48,13 +48,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from numba import njit
 
-from agents.base import Observation, num_players
+from agents.base import Observation, tile_set_of
 from agents.ismcts import REWARD_SCALE, SearchAgent
 from draw_env import engine as E
-from draw_env.checks import check_number
-from draw_env.observation import OBSERVATION_SIZE, SEATS
-from draw_env.rules import DRAW, NUM_ACTIONS, PlayerView
-from draw_env.tiles import ALL_TILES_MASK, HOLDING, NUM_TILES, NUM_VALUES, PIPS
+from draw_env import tiles
+from draw_env.checks import check_int, check_number
+from draw_env.observation import SEATS, Layout, layout
+from draw_env.rules import NUM_ACTIONS, PROTECTED_BONEYARD, DrawGame, PlayerView
+from draw_env.tiles import TileSet
 
 #: Default budget: simulations per decision, chosen to take a little less time than the
 #: pure-Python agent spends on 200 (docs/agents.md gives the measurement).
@@ -67,75 +68,117 @@ _SLOT_MAIN = 0  # the decision's generator: determinizations and the shared seed
 _SLOT_SIM = 1  # one simulation's generator, restarted from the shared seed for each root action
 _NEED_ROOM = 1
 _NO_DEAL = 2
-_PATH = 160  # longer than any hand: at most 28 placements, 21 draws and one round of passes per tile
+# Longer than any hand of any set of T tiles: at most T placements, T draws, and a round of passes
+# before each placement and at the end.
+_PATH = 2 * E.MAX_TILES + SEATS * (E.MAX_TILES + 1)
 _NODES_PER_SIMULATION = 3
 # A tree's meta row: next free node, end of its node region, simulations done, index of the
 # root action the next simulation starts with, root node.
 _M_NODES, _M_END, _M_DONE, _M_NEXT_ROOT, _M_ROOT = 0, 1, 2, 3, 4
 META_SIZE = 5
 
-_PIPS = np.array(PIPS, np.int64)
-_HOLDING = np.array(HOLDING, np.int64)
 _TWO_32 = 1 << 32
+
+
+def _set_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Every set's tile pips and per-value holding masks, indexed by ``max_pip`` first."""
+    pips = np.zeros((tiles.MAX_PIP + 1, E.MAX_TILES), np.int64)
+    holding = np.zeros((tiles.MAX_PIP + 1, E.MAX_VALUES), np.int64)
+    for max_pip in range(tiles.MIN_PIP, tiles.MAX_PIP + 1):
+        tile_set = tiles.tile_set(max_pip)
+        pips[max_pip, : tile_set.num_tiles] = tile_set.pips
+        holding[max_pip, : tile_set.num_values] = tile_set.holding
+    return pips, holding
+
+
+#: ``PIPS_OF_SET[max_pip, tile]``: the pips of each tile of each set.
+PIPS_OF_SET, _HOLDING_OF_SET = _set_tables()
+
+# The blocks state_from_observation reads, in the order of its ``offsets`` argument.
+_READ_BLOCKS = ("hand", "line", "left_end", "right_end", "placed_by", "placement_order", "hand_sizes",
+                "boneyard_size", "lacks", "passes_in_row", "scores")
+_B_HAND, _B_LINE, _B_LEFT, _B_RIGHT, _B_PLACED_BY, _B_ORDER, _B_SIZES, _B_BONEYARD, _B_LACKS, _B_PASSES, _B_SCORES = (
+    range(len(_READ_BLOCKS)))
+
+
+@functools.cache
+def set_layout(tile_set: TileSet) -> Layout:
+    """The observation layout of ``tile_set``'s games (where blocks start depends on the set only)."""
+    return layout(DrawGame(2, tile_set.max_pip, hand_size=1, protected=0))
+
+
+@functools.cache
+def _read_offsets(tile_set: TileSet) -> np.ndarray:
+    offsets = set_layout(tile_set).offsets
+    return np.array([offsets[name] for name in _READ_BLOCKS], np.int64)
 
 
 # ---------------------------------------------------------------------- the view as a state
 
 
 @njit(cache=True)
-def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: np.ndarray) -> None:
+def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: np.ndarray, max_pip: int,
+                           protected: int, offsets: np.ndarray) -> None:
     """The observer's information set as a state (observer = seat 0, seats relative).
 
-    ``state`` int64 ``(STATE_SIZE,)`` gets the observer's hand, the line (placements in order,
-    ends unknown and written as 0), the open ends, the voids, passes and scores; the opponents'
-    hands and the boneyard stay empty until :func:`determinize` deals them. ``counts`` int64
-    ``(4,)`` gets every seat's hand size. The observer is to act.
+    The game is the double-``max_pip`` set with ``protected`` boneyard tiles; ``offsets`` int64
+    holds where the blocks it reads start (:func:`information_set` builds it from the set's
+    layout). ``state`` int64 (at least :func:`draw_env.engine.state_size` slots) gets the
+    observer's hand, the line (placements in order, ends unknown and written as 0), the open
+    ends, the voids, passes and scores; the opponents' hands and the boneyard stay empty until
+    :func:`determinize` deals them. ``counts`` int64 ``(4,)`` gets every seat's hand size. The
+    observer is to act.
     """
-    E.init_state(state, n, 0)
+    num_tiles = (max_pip + 1) * (max_pip + 2) // 2
+    num_values = max_pip + 1
+    E.init_variant_state(state, n, 0, max_pip, E.hand_size(n), protected)
+    line_start = E.line_start(state)
     hand = 0
     line = 0
-    for t in range(NUM_TILES):
-        if obs[E.O_HAND + t] > 0.5:
+    for t in range(num_tiles):
+        if obs[offsets[_B_HAND] + t] > 0.5:
             hand |= 1 << t
-        if obs[E.O_LINE + t] > 0.5:
+        if obs[offsets[_B_LINE] + t] > 0.5:
             line |= 1 << t
-            k = int(obs[E.O_ORDER + t] + 0.5) - 1
+            k = int(obs[offsets[_B_ORDER] + t] + 0.5) - 1
             seat = 0
             for s in range(SEATS):
-                if obs[E.O_PLACED_BY + s * NUM_TILES + t] > 0.5:
+                if obs[offsets[_B_PLACED_BY] + s * num_tiles + t] > 0.5:
                     seat = s
-            state[E.S_LINE + k] = t | seat << E.LINE_SEAT_SHIFT
+            state[line_start + k] = t | seat << E.LINE_SEAT_SHIFT
     state[E.S_HANDS] = hand
     state[E.S_LINE_MASK] = line
     state[E.S_LINE_COUNT] = E.popcount(line)
-    for v in range(NUM_VALUES):
-        if obs[E.O_LEFT + v] > 0.5:
+    for v in range(num_values):
+        if obs[offsets[_B_LEFT] + v] > 0.5:
             state[E.S_LEFT] = v
-        if obs[E.O_RIGHT + v] > 0.5:
+        if obs[offsets[_B_RIGHT] + v] > 0.5:
             state[E.S_RIGHT] = v
     for s in range(n):
-        counts[s] = int(obs[E.O_SIZES + s] + 0.5)
+        counts[s] = int(obs[offsets[_B_SIZES] + s] + 0.5)
         voids = 0
-        for v in range(NUM_VALUES):
-            if obs[E.O_LACKS + s * NUM_VALUES + v] > 0.5:
+        for v in range(num_values):
+            if obs[offsets[_B_LACKS] + s * num_values + v] > 0.5:
                 voids |= 1 << v
         state[E.S_VOIDS + s] = voids
-        state[E.S_SCORES + s] = int(obs[E.O_SCORES + s] + 0.5)
-    state[E.S_BONE_END] = int(obs[E.O_BONEYARD] + 0.5)  # the size, for the root's legal actions; determinize deals the tiles
-    state[E.S_PASSES] = int(obs[E.O_PASSES] + 0.5)
+        state[E.S_SCORES + s] = int(obs[offsets[_B_SCORES] + s] + 0.5)
+    # The size, for the root's legal actions; determinize deals the tiles.
+    state[E.S_BONE_END] = int(obs[offsets[_B_BONEYARD]] + 0.5)
+    state[E.S_PASSES] = int(obs[offsets[_B_PASSES]] + 0.5)
     state[E.S_CURRENT] = 0
 
 
 def state_from_view(view: PlayerView) -> tuple[np.ndarray, np.ndarray]:
     """``view``'s information set as ``(state, counts)``, seats absolute (see :func:`state_from_observation`)."""
-    n = view.game.num_players
-    state = np.zeros(E.STATE_SIZE, np.int64)
-    E.init_state(state, n, 0)
+    game = view.game
+    n = game.num_players
+    state = np.zeros(E.state_size(game.max_pip), np.int64)
+    E.init_variant_state(state, n, 0, game.max_pip, game.hand_size, game.protected)
     state[E.S_HANDS + view.player] = view.hand
     state[E.S_LINE_MASK] = view.line_mask
     state[E.S_LINE_COUNT] = len(view.line)
     for k, (tile, seat, end) in enumerate(view.line):
-        state[E.S_LINE + k] = tile | seat << E.LINE_SEAT_SHIFT | max(end, 0) << E.LINE_END_SHIFT
+        state[E.S_BONEYARD + game.num_tiles + k] = tile | seat << E.LINE_SEAT_SHIFT | max(end, 0) << E.LINE_END_SHIFT
     if view.ends is not None:
         state[E.S_LEFT], state[E.S_RIGHT] = view.ends
     for seat in range(n):
@@ -165,10 +208,10 @@ def _shuffle(items: np.ndarray, count: int, words: np.ndarray, slot: int) -> Non
 @njit(cache=True, inline="always")
 def _tiles_of(mask: int, out: np.ndarray) -> int:
     count = 0
-    for t in range(NUM_TILES):
-        if mask >> t & 1:
-            out[count] = t
-            count += 1
+    while mask:
+        out[count] = E.trailing_zeros(mask)
+        count += 1
+        mask &= mask - 1
     return count
 
 
@@ -182,10 +225,10 @@ def _constrained_deal(
     ``PlayerView._constrained_deal`` without recursion (numba cannot cache recursive functions):
     at each seat, 16 random picks of its allowed tiles, then every combination of them.
     """
-    choices = np.empty((SEATS, NUM_TILES), np.int64)
+    choices = np.empty((SEATS, E.MAX_TILES), np.int64)
     sizes = np.zeros(SEATS, np.int64)
     tries = np.zeros(SEATS, np.int64)
-    pick = np.zeros((SEATS, NUM_TILES), np.int64)
+    pick = np.zeros((SEATS, E.MAX_TILES), np.int64)
     free = np.zeros(SEATS + 1, np.int64)
     free[0] = unseen
     level = 0
@@ -245,22 +288,24 @@ def determinize(base: np.ndarray, counts: np.ndarray, searcher: int, words: np.n
     random order; the generator is ``words[0]``. Returns False when no deal is consistent.
     """
     n = base[E.S_NUM_PLAYERS]
-    unseen = ALL_TILES_MASK & ~base[E.S_HANDS + searcher] & ~base[E.S_LINE_MASK]
+    all_tiles = (1 << base[E.S_NUM_TILES]) - 1
+    holding = _HOLDING_OF_SET[base[E.S_MAX_PIP]]
+    unseen = all_tiles & ~base[E.S_HANDS + searcher] & ~base[E.S_LINE_MASK]
     allowed = np.zeros(SEATS, np.int64)
     hands = np.zeros(SEATS, np.int64)
     order = np.empty(SEATS, np.int64)
     opponents = 0
     for seat in range(n):
         lacking = 0
-        for v in range(NUM_VALUES):
+        for v in range(base[E.S_MAX_PIP] + 1):
             if base[E.S_VOIDS + seat] >> v & 1:
-                lacking |= _HOLDING[v]
+                lacking |= holding[v]
         allowed[seat] = unseen & ~lacking
         if seat != searcher:
             order[opponents] = seat
             opponents += 1
     hands[searcher] = base[E.S_HANDS + searcher]
-    pool = np.empty(NUM_TILES, np.int64)
+    pool = np.empty(E.MAX_TILES, np.int64)
     size = _tiles_of(unseen, pool)
     dealt = False
     for _ in range(32):
@@ -356,8 +401,10 @@ def _walk(
     ``state`` ends at the leaf position; ``path_nodes``/``path_seats`` hold the nodes passed and
     the seat that moved into each.
     """
-    legal = scratch[:NUM_ACTIONS]
-    untried = scratch[NUM_ACTIONS:]
+    width = children.shape[1]  # the set's 2T + 2 actions
+    legal = scratch[:width]
+    untried = scratch[width:]
+    draw = E.draw_action(state)
     node = root
     action = root_action
     length = 0
@@ -373,7 +420,7 @@ def _walk(
         path_seats[length] = mover
         length += 1
         node = child
-        if action == DRAW and mover == searcher:
+        if action == draw and mover == searcher:
             # The searcher sees what it draws: its later choices hang below that tile.
             drawn = state[E.S_BONEYARD + state[E.S_BONE_POS]]
             outcome = children[node, drawn]
@@ -421,22 +468,24 @@ def zero_sum(state: np.ndarray, out: np.ndarray) -> None:
 def rollout(state: np.ndarray, threshold: int, words: np.ndarray, legal: np.ndarray, out: np.ndarray) -> None:
     """Finish the hand: the heaviest playable tile, or with probability threshold / 2**32 a random one;
     every seat's zero-sum hand points / REWARD_SCALE into ``out``."""
+    draw = E.draw_action(state)
+    pips = PIPS_OF_SET[state[E.S_MAX_PIP]]
     while state[E.S_STATUS] == E.PLAYING:
         count = E.legal_actions(state, legal)
-        if legal[0] >= DRAW:  # nothing fits: draw, or pass once drawing is over
+        if legal[0] >= draw:  # nothing fits: draw, or pass once drawing is over
             E.apply_action(state, legal[0])
             continue
-        if legal[count - 1] == DRAW:  # rollouts never draw by choice
+        if legal[count - 1] == draw:  # rollouts never draw by choice
             count -= 1
         if count > 1 and E.random_below_at(words, _SLOT_SIM, _TWO_32) < threshold:
             E.apply_action(state, legal[E.random_below_at(words, _SLOT_SIM, count)])
             continue
         best = legal[0]
-        best_pips = _PIPS[best >> 1]
+        best_pips = pips[best >> 1]
         for k in range(1, count):
-            if _PIPS[legal[k] >> 1] > best_pips:
+            if pips[legal[k] >> 1] > best_pips:
                 best = legal[k]
-                best_pips = _PIPS[best >> 1]
+                best_pips = pips[best >> 1]
         E.apply_action(state, best)
     zero_sum(state, out)
 
@@ -472,14 +521,15 @@ def search_chunk(
     simulations done); ``words`` the generators. Returns 0, or ``_NEED_ROOM`` when the tree
     cannot take another determinization (grow it and call again), or ``_NO_DEAL``.
     """
-    world = np.empty(E.STATE_SIZE, np.int64)
-    state = np.empty(E.STATE_SIZE, np.int64)
-    roots = np.empty(NUM_ACTIONS, np.int64)
-    scratch = np.empty(2 * NUM_ACTIONS, np.int64)
+    width = children.shape[1]
+    world = np.empty(base.shape[0], np.int64)
+    state = np.empty(base.shape[0], np.int64)
+    roots = np.empty(width, np.int64)
+    scratch = np.empty(2 * width, np.int64)
     path_nodes = np.empty(_PATH, np.int64)
     path_seats = np.empty(_PATH, np.int64)
     rewards = np.zeros(SEATS)
-    prior = np.zeros((1, NUM_ACTIONS), np.float32)  # the plain search has no priors
+    prior = np.zeros((1, width), np.float32)  # the plain search has no priors
     n_roots = E.legal_actions(base, roots)
     done = 0
     while done < determinizations and (meta[_M_DONE] == 0 or meta[_M_DONE] < simulations):
@@ -519,8 +569,8 @@ def lockstep_walk(
     row ``rows[b]`` on (-1 for a hand that ended). Returns the number of rows. Returns -1 when a
     decision's view admits no deal.
     """
-    scratch = np.empty(2 * NUM_ACTIONS, np.int64)
-    roots = np.empty(NUM_ACTIONS, np.int64)
+    scratch = np.empty(2 * children.shape[1], np.int64)
+    roots = np.empty(children.shape[1], np.int64)
     row = 0
     for b in range(bases.shape[0]):
         rows[b] = -1
@@ -562,7 +612,7 @@ def lockstep_finish(
     lengths: np.ndarray, rows: np.ndarray, priors: np.ndarray, values: np.ndarray,
 ) -> int:
     """Back up every active decision's simulation (network values mixed with rollouts); returns how many stay active."""
-    scratch = np.empty(NUM_ACTIONS, np.int64)
+    scratch = np.empty(prior.shape[1], np.int64)
     rolled = np.zeros(SEATS)
     rewards = np.zeros(SEATS)
     still = 0
@@ -604,8 +654,8 @@ def lockstep_finish(
 class _Tree:
     """The arrays of one or more trees (node regions), grown on demand."""
 
-    def __init__(self, capacity: int) -> None:
-        self.children = np.full((capacity, NUM_ACTIONS), -1, np.int32)
+    def __init__(self, capacity: int, width: int = NUM_ACTIONS) -> None:
+        self.children = np.full((capacity, width), -1, np.int32)  # a row per node: the set's 2T + 2 actions
         self.visits = np.zeros(capacity, np.int64)
         self.total = np.zeros(capacity, np.float64)
         self.available = np.zeros(capacity, np.int64)
@@ -648,41 +698,102 @@ class SearchResult:
         return {int(a): float(t / v) for a, v, t in zip(self.actions, self.visits, self.totals, strict=True)}
 
 
-def information_set(source: PlayerView | Observation) -> tuple[np.ndarray, np.ndarray, int, bool]:
-    """``(state, counts, searcher, match)`` of a view or of an observation dict (its vector)."""
+def information_set(
+    source: PlayerView | Observation, protected: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """``(state, counts, searcher, match)`` of a view or of an observation dict.
+
+    A view carries its game. An observation's set is read from its action mask's length and its
+    blocks from the set's layout; its protected boneyard tiles are ``protected``, or with
+    ``None`` read or guessed from the observation (:func:`_protected_of`).
+
+    Raises:
+        ValueError: if the source is not of the player to act, its vector does not fit its mask,
+            or its ``can_draw`` and ``boneyard_size`` contradict ``protected``.
+    """
     if isinstance(source, PlayerView):
         if source.current != source.player:
             raise ValueError(f"view must be of the player to act: player {source.player}, to act {source.current}")
         state, counts = state_from_view(source)
         return state, counts, source.player, False  # a view does not say it is a match: hand layout
-    vector = np.asarray(source["observation"] if isinstance(source, dict) else source, np.float32)
-    if vector.shape != (OBSERVATION_SIZE,):
-        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {vector.shape}")
-    if vector[E.O_TO_ACT] < 0.5:
+    if not isinstance(source, dict):
+        raise ValueError("observation must be an observation dict with 'observation' and 'action_mask'")
+    tile_set = tile_set_of(source)
+    observed = set_layout(tile_set)
+    offsets = observed.offsets
+    vector = np.asarray(source["observation"], np.float32)
+    if vector.shape != (observed.size,):
+        raise ValueError(f"observation must have shape ({observed.size},) for its mask of "
+                         f"{2 * tile_set.num_tiles + 2} actions, got {vector.shape}")
+    if vector[offsets["to_act"]] < 0.5:
         raise ValueError("observation must be of the player to act (its to_act block starts with 1)")
-    state = np.zeros(E.STATE_SIZE, np.int64)
+    protected = _protected_of(vector, offsets, protected)
+    num_players = round(float(vector[offsets["in_play"] : offsets["in_play"] + SEATS].sum()))
+    state = np.zeros(E.state_size(tile_set.max_pip), np.int64)
     counts = np.zeros(SEATS, np.int64)
-    state_from_observation(vector, num_players(vector), state, counts)
-    return state, counts, 0, bool(vector[E.O_TARGET] > 0)
+    state_from_observation(vector, num_players, state, counts, tile_set.max_pip, protected, _read_offsets(tile_set))
+    return state, counts, 0, bool(vector[offsets["target"]] > 0)
+
+
+def _protected_of(vector: np.ndarray, offsets: dict[str, int], protected: int | None) -> int:
+    """The protected boneyard tiles of an observation's game.
+
+    Drawing stops when the boneyard holds exactly the protected tiles, so with ``can_draw`` 0 the
+    boneyard's size is the protected count. While a draw is left the observation says only that
+    fewer are protected than the boneyard holds: ``None`` then takes the seeds' 2, or the most
+    the boneyard allows when it holds 2 or fewer. A given ``protected`` must agree with the observation.
+    """
+    boneyard = round(float(vector[offsets["boneyard_size"]]))
+    can_draw = bool(vector[offsets["can_draw"]] > 0.5)
+    if can_draw and boneyard < 1:
+        raise ValueError(f"observation: can_draw 1 with boneyard_size {boneyard}")
+    if protected is None:
+        return min(PROTECTED_BONEYARD, boneyard - 1) if can_draw else boneyard
+    if can_draw != (boneyard > protected):
+        raise ValueError(f"observation: boneyard_size {boneyard} with can_draw {int(can_draw)} contradicts "
+                         f"protected={protected}")
+    return protected
+
+
+def _width(state: np.ndarray) -> int:
+    """The actions of a state's set: 2T + 2."""
+    return 2 * int(state[E.S_NUM_TILES]) + 2
 
 
 class CompiledISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``); the
-    arguments are :class:`agents.ismcts.SearchAgent`'s (default budget :data:`DEFAULT_SIMULATIONS`)."""
+    arguments are :class:`agents.ismcts.SearchAgent`'s (default budget :data:`DEFAULT_SIMULATIONS`),
+    and ``protected``: the variant's protected boneyard tiles, which an observation does not always
+    show (``None``: read from the observation when it can be, else guessed; docs/agents.md)."""
 
     name = "ismcts"
     default_simulations = DEFAULT_SIMULATIONS
+
+    def __init__(
+        self,
+        simulations: int | None = None,
+        seconds: float | None = None,
+        exploration: float = 1.0,
+        rollout_randomness: float = 0.25,
+        seed: int | None = None,
+        protected: int | None = None,
+    ) -> None:
+        super().__init__(simulations, seconds, exploration, rollout_randomness, seed)
+        self.protected = None if protected is None else check_int("protected", protected, minimum=0)
 
     @property
     def _threshold(self) -> int:
         """``rollout_randomness`` as a threshold on the generator's 32-bit draws."""
         return round(self.rollout_randomness * _TWO_32)
 
-    @functools.cached_property
-    def _tree(self) -> _Tree:
-        """The arrays :meth:`search` reuses: room for the whole budget up to 64k nodes (15 MB); a
-        larger or a timed search grows them."""
-        return _Tree(min(_NODES_PER_SIMULATION * ((self.simulations or 0) + NUM_ACTIONS) + 1, 1 << 16))
+    _tree: _Tree | None = None
+
+    def _tree_for(self, width: int) -> _Tree:
+        """The arrays :meth:`search` reuses while the set stays the same: room for the whole budget up
+        to 64k nodes (15 MB in the seeds' set); a larger or a timed search grows them."""
+        if self._tree is None or self._tree.children.shape[1] != width:
+            self._tree = _Tree(min(_NODES_PER_SIMULATION * ((self.simulations or 0) + width) + 1, 1 << 16), width)
+        return self._tree
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Search from ``view`` (a :class:`PlayerView` of the player to act, or an observation dict).
@@ -694,9 +805,9 @@ class CompiledISMCTSAgent(SearchAgent):
 
     def search(self, view: PlayerView | Observation) -> SearchResult:
         """Run the simulations from ``view`` and return the root's statistics."""
-        base, counts, searcher, _match = information_set(view)
+        base, counts, searcher, _match = information_set(view, self.protected)
         words = np.array([self._decision_seed(), 0], np.int64)
-        tree = self._tree
+        tree = self._tree_for(_width(base))
         meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
         tree.children[0, :] = -1
         simulations = self.simulations if self.simulations is not None else np.iinfo(np.int64).max
@@ -722,7 +833,7 @@ class CompiledISMCTSAgent(SearchAgent):
                 # Chunks of about a tenth of the budget: few calls, little overshoot.
                 spent = max(now - started, 1e-6)
                 chunk = max(1, min(4 * chunk, int(chunk * 0.1 * seconds / spent)))
-        roots = np.empty(NUM_ACTIONS, np.int64)
+        roots = np.empty(_width(base), np.int64)
         actions = roots[: E.legal_actions(base, roots)].copy()
         nodes = tree.children[0, actions]
         return SearchResult(actions, tree.visits[nodes].copy(), tree.total[nodes].copy(),
@@ -760,33 +871,39 @@ class CompiledISMCTSAgent(SearchAgent):
             value_weight, prior_weight = 0.0, 0.0
         count = len(views)
         simulations = self.simulations if self.simulations is not None else DEFAULT_SIMULATIONS
-        region = _NODES_PER_SIMULATION * (simulations + NUM_ACTIONS) + 1
-        bases = np.zeros((count, E.STATE_SIZE), np.int64)
+        sets = [information_set(view, self.protected) for view in views]
+        size = sets[0][0].shape[0] if sets else E.STATE_SIZE
+        if any(state.shape[0] != size for state, *_ in sets):
+            raise ValueError("views must all be of one set (one max_pip)")
+        width = NUM_ACTIONS if not sets else _width(sets[0][0])
+        region = _NODES_PER_SIMULATION * (simulations + width) + 1
+        bases = np.zeros((count, size), np.int64)
         counts = np.zeros((count, SEATS), np.int64)
         searchers = np.zeros(count, np.int64)
         match = np.zeros(count, np.bool_)
-        for b, view in enumerate(views):
-            bases[b], counts[b], searchers[b], match[b] = information_set(view)
-        tree = _Tree(region * count)
+        for b, (base, seat_counts, searcher, in_match) in enumerate(sets):
+            bases[b], counts[b], searchers[b], match[b] = base, seat_counts, searcher, in_match
+        observation_size = set_layout(tiles.tile_set(int(bases[0, E.S_MAX_PIP]) if count else tiles.DEFAULT_MAX_PIP)).size
+        tree = _Tree(region * count, width)
         metas = np.zeros((count, META_SIZE), np.int64)
         metas[:, _M_ROOT] = np.arange(count) * region
         metas[:, _M_NODES] = metas[:, _M_ROOT] + 1
         metas[:, _M_END] = metas[:, _M_ROOT] + region
-        prior = np.zeros((tree.capacity, NUM_ACTIONS), np.float32)
+        prior = np.zeros((tree.capacity, width), np.float32)
         words = np.zeros((count, 2), np.int64)
         words[:, _SLOT_MAIN] = [self._decision_seed() for _ in range(count)]
-        worlds = np.zeros((count, E.STATE_SIZE), np.int64)
-        states = np.zeros((count, E.STATE_SIZE), np.int64)
+        worlds = np.zeros((count, size), np.int64)
+        states = np.zeros((count, size), np.int64)
         shared = np.zeros(count, np.int64)
         leaves = np.zeros(count, np.int64)
         paths = np.zeros((count, _PATH), np.int64)
         seats = np.zeros((count, _PATH), np.int64)
         lengths = np.zeros(count, np.int64)
         rows = np.zeros(count, np.int64)
-        obs = np.zeros((count * SEATS, OBSERVATION_SIZE), np.float32)
-        masks = np.zeros((count * SEATS, NUM_ACTIONS), np.int8)
+        obs = np.zeros((count * SEATS, observation_size), np.float32)
+        masks = np.zeros((count * SEATS, width), np.int8)
         active = np.ones(count, np.bool_)
-        priors = np.ones((count * SEATS, NUM_ACTIONS), np.float32)
+        priors = np.ones((count * SEATS, width), np.float32)
         values = np.zeros(count * SEATS, np.float64)
         remaining = count
         while remaining:
@@ -797,13 +914,13 @@ class CompiledISMCTSAgent(SearchAgent):
                 raise ValueError("no deal of the hidden tiles is consistent with one of the views")
             if used and evaluate is not None:
                 got_priors, got_values = evaluate(obs[:used], masks[:used])
-                priors[:used] = np.asarray(got_priors, np.float32).reshape(used, NUM_ACTIONS)
+                priors[:used] = np.asarray(got_priors, np.float32).reshape(used, width)
                 values[:used] = np.asarray(got_values, np.float64).reshape(used)
             remaining = lockstep_finish(active, simulations, self._threshold, value_weight, metas, tree.visits,
                                         tree.total, tree.has_prior, prior, words, bases, states, leaves, paths,
                                         seats, lengths, rows, priors, values)
         results = []
-        roots = np.empty(NUM_ACTIONS, np.int64)
+        roots = np.empty(width, np.int64)
         for b in range(count):
             actions = roots[: E.legal_actions(bases[b], roots)]
             nodes = tree.children[metas[b, _M_ROOT], actions]

@@ -55,13 +55,13 @@ import time
 import numpy as np
 from numba import njit
 
-from agents.base import Observation, SeededAgent, legal_actions, one_hot, seeded_from
-from agents.baselines import placements_or_forced
-from agents.ismcts_compiled import determinize, information_set, rollout, zero_sum
+from agents.base import Observation, SeededAgent, one_hot, seeded_from
+from agents.baselines import placements_or_forced_of
+from agents.ismcts_compiled import PIPS_OF_SET, determinize, information_set, rollout, zero_sum
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
-from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, PlayerView
-from draw_env.tiles import NUM_TILES, PIPS
+from draw_env.rules import PlayerView
+from draw_env.tiles import NUM_TILES
 
 #: Worlds dealt per decision.
 DEFAULT_WORLDS = 16
@@ -77,19 +77,19 @@ MAX_WORLDS = 1_000_000_000
 #: The remaining depth of an exact solve.
 UNLIMITED = -1
 
-_PIPS = np.array(PIPS, np.int64)
 _NO_DEAL = 2
-# Longer than any hand from any position: at most 28 placements, 12 draws, and n-1 passes between
-# placements plus n at the end.
-_MAX_PLY = 160
-#: The deepest ``depth``: no hand has more choices than plies, so a deeper search is an exact one.
-MAX_DEPTH = _MAX_PLY
+# Longer than any hand of any set of T tiles from any position: at most T placements, T draws, and
+# a round of passes before each placement and at the end.
+_MAX_PLY = 2 * E.MAX_TILES + E.SEATS * (E.MAX_TILES + 1)
+#: The deepest ``depth``: no hand has more choices than placements (55 in the largest set), so a
+#: deeper search is an exact one.
+MAX_DEPTH = 160
 _TABLE_BITS = 16
 
-# Transposition-table entry (int64 columns): the key's two words, the world's stamp, the remaining
+# Transposition-table entry (int64 columns): the key's four words, the world's stamp, the remaining
 # depth searched, and the bound flag | best move << 8; its value is in a float64 array beside it.
-_T_KEY1, _T_KEY2, _T_STAMP, _T_DEPTH, _T_FLAG_MOVE = 0, 1, 2, 3, 4
-_T_COLUMNS = 5
+_T_KEY1, _T_KEY2, _T_KEY3, _T_KEY4, _T_STAMP, _T_DEPTH, _T_FLAG_MOVE = 0, 1, 2, 3, 4, 5, 6
+_T_COLUMNS = 7
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 # A stack frame: its actions' count, the index of the one being searched, its remaining depth, its
 # table slot and its best move so far.
@@ -104,19 +104,20 @@ _B_COLUMNS = 5
 
 
 @njit(cache=True)
-def order_moves(moves: np.ndarray, count: int, first: int) -> None:
+def order_moves(moves: np.ndarray, count: int, first: int, draw: int, pips: np.ndarray) -> None:
     """Order the legal actions ``moves[:count]`` (ascending ids) for the search, in place.
 
-    ``first`` (the table's best move, or -1) leads; then placements by tile pips, heaviest first
-    (ties: the lower id first); the draw (or the lone pass) stays last.
+    ``first`` (the table's best move, or -1) leads; then placements by tile pips (``pips[tile]``
+    of the set), heaviest first (ties: the lower id first); the draw (action ``draw``, or the lone
+    pass) stays last.
     """
     for i in range(1, count):
         move = moves[i]
-        if move >= DRAW:
+        if move >= draw:
             break
-        weight = _PIPS[move >> 1]
+        weight = pips[move >> 1]
         j = i
-        while j > 0 and _PIPS[moves[j - 1] >> 1] < weight:
+        while j > 0 and pips[moves[j - 1] >> 1] < weight:
             moves[j] = moves[j - 1]
             j -= 1
         moves[j] = move
@@ -134,7 +135,7 @@ def actions_searched(state: np.ndarray, out: np.ndarray) -> int:
     """The actions the search considers, ascending, into ``out``: the legal ones, but the draw only when
     no tile fits (see the module docstring)."""
     count = E.legal_actions(state, out)
-    if count > 1 and out[count - 1] == DRAW:
+    if count > 1 and out[count - 1] == E.draw_action(state):
         count -= 1
     return count
 
@@ -144,23 +145,35 @@ def search_moves(state: np.ndarray, first: int, out: np.ndarray) -> int:
     """The actions a node of the search considers, in search order (:func:`order_moves`), into ``out``;
     returns how many. The legal actions, but the draw only when no tile fits."""
     count = actions_searched(state, out)
-    order_moves(out, count, first)
+    order_moves(out, count, first, E.draw_action(state), PIPS_OF_SET[state[E.S_MAX_PIP]])
     return count
 
 
 @njit(cache=True, inline="always")
-def _key(state: np.ndarray) -> tuple[int, int]:
-    """Two words that hold everything the rest of a hand in a world depends on (the line is implied)."""
-    first = (state[E.S_HANDS] | state[E.S_HANDS + 1] << 28 | state[E.S_CURRENT] << 56
-             | state[E.S_PASSES] << 58 | (state[E.S_LEFT] + 1) << 60)
-    second = (state[E.S_HANDS + 2] | state[E.S_HANDS + 3] << 28 | (state[E.S_RIGHT] + 1) << 56
-              | state[E.S_BONE_POS] << 59)
-    return first, second
+def _key(state: np.ndarray) -> tuple[int, int, int, int]:
+    """Four words that hold everything the rest of a hand in a world depends on (the line is implied).
+
+    Sets of up to 28 tiles (double-six and smaller) pack two hands per word and fill the first two;
+    larger sets take a word per hand (at most 55 bits), the rest above it.
+    """
+    if state[E.S_NUM_TILES] <= 28:
+        first = (state[E.S_HANDS] | state[E.S_HANDS + 1] << 28 | state[E.S_CURRENT] << 56
+                 | state[E.S_PASSES] << 58 | (state[E.S_LEFT] + 1) << 60)
+        second = (state[E.S_HANDS + 2] | state[E.S_HANDS + 3] << 28 | (state[E.S_RIGHT] + 1) << 56
+                  | state[E.S_BONE_POS] << 59)
+        return first, second, 0, 0
+    first = state[E.S_HANDS] | state[E.S_CURRENT] << 55 | state[E.S_PASSES] << 57
+    second = state[E.S_HANDS + 1] | (state[E.S_LEFT] + 1) << 55
+    third = state[E.S_HANDS + 2] | (state[E.S_RIGHT] + 1) << 55
+    fourth = state[E.S_HANDS + 3] | state[E.S_BONE_POS] << 55
+    return first, second, third, fourth
 
 
 @njit(cache=True, inline="always")
-def _slot(first: int, second: int, mask: int) -> int:
-    mixed = np.uint64(first) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(second) * np.uint64(0xC2B2AE3D27D4EB4F)
+def _slot(first: int, second: int, third: int, fourth: int, mask: int) -> int:
+    # third and fourth are 0 in sets of up to 28 tiles: their slots are the two-word hash's.
+    mixed = (np.uint64(first) * np.uint64(0x9E3779B97F4A7C15) ^ np.uint64(second) * np.uint64(0xC2B2AE3D27D4EB4F)
+             ^ np.uint64(third) * np.uint64(0x165667B19E3779F9) ^ np.uint64(fourth) * np.uint64(0x27D4EB2F165667C5))
     mixed ^= mixed >> np.uint64(31)
     return np.int64(mixed & np.uint64(mask))
 
@@ -168,7 +181,7 @@ def _slot(first: int, second: int, mask: int) -> int:
 @njit(cache=True, inline="always")
 def tiles_left(state: np.ndarray) -> int:
     """Tiles still to be placed or drawn: in all hands, plus the boneyard's drawable ones."""
-    count = max(E.boneyard_count(state) - PROTECTED_BONEYARD, 0)
+    count = max(E.boneyard_count(state) - state[E.S_PROTECTED], 0)
     for seat in range(state[E.S_NUM_PLAYERS]):
         count += E.popcount(state[E.S_HANDS + seat])
     return count
@@ -193,6 +206,8 @@ def _search(
     """:func:`alphabeta` on a given stack: ``states``, ``moves``, ``frames`` and ``bounds`` have one row
     per ply, ``legal`` and ``rewards`` are scratch."""
     mask = table.shape[0] - 1
+    draw = E.draw_action(root)
+    pips = PIPS_OF_SET[root[E.S_MAX_PIP]]
     ply = 0
     states[0, :] = root
     frames[0, _F_DEPTH] = depth
@@ -220,11 +235,12 @@ def _search(
                 value = rewards[searcher]
                 returning = True
                 continue
-            first, second = _key(state)
-            slot = _slot(first, second, mask)
+            first, second, third, fourth = _key(state)
+            slot = _slot(first, second, third, fourth, mask)
             best_move = -1
             entry = table[slot]
-            if entry[_T_STAMP] == stamp and entry[_T_KEY1] == first and entry[_T_KEY2] == second:
+            if (entry[_T_STAMP] == stamp and entry[_T_KEY1] == first and entry[_T_KEY2] == second
+                    and entry[_T_KEY3] == third and entry[_T_KEY4] == fourth):
                 best_move = entry[_T_FLAG_MOVE] >> 8
                 if entry[_T_DEPTH] == remaining:
                     stored = table_values[slot]
@@ -234,7 +250,7 @@ def _search(
                         value = stored
                         returning = True
                         continue
-            order_moves(row, count, best_move)
+            order_moves(row, count, best_move, draw, pips)
             frames[ply, _F_COUNT] = count
             frames[ply, _F_INDEX] = 0
             frames[ply, _F_SLOT] = slot
@@ -268,10 +284,12 @@ def _search(
                 elif best >= bounds[ply, _B_BETA0]:
                     flag = _LOWER
                 slot = frames[ply, _F_SLOT]
-                first, second = _key(states[ply])
+                first, second, third, fourth = _key(states[ply])
                 entry = table[slot]
                 entry[_T_KEY1] = first
                 entry[_T_KEY2] = second
+                entry[_T_KEY3] = third
+                entry[_T_KEY4] = fourth
                 entry[_T_STAMP] = stamp
                 entry[_T_DEPTH] = frames[ply, _F_DEPTH]
                 entry[_T_FLAG_MOVE] = flag | frames[ply, _F_BEST_MOVE] << 8
@@ -303,10 +321,11 @@ def alphabeta(
     actions of :func:`search_moves`; ``depth`` counts the nodes with two or more of them
     (:data:`UNLIMITED`: to the end of the hand). The table's entries of this world carry ``stamp``.
     """
+    width = E.draw_action(root) + 2
     return _search(root, searcher, depth, alpha, beta, stamp, table, table_values,
-                   np.empty((_MAX_PLY, E.STATE_SIZE), np.int64), np.empty((_MAX_PLY, NUM_ACTIONS), np.int64),
+                   np.empty((_MAX_PLY, root.shape[0]), np.int64), np.empty((_MAX_PLY, width), np.int64),
                    np.empty((_MAX_PLY, _F_COLUMNS), np.int64), np.empty((_MAX_PLY, _B_COLUMNS), np.float64),
-                   np.empty(NUM_ACTIONS, np.int64), np.zeros(E.SEATS), np.zeros(2, np.int64))
+                   np.empty(width, np.int64), np.zeros(E.SEATS), np.zeros(2, np.int64))
 
 
 @njit(cache=True)
@@ -322,14 +341,15 @@ def solve_world(
     exact).
     """
     searcher = world[E.S_CURRENT]
-    states = np.empty((_MAX_PLY, E.STATE_SIZE), np.int64)
-    moves = np.empty((_MAX_PLY, NUM_ACTIONS), np.int64)
+    width = E.draw_action(world) + 2
+    states = np.empty((_MAX_PLY, world.shape[0]), np.int64)
+    moves = np.empty((_MAX_PLY, width), np.int64)
     frames = np.empty((_MAX_PLY, _F_COLUMNS), np.int64)
     bounds = np.empty((_MAX_PLY, _B_COLUMNS), np.float64)
-    legal = np.empty(NUM_ACTIONS, np.int64)
+    legal = np.empty(width, np.int64)
     rewards = np.zeros(E.SEATS)
     words = np.zeros(2, np.int64)  # the playouts draw from it, but without randomness nothing depends on it
-    child = np.empty(E.STATE_SIZE, np.int64)
+    child = np.empty(world.shape[0], np.int64)
     count = actions_searched(world, actions)
     nodes = 0
     for r in range(count):
@@ -348,13 +368,13 @@ def search_worlds(
 ) -> int:
     """Deal and solve ``worlds`` worlds of the information set ``base``; add each root action's value to ``totals``.
 
-    ``totals`` float64 ``(58,)`` is indexed like :func:`actions_searched` of ``base``; world ``w``
+    ``totals`` float64 ``(2T + 2,)`` is indexed like :func:`actions_searched` of ``base``; world ``w``
     uses table stamp ``stamp + w``. ``meta[0]`` counts the worlds done, ``meta[1]`` the nodes.
     Returns 0, or ``_NO_DEAL`` when no deal is consistent with the view.
     """
-    world = np.empty(E.STATE_SIZE, np.int64)
-    actions = np.empty(NUM_ACTIONS, np.int64)
-    values = np.empty(NUM_ACTIONS, np.float64)
+    world = np.empty(base.shape[0], np.int64)
+    actions = np.empty(totals.shape[0], np.int64)
+    values = np.empty(totals.shape[0], np.float64)
     count = actions_searched(base, actions)
     for w in range(worlds):
         if not determinize(base, counts, searcher, words, world):
@@ -384,7 +404,7 @@ def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None
     boneyard known): the legal placements, or the draw or the pass when no tile fits.
 
     Args:
-        state: an int64 ``(STATE_SIZE,)`` state of :mod:`draw_env.engine`, hand in play.
+        state: an int64 state of :mod:`draw_env.engine` (any variant), hand in play.
         depth: choices to search before the heaviest-first playout (1 to :data:`MAX_DEPTH`; forced
             moves do not count); ``None`` solves exactly.
         table: a transposition table to use (a fresh one by default).
@@ -394,8 +414,9 @@ def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None
     """
     limit = UNLIMITED if depth is None else check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
     table = table or Table()
-    actions = np.empty(NUM_ACTIONS, np.int64)
-    values = np.empty(NUM_ACTIONS, np.float64)
+    width = E.draw_action(np.asarray(state, np.int64)) + 2
+    actions = np.empty(width, np.int64)
+    values = np.empty(width, np.float64)
     solve_world(np.asarray(state, np.int64), limit, table.next_stamp, table.entries, table.values, actions, values)
     table.next_stamp += 1
     count = actions_searched(np.asarray(state, np.int64), actions)
@@ -416,6 +437,8 @@ class PIMCAgent(SeededAgent):
             is solved). A time budget makes play depend on machine speed: reproducible from the
             seed only when ``worlds`` binds first.
         seed: seeds every decision's deals; ``None`` for fresh entropy.
+        protected: the variant's protected boneyard tiles, which an observation does not always
+            show (``None``: read from the observation when it can be, else guessed; docs/agents.md).
 
     Raises:
         ValueError: if an argument is out of range; the message names it and the allowed values.
@@ -430,8 +453,10 @@ class PIMCAgent(SeededAgent):
         exact_tiles: int = DEFAULT_EXACT_TILES,
         seconds: float | None = None,
         seed: int | None = None,
+        protected: int | None = None,
     ) -> None:
         super().__init__(seed)
+        self.protected = None if protected is None else check_int("protected", protected, minimum=0)
         self.worlds = check_int("worlds", worlds, minimum=1, maximum=MAX_WORLDS)
         self.depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
         self.exact_tiles = check_int("exact_tiles", exact_tiles, minimum=0, maximum=NUM_TILES)
@@ -442,7 +467,7 @@ class PIMCAgent(SeededAgent):
         self.last_nodes = 0
 
     def act(self, observation: Observation) -> int:
-        actions = placements_or_forced(legal_actions(observation))  # what the search considers
+        actions, _tile_set = placements_or_forced_of(observation)  # what the search considers
         if len(actions) == 1:
             return actions[0]
         values = self.action_values(observation)
@@ -464,9 +489,10 @@ class PIMCAgent(SeededAgent):
         Args:
             view: a :class:`PlayerView` of the player to act, or its observation dict.
         """
-        base, counts, searcher, _match = information_set(view)
+        base, counts, searcher, _match = information_set(view, self.protected)
+        width = E.draw_action(base) + 2
         words = np.array([self.rng.getrandbits(63), 0], np.int64)
-        totals = np.zeros(NUM_ACTIONS, np.float64)
+        totals = np.zeros(width, np.float64)
         meta = np.zeros(2, np.int64)
         table = self._table
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
@@ -482,7 +508,7 @@ class PIMCAgent(SeededAgent):
                 break
         table.next_stamp += int(meta[0])
         self.last_nodes = int(meta[1])
-        actions = np.empty(NUM_ACTIONS, np.int64)
+        actions = np.empty(width, np.int64)
         count = actions_searched(base, actions)
         return {int(actions[r]): float(totals[r] / meta[0]) for r in range(count)}
 

@@ -417,7 +417,7 @@ def test_cli_league_and_sweep(tmp_path, capsys) -> None:
         (["random", "heaviest", "--protected", "-1"], "--protected must be an integer >= 0, got -1"),
         (["random", "heaviest", "--max-pip", "2", "--hand-size", "3"], "needs 8 tiles; the double-2 set"),
         (["random", "heaviest", "--max-pip", "x"], "invalid int value"),
-        (["ismcts", "heaviest", "--max-pip", "5"], "agent 'ismcts' plays only the seeds' game"),
+        (["ismcts_python", "heaviest", "--max-pip", "5"], "agent 'ismcts_python' plays only the seeds' game"),
         (["--league", "random", "heaviest", "network", "--players", "2", "--protected", "0"], "agent 'network'"),
         (["random", "heaviest", "--episode", "set"], "invalid choice"),
         (["random", "heaviest", "--sweep", "simulations"], "key=v1"),
@@ -658,12 +658,12 @@ def test_variant_tables_are_played_step_by_step(monkeypatch) -> None:
 
 def test_an_agent_that_cannot_play_the_variant_is_refused_before_anything_is_written(tmp_path) -> None:
     records = tmp_path / "records"
-    with pytest.raises(ValueError, match="agent 'pimc' plays only the seeds' game") as raised:
-        evaluate(["pimc", "heaviest"], num_games=2, progress=False, records=records, max_pip=5)
+    with pytest.raises(ValueError, match="agent 'ismcts_python' plays only the seeds' game") as raised:
+        evaluate(["ismcts_python", "heaviest"], num_games=2, progress=False, records=records, max_pip=5)
     assert "random, random_forced, heaviest, variety" in str(raised.value)
     assert not records.exists()
-    with pytest.raises(ValueError, match="agent 'ismcts'"):
-        league(["ismcts", "heaviest", "variety"], 2, 2, progress=False, protected=0)
+    with pytest.raises(ValueError, match="agent 'ismcts_python'"):
+        league(["ismcts_python", "heaviest", "variety"], 2, 2, progress=False, protected=0)
     with pytest.raises(ValueError, match="agent 'network'"):
         sweep("heaviest", ["network"], "seed", [1], 2, progress=False, hand_size=5)
 

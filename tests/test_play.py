@@ -215,8 +215,8 @@ def test_variant_moves_are_named_with_the_variants_tiles() -> None:
         (["--hand-size", "0"], "--hand-size must be an integer >= 1, got 0"),
         (["--protected", "-3"], "--protected must be an integer >= 0, got -3"),
         (["--players", "4", "--hand-size", "7"], "needs 30 tiles; the double-6 set"),
-        (["--max-pip", "9", "--opponents", "ismcts"], "--opponents agent 'ismcts' plays only the seeds' game"),
-        (["--max-pip", "9", "--opponents", "heaviest", "--hint-agent", "pimc"], "--hint-agent 'pimc' plays only"),
+        (["--max-pip", "9", "--opponents", "ismcts_python"], "--opponents agent 'ismcts_python' plays only the seeds' game"),
+        (["--max-pip", "9", "--opponents", "heaviest", "--hint-agent", "ismcts_python"], "--hint-agent 'ismcts_python' plays only"),
     ],
 )
 def test_a_bad_variant_is_refused_in_one_line_before_anything_is_written(

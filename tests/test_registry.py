@@ -114,7 +114,7 @@ def test_a_registered_entry_is_a_batched_baseline_everywhere(registered_agent: s
     variant = DrawGame(2, max_pip=5)
     check_plays_variant([registered_agent], variant)
     with pytest.raises(ValueError, match="plays only the seeds' game"):
-        check_plays_variant(["ismcts"], variant)
+        check_plays_variant(["ismcts_python"], variant)
 
 
 def test_only_deterministic_batched_entries_are_played_in_batches() -> None:

@@ -1,0 +1,96 @@
+"""The compiled search agents (``ismcts``, ``pimc``) on the game's variants: they read the set from
+the observation's mask, its blocks from the set's layout, and the protected tiles from the
+observation or their ``protected`` keyword."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import agents
+import draw_env
+from agents.base import observe
+from agents.ismcts_compiled import determinize, information_set
+from draw_env import engine as E
+from draw_env.rules import DrawGame, DrawState
+
+VARIANTS = [
+    {"num_players": 2, "max_pip": 3, "hand_size": 3, "protected": 3},
+    {"num_players": 4, "max_pip": 9},
+    {"num_players": 2, "max_pip": 4, "protected": 0},
+]
+BUDGETS = {"ismcts": {"simulations": 50}, "pimc": {"worlds": 4}}
+
+
+def _positions(game: DrawGame, hands: int, seed: int) -> list[DrawState]:
+    """Copies of the decision points of ``hands`` hands of random play in ``game``."""
+    rng = random.Random(seed)
+    positions = []
+    for _ in range(hands):
+        state = game.new_state(rng)
+        while state.result is None:
+            positions.append(state.clone())
+            state.apply_action(rng.choice(state.legal_actions()))
+    return positions
+
+
+@pytest.mark.parametrize("name", sorted(BUDGETS))
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: "-".join(map(str, variant.values())))
+@pytest.mark.parametrize("told", [False, True], ids=["protected-read", "protected-told"])
+def test_search_agents_play_whole_hands_of_a_variant_legally(name: str, variant: dict, told: bool) -> None:
+    assert agents.plays_variants(name)
+    protected = {"protected": variant.get("protected", 2)} if told else {}
+    agent = agents.make(name, seed=0, **BUDGETS[name], **protected)
+    env = draw_env.env(**variant)
+    env.reset(seed=5)
+    decisions = 0
+    for _seat in env.agent_iter():
+        observation, _reward, terminated, truncated, _info = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        action = agent.act(observation)
+        assert observation["action_mask"][action] == 1, (variant, action)
+        env.step(action)
+        decisions += 1
+    assert decisions > 0
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: "-".join(map(str, variant.values())))
+def test_a_variant_observation_becomes_its_information_set(variant: dict) -> None:
+    game = DrawGame(**variant)
+    words = np.array([7, 0], np.int64)
+    for state in _positions(game, hands=2, seed=1)[::3]:
+        observation = observe(state, state.current)
+        base, counts, searcher, _match = information_set(observation)
+        assert base.shape == (E.state_size(game.max_pip),) and searcher == 0
+        legal = np.empty(E.MAX_ACTIONS, np.int64)
+        assert legal[: E.legal_actions(base, legal)].tolist() == np.flatnonzero(observation["action_mask"]).tolist()
+        world = np.zeros_like(base)
+        assert determinize(base, counts, 0, words, world)
+        hands = [int(world[E.S_HANDS + seat]) for seat in range(game.num_players)]
+        assert [bin(hand).count("1") for hand in hands] == counts[: game.num_players].tolist()
+        boneyard = world[E.S_BONEYARD + world[E.S_BONE_POS] : E.S_BONEYARD + world[E.S_BONE_END]].tolist()
+        dealt = sorted([t for hand in hands for t in range(game.num_tiles) if hand >> t & 1] + boneyard)
+        on_line = [t for t in range(game.num_tiles) if state.line_mask >> t & 1]
+        assert sorted(dealt + on_line) == list(range(game.num_tiles))  # every tile once
+
+
+def test_protected_is_read_when_no_draw_is_left_and_a_told_one_must_agree() -> None:
+    game = DrawGame(2, max_pip=3, hand_size=3, protected=3)
+    positions = _positions(game, hands=6, seed=2)
+    drawing = [state for state in positions if state.can_draw]
+    done = [state for state in positions if not state.can_draw]
+    assert drawing and done
+    for state in done:  # the boneyard holds exactly the protected tiles
+        observation = observe(state, state.current)
+        assert information_set(observation)[0][E.S_PROTECTED] == 3
+        with pytest.raises(ValueError, match="protected=2"):
+            information_set(observation, protected=2)
+    for state in drawing:
+        observation = observe(state, state.current)
+        assert information_set(observation, protected=3)[0][E.S_PROTECTED] == 3
+        with pytest.raises(ValueError, match=f"protected={len(state.boneyard)}"):
+            information_set(observation, protected=len(state.boneyard))
