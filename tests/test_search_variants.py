@@ -12,8 +12,12 @@ import pytest
 import agents
 import draw_env
 from agents.base import observe
-from agents.ismcts_compiled import determinize, information_set
+from agents.baselines import placements_or_forced
+from agents.ismcts import REWARD_SCALE
+from agents.ismcts_compiled import determinize, information_set, state_from_view
+from agents.pimc import Table, _key, solve_state
 from draw_env import engine as E
+from draw_env import tiles
 from draw_env.rules import DrawGame, DrawState
 
 VARIANTS = [
@@ -94,3 +98,50 @@ def test_protected_is_read_when_no_draw_is_left_and_a_told_one_must_agree() -> N
         assert information_set(observation, protected=3)[0][E.S_PROTECTED] == 3
         with pytest.raises(ValueError, match=f"protected={len(state.boneyard)}"):
             information_set(observation, protected=len(state.boneyard))
+
+
+def _engine_state(state: DrawState) -> np.ndarray:
+    """The compiled engine's state of the rules ``state``, every hidden tile included."""
+    array, _counts = state_from_view(state.view(state.current))
+    hands = np.zeros(E.SEATS, np.int64)
+    hands[: state.num_players] = state.hands
+    E.redeal(array, hands, np.array(state.boneyard, np.int64), len(state.boneyard))
+    return array
+
+
+def _minimax(state: DrawState, searcher: int) -> dict[int, float]:
+    """Each searched action's exact paranoid value, over the rules: placements, else the forced draw or pass."""
+    tile_set = state.game.tiles
+    values = {}
+    for action in placements_or_forced(state.legal_actions(), 2 * tile_set.num_tiles):
+        child = state.clone()
+        child.apply_action(action)
+        if child.result is not None:
+            values[action] = child.result.zero_sum[searcher] / REWARD_SCALE
+        else:
+            below = _minimax(child, searcher).values()
+            values[action] = max(below) if child.current == searcher else min(below)
+    return values
+
+
+@pytest.mark.parametrize("max_pip", [7, 9])
+def test_exact_solves_of_a_large_set_agree_with_a_plain_minimax(max_pip: int) -> None:
+    # Sets over 28 tiles key the transposition table by a word per hand; a few drawable tiles keep it small.
+    num_tiles = tiles.tile_set(max_pip).num_tiles
+    game = DrawGame(2, max_pip=max_pip, hand_size=4, protected=num_tiles - 10)
+    table = Table()  # one table for all: entries of earlier positions must never leak into later ones
+    states = _positions(game, hands=3, seed=3)[::2]
+    assert len(states) >= 6
+    for state in states:
+        assert solve_state(_engine_state(state), None, table) == pytest.approx(_minimax(state, state.current),
+                                                                            abs=1e-12), state
+
+
+def test_states_of_a_large_set_that_differ_in_one_hand_have_different_table_keys() -> None:
+    # Tile 28 in the first hand against tile 0 in the second: two hands packed into one word would collide.
+    state = np.zeros(E.state_size(9), np.int64)
+    E.init_variant_state(state, 2, 0, 9, 4, 2)
+    first, second = state.copy(), state.copy()
+    first[E.S_HANDS] = 1 << 28
+    second[E.S_HANDS + 1] = 1
+    assert _key(first) != _key(second)
