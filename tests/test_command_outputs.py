@@ -158,6 +158,13 @@ def group_is_gone(group: int, seconds: float = 5.0) -> bool:
     return False
 
 
+def _stop_signals_at_their_defaults() -> None:
+    """The command starts as from a terminal: a runner (or nohup, or a shell's background job) may
+    start the tests with these signals ignored, which children inherit and keep on purpose."""
+    for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(number, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("sent", "to_group", "status"),
     [(signal.SIGTERM, True, 143), (signal.SIGTERM, False, 143), (signal.SIGINT, True, 130)],
@@ -173,6 +180,7 @@ def test_a_signal_stops_draw_eval_and_its_workers_without_partial_files(
         process = subprocess.Popen(
             command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=stdout, stderr=stderr,
             start_new_session=True,  # its own process group, as `timeout` gives it
+            preexec_fn=_stop_signals_at_their_defaults,
         )
     try:
         deadline = time.monotonic() + 60

@@ -293,6 +293,9 @@ import argparse, os, signal, sys, time
 from draw_env.commands import reported_errors
 from draw_env.files import atomic_path
 
+# As from a terminal: the signal at its default action (a runner or nohup may have it ignored,
+# and an ignored signal stays ignored on purpose).
+signal.signal(getattr(signal, sys.argv[2]), signal.SIG_DFL if sys.argv[2] != "SIGINT" else signal.default_int_handler)
 with reported_errors(argparse.ArgumentParser(prog="writer")):
     with atomic_path(sys.argv[1]) as temporary:
         temporary.write_text("half")
