@@ -1,0 +1,190 @@
+"""The benchmark's interface: games, budgets, cells, policies and the algorithm registry.
+
+A **cell** of the benchmark is one algorithm trained on one game with one seed at one budget.
+An algorithm is a function ``(cell, work folder, checkpoint) -> policy``: it trains in the work
+folder (its own run files live there), calls ``checkpoint(env_steps, cpu_seconds, policy)`` at
+each of the cell's ``curve_points`` (the suite measures the policy there: the learning curve), and
+returns its final policy. A policy answers batches of observations with action distributions and
+saves itself in a project format, returning the agent spec that ``draw-eval`` and
+``draw-exploit`` play. Algorithms are registered by name as module paths and imported on use, so
+that a library (JAX, Ray, OpenSpiel) loads only in a cell that needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from draw_env.rules import DrawGame
+
+#: The games of the benchmark, by name.
+GAME_NAMES = ("micro", "mini", "draw2", "draw3", "draw4")
+
+
+@dataclass(frozen=True)
+class BenchGame:
+    """One game of the table.
+
+    Attributes:
+        name: ``"micro"``, ``"mini"`` (2-player one-hand variants, measured exactly), ``"draw2"``,
+            ``"draw3"``, ``"draw4"`` (the seeds' game with 2, 3, 4 players, measured by ratings).
+        num_players: seats, 2 to 4.
+        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`).
+        episode: ``"hand"`` (one hand) or ``"match"`` (hands until someone reaches the target).
+    """
+
+    name: str
+    num_players: int
+    max_pip: int
+    hand_size: int
+    protected: int
+    episode: Literal["hand", "match"]
+
+    @property
+    def rules(self) -> DrawGame:
+        """The game's rules (a fresh, validated :class:`DrawGame`)."""
+        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+
+    @property
+    def exact(self) -> bool:
+        """Measured by exact exploitability: a 2-player one-hand small variant."""
+        return self.num_players == 2 and self.episode == "hand" and self.name in ("micro", "mini")
+
+    @property
+    def variant(self) -> dict[str, int]:
+        """``max_pip``, ``hand_size``, ``protected`` (the keys the pipelines' configs take)."""
+        return {"max_pip": self.max_pip, "hand_size": self.hand_size, "protected": self.protected}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The game as a cell record stores it."""
+        return {"name": self.name, "num_players": self.num_players, **self.variant, "episode": self.episode}
+
+
+#: The benchmark's games: the two exact variants (docs page "Exploitability") and the seeds' game.
+GAMES: dict[str, BenchGame] = {
+    "micro": BenchGame("micro", 2, 2, 1, 2, "hand"),
+    "mini": BenchGame("mini", 2, 3, 3, 3, "hand"),
+    "draw2": BenchGame("draw2", 2, 6, 7, 2, "match"),
+    "draw3": BenchGame("draw3", 3, 6, 7, 2, "match"),
+    "draw4": BenchGame("draw4", 4, 6, 6, 2, "match"),
+}
+
+
+def game_named(name: str) -> BenchGame:
+    """The benchmark game ``name``.
+
+    Raises:
+        ValueError: naming the unknown game and the known ones.
+    """
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; the games are {', '.join(GAMES)}")
+    return GAMES[name]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a cell may spend: environment steps, CPU seconds of its process, or both (the first
+    reached ends training). ``None`` is no bound on that measure; at least one is set."""
+
+    env_steps: int | None = None
+    cpu_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.env_steps is None and self.cpu_seconds is None:
+            raise ValueError("a budget needs env_steps or cpu_seconds")
+        steps, seconds = self.env_steps, self.cpu_seconds
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+            raise ValueError(f"budget env_steps must be a positive integer, got {steps!r}")
+        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+        if seconds is not None and not (number and 0 < seconds < float("inf")):
+            raise ValueError(f"budget cpu_seconds must be a positive number, got {seconds!r}")
+
+    def spent(self, env_steps: int, cpu_seconds: float) -> bool:
+        """Whether ``env_steps`` and ``cpu_seconds`` reach the budget."""
+        return (self.env_steps is not None and env_steps >= self.env_steps) or (
+            self.cpu_seconds is not None and cpu_seconds >= self.cpu_seconds
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"env_steps": self.env_steps, "cpu_seconds": self.cpu_seconds}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the table: ``algorithm`` on ``game`` with ``seed`` within ``budget``.
+
+    Attributes:
+        algorithm: a name of :data:`ALGORITHMS`.
+        settings: the algorithm's settings file contents (``configs/bench/algorithms/NAME.yaml``).
+        curve_points: how many times the algorithm calls its checkpoint, evenly over the budget
+            (the last at the end of training).
+    """
+
+    algorithm: str
+    game: BenchGame
+    seed: int
+    budget: Budget
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    curve_points: int = 5
+
+    @property
+    def key(self) -> str:
+        """The cell's file stem in a benchmark run: ``ALGORITHM-GAME-sSEED``."""
+        return f"{self.algorithm}-{self.game.name}-s{self.seed}"
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A trained policy as the benchmark measures it."""
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Action distributions: observations float32 ``(k, L)`` and masks int8 ``(k, A)`` of the
+        game's observation layout (``draw_env.observation.layout(game.rules)``) give float64
+        ``(k, A)``, each row a distribution over its mask's legal actions."""
+        ...
+
+    def save(self, path_stem: Path, game: BenchGame) -> str:
+        """Write the policy in a project format beside ``path_stem`` (a network policy file, or on
+        an exact game a table through :func:`agents.tabular.save_table`, ``path_stem`` + its
+        suffix) and return the agent spec that ``draw-eval`` and ``draw-exploit`` take to play it
+        (``tabular:path=...``, ``policy:path=...``)."""
+        ...
+
+
+#: ``(env_steps so far, CPU seconds so far, current policy)``, called at the cell's curve points.
+Checkpoint = Callable[[int, float, Policy], None]
+#: ``(cell, work folder, checkpoint) -> final policy``.
+Algorithm = Callable[[Cell, Path, Checkpoint], Policy]
+
+#: The algorithms by name: ``"module:function"``, imported on use (:func:`algorithm`).
+ALGORITHM_PATHS: dict[str, str] = {
+    "cfr": "train.bench.algorithms:cfr_plus",
+    "sb3_ppo": "train.bench.algorithms:sb3_ppo",
+    "jax_ppo": "train.bench.algorithms:jax_ppo",
+    "exit": "train.bench.algorithms:expert_iteration",
+    "rllib_ppo": "train.bench.algorithms:rllib_ppo",
+    "nfsp": "train.bench.openspiel_algorithms:nfsp",
+    "psro": "train.bench.openspiel_algorithms:psro",
+    "mmd": "train.bench.openspiel_algorithms:mmd",
+}
+#: The algorithms imported so far (filled by :func:`algorithm`).
+ALGORITHMS: dict[str, Algorithm] = {}
+
+
+def algorithm(name: str) -> Algorithm:
+    """The algorithm ``name``, importing its module on first use.
+
+    Raises:
+        ValueError: naming the unknown algorithm and the known ones.
+    """
+    if name not in ALGORITHMS:
+        if name not in ALGORITHM_PATHS:
+            raise ValueError(f"unknown algorithm {name!r}; the algorithms are {', '.join(ALGORITHM_PATHS)}")
+        module, _, function = ALGORITHM_PATHS[name].partition(":")
+        ALGORITHMS[name] = getattr(importlib.import_module(module), function)
+    return ALGORITHMS[name]
