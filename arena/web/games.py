@@ -1,0 +1,578 @@
+"""The games ``draw-web`` holds: set-up checking, play, views, hints, records (no HTTP here).
+
+A :class:`WebGame` is one hand or match at a table of 2 to 4 seats, each a person or an agent.
+The server keeps every game (:class:`GameStore`, bounded in number and idle age) and the client
+only ever names a game by its id and sends an action id with the step it answers; everything
+else is decided here from the rules (:mod:`draw_env.rules`): a move that is not the current
+person's, not legal, or not for the current step is refused and changes nothing.
+
+Shapes: a *view* (:meth:`WebGame.view`) is a JSON-ready dict of what the seat to move may see
+(its own tiles, the line, counts and scores; the other hands only once a hand is over); a *hint*
+(:meth:`WebGame.hint`) lists the hint agent's probability (and value, when it has one) of each
+legal move.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import agents
+import draw_env
+from arena.options import check_plays_variant
+from arena.play import result_text, summarise_turns
+from arena.play_messages import message
+from arena.specs import FILE_ARGUMENTS, build_agent, parse_agent_spec
+from draw_env import describe
+from draw_env.checks import MAX_SEED
+from draw_env.records import RecordingWrapper, write_record
+from draw_env.render import oriented_line
+from draw_env.rules import EPISODES, LANGUAGES, PLAYER_COUNTS, WORDS, DrawGame, DrawState, action_name
+from draw_env.tiles import MAX_PIP, MIN_PIP, tiles_in
+
+#: The seat text that means a person plays it (the page's own word, in any case).
+PERSON = "person"
+#: The default table: a person against the shipped 2-player network, one match.
+DEFAULT_SEATS = (PERSON, "network")
+#: The default hint agent in the seeds' game: the shipped network, sampling, so that its
+#: probabilities are the softmax it plays from rather than a one-hot on its choice.
+DEFAULT_HINT = "network:deterministic=false"
+#: The hint agent of a variant (the network plays the seeds' game only).
+DEFAULT_VARIANT_HINT = "variety"
+#: The longest seat or hint text the server reads: agent specs are short.
+MAX_SPEC_CHARS = 200
+#: The hint agent's seed comes from (seed, this), apart from the seats' (seed, seat).
+_HINT_STREAM = 100
+#: A game id: 128 random bits, URL-safe base64.
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{22}")
+#: Agents' values are zero-sum hand points divided by this (the search's and the network's unit).
+REWARD_SCALE = 40.0
+
+
+class MoveRefused(ValueError):
+    """A move the game does not take (not your turn, stale, illegal); the game is unchanged."""
+
+
+class StaleMove(MoveRefused):
+    """A move sent for another step than the game's current one (a double click, an old page)."""
+
+
+# ---------------------------------------------------------------------------- set-up
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A checked table: ``seats[i]`` is :data:`PERSON` or an agent spec (name, keyword arguments)."""
+
+    seats: tuple[str, ...]
+    episode: str = "match"
+    max_pip: int = 6
+    hand_size: int | None = None
+    protected: int = 2
+    seed: int = 0
+    lang: str = "en"
+    hint: str = DEFAULT_HINT
+
+    @property
+    def game(self) -> DrawGame:
+        return DrawGame(len(self.seats), self.max_pip, self.hand_size, self.protected)
+
+
+def _field_int(data: Mapping[str, Any], key: str, default: int | None, low: int, high: int) -> int | None:
+    value = data.get(key, default)
+    if value is None or value == "":
+        return default
+    if type(value) is not int or not low <= value <= high:  # bool is not an int here
+        raise ValueError(f"{key} must be an integer in {low}..{high}, got {_short(value)}")
+    return value
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _spec_text(key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_SPEC_CHARS:
+        raise ValueError(f"{key} must be a person or an agent spec of 1 to {MAX_SPEC_CHARS} characters, got {_short(value)}")
+    return value.strip()
+
+
+def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
+    """The :class:`Setup` a client's JSON object asks for, every field checked.
+
+    Fields: ``seats`` (2 to 4 strings: ``"person"``, an agent spec as ``draw-eval`` takes it, or
+    a name the server was started with, ``--agent NAME=SPEC``), ``episode``, ``max_pip``,
+    ``hand_size``, ``protected``, ``seed`` (absent: random), ``lang``, ``hint``. An agent spec
+    from the client may not name a file (``path=``): files are named only on the command line.
+
+    Raises:
+        ValueError: naming the field and what is wrong with it.
+    """
+    named = named or {}
+    if not isinstance(data, Mapping):
+        raise ValueError("the set-up must be a JSON object")  # noqa: TRY004
+    unknown = sorted(set(data) - {"seats", "episode", "max_pip", "hand_size", "protected", "seed", "lang", "hint"})
+    if unknown:
+        raise ValueError(f"unknown set-up field {_short(unknown[0])}")
+    seats = data.get("seats", list(DEFAULT_SEATS))
+    if not isinstance(seats, list) or len(seats) not in PLAYER_COUNTS:
+        raise ValueError(f"seats must be a list of 2 to 4 seats, got {_short(seats)}")
+    texts = [_spec_text(f"seats[{index}]", seat) for index, seat in enumerate(seats)]
+    texts = [PERSON if text.lower() == PERSON else text for text in texts]
+    if PERSON not in texts:
+        raise ValueError("seats must hold at least one person")
+    episode = data.get("episode", "match")
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {_short(episode)}")
+    lang = data.get("lang", "en")
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {_short(lang)}")
+    max_pip = _field_int(data, "max_pip", 6, MIN_PIP, MAX_PIP)
+    hand_size = _field_int(data, "hand_size", None, 1, 55)
+    protected = _field_int(data, "protected", 2, 0, 55)
+    seed = _field_int(data, "seed", None, 0, MAX_SEED)
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+    assert max_pip is not None and protected is not None
+    try:
+        game = DrawGame(len(texts), max_pip, hand_size, protected)
+    except ValueError as error:
+        raise ValueError(f"max_pip, hand_size, protected: {error}") from None
+    hint = data.get("hint")
+    hint_text = (DEFAULT_HINT if game.is_default else DEFAULT_VARIANT_HINT) if hint in (None, "") else _spec_text("hint", hint)
+    for key, text in [*((f"seats[{i}]", t) for i, t in enumerate(texts) if t != PERSON), ("hint", hint_text)]:
+        _check_spec(key, text, game, named)
+    return Setup(tuple(texts), episode, max_pip, hand_size, protected, seed, lang, hint_text)
+
+
+def _check_spec(key: str, text: str, game: DrawGame, named: Mapping[str, str]) -> None:
+    if text in named:
+        return  # checked when the server started
+    try:
+        name, kwargs = parse_agent_spec(text)
+    except (ValueError, ImportError) as error:
+        raise ValueError(f"{key}: {error}") from None
+    files = sorted(set(kwargs) & set(FILE_ARGUMENTS))
+    if files:
+        raise ValueError(f"{key}: the page may not name a file ({files[0]}=); start draw-web with --agent NAME=SPEC")
+    try:
+        check_plays_variant([name], game, key)
+    except ValueError as error:
+        raise ValueError(str(error)) from None
+
+
+# ---------------------------------------------------------------------------- one game
+
+
+@dataclass
+class HandSummary:
+    """A finished hand as the page shows it: every hand face up, the points, the result."""
+
+    hand: int
+    text: str
+    line: list[list[int]]
+    revealed: list[dict[str, Any]]
+    scores: list[int]
+
+
+@dataclass
+class WebGame:
+    """One game: the environment, its agents, the log of actions, and a lock for its requests."""
+
+    game_id: str
+    setup: Setup
+    labels: list[str]
+    seat_agents: dict[int, agents.Agent]
+    env: RecordingWrapper
+    named: Mapping[str, str] = field(default_factory=dict)
+    step: int = 0
+    #: Every action: (hand index, seat, action).
+    log: list[tuple[int, int, int]] = field(default_factory=list)
+    #: The tile each person's latest draw brought, by seat (only they see it).
+    drawn: dict[int, int] = field(default_factory=dict)
+    summaries: list[HandSummary] = field(default_factory=list)
+    record_path: Path | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    used: float = field(default_factory=time.monotonic)
+    _hinter: agents.Agent | None = None
+
+    @classmethod
+    def start(cls, game_id: str, setup: Setup, named: Mapping[str, str] | None = None) -> WebGame:
+        """Deal and let the agents play up to the first person's turn."""
+        named = dict(named or {})
+        game = setup.game
+        players = len(setup.seats)
+        built: dict[int, agents.Agent] = {}
+        for seat, text in enumerate(setup.seats):
+            if text != PERSON:
+                name, kwargs = parse_agent_spec(named.get(text, text))
+                built[seat] = build_agent(name, kwargs, setup.seed, seat)
+        labels = [PERSON if text == PERSON else text for text in setup.seats]
+        env = RecordingWrapper(
+            draw_env.env(num_players=players, episode=setup.episode, reward="points", lang=setup.lang, **game.variant),
+            players=labels,
+        )
+        env.reset(seed=setup.seed)
+        for agent in built.values():
+            agent.reset()
+        web_game = cls(game_id, setup, labels, built, env, named)
+        web_game.advance()
+        return web_game
+
+    # -- state
+
+    @property
+    def state(self) -> DrawState:
+        return self.env.unwrapped.state_ref
+
+    @property
+    def game(self) -> DrawGame:
+        return self.env.unwrapped.game
+
+    @property
+    def finished(self) -> bool:
+        base = self.env.unwrapped
+        return not base.agents or all(base.terminations.values()) or all(base.truncations.values())
+
+    def person_to_move(self) -> int | None:
+        """The seat of the person to move, or None (the game is over)."""
+        if self.finished:
+            return None
+        seat = self.state.current
+        return seat if seat not in self.seat_agents else None
+
+    # -- play
+
+    def _apply(self, action: int) -> None:
+        """Play ``action`` (legal, checked by the caller) for the seat to move."""
+        state = self.state
+        seat = state.current
+        probe = state.clone()
+        probe.apply_action(action)  # the rules on a copy: the drawn tile, and how the hand ends
+        if seat not in self.seat_agents:
+            new = list(tiles_in(probe.hands[seat] & ~state.hands[seat]))
+            if new:
+                self.drawn[seat] = new[0]
+            else:
+                self.drawn.pop(seat, None)
+        self.log.append((state.hand_number, seat, action))
+        self.env.step(action)
+        self.step += 1
+        if probe.result is not None:
+            self.summaries.append(self._summary(probe))
+
+    def _summary(self, finished: DrawState) -> HandSummary:
+        result = finished.result
+        assert result is not None
+        names = self.game.tiles.names
+        revealed = [
+            {
+                "seat": seat,
+                "tiles": [list(self.game.tiles.tiles[t]) for t in finished.hand_tiles(seat)],
+                "text": message(
+                    self.setup.lang,
+                    "revealed",
+                    who=f"player_{seat}",
+                    tiles=" ".join(names[t] for t in finished.hand_tiles(seat)) or message(self.setup.lang, "no_tiles"),
+                    pips=result.pips[seat],
+                    points=result.points[seat],
+                ).strip(),
+                "pips": result.pips[seat],
+                "points": result.points[seat],
+            }
+            for seat in range(finished.num_players)
+        ]
+        text = message(self.setup.lang, "hand_over", hand=finished.hand_number + 1, result=result_text(finished, self.setup.lang))
+        return HandSummary(
+            finished.hand_number, text.strip("= "), [list(pair) for pair in oriented_line(finished)], revealed, list(finished.scores)
+        )
+
+    def advance(self) -> None:
+        """Let the agents play until a person is to move or the game is over."""
+        while not self.finished and self.state.current in self.seat_agents:
+            seat = self.state.current
+            observation = self.env.observe(f"player_{seat}")
+            action = int(self.seat_agents[seat].act(observation))
+            if not self.state.is_legal(action):  # an agent's bug must not pass for a move
+                raise RuntimeError(f"agent {self.labels[seat]} chose the illegal action {action}")
+            self._apply(action)
+
+    def move(self, action: object, step: object) -> None:
+        """The person to move plays ``action`` at ``step``; then the agents answer.
+
+        Raises:
+            StaleMove: ``step`` is not the game's current step (nothing changes).
+            MoveRefused: the game is over, or ``action`` is not a legal action id (nothing changes).
+        """
+        lang = self.setup.lang
+        if self.finished:
+            raise MoveRefused("the game is over")
+        if type(step) is not int or step != self.step:
+            raise StaleMove(f"this move answers step {_short(step)}, but the game is at step {self.step}: reload the game")
+        seat = self.person_to_move()
+        if seat is None:  # cannot happen between requests: agents always play on at once
+            raise MoveRefused("it is not a person's turn")
+        if type(action) is not int or not 0 <= action < self.game.num_actions:
+            raise MoveRefused(f"action must be an integer in 0..{self.game.num_actions - 1}, got {_short(action)}")
+        if not self.state.is_legal(action):
+            raise MoveRefused(message(lang, "not_legal", move=action_name(action, lang, self.game)))
+        self._apply(action)
+        self.advance()
+
+    # -- what the page shows
+
+    def viewer(self) -> int:
+        """The person whose view the page shows: the one to move, else the first person seat."""
+        seat = self.person_to_move()
+        if seat is not None:
+            return seat
+        return min(seat for seat in range(len(self.labels)) if seat not in self.seat_agents)
+
+    def recent(self, seat: int) -> list[str]:
+        """What happened since ``seat``'s last action, a sentence a turn (and a line a hand's end)."""
+        lang = self.setup.lang
+        start = max((i + 1 for i, (_, who, _) in enumerate(self.log) if who == seat), default=0)
+        lines: list[str] = []
+        hand: int | None = None
+        events: list[tuple[int, int]] = []
+        for number, who, action in self.log[start:]:
+            if hand is not None and number != hand:  # a hand ended in between: its result line
+                lines += summarise_turns(events, lang, self.game)
+                lines.append(self.summaries[hand].text)
+                events = []
+            hand = number
+            events.append((who, action))
+        lines += summarise_turns(events, lang, self.game)
+        if hand is not None and hand < len(self.summaries):  # summaries[i] is hand i's
+            lines.append(self.summaries[hand].text)
+        return lines
+
+    def view(self) -> dict[str, Any]:
+        """The page's view (JSON-ready) for :meth:`viewer`; see the module docstring."""
+        lang = self.setup.lang
+        state, game = self.state, self.game
+        seat = self.viewer()
+        to_move = self.person_to_move()
+        legal = state.legal_actions() if to_move is not None else []
+        players = state.num_players
+        names = game.tiles.names
+        hand = [
+            {
+                "tile": tile,
+                "faces": list(game.tiles.tiles[tile]),
+                "name": names[tile],
+                "actions": [action for action in legal if action < game.draw_action and action >> 1 == tile],
+            }
+            for tile in state.hand_tiles(seat)
+        ]
+        drawing = message(lang, "may_draw" if state.can_draw else "no_draw", protected=game.protected)
+        seat_names = [message(lang, "you", seat=s) if s == seat else f"player_{s}" for s in range(players)]
+        texts = {
+            "boneyard": message(lang, "boneyard", count=len(state.boneyard), drawing=drawing),
+            "sizes": message(lang, "sizes", sizes=", ".join(f"{seat_names[s]} {state.hand_count(s)}" for s in range(players))),
+            "hand": message(lang, "hand", pips=state.hand_pips(seat), tiles=" ".join(names[t] for t in state.hand_tiles(seat))),
+            "ends": "" if state.ends is None else message(lang, "ends", left=state.left, right=state.right),
+            "scores": message(lang, "scores", scores=", ".join(f"{seat_names[s]} {state.scores[s]}" for s in range(players)), target=game.target),
+            "turn": message(lang, "turn", hand=state.hand_number + 1, you=seat),
+        }
+        view: dict[str, Any] = {
+            "id": self.game_id,
+            "step": self.step,
+            "finished": self.finished,
+            "lang": lang,
+            "episode": self.setup.episode,
+            "variant": game.variant,
+            "seed": self.setup.seed,
+            "players": self.labels,
+            "you": seat,
+            "toMove": to_move,
+            "hand": hand,
+            "handNumber": state.hand_number,
+            "line": [list(pair) for pair in oriented_line(state)],
+            "ends": None if state.ends is None else list(state.ends),
+            "draw": game.draw_action if game.draw_action in legal else None,
+            "pass": game.pass_action if game.pass_action in legal else None,
+            "legal": legal,
+            "words": {"left": WORDS[lang]["left"], "right": WORDS[lang]["right"], "draw": WORDS[lang]["draw"], "pass": WORDS[lang]["pass"]},
+            "boneyard": len(state.boneyard),
+            "counts": [state.hand_count(s) for s in range(players)],
+            "scores": list(state.scores),
+            "target": game.target,
+            "texts": texts,
+            "description": describe.describe_line(state.line, lang, game.tiles),
+            "recent": self.recent(seat),
+            "drew": None if seat not in self.drawn else message(lang, "you_drew", tile=names[self.drawn[seat]]),
+            "results": None if not self.summaries else _summary_json(self.summaries[-1]),
+            "outcome": self._outcome() if self.finished else None,
+            "record": None if self.record_path is None else self.record_path.name,
+        }
+        return view
+
+    def _outcome(self) -> str:
+        lang = self.setup.lang
+        state = self.state
+        record = self.env.record
+        if record.get("illegal_action") is not None:
+            return "The game ended on an illegal action."
+        if self.setup.episode == "hand":
+            return self.summaries[-1].text if self.summaries else ""
+        winner = state.match_winner
+        if winner is None:
+            return message(lang, "match_drawn", points=max(state.scores)).strip("= ")
+        return message(lang, "match_win", who=f"player_{winner}", points=state.scores[winner]).strip("= ")
+
+    def hint(self) -> dict[str, Any]:
+        """The hint agent's reading of the position of the person to move.
+
+        Returns ``{"agent": spec, "moves": [{"action", "name", "probability", "value"?}], "value"?}``,
+        moves by falling probability; ``value`` (expected zero-sum hand points of the person to
+        move) where the agent gives one: a search's per-move values, a network's value head.
+
+        Raises:
+            MoveRefused: no person is to move.
+        """
+        seat = self.person_to_move()
+        if seat is None:
+            raise MoveRefused("no person is to move")
+        name, kwargs = parse_agent_spec(self.named.get(self.setup.hint, self.setup.hint))
+        if self._hinter is None:
+            self._hinter = build_agent(name, kwargs, self.setup.seed, _HINT_STREAM)
+        hinter = self._hinter
+        observation = self.env.observe(f"player_{seat}")
+        probabilities = np.asarray(hinter.action_probabilities(observation), np.float64)
+        values: dict[int, float] = {}
+        values_of: Callable[[Any], Mapping[int, float]] | None = getattr(hinter, "action_values", None)
+        if values_of is not None:
+            values = {int(a): float(v) * REWARD_SCALE for a, v in values_of(observation).items()}
+        lang = self.setup.lang
+        legal = self.state.legal_actions()
+        moves: list[dict[str, Any]] = [
+            {"action": a, "name": action_name(a, lang, self.game), "probability": round(float(probabilities[a]), 4)}
+            | ({"value": round(values[a], 2)} if a in values else {})
+            for a in legal
+        ]
+        moves.sort(key=lambda move: (-move["probability"], move["action"]))
+        answer: dict[str, Any] = {"agent": self.setup.hint, "step": self.step, "moves": moves}
+        policy_for = getattr(hinter, "policy_for", None)
+        if policy_for is not None:
+            policy = policy_for(self.state.num_players)
+            if policy.has_value:
+                value = float(policy.values_batch(policy.encode(observation)[None])[0])
+                answer["value"] = round(value * REWARD_SCALE, 2)
+        return answer
+
+
+def _summary_json(summary: HandSummary) -> dict[str, Any]:
+    return {"hand": summary.hand, "text": summary.text, "line": summary.line, "revealed": summary.revealed, "scores": summary.scores}
+
+
+# ---------------------------------------------------------------------------- records
+
+
+class RecordsFolder:
+    """Where finished games are written: one new file a game, never over an existing file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def save(self, record: Mapping[str, Any], game_id: str) -> Path:
+        """Write ``record`` to a new ``game-<UTC time>-<id>.json``; returns its path."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        for attempt in range(100):
+            suffix = "" if attempt == 0 else f"-{attempt}"
+            target = self.path / f"game-{stamp}-{game_id[:8]}{suffix}.json"
+            try:
+                # Claim the name first: the atomic write then replaces only this file of ours.
+                os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            except FileExistsError:
+                continue
+            return write_record(record, target)
+        raise OSError(f"no free record name in {self.path} for game {game_id[:8]}")
+
+
+# ---------------------------------------------------------------------------- the store
+
+
+class GameStore:
+    """The server's games by id, at most ``max_games``, each dropped after ``max_age`` idle seconds.
+
+    A new game beyond the bound drops the game idle longest. Finished games are written to
+    ``records`` (if given) as soon as they end.
+    """
+
+    def __init__(
+        self,
+        max_games: int = 32,
+        max_age: float = 6 * 3600.0,
+        records: RecordsFolder | None = None,
+        named: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_games < 1 or max_age <= 0:
+            raise ValueError(f"max_games must be >= 1 and max_age > 0, got {max_games} and {max_age}")
+        self.max_games = max_games
+        self.max_age = max_age
+        self.records = records
+        self.named = dict(named or {})
+        self.clock = clock
+        self._games: OrderedDict[str, WebGame] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for game_id in [key for key, game in self._games.items() if now - game.used > self.max_age]:
+            del self._games[game_id]
+
+    def create(self, setup: Setup) -> WebGame:
+        """Start a game of ``setup`` under a new id (the agents' first moves included)."""
+        game_id = secrets.token_urlsafe(16)
+        game = WebGame.start(game_id, setup, self.named)
+        game.used = self.clock()
+        self._maybe_save(game)
+        with self._lock:
+            self._expire()
+            while len(self._games) >= self.max_games:
+                self._games.popitem(last=False)  # the game idle longest
+            self._games[game_id] = game
+        return game
+
+    def get(self, game_id: str) -> WebGame:
+        """The game ``game_id``, marked as used now.
+
+        Raises:
+            KeyError: no such game (never made, dropped for age or number, or not an id at all).
+        """
+        with self._lock:
+            self._expire()
+            if not GAME_ID.fullmatch(game_id) or game_id not in self._games:
+                raise KeyError(game_id)
+            game = self._games[game_id]
+            self._games.move_to_end(game_id)
+            game.used = self.clock()
+            return game
+
+    def _maybe_save(self, game: WebGame) -> None:
+        if game.finished and game.record_path is None and self.records is not None:
+            game.record_path = self.records.save(game.env.record, game.game_id)
+
+    def move(self, game: WebGame, action: object, step: object) -> dict[str, Any]:
+        """:meth:`WebGame.move` under the game's lock, then its record if it ended; the new view."""
+        with game.lock:
+            game.move(action, step)
+            self._maybe_save(game)
+            return game.view()

@@ -1,0 +1,380 @@
+"""``draw-web``: play Draw dominoes in the browser against agents, on a local server.
+
+Example::
+
+    draw-web                       # opens http://127.0.0.1:8765/ : you against the shipped network
+    draw-web --port 9000 --no-browser --records games/
+    draw-web --agent solver=tabular:path=runs/cfr_micro/table.npz   # offer an agent with a file
+
+The server (Starlette, run by uvicorn) serves one page and a small JSON API; the games live in
+the server (:class:`arena.web.games.GameStore`). What it accepts from a client:
+
+* ``POST /api/games`` a set-up (:func:`arena.web.games.parse_setup`), answered with the view;
+* ``GET /api/games/{id}`` the view, ``POST /api/games/{id}/move`` ``{"action": int, "step": int}``;
+* ``GET /api/games/{id}/hint``, ``/record`` (the JSON record, a download) and ``/replay`` (the
+  record as ``draw-replay``'s HTML page).
+
+Every request is checked: bodies are small JSON objects with a JSON content type (which a page
+of another site cannot send without the server's consent), the Host header must name this
+server (no DNS rebinding), ids are random 128-bit tokens, moves are checked by the rules, and
+every answer carries a strict Content-Security-Policy. No request names a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import re
+import socket
+import sys
+import threading
+import webbrowser
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+import agents
+from arena.specs import parse_agent_spec
+from arena.web.games import (
+    DEFAULT_HINT,
+    DEFAULT_SEATS,
+    DEFAULT_VARIANT_HINT,
+    PERSON,
+    GameStore,
+    MoveRefused,
+    RecordsFolder,
+    StaleMove,
+    WebGame,
+    parse_setup,
+)
+from draw_env.checks import MAX_SEED
+from draw_env.commands import error_line
+from draw_env.render import _PIPS
+from draw_env.replay import html_page
+from draw_env.rules import LANGUAGES
+from draw_env.tiles import MAX_PIP, MIN_PIP
+from draw_env.untrusted import UntrustedInputError, loads_json
+
+DEFAULT_PORT = 8765
+DEFAULT_RECORDS = "draw-web-records"
+#: The largest request body read: a set-up or a move is a few hundred bytes.
+MAX_BODY_BYTES = 4096
+#: The page's policy: its own script and style only, requests to this server only, no frames.
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+_STATIC = resources.files("arena.web") / "static"
+_STATIC_TYPES = {"index.html": "text/html; charset=utf-8", "play.js": "text/javascript; charset=utf-8", "play.css": "text/css; charset=utf-8"}
+_REPLAY_POLICY = re.compile(r'http-equiv="Content-Security-Policy" content="([^"]*)"')
+
+ASGIApp = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+
+class SecurityHeaders:
+    """ASGI middleware: every answer gets the page's CSP (unless it sets its own) and no-sniff."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                extra = [
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"cache-control", b"no-store"),
+                    (b"cross-origin-opener-policy", b"same-origin"),
+                    (b"cross-origin-resource-policy", b"same-origin"),
+                ]
+                if b"content-security-policy" not in names:
+                    extra.append((b"content-security-policy", PAGE_POLICY.encode()))
+                message["headers"] = headers + [(n, v) for n, v in extra if n not in names]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+def _error(status: int, text: str) -> JSONResponse:
+    return JSONResponse({"error": text}, status_code=status)
+
+
+async def _read_json(request: Request) -> Any:
+    """The request's JSON body, bounded in size and checked by the project's JSON reader.
+
+    Raises:
+        ValueError: with the HTTP status to answer as its second argument.
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise ValueError("the body must be JSON (Content-Type: application/json)", 415)
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        raise ValueError(f"the body must be at most {MAX_BODY_BYTES} bytes", 413)
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise ValueError(f"the body must be at most {MAX_BODY_BYTES} bytes", 413)
+    try:
+        return loads_json(body.decode("utf-8"), "the request body", max_depth=4, max_values=200, expect=dict)
+    except UnicodeDecodeError:
+        raise ValueError("the request body is not UTF-8", 400) from None
+    except UntrustedInputError as error:
+        raise ValueError(str(error), 400) from None
+
+
+def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "localhost", "[::1]")) -> Starlette:
+    """The ASGI application serving the page and the API over ``store``."""
+
+    def static(name: str) -> Callable[[Request], Awaitable[Response]]:
+        content = (_STATIC / name).read_bytes()  # read once, at start: no file is named by a request
+
+        async def serve(request: Request) -> Response:
+            return Response(content, media_type=_STATIC_TYPES[name])
+
+        return serve
+
+    def game_of(request: Request) -> WebGame:
+        return store.get(request.path_params["game_id"])
+
+    async def options(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "agents": agents.available(),
+                "variantAgents": agents.variant_agents(),
+                "named": sorted(store.named),
+                "person": PERSON,
+                "defaultSeats": list(DEFAULT_SEATS),
+                "defaultHint": DEFAULT_HINT,
+                "defaultVariantHint": DEFAULT_VARIANT_HINT,
+                "languages": list(LANGUAGES),
+                "pips": {str(value): [list(cell) for cell in cells] for value, cells in _PIPS.items()},
+                "limits": {"minPip": MIN_PIP, "maxPip": MAX_PIP, "maxSeed": MAX_SEED},
+            }
+        )
+
+    async def create(request: Request) -> Response:
+        try:
+            setup = parse_setup(await _read_json(request), store.named)
+        except ValueError as error:
+            status = error.args[1] if len(error.args) > 1 else 400
+            return _error(status, str(error.args[0]))
+        try:
+            game = await run_in_threadpool(store.create, setup)
+        except ValueError as error:  # an agent that refuses the table when it is built
+            return _error(400, error_line(error))
+        return JSONResponse(game.view(), status_code=201)
+
+    async def view(request: Request) -> Response:
+        try:
+            game = game_of(request)
+        except KeyError:
+            return _error(404, "no such game (it may have ended long ago: start a new one)")
+        with game.lock:
+            return JSONResponse(game.view())
+
+    async def move(request: Request) -> Response:
+        try:
+            game = game_of(request)
+        except KeyError:
+            return _error(404, "no such game (it may have ended long ago: start a new one)")
+        try:
+            body = await _read_json(request)
+        except ValueError as error:
+            return _error(error.args[1], str(error.args[0]))
+        unknown = sorted(set(body) - {"action", "step"})
+        if unknown:
+            return _error(400, f"unknown move field {unknown[0][:40]!r}")
+        try:
+            answer = await run_in_threadpool(store.move, game, body.get("action"), body.get("step"))
+        except StaleMove as error:
+            return _error(409, str(error))
+        except MoveRefused as error:
+            return _error(400, str(error))
+        return JSONResponse(answer)
+
+    async def hint(request: Request) -> Response:
+        try:
+            game = game_of(request)
+        except KeyError:
+            return _error(404, "no such game")
+
+        def read() -> dict[str, Any]:
+            with game.lock:
+                return game.hint()
+
+        try:
+            return JSONResponse(await run_in_threadpool(read))
+        except MoveRefused as error:
+            return _error(409, str(error))
+
+    async def record(request: Request) -> Response:
+        try:
+            game = game_of(request)
+        except KeyError:
+            return _error(404, "no such game")
+        with game.lock:
+            data = game.env.record
+            name = game.record_path.name if game.record_path is not None else f"game-{game.game_id[:8]}.json"
+        return Response(
+            json.dumps(data, indent=1),
+            media_type="application/json",
+            headers={"content-disposition": f'attachment; filename="{name}"'},
+        )
+
+    async def replay(request: Request) -> Response:
+        try:
+            game = game_of(request)
+        except KeyError:
+            return _error(404, "no such game")
+        with game.lock:
+            data = game.env.record
+            lang = game.setup.lang
+        page = await run_in_threadpool(html_page, data, lang)
+        policy = _REPLAY_POLICY.search(page)
+        assert policy is not None  # html_page always writes its policy
+        # The header repeats the page's own policy (a browser applies both), with no framing.
+        return HTMLResponse(page, headers={"content-security-policy": policy.group(1) + "; frame-ancestors 'none'"})
+
+    routes = [
+        Route("/", static("index.html")),
+        Route("/play.js", static("play.js")),
+        Route("/play.css", static("play.css")),
+        Route("/api/options", options),
+        Route("/api/games", create, methods=["POST"]),
+        Route("/api/games/{game_id}", view),
+        Route("/api/games/{game_id}/move", move, methods=["POST"]),
+        Route("/api/games/{game_id}/hint", hint),
+        Route("/api/games/{game_id}/record", record),
+        Route("/api/games/{game_id}/replay", replay),
+    ]
+    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    return Starlette(routes=routes, middleware=middleware)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_named_agents(items: Sequence[str]) -> dict[str, str]:
+    """``--agent NAME=SPEC`` values as ``{NAME: SPEC}``, each spec checked (its files read later).
+
+    Raises:
+        ValueError: naming the bad item.
+    """
+    named: dict[str, str] = {}
+    for item in items:
+        name, equals, spec = item.partition("=")
+        name = name.strip()
+        if not equals or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]{0,39}", name) or name.lower() == PERSON:
+            raise ValueError(f"--agent must be NAME=SPEC with NAME a word of letters, digits, _.- (not {PERSON!r}), got {item!r}")
+        if name in named or name in agents.available():
+            raise ValueError(f"--agent name {name!r} is taken (an agent's name, or given twice)")
+        try:
+            parse_agent_spec(spec.strip())
+        except ValueError as error:
+            raise ValueError(f"--agent {name}: {error}") from None
+        named[name] = spec.strip()
+    return named
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="draw-web",
+        description="Play Draw dominoes against agents in your browser: a local server and one page.",
+        epilog="Example: draw-web --port 9000 --records games/",
+    )
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1, this machine only); another address lets other machines play, with a warning",
+    )
+    parser.add_argument("--no-browser", action="store_true", help="do not open the page in the browser")
+    parser.add_argument(
+        "--records", default=DEFAULT_RECORDS, help=f"the folder finished games are written to as JSON records (default ./{DEFAULT_RECORDS})"
+    )
+    parser.add_argument("--max-games", type=int, default=32, help="games kept at once; a new one drops the one idle longest (default 32)")
+    parser.add_argument("--max-age", type=float, default=6.0, help="hours a game is kept after its last request (default 6)")
+    parser.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="offer an agent under NAME, e.g. solver=tabular:path=table.npz (the page cannot name files itself); repeatable",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``draw-web`` until interrupted; 2 with one line on bad options."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if not 0 <= args.port <= 65535:
+            raise ValueError(f"--port must be in 0..65535, got {args.port}")
+        if args.max_games < 1 or not args.max_age > 0:
+            raise ValueError("--max-games must be at least 1 and --max-age above 0")
+        named = parse_named_agents(args.agent)
+        records = Path(args.records)
+        if records.exists() and not records.is_dir():
+            raise ValueError(f"--records must be a folder, but {records} is a file")
+        records.mkdir(parents=True, exist_ok=True)
+        family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+        try:
+            sock = socket.create_server((args.host, args.port), family=family)
+        except OSError as error:
+            raise OSError(f"cannot listen on {args.host}:{args.port}: {error.strerror or error} (choose another --port)") from None
+    except (OSError, ValueError) as error:
+        print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
+        return 2
+    loopback = _is_loopback(args.host)
+    if not loopback:
+        print(
+            f"{parser.prog}: warning: listening on {args.host}: anyone who can reach this machine can play "
+            "and start agents here (the default 127.0.0.1 keeps it to this machine)",
+            file=sys.stderr,
+        )
+    port = sock.getsockname()[1]
+    shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/"
+    store = GameStore(args.max_games, args.max_age * 3600, RecordsFolder(records), named)
+    hosts = ["127.0.0.1", "localhost", "[::1]"] if loopback else ["*"]
+    app = create_app(store, hosts)
+    print(f"draw-web: serving on {url} (records in {records}/; Ctrl-C stops)", flush=True)
+    if not args.no_browser:
+        threading.Timer(0.5, webbrowser.open, [url]).start()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
