@@ -94,11 +94,10 @@ def _set_tables() -> tuple[np.ndarray, np.ndarray]:
 #: ``PIPS_OF_SET[max_pip, tile]``: the pips of each tile of each set.
 PIPS_OF_SET, _HOLDING_OF_SET = _set_tables()
 
-# The blocks state_from_observation reads, in the order of its ``offsets`` argument.
-_READ_BLOCKS = ("hand", "line", "left_end", "right_end", "placed_by", "placement_order", "hand_sizes",
-                "boneyard_size", "lacks", "passes_in_row", "scores")
-_B_HAND, _B_LINE, _B_LEFT, _B_RIGHT, _B_PLACED_BY, _B_ORDER, _B_SIZES, _B_BONEYARD, _B_LACKS, _B_PASSES, _B_SCORES = (
-    range(len(_READ_BLOCKS)))
+# The facts state_from_observation reads, in the order of its program's slots.
+_READ_FACTS = ("hand", "line", "left", "right", "placed", "order", "sizes", "bones", "voids", "passes", "scores")
+_F_HAND, _F_LINE, _F_LEFT, _F_RIGHT, _F_PLACED, _F_ORDER, _F_SIZES, _F_BONES, _F_VOIDS, _F_PASSES, _F_SCORES = (
+    range(len(_READ_FACTS)))
 
 
 @functools.cache
@@ -108,63 +107,78 @@ def set_layout(tile_set: TileSet) -> Layout:
 
 
 @functools.cache
-def _read_offsets(tile_set: TileSet) -> np.ndarray:
-    offsets = set_layout(tile_set).offsets
-    return np.array([offsets[name] for name in _READ_BLOCKS], np.int64)
+def read_program(tile_set: TileSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """How :func:`state_from_observation` reads an observation of ``tile_set``'s games, from its layout.
+
+    Returns:
+        ``(slots, source, kind, argument)``, int64: ``slots`` holds where each fact it reads
+        starts in the facts vector (the order of ``_READ_FACTS``), then the facts vector's
+        length; the others are the layout's :meth:`~draw_env.observation.Layout.fact_table`.
+    """
+    observed = set_layout(tile_set)
+    fact_offsets, source, kind, argument = observed.fact_table()
+    slots = [fact_offsets[name] for name in _READ_FACTS] + [sum(observed.fact_sizes().values())]
+    return np.array(slots, np.int64), source, kind, argument
 
 
-# ---------------------------------------------------------------------- the view as a state
+@njit(cache=True)
+def read_facts(obs: np.ndarray, source: np.ndarray, kind: np.ndarray, argument: np.ndarray, facts: np.ndarray) -> None:
+    """The facts ``obs`` holds, into ``facts`` (int64, zeroed): compiled
+    :func:`draw_env.observation.facts_of_observation`, which the tests check it against."""
+    for i in range(source.shape[0]):
+        if kind[i] == 2:
+            facts[source[i]] = -1  # a one-hot fact with no entry set: an end of the empty line
+    for i in range(source.shape[0]):
+        on = obs[i] > 0.5
+        if kind[i] == 0:
+            if on:
+                facts[source[i]] |= np.int64(1) << argument[i]
+        elif kind[i] == 1:
+            facts[source[i]] = int(obs[i] + 0.5)  # counts, scores, ranks: whole and >= 0
+        elif on:
+            facts[source[i]] = argument[i]
 
 
 @njit(cache=True)
 def state_from_observation(obs: np.ndarray, n: int, state: np.ndarray, counts: np.ndarray, max_pip: int,
-                           protected: int, offsets: np.ndarray) -> None:
+                           protected: int, program: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> None:
     """The observer's information set as a state (observer = seat 0, seats relative).
 
-    The game is the double-``max_pip`` set with ``protected`` boneyard tiles; ``offsets`` int64
-    holds where the blocks it reads start (:func:`information_set` builds it from the set's
-    layout). ``state`` int64 (at least :func:`draw_env.engine.state_size` slots) gets the
-    observer's hand, the line (placements in order, ends unknown and written as 0), the open
-    ends, the voids, passes and scores; the opponents' hands and the boneyard stay empty until
+    The game is the double-``max_pip`` set with ``protected`` boneyard tiles; ``program`` says
+    how its observation holds the facts (:func:`read_program` of the set, from its layout).
+    ``state`` int64 (at least :func:`draw_env.engine.state_size` slots) gets the observer's hand,
+    the line (placements in order, ends unknown and written as 0), the open ends, the voids,
+    passes and scores; the opponents' hands and the boneyard stay empty until
     :func:`determinize` deals them. ``counts`` int64 ``(4,)`` gets every seat's hand size. The
     observer is to act.
     """
+    slots, source, kind, argument = program
+    facts = np.zeros(slots[len(_READ_FACTS)], np.int64)
+    read_facts(obs, source, kind, argument, facts)
     num_tiles = (max_pip + 1) * (max_pip + 2) // 2
-    num_values = max_pip + 1
     E.init_variant_state(state, n, 0, max_pip, E.hand_size(n), protected)
     line_start = E.line_start(state)
-    hand = 0
-    line = 0
+    line = facts[slots[_F_LINE]]
     for t in range(num_tiles):
-        if obs[offsets[_B_HAND] + t] > 0.5:
-            hand |= 1 << t
-        if obs[offsets[_B_LINE] + t] > 0.5:
-            line |= 1 << t
-            k = int(obs[offsets[_B_ORDER] + t] + 0.5) - 1
+        if (line >> t) & 1:
             seat = 0
             for s in range(SEATS):
-                if obs[offsets[_B_PLACED_BY] + s * num_tiles + t] > 0.5:
+                if (facts[slots[_F_PLACED] + s] >> t) & 1:
                     seat = s
-            state[line_start + k] = t | seat << E.LINE_SEAT_SHIFT
-    state[E.S_HANDS] = hand
+            state[line_start + facts[slots[_F_ORDER] + t] - 1] = t | seat << E.LINE_SEAT_SHIFT
+    state[E.S_HANDS] = facts[slots[_F_HAND]]  # the observer's row: relative seat 0
     state[E.S_LINE_MASK] = line
     state[E.S_LINE_COUNT] = E.popcount(line)
-    for v in range(num_values):
-        if obs[offsets[_B_LEFT] + v] > 0.5:
-            state[E.S_LEFT] = v
-        if obs[offsets[_B_RIGHT] + v] > 0.5:
-            state[E.S_RIGHT] = v
+    if facts[slots[_F_LEFT]] >= 0:
+        state[E.S_LEFT] = facts[slots[_F_LEFT]]
+        state[E.S_RIGHT] = facts[slots[_F_RIGHT]]
     for s in range(n):
-        counts[s] = int(obs[offsets[_B_SIZES] + s] + 0.5)
-        voids = 0
-        for v in range(num_values):
-            if obs[offsets[_B_LACKS] + s * num_values + v] > 0.5:
-                voids |= 1 << v
-        state[E.S_VOIDS + s] = voids
-        state[E.S_SCORES + s] = int(obs[offsets[_B_SCORES] + s] + 0.5)
+        counts[s] = facts[slots[_F_SIZES] + s]
+        state[E.S_VOIDS + s] = facts[slots[_F_VOIDS] + s]
+        state[E.S_SCORES + s] = facts[slots[_F_SCORES] + s]
     # The size, for the root's legal actions; determinize deals the tiles.
-    state[E.S_BONE_END] = int(obs[offsets[_B_BONEYARD]] + 0.5)
-    state[E.S_PASSES] = int(obs[offsets[_B_PASSES]] + 0.5)
+    state[E.S_BONE_END] = facts[slots[_F_BONES]]
+    state[E.S_PASSES] = facts[slots[_F_PASSES]]
     state[E.S_CURRENT] = 0
 
 
@@ -731,7 +745,7 @@ def information_set(
     num_players = round(float(vector[offsets["in_play"] : offsets["in_play"] + SEATS].sum()))
     state = np.zeros(E.state_size(tile_set.max_pip), np.int64)
     counts = np.zeros(SEATS, np.int64)
-    state_from_observation(vector, num_players, state, counts, tile_set.max_pip, protected, _read_offsets(tile_set))
+    state_from_observation(vector, num_players, state, counts, tile_set.max_pip, protected, read_program(tile_set))
     return state, counts, 0, bool(vector[offsets["target"]] > 0)
 
 

@@ -312,23 +312,29 @@ class ObservationTable:
         self.layout = layout(game)
         self.gathers = [self.layout.gather_index(self.num_players, p) for p in range(self.num_players)]
         self._draw_action = game.draw_action
-        self._ends_table = _ends_one_hot(game.tiles.num_values)
-        self._values_of_mask = _values_of_mask(game.tiles.num_values)
         self.table = table
         shapes, offsets = self.layout.table_shapes, self.layout.table_offsets
         self.views = {
             name: table[offsets[name] : offsets[name] + math.prod(shape)].reshape(shape)
             for name, shape in shapes.items()
         }
-        # The views the per-action update writes, bound once (it runs at every step).
-        views = self.views
-        self._hand, self._line, self._placed_by = views["hand"], views["line"], views["placed_by"]
-        self._order, self._sizes, self._lacks = views["placement_order"], views["hand_sizes"], views["lacks"]
-        self._to_act, self._counts = views["to_act"], views["boneyard_size"]
-        self._can_draw, self._passes = views["can_draw"], views["passes_in_row"]
-        self._in_play, self._scores, self._target = views["in_play"], views["scores"], views["target"]
-        # left_end and right_end are neighbours: one write of _ends_table sets both.
-        self._ends = table[offsets["left_end"] : offsets["right_end"] + game.tiles.num_values]
+        # The views the per-action update writes, bound once (it runs at every step), by the fact
+        # each block reads: the declaration names the blocks, their sizes and where they start.
+        block_of = {block.fact: block for block in self.layout.blocks}
+        fact = {name: self.views[block.name] for name, block in block_of.items()}
+        self._hand, self._line, self._placed_by = fact["hand"], fact["line"], fact["placed"]
+        self._order, self._sizes, self._lacks = fact["order"], fact["sizes"], fact["voids"]
+        self._to_act, self._counts = fact["to_act"], fact["bones"]
+        self._can_draw, self._passes = fact["can_draw"], fact["passes"]
+        self._in_play, self._scores, self._target = fact["in_play"], fact["scores"], fact["target"]
+        self._values_of_mask = _values_of_mask(block_of["voids"].width)
+        # The two ends' one-hot blocks stand side by side: one write of _ends_table sets both.
+        left, right = block_of["left"], block_of["right"]
+        start, stop = offsets[left.name], offsets[right.name] + right.size
+        if stop - start != left.size + right.size or left.size != right.size:
+            raise ValueError(f"the blocks {left.name!r} and {right.name!r} must be neighbours of one width")
+        self._ends_table = _ends_one_hot(left.size)
+        self._ends = table[start:stop]
 
     # Copies (deepcopy, pickle) would turn the views into arrays of their own, detached from the
     # table: carry the table alone and bind fresh views to the copy.
@@ -455,6 +461,31 @@ def observe_facts(observed: Layout, facts: np.ndarray) -> np.ndarray:
     values = facts[source]
     entries = np.where(kind == 0, (values >> argument) & 1, np.where(kind == 1, values, values == argument))
     return entries.astype(np.float32)
+
+
+def facts_of_observation(observed: Layout, observation: np.ndarray) -> np.ndarray:
+    """The facts an observation holds under ``observed``'s blocks: the inverse of :func:`observe_facts`.
+
+    int64, of the facts vector's length (:meth:`Layout.fact_table`). Each fact is read back as
+    its blocks write it: a ``"bit"`` entry sets bit ``argument`` of its fact, a ``"value"`` entry
+    is the fact, a ``"one_hot"`` entry sets its fact to ``argument`` (and a one-hot fact with no
+    entry set reads ``-1``, as an end of the empty line). A fact the observation does not show
+    reads 0: the other seats' hands (the ``hand`` block is the observer's row alone).
+    """
+    _, source, kind, argument = observed.fact_table()
+    vector = np.asarray(observation)
+    if vector.shape != (observed.size,):
+        raise ValueError(f"an observation of this layout has shape ({observed.size},), not {vector.shape}")
+    facts = np.zeros(sum(observed.fact_sizes().values()), np.int64)
+    on = vector > 0.5
+    bits = (kind == READS.index("bit")) & on
+    np.bitwise_or.at(facts, source[bits], np.left_shift(1, argument[bits], dtype=np.int64))
+    values = kind == READS.index("value")
+    facts[source[values]] = np.rint(vector[values]).astype(np.int64)
+    one_hot = kind == READS.index("one_hot")
+    facts[source[one_hot]] = -1
+    facts[source[one_hot & on]] = argument[one_hot & on]
+    return facts
 
 
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:

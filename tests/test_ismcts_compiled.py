@@ -16,9 +16,9 @@ from agents.baselines import heaviest_placement, placements_or_forced
 from agents.ismcts import MAX_SIMULATIONS, REWARD_SCALE, ISMCTSAgent
 from agents.ismcts_compiled import (
     CompiledISMCTSAgent,
-    _read_offsets,
     _Tree,
     determinize,
+    read_program,
     rollout,
     state_from_observation,
     state_from_view,
@@ -63,7 +63,7 @@ def test_plays_legal_actions_in_random_positions(num_players: int) -> None:
 def _determinized(state_observation: np.ndarray, num_players: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     base = np.zeros(E.STATE_SIZE, np.int64)
     counts = np.zeros(4, np.int64)
-    state_from_observation(state_observation, num_players, base, counts, 6, 2, _read_offsets(tiles.DOUBLE_SIX))
+    state_from_observation(state_observation, num_players, base, counts, 6, 2, read_program(tiles.DOUBLE_SIX))
     world = np.zeros(E.STATE_SIZE, np.int64)
     assert determinize(base, counts, 0, np.array([seed, 0], np.int64), world)
     return world, counts
@@ -320,7 +320,7 @@ def test_python_and_compiled_views_of_one_position_match() -> None:
         from_view, counts_view = state_from_view(view_from_observation(vector, 4))
         from_obs = np.zeros(E.STATE_SIZE, np.int64)
         counts_obs = np.zeros(4, np.int64)
-        state_from_observation(vector, 4, from_obs, counts_obs, 6, 2, _read_offsets(tiles.DOUBLE_SIX))
+        state_from_observation(vector, 4, from_obs, counts_obs, 6, 2, read_program(tiles.DOUBLE_SIX))
         assert np.array_equal(from_view, from_obs) and np.array_equal(counts_view, counts_obs)
 
 

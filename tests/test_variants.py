@@ -267,3 +267,36 @@ def test_the_declared_blocks_write_the_observation_from_the_facts(
         if state.result is not None:
             break
         state.apply_action(rng.choice(state.legal_actions()))
+
+
+@pytest.mark.parametrize(("players", "max_pip", "hand_size", "protected"), GRID)
+@pytest.mark.parametrize("match", [False, True])
+def test_the_inverse_reader_recovers_exactly_the_facts_the_observation_holds(
+    players: int, max_pip: int, hand_size: int | None, protected: int, match: bool
+) -> None:
+    """``facts_of_observation`` (what the search rebuilds its information set from) gives back
+    every fact of the player's view but the other seats' hands, which the observation hides."""
+    from draw_env.observation import facts_of_observation, facts_of_state
+
+    game = DrawGame(players, max_pip, hand_size, protected)
+    observed = layout(game)
+    fact_offsets, _, _, _ = observed.fact_table()
+    hidden = slice(fact_offsets["hand"] + 1, fact_offsets["hand"] + 4)  # relative seats 1 to 3
+    rng = random.Random(players * 1000 + max_pip * 10 + protected)
+    state = game.new_state(rng)
+    while True:
+        for player in range(players):
+            held = facts_of_state(state, player, match)
+            assert held[hidden].any() or state.result is not None  # something is hidden while it lasts
+            held[hidden] = 0
+            assert np.array_equal(facts_of_observation(observed, observe_state(state, player, match)), held)
+        if state.result is not None:
+            break
+        state.apply_action(rng.choice(state.legal_actions()))
+
+
+def test_the_inverse_reader_refuses_an_observation_of_another_layout() -> None:
+    from draw_env.observation import facts_of_observation
+
+    with pytest.raises(ValueError, match=r"shape \(258,\)"):
+        facts_of_observation(layout(DrawGame(2)), np.zeros(100, np.float32))
