@@ -489,6 +489,7 @@ class RecordsFolder:
 
     def save(self, record: Mapping[str, Any], game_id: str) -> Path:
         """Write ``record`` to a new ``game-<UTC time>-<id>.json``; returns its path."""
+        self.path.mkdir(parents=True, exist_ok=True)  # again: it may have been removed meanwhile
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         for attempt in range(100):
             suffix = "" if attempt == 0 else f"-{attempt}"
@@ -498,7 +499,11 @@ class RecordsFolder:
                 os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
             except FileExistsError:
                 continue
-            return write_record(record, target)
+            try:
+                return write_record(record, target)
+            except BaseException:
+                target.unlink(missing_ok=True)  # the empty file claimed above, ours
+                raise
         raise OSError(f"no free record name in {self.path} for game {game_id[:8]}")
 
 

@@ -1,0 +1,327 @@
+"""draw-web's server (arena/web): the API through Starlette's TestClient, hostile requests included.
+
+Every refused request must leave the game as it was: the tests compare the game's view and its
+record before and after. The browser test is tests/test_web_browser.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+from starlette.testclient import TestClient  # noqa: E402
+
+from arena.web import server  # noqa: E402
+from arena.web.games import GameStore, RecordsFolder, WebGame, parse_setup  # noqa: E402
+from draw_env.records import read_record, replay_record  # noqa: E402
+
+
+class Clock:
+    """A settable clock for the store's idle ages."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_client(tmp_path: Path, **store_options: Any) -> tuple[TestClient, GameStore]:
+    store = GameStore(records=RecordsFolder(tmp_path), **store_options)
+    return TestClient(server.create_app(store, ["testserver"])), store
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> TestClient:
+    return make_client(tmp_path)[0]
+
+
+def new_game(client: TestClient, **setup: Any) -> dict[str, Any]:
+    body = {"seats": ["person", "network"], "episode": "hand", "seed": 3} | setup
+    answer = client.post("/api/games", json=body)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def snapshot(client: TestClient, game_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    view = client.get(f"/api/games/{game_id}")
+    record = client.get(f"/api/games/{game_id}/record")
+    assert view.status_code == 200 and record.status_code == 200
+    return view.json(), record.json()
+
+
+def play_out(client: TestClient, view: dict[str, Any]) -> dict[str, Any]:
+    """Play the person's lowest legal action until the game ends; the final view."""
+    while not view["finished"]:
+        answer = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]})
+        assert answer.status_code == 200, answer.text
+        view = answer.json()
+    return view
+
+
+def test_the_page_and_its_files_come_with_a_strict_policy(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy and "frame-ancestors 'none'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert '<script src="/play.js" defer></script>' in page.text and "<script>" not in page.text
+    script = client.get("/play.js")
+    assert script.headers["content-type"].startswith("text/javascript")
+    # The script never builds markup from data.
+    assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text and "eval(" not in script.text
+    # No path from the client reaches a file: only the three fixed names are served.
+    for path in ("/index.html", "/static/play.js", "/../pyproject.toml", "/%2e%2e/pyproject.toml", "/play.js/../../pyproject.toml"):
+        assert client.get(path).status_code == 404, path
+
+
+def test_a_game_starts_with_the_person_to_move_and_only_their_tiles_shown(client: TestClient) -> None:
+    view = new_game(client, episode="match", seed=11)
+    assert view["players"] == ["person", "network"] and view["toMove"] == 0 and view["you"] == 0
+    assert view["step"] >= 0 and not view["finished"]
+    text = json.dumps(view)
+    # Only the person's own 7 (or more) tiles and the opponent's count are in the view.
+    assert len(view["hand"]) == view["counts"][0] and "hands" not in view
+    assert view["results"] is None and "player_1" in view["texts"]["sizes"]
+    assert all(entry["actions"] == [a for a in view["legal"] if a // 2 == entry["tile"] and a < 56] for entry in view["hand"])
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", view["id"]) and text.count(view["id"]) == 1
+
+
+def test_the_opponents_hidden_tiles_never_reach_the_view(tmp_path: Path) -> None:
+    client, store = make_client(tmp_path)
+    view = new_game(client, episode="match", seed=5)
+    game = store.get(view["id"])
+    opponent_tiles = {tuple(game.game.tiles.tiles[t]) for t in game.state.hand_tiles(1)}
+    shown = {tuple(entry["faces"]) for entry in view["hand"]} | {tuple(sorted(pair)) for pair in view["line"]}
+    assert not opponent_tiles & shown
+
+
+def test_a_legal_move_is_answered_by_the_network_and_a_whole_hand_is_recorded(tmp_path: Path) -> None:
+    client, store = make_client(tmp_path)
+    view = new_game(client)
+    answer = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]})
+    assert answer.status_code == 200
+    after = answer.json()
+    assert after["step"] >= view["step"] + 1 and after["recent"]  # the network said what it did
+    final = play_out(client, after)
+    assert final["finished"] and final["outcome"] and final["record"]
+    saved = read_record(tmp_path / final["record"])
+    assert saved == client.get(f"/api/games/{view['id']}/record").json()
+    assert saved["players"] == ["person", "network"] and saved["seed"] == 3 and saved["finished"]
+    replay_record(saved)  # the rules agree with every field
+    points = [entry["points"] for entry in final["results"]["revealed"]]
+    assert points == saved["hands"][-1]["points"]
+    # A finished game takes no move, and its record is written once.
+    refused = client.post(f"/api/games/{view['id']}/move", json={"action": 56, "step": final["step"]})
+    assert refused.status_code == 400 and "over" in refused.json()["error"]
+    assert [path.name for path in tmp_path.iterdir()] == [final["record"]]
+
+
+FORGED_MOVES = [
+    ({"action": "56"}, 400),
+    ({"action": True}, 400),
+    ({"action": 2.0}, 400),
+    ({"action": -1}, 400),
+    ({"action": 58}, 400),
+    ({"action": 10**30}, 400),
+    ({"action": None}, 400),
+    ({"action": [56]}, 400),
+    ({"step": "0"}, 409),
+    ({"step": 10**6}, 409),
+    ({"step": -1}, 409),
+    ({"seat": 1}, 400),
+    ({"path": "/etc/passwd"}, 400),
+]
+
+
+@pytest.mark.parametrize(("change", "status"), FORGED_MOVES, ids=[json.dumps(c) for c, _ in FORGED_MOVES])
+def test_a_forged_move_is_refused_and_changes_nothing(client: TestClient, change: dict[str, Any], status: int) -> None:
+    view = new_game(client)
+    before = snapshot(client, view["id"])
+    body = {"action": view["legal"][0], "step": view["step"]} | change
+    answer = client.post(f"/api/games/{view['id']}/move", json=body)
+    assert answer.status_code == status and answer.json()["error"]
+    assert snapshot(client, view["id"]) == before
+
+
+def test_an_illegal_move_is_refused_in_the_games_language_and_changes_nothing(client: TestClient) -> None:
+    view = new_game(client, lang="it")
+    illegal = next(a for a in range(58) if a not in view["legal"])
+    before = snapshot(client, view["id"])
+    answer = client.post(f"/api/games/{view['id']}/move", json={"action": illegal, "step": view["step"]})
+    assert answer.status_code == 400 and "non è" in answer.json()["error"]
+    assert snapshot(client, view["id"]) == before
+    # A replayed (stale) legal move is refused too: the step moved on.
+    moved = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]}).json()
+    again = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]})
+    assert again.status_code == 409 and client.get(f"/api/games/{view['id']}").json() == moved
+
+
+HOSTILE_BODIES = [
+    (b"[" * 2000, "application/json", 400),
+    (b"{" + b'"a":1,' * 2000 + b'"b":2}', "application/json", 413),
+    (b'{"seats": ["person", "network"]', "application/json", 400),
+    (b'{"seats": ["caf\xe9", "network"]}', "application/json", 400),
+    (b'{"seats": ["person", "network"], "seats": ["person", "random"]}', "application/json", 400),
+    (b'{"seed": NaN}', "application/json", 400),
+    (b'{"seats": ["person", "network"]}', "text/plain", 415),
+    (b'{"seats": ["person", "network"]}', "application/x-www-form-urlencoded", 415),
+    (b"[]", "application/json", 400),
+]
+
+
+@pytest.mark.parametrize(("body", "kind", "status"), HOSTILE_BODIES, ids=range(len(HOSTILE_BODIES)))
+def test_hostile_bodies_are_refused_with_a_short_error(tmp_path: Path, body: bytes, kind: str, status: int) -> None:
+    client, store = make_client(tmp_path)
+    answer = client.post("/api/games", content=body, headers={"content-type": kind})
+    assert answer.status_code == status
+    assert 0 < len(answer.json()["error"]) < 400
+    assert len(store) == 0
+
+
+HOSTILE_SETUPS = [
+    ({"seats": ["person", "network:path=/etc/passwd"]}, "may not name a file"),
+    ({"seats": ["person", "tabular:path=../../secret.npz"]}, "may not name a file"),
+    ({"hint": "network:path=/etc/shadow"}, "may not name a file"),
+    ({"seats": ["person", "nosuchagent"]}, "agent must be one of"),
+    ({"seats": ["network", "random"]}, "at least one person"),
+    ({"seats": ["person"]}, "2 to 4 seats"),
+    ({"seats": ["person"] * 5}, "2 to 4 seats"),
+    ({"seats": "person,network"}, "2 to 4 seats"),
+    ({"seats": ["person", "x" * 201]}, "1 to 200 characters"),
+    ({"seats": ["person", "<img src=x onerror=alert(1)>"]}, "agent must be one of"),
+    ({"seats": ["person", "ismcts:simulations=-1"]}, "simulations"),
+    ({"episode": "forever"}, "episode must be"),
+    ({"lang": "../en"}, "lang must be"),
+    ({"seed": -1}, "seed must be"),
+    ({"seed": True}, "seed must be"),
+    ({"max_pip": 12}, "max_pip must be"),
+    ({"max_pip": 2, "hand_size": 7}, "max_pip, hand_size, protected"),
+    ({"max_pip": 4, "hand_size": 4}, "plays only the seeds' game"),
+    ({"colour": "red"}, "unknown set-up field"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), HOSTILE_SETUPS, ids=[json.dumps(c)[:40] for c, _ in HOSTILE_SETUPS])
+def test_a_bad_set_up_is_refused_naming_its_field(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    client, store = make_client(tmp_path)
+    answer = client.post("/api/games", json={"seats": ["person", "network"]} | change)
+    assert answer.status_code == 400 and message in answer.json()["error"], answer.text
+    assert len(store) == 0
+
+
+def test_unknown_or_malformed_game_ids_are_not_found(client: TestClient) -> None:
+    new_game(client)
+    for game_id in ("A" * 22, "short", "../../etc/passwd", "%2e%2e", "x" * 5000, "A" * 21 + "!"):
+        for path in ("", "/hint", "/record", "/replay"):
+            assert client.get(f"/api/games/{game_id}{path}").status_code == 404, (game_id, path)
+        assert client.post(f"/api/games/{game_id}/move", json={"action": 56, "step": 0}).status_code == 404
+
+
+def test_another_host_name_is_refused(client: TestClient) -> None:
+    """A page on another site that rebinds its name to 127.0.0.1 still sends its own Host."""
+    assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    assert client.post("/api/games", json={}, headers={"host": "evil.example:8765"}).status_code == 400
+
+
+def test_the_store_keeps_a_bounded_number_of_games_for_a_bounded_time(tmp_path: Path) -> None:
+    clock = Clock()
+    client, store = make_client(tmp_path, max_games=2, max_age=60.0, clock=clock)
+    first, second = new_game(client), new_game(client)
+    clock.now += 10
+    assert client.get(f"/api/games/{first['id']}").status_code == 200  # first is now the most recent
+    third = new_game(client)
+    assert len(store) == 2
+    assert client.get(f"/api/games/{second['id']}").status_code == 404  # the one idle longest went
+    assert client.get(f"/api/games/{first['id']}").status_code == 200
+    clock.now += 61
+    assert client.get(f"/api/games/{third['id']}").status_code == 404 and len(store) == 0
+
+
+def test_the_hint_gives_the_networks_probabilities_and_value(client: TestClient) -> None:
+    view = new_game(client, episode="match", seed=4)
+    hint = client.get(f"/api/games/{view['id']}/hint").json()
+    assert hint["agent"] == "network:deterministic=false" and isinstance(hint["value"], float)
+    assert sorted(move["action"] for move in hint["moves"]) == view["legal"]
+    assert abs(sum(move["probability"] for move in hint["moves"]) - 1) < 1e-3
+    assert [m["probability"] for m in hint["moves"]] == sorted((m["probability"] for m in hint["moves"]), reverse=True)
+
+
+def test_a_search_hint_gives_each_moves_value_in_points(client: TestClient) -> None:
+    view = new_game(client, hint="ismcts:simulations=40", seed=4)
+    hint = client.get(f"/api/games/{view['id']}/hint").json()
+    assert all(-200 <= move["value"] <= 200 for move in hint["moves"]) and len(hint["moves"]) == len(view["legal"])
+
+
+def test_three_seats_with_a_variant_and_two_agents(tmp_path: Path) -> None:
+    client, _ = make_client(tmp_path)
+    view = new_game(client, seats=["variety", "person", "random:seed=2"], max_pip=4, hand_size=4, protected=1, lang="ja")
+    assert view["you"] == 1 and view["variant"] == {"max_pip": 4, "hand_size": 4, "protected": 1}
+    assert "ボーンヤード" in view["texts"]["boneyard"] or view["texts"]["boneyard"]
+    final = play_out(client, view)
+    record = read_record(tmp_path / final["record"])
+    assert record["max_pip"] == 4 and record["players"] == ["variety", "person", "random:seed=2"]
+    replay_record(record)
+
+
+def test_the_replay_page_is_served_under_its_own_script_hash(client: TestClient) -> None:
+    view = play_out(client, new_game(client))
+    page = client.get(f"/api/games/{view['id']}/replay")
+    policy = page.headers["content-security-policy"]
+    assert re.search(r"script-src 'sha256-[A-Za-z0-9+/=]+'", policy) and "frame-ancestors 'none'" in policy
+    assert "Hand over" in page.text
+    download = client.get(f"/api/games/{view['id']}/record")
+    assert download.headers["content-disposition"] == f'attachment; filename="{view["record"]}"'
+
+
+def test_the_records_folder_never_writes_over_a_file(tmp_path: Path) -> None:
+    folder = RecordsFolder(tmp_path)
+    client = make_client(tmp_path / "other")[0]
+    record = client.get(f"/api/games/{play_out(client, new_game(client))['id']}/record").json()
+    first = folder.save(record, "A" * 22)
+    first.write_text("someone else's file")
+    second = folder.save(record, "A" * 22)
+    assert first != second and first.read_text() == "someone else's file"
+    assert read_record(second) == record
+    # A record that does not validate leaves no file behind (the name it claimed is freed).
+    with pytest.raises(ValueError, match="record field"):
+        folder.save({"format": "draw-dominoes-record"}, "C" * 22)
+    assert sorted(tmp_path.glob("*.json")) == sorted([first, second])
+
+
+def test_a_set_up_names_server_side_agents_by_name_only() -> None:
+    named = server.parse_named_agents(["quick=ismcts:simulations=20"])
+    setup = parse_setup({"seats": ["person", "quick"], "seed": 1}, named)
+    game = WebGame.start("B" * 22, setup, named)
+    assert game.labels == ["person", "quick"] and game.seat_agents[1].simulations == 20  # type: ignore[attr-defined]
+    for bad in (["quick"], ["person=ismcts"], ["network=random"], ["x=nosuch"], ["a b=random"]):
+        with pytest.raises(ValueError, match="--agent"):
+            server.parse_named_agents(bad)
+
+
+def test_draw_web_refuses_bad_options_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    afile = tmp_path / "file"
+    afile.write_text("")
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        cases = [
+            (["--records", str(afile)], "must be a folder"),
+            (["--port", str(busy.getsockname()[1]), "--records", str(tmp_path / "r")], "cannot listen on 127.0.0.1"),
+            (["--port", "70000"], "--port must be"),
+            (["--agent", "solver=tabular"], "--agent solver"),
+        ]
+        for argv, message in cases:
+            assert server.main([*argv, "--no-browser"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and err.startswith("draw-web: error: ") and message in err, err
+    finally:
+        busy.close()
