@@ -28,7 +28,6 @@ from agents.ismcts import MAX_SIMULATIONS
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
 from draw_env.checks import check_choice, check_int, check_number
-from draw_env.features import encode_batch
 from draw_env.rules import DrawGame
 
 #: Defaults of the search at play time (docs/results.md gives the measurement).
@@ -44,8 +43,9 @@ DEFAULT_PRIOR_WEIGHT = 1.0
 def network_evaluator(policy: NumpyPolicy, use_value: bool = True) -> Evaluator:
     """The batched leaf evaluator of ``policy`` for :meth:`CompiledISMCTSAgent.action_values_many`.
 
-    ``evaluate(observations (N, 258) float32, masks (N, 58) int8) -> (priors (N, 58) float32,
-    values (N,) float32)``: softmax of the policy's logits over each row's legal actions (uniform
+    ``evaluate(observations (N, O) float32, masks (N, A) int8) -> (priors (N, A) float32,
+    values (N,) float32)``, ``O`` and ``A`` the sizes of the policy's variant (258 and 58 in the
+    seeds' game): softmax of the policy's logits over each row's legal actions (uniform
     zeros for a row with none: a seat not to act), and the value network's output (zeros when
     ``use_value`` is False or the file has none). Rows without a legal action are left out of the
     policy's forward pass.
@@ -54,7 +54,7 @@ def network_evaluator(policy: NumpyPolicy, use_value: bool = True) -> Evaluator:
 
     def evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         legal = masks != 0
-        inputs = encode_batch(observations, masks, policy.features)
+        inputs = policy.encode_batch(observations, masks)  # the policy's variant
         priors = np.zeros(masks.shape, np.float32)
         acting = np.flatnonzero(legal.any(axis=1))
         if len(acting):
@@ -103,7 +103,7 @@ def root_guided_values(
     found = [search.search(view) for view in views]
     observations = np.stack([np.asarray(view["observation"]) for view in views])
     masks = np.stack([np.asarray(view["action_mask"]) for view in views])
-    logits = policy.logits_batch(encode_batch(observations, masks, policy.features))
+    logits = policy.logits_batch(policy.encode_batch(observations, masks))
     return [
         root_values(result.actions, result.visits, result.totals, row, temperature, prior_visits)
         for result, row in zip(found, logits, strict=True)

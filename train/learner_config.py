@@ -68,13 +68,39 @@ class PPOSettings(Section):
     activation: Literal["relu", "tanh"] = "relu"
 
 
-class LearnerSettings(Section):
-    """The learner's games and its MaskablePPO: ``n_envs`` games in lockstep, one learner seat each."""
+class VariantSettings(Section):
+    """The table and the variant a pipeline plays (the defaults: the seeds' game), held once for
+    every pipeline that trains on variants (the learner pipelines and expert iteration)."""
 
     num_players: Literal[2, 3, 4] = 2
     max_pip: int = integer(6, MIN_PIP, MAX_PIP)
     hand_size: int | None = Field(None, ge=1, le=55, description="an integer in [1, 55], or null (the seeds' deal)")
     protected: int = integer(2, 0, 55)
+
+    @model_validator(mode="after")
+    def _a_game(self) -> VariantSettings:
+        """The keys make a game, else one line naming them."""
+        try:
+            self.game()
+        except ValueError as error:
+            raise ConfigError(f"config keys max_pip, hand_size, protected: {error}") from None
+        return self
+
+    def game(self) -> DrawGame:
+        """The variant played (the defaults: the seeds' game)."""
+        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+
+    def check_variant_agents(self, key: str, specs: Iterable[str]) -> None:
+        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant."""
+        try:
+            check_specs_play_variant([parse_agent_spec(spec) for spec in specs], self.game())
+        except ValueError as error:
+            raise ConfigError(f"config key {key!r}: {error}") from None
+
+
+class LearnerSettings(VariantSettings):
+    """The learner's games and its MaskablePPO: ``n_envs`` games in lockstep, one learner seat each."""
+
     seed: int = seed_field()
     n_envs: int = integer(2, 1)
     episode: Literal["hand", "match"] = "hand"
@@ -88,10 +114,7 @@ class LearnerSettings(Section):
     def _ppo_run(self) -> LearnerSettings:
         """``win_loss`` only in matches, minibatches no larger than one rollout, and a rollout
         that fits in this machine's memory (:func:`train.config.check_memory`)."""
-        try:
-            game = self.game()
-        except ValueError as error:
-            raise ConfigError(f"config keys max_pip, hand_size, protected: {error}") from None
+        game = self.game()  # a game: checked by VariantSettings first
         if not reward_fits_episode(self.reward, self.episode):
             raise fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward)
         if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
@@ -104,14 +127,3 @@ class LearnerSettings(Section):
             f"{self.n_envs * self.ppo.n_steps:,} decisions of {per_decision:,} bytes",
         )
         return self
-
-    def game(self) -> DrawGame:
-        """The variant the learner plays (the defaults: the seeds' game)."""
-        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
-
-    def check_variant_agents(self, key: str, specs: Iterable[str]) -> None:
-        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant."""
-        try:
-            check_specs_play_variant([parse_agent_spec(spec) for spec in specs], self.game())
-        except ValueError as error:
-            raise ConfigError(f"config key {key!r}: {error}") from None

@@ -1,7 +1,7 @@
 """The policy+value network as a plain torch module: what expert iteration and distillation train.
 
 :class:`PolicyValueNetwork` holds two MLPs over the :mod:`draw_env.features` encoding of an
-observation: the policy network (hidden layers, then 58 action logits) and the value network
+observation: the policy network (hidden layers, then one logit per action) and the value network
 (hidden layers, then one number), the activation after every layer but the last. It is the torch
 twin of :class:`agents.policy_network.NumpyPolicy`, which plays the same weights on NumPy, and it
 reads and writes the same policy files (:class:`agents.policy_file.PolicyWeights`).
@@ -28,7 +28,7 @@ import torch
 from agents.policy_file import Layer, PolicyWeights, save_policy_file
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES, feature_size
-from draw_env.rules import NUM_ACTIONS
+from draw_env.rules import DrawGame
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
 #: SB3's orthogonal-initialisation gains (``ActorCriticPolicy._build``).
@@ -57,10 +57,13 @@ class PolicyValueNetwork(torch.nn.Module):
 
     Args:
         features: the input encoding, one of :data:`draw_env.features.FEATURES`.
-        actor: hidden widths of the policy network (its last layer has 58 outputs).
+        actor: hidden widths of the policy network (its last layer has one output per action:
+            58 in the seeds' game).
         critic: hidden widths of the value network (its last layer has one output).
         activation: ``"relu"`` or ``"tanh"``.
         seed: the fresh weights' seed (the global torch generator is left as it was).
+        game: the variant it plays (its inputs and actions have the variant's sizes, and its
+            policy files record the variant); ``None``: the seeds' game.
 
     Attributes:
         policy: the policy network's ``nn.Linear`` layers, input first.
@@ -74,20 +77,24 @@ class PolicyValueNetwork(torch.nn.Module):
         critic: Sequence[int],
         activation: str = "relu",
         seed: int = 0,
+        game: DrawGame | None = None,
     ) -> None:
         super().__init__()
+        #: The variant played; ``None``: the seeds' game (the files of which record no variant).
+        self.game = None if game is None or game.is_default else game
         self.features = check_choice("features", features, FEATURES)
         self.activation = check_choice("activation", activation, tuple(ACTIVATIONS))
         self._activate = ACTIVATIONS[activation]()
         self._actor, self._critic = [int(width) for width in actor], [int(width) for width in critic]
-        inputs = feature_size(features)
+        inputs = feature_size(features, self.game)
+        num_actions = (self.game or DrawGame(2)).num_actions
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             # SB3's order: the MLP extractor's policy then value layers, then the two output
             # layers, each drawing torch's default initialisation; then the orthogonal one.
             policy_hidden = _linear_layers(inputs, actor)
             value_hidden = _linear_layers(inputs, critic)
-            logits = _linear_layers(int(actor[-1]) if actor else inputs, [NUM_ACTIONS])
+            logits = _linear_layers(int(actor[-1]) if actor else inputs, [num_actions])
             value = _linear_layers(int(critic[-1]) if critic else inputs, [1])
             _orthogonal(policy_hidden + value_hidden, HIDDEN_GAIN)
             _orthogonal(logits, LOGITS_GAIN)
@@ -107,11 +114,12 @@ class PolicyValueNetwork(torch.nn.Module):
         return last(hidden)
 
     def logits(self, inputs: torch.Tensor) -> torch.Tensor:
-        """Unmasked action logits ``(N, 58)`` for encoded inputs ``(N, feature_size)``."""
+        """Unmasked action logits ``(N, A)`` for encoded inputs ``(N, feature_size)`` (``A``: the
+        game's actions, 58 in the seeds' game)."""
         return self._forward(self.policy, inputs)
 
     def log_probabilities(self, inputs: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-        """``log_softmax`` of the logits over the legal actions ``(N, 58)`` (bool ``masks (N, 58)``);
+        """``log_softmax`` of the logits over the legal actions ``(N, A)`` (bool ``masks (N, A)``);
         an illegal action's logit counts as -1e9, so its log-probability is finite but hopeless."""
         return torch.log_softmax(self.logits(inputs).masked_fill(~masks, -1e9), dim=1)
 
@@ -157,10 +165,10 @@ class PolicyValueNetwork(torch.nn.Module):
     @classmethod
     def from_weights(cls, weights: PolicyWeights, seed: int = 0) -> PolicyValueNetwork:
         """A network holding ``weights``; without a value network there, a fresh one of the policy
-        network's hidden widths (from ``seed``)."""
+        network's hidden widths (from ``seed``); of the variant the weights record."""
         actor = _hidden_widths(weights.policy)
         critic = actor if weights.value is None else _hidden_widths(weights.value)
-        network = cls(weights.features, actor, critic, weights.activation, seed)
+        network = cls(weights.features, actor, critic, weights.activation, seed, weights.game)
         with torch.no_grad():
             for name, arrays in weights.networks().items():
                 for layer, (weight, bias) in zip(getattr(network, name), arrays, strict=True):
@@ -171,8 +179,8 @@ class PolicyValueNetwork(torch.nn.Module):
     def to_weights(
         self, num_players: int | None, *, value: bool = True, provenance: Mapping[str, Any] | None = None
     ) -> PolicyWeights:
-        """The networks as NumPy arrays (``value=False`` leaves the value network out: say so when it
-        was not trained, so that nobody mistakes it for a trained critic)."""
+        """The networks as NumPy arrays, with the variant played (``value=False`` leaves the value
+        network out: say so when it was not trained, so that nobody mistakes it for a trained critic)."""
         return PolicyWeights(
             policy=_arrays(self.policy),
             activation=self.activation,
@@ -180,6 +188,7 @@ class PolicyValueNetwork(torch.nn.Module):
             num_players=num_players,
             value=_arrays(self.value) if value else None,
             provenance=dict(provenance or {}),
+            variant=None if self.game is None else self.game.variant,
         )
 
     def save(

@@ -21,20 +21,20 @@ from agents.policy_network import NumpyPolicy
 from arena.parallel import process_map
 from arena.specs import seed_sequence_int
 from draw_env.files import atomic_path
-from draw_env.observation import OBSERVATION_SIZE
-from draw_env.rules import NUM_ACTIONS
+from draw_env.observation import layout
 from train.exit.config import TEACHER, ExitConfig
 from train.run_dir import read_rows
 
 
 @dataclass
 class ExitData:
-    """Self-play decisions, one row each.
+    """Self-play decisions, one row each (``O``, ``A``: the variant's observation size and
+    actions, 258 and 58 in the seeds' game).
 
     Attributes:
-        observations: ``(N, 258)`` int16, the acting seat's observation.
-        masks: ``(N, 58)`` bool, its legal actions (always more than one).
-        values: ``(N, 58)`` float32, the search's value of each legal action (NaN elsewhere),
+        observations: ``(N, O)`` int16, the acting seat's observation.
+        masks: ``(N, A)`` bool, its legal actions (always more than one).
+        values: ``(N, A)`` float32, the search's value of each legal action (NaN elsewhere),
             zero-sum hand points / 40.
         outcomes: ``(N,)`` float32, the acting seat's zero-sum points of the hand / 40.
         seconds: wall-clock seconds the workers spent playing them.
@@ -81,7 +81,7 @@ class ShardTask:
 
 
 def search_targets(values: np.ndarray, masks: np.ndarray, temperature: float) -> np.ndarray:
-    """``softmax(values / temperature)`` over each row's legal actions, float32 ``(N, 58)``."""
+    """``softmax(values / temperature)`` over each row's legal actions, float32 ``(N, A)``."""
     scaled = np.where(masks, np.nan_to_num(values, nan=0.0) / temperature, -np.inf)
     weights = np.exp(scaled - scaled.max(axis=1, keepdims=True))
     return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
@@ -105,14 +105,15 @@ def seat_partners(task: ShardTask) -> tuple[np.ndarray, list[str], dict[str, Any
     drawn = [names[k] for k in rng.choice(len(names), size=task.games, p=weights / weights.sum())]
     seats = rng.integers(config.num_players, size=task.games)
     players = {
-        name: make_opponent(name, config.num_players, seed=int(rng.integers(2**62)))
+        name: make_opponent(name, config.num_players, seed=int(rng.integers(2**62)), game=config.game())
         for name in sorted(set(drawn) - {TEACHER})
     }
     return seats, drawn, players
 
 
 def play_shard(task: ShardTask) -> ExitData:
-    """Play one shard's matches with the search as the teacher; record every decision it labels.
+    """Play one shard's episodes (``episode``: matches, or single hands) of the config's variant
+    with the search as the teacher; record every decision it labels.
 
     The teacher sits at every seat, or (with other ``partners``) at one seat of each game, the
     partner drawn for the game at the others (:func:`seat_partners`); every decision, a
@@ -143,7 +144,11 @@ def play_shard(task: ShardTask) -> ExitData:
     value_weight = config.value_weight if policy.has_value else 0.0
     simulations = config.simulations if guided else config.plain_simulations
     search = CompiledISMCTSAgent(simulations=simulations, seed=int(rng.integers(2**62)))
-    env = DrawVectorEnv(task.games, config.num_players, episode="match", reward="zero_sum", autoreset=False)
+    variant = config.game()  # (``game`` below is a game's index)
+    num_actions = variant.num_actions
+    env = DrawVectorEnv(task.games, config.num_players, episode=config.episode, reward="zero_sum",
+                        autoreset=False, max_pip=variant.max_pip, hand_size=variant.hand_size,
+                        protected=variant.protected)
     out = env.reset(seed=int(rng.integers(2**62)))
     observation, mask, current = out.observation, out.action_mask, out.current_player
     active = np.ones(task.games, bool)
@@ -168,12 +173,12 @@ def play_shard(task: ShardTask) -> ExitData:
                 results = [search.action_values(view) for view in views]
             for i, values_of in zip(searched, results, strict=True):
                 game = games[i]
-                values = np.full(NUM_ACTIONS, np.nan, np.float32)
+                values = np.full(num_actions, np.nan, np.float32)
                 values[list(values_of)] = list(values_of.values())
                 legal = mask[game] != 0
                 if rng.random() < config.explore:
                     target = search_targets(values[None], legal[None], config.temperature)[0]
-                    action = int(rng.choice(NUM_ACTIONS, p=target / target.sum()))
+                    action = int(rng.choice(num_actions, p=target / target.sum()))
                 else:
                     legal_ids = np.flatnonzero(legal)
                     action = int(legal_ids[np.argmax(values[legal_ids])])  # ties to the lowest id
@@ -195,9 +200,9 @@ def play_shard(task: ShardTask) -> ExitData:
         observation[games], mask[games], current[games] = out.observation, out.action_mask, out.current_player
         active[games] = ~out.terminated
     return ExitData(
-        np.array([r[0] for r in records], np.int16).reshape(-1, OBSERVATION_SIZE),
-        np.array([r[1] for r in records], bool).reshape(-1, NUM_ACTIONS),
-        np.array([r[2] for r in records], np.float32).reshape(-1, NUM_ACTIONS),
+        np.array([r[0] for r in records], np.int16).reshape(-1, layout(variant).size),
+        np.array([r[1] for r in records], bool).reshape(-1, num_actions),
+        np.array([r[2] for r in records], np.float32).reshape(-1, num_actions),
         np.array(outcomes, np.float32),
         seconds=time.perf_counter() - started,
     )

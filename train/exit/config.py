@@ -7,8 +7,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from draw_env.features import FEATURES, feature_size
-from draw_env.observation import OBSERVATION_SIZE
-from draw_env.rules import NUM_ACTIONS
+from draw_env.observation import layout
+from draw_env.rules import DrawGame
 from train.config import (
     MAX_INT,
     ConfigError,
@@ -27,6 +27,7 @@ from train.config import (
     seed_field,
     workers,
 )
+from train.learner_config import VariantSettings
 
 #: The partner name that seats the search itself in ``partners``.
 TEACHER = "teacher"
@@ -42,26 +43,50 @@ REPLACED = {
 }
 
 
-#: Decisions the teacher labels in a match, a little above those measured with the shipped
-#: configs (about 210 with 2 players, 76 with 3, 66 with 4), for the memory estimate.
+#: Decisions the teacher labels in a match of the seeds' game, a little above those measured with
+#: the shipped configs (about 210 with 2 players, 76 with 3, 66 with 4), for the memory estimate.
 DECISIONS_PER_MATCH = {2: 220, 3: 80, 4: 70}
-#: Nodes the compiled search reserves a simulation (``agents.ismcts_compiled``), and bytes a
-#: node takes (int32 children and float32 priors of every action, three counters, a flag).
+#: Hands a match of a variant is counted as for the memory estimate (a variant's hands give
+#: fewer points than the seeds' game's, so its matches last more hands).
+VARIANT_MATCH_HANDS = 30
+#: Nodes the compiled search reserves a simulation (``agents.ismcts_compiled``).
 SEARCH_NODES_PER_SIMULATION = 3
-SEARCH_NODE_BYTES = 8 * NUM_ACTIONS + 3 * 8 + 1
 
 
-def decision_bytes(features: str) -> int:
+def search_node_bytes(game: DrawGame) -> int:
+    """Bytes a search node takes: int32 children and float32 priors of every action of ``game``,
+    three counters, a flag."""
+    return 8 * game.num_actions + 3 * 8 + 1
+
+
+def decisions_per_episode(game: DrawGame, episode: str) -> int:
+    """Decisions the teacher labels in an episode (``"hand"`` or ``"match"``), an upper estimate.
+
+    A hand's decisions are bounded by every seat playing, drawing or passing once per tile that
+    can leave the boneyard or a hand; the seeds' matches by the measured :data:`DECISIONS_PER_MATCH`.
+    """
+    hand = game.num_players * (game.num_tiles - game.protected + 1)
+    if episode == "hand":
+        return hand
+    if game.is_default:
+        return DECISIONS_PER_MATCH[game.num_players]
+    return hand * VARIANT_MATCH_HANDS
+
+
+def decision_bytes(features: str, game: DrawGame | None = None) -> int:
     """Bytes a decision takes while an iteration is fitted: its row (int16 observation, mask,
     float32 action values and outcome) twice (the window's parts and their concatenation), and
-    the fit's float32 features and targets."""
-    row = 2 * OBSERVATION_SIZE + NUM_ACTIONS + 4 * NUM_ACTIONS + 4
-    return 2 * row + 4 * feature_size(features) + 4 * NUM_ACTIONS
+    the fit's float32 features and targets (``game``: the variant played, default the seeds')."""
+    game = game or DrawGame(2)
+    actions = game.num_actions
+    row = 2 * layout(game).size + actions + 4 * actions + 4
+    return 2 * row + 4 * feature_size(features, game) + 4 * actions
 
 
-def search_nodes(simulations: int, trees: int) -> int:
-    """The nodes ``trees`` searches of ``simulations`` reserve at once."""
-    return SEARCH_NODES_PER_SIMULATION * (simulations + NUM_ACTIONS) * trees + 1
+def search_nodes(simulations: int, trees: int, game: DrawGame | None = None) -> int:
+    """The nodes ``trees`` searches of ``simulations`` reserve at once (in ``game``, default the seeds')."""
+    actions = (game or DrawGame(2)).num_actions
+    return SEARCH_NODES_PER_SIMULATION * (simulations + actions) * trees + 1
 
 
 def _partner(spec: object) -> None:
@@ -72,11 +97,15 @@ def _partner(spec: object) -> None:
             raise ValueError(str(error).replace("must name agent specs", f"must name partners ('{TEACHER}' or agent specs)")) from None
 
 
-class ExitConfig(Evaluated):
-    """Everything one expert-iteration run needs; see ``docs/training_exit.md`` for each key."""
+class ExitConfig(VariantSettings, Evaluated):
+    """Everything one expert-iteration run needs; see ``docs/training_exit.md`` for each key.
+
+    The table and variant (``num_players``, ``max_pip``, ``hand_size``, ``protected``) are
+    :class:`train.learner_config.VariantSettings`'.
+    """
 
     pipeline: Literal["exit"] = "exit"
-    num_players: Literal[2, 3, 4] = 2
+    episode: Literal["hand", "match"] = "match"
     seed: int = seed_field()
     iterations: int = integer(4, 1)
     partners: dict[Any, Any] = Field(
@@ -132,33 +161,43 @@ class ExitConfig(Evaluated):
     def _sizes(self) -> ExitConfig:
         """Searches the search can number (int32 node numbers), and an iteration's searches and
         data within this machine's memory (:func:`train.config.check_memory`)."""
+        game = self.game()
+        node_bytes = search_node_bytes(game)
         trees = self.lockstep if self.guide == "tree" else 1  # guide: tree searches a shard's games at once
         searches = {
-            ("simulations", "lockstep") if trees > 1 else ("simulations",): search_nodes(self.simulations, trees),
-            ("plain_simulations",): search_nodes(self.plain_simulations, 1),
+            ("simulations", "lockstep") if trees > 1 else ("simulations",): search_nodes(self.simulations, trees, game),
+            ("plain_simulations",): search_nodes(self.plain_simulations, 1, game),
         }
         keys, nodes = max(searches.items(), key=lambda item: item[1])
         if nodes > MAX_INT:
             raise ConfigError(
                 f"{config_keys(keys)} ask{'s' * (len(keys) == 1)} for a search of {nodes:,} nodes "
-                f"({SEARCH_NODES_PER_SIMULATION} a simulation and {SEARCH_NODES_PER_SIMULATION * NUM_ACTIONS} more"
+                f"({SEARCH_NODES_PER_SIMULATION} a simulation and {SEARCH_NODES_PER_SIMULATION * game.num_actions} more"
                 f"{', for each game of a shard' * (trees > 1 and len(keys) > 1)}); the search numbers at most "
                 f"{MAX_INT:,}: lower {' or '.join(keys)}"
             )
         check_memory(
             (*keys, "workers"),
-            self.workers * nodes * SEARCH_NODE_BYTES,
+            self.workers * nodes * node_bytes,
             f"{self.workers} worker{'s' * (self.workers > 1)}, each with a search of {nodes:,} nodes of "
-            f"{SEARCH_NODE_BYTES} bytes",
+            f"{node_bytes} bytes",
         )
-        per_match = DECISIONS_PER_MATCH[self.num_players]
-        decisions = self.window * self.matches * per_match
+        per_episode = decisions_per_episode(game, self.episode)
+        decisions = self.window * self.matches * per_episode
+        per_decision = decision_bytes(self.features, game)
         check_memory(
             ("matches", "window"),
-            decisions * decision_bytes(self.features),
-            f"window * matches * about {per_match} decisions a match = {decisions:,} decisions fitted at once, "
-            f"{decision_bytes(self.features):,} bytes each",
+            decisions * per_decision,
+            f"window * matches * about {per_episode} decisions a{'n' * (self.episode == 'hand')} {self.episode} "
+            f"= {decisions:,} decisions fitted at once, {per_decision:,} bytes each",
         )
+        return self
+
+    @model_validator(mode="after")
+    def _agents_play_the_variant(self) -> ExitConfig:
+        """The partners and the evaluation's opponents play the variant."""
+        self.check_variant_agents("partners", [name for name in self.partners if name != TEACHER])
+        self.check_variant_agents("eval.opponents", self.eval.opponents)
         return self
 
     @model_validator(mode="before")

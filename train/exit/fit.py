@@ -46,7 +46,7 @@ def fit(
 
     torch.set_num_threads(1)  # the same sums in the same order on every machine: exact repeats
     network = PolicyValueNetwork.from_weights(weights, config.seed)
-    inputs = torch.from_numpy(encode_batch(data.observations, data.masks, weights.features))
+    inputs = torch.from_numpy(encode_batch(data.observations, data.masks, weights.features, weights.game))
     masks = torch.from_numpy(data.masks)
     targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
     outcomes = torch.from_numpy(data.outcomes)
@@ -94,13 +94,16 @@ def init_weights(path: str) -> PolicyWeights:
 
 
 def initial_weights(config: ExitConfig) -> PolicyWeights:
-    """Iteration 0: the policy ``init`` (read as weights only) or a fresh network.
+    """Iteration 0: the policy ``init`` (read as weights only) or a fresh network, of the config's
+    variant.
 
     A fresh network's policy has ``net_arch``'s hidden widths and its value network
     ``value_arch``'s (``net_arch``'s when ``value_arch`` is null); ``init`` brings its own.
     """
+    from agents.policy_file import describe_variant
     from train.network import PolicyValueNetwork
 
+    game = config.game()
     if config.init is not None:
         weights = init_weights(config.init)
         if weights.num_players not in (None, config.num_players):
@@ -108,8 +111,13 @@ def initial_weights(config: ExitConfig) -> PolicyWeights:
                 f"config key 'init' must be a {config.num_players}-player policy, "
                 f"got one trained for {weights.num_players} players"
             )
+        if weights.game.variant != game.variant:
+            raise ConfigError(
+                f"config key 'init' must be a policy of the config's game ({describe_variant(game)}), "
+                f"got {config.init!r} (trained for {weights.describe_variant()})"
+            )
         return dataclasses.replace(weights, num_players=config.num_players)
     network = PolicyValueNetwork(
-        config.features, config.net_arch, config.value_arch or config.net_arch, "relu", config.seed
+        config.features, config.net_arch, config.value_arch or config.net_arch, "relu", config.seed, game
     )
     return network.to_weights(config.num_players)

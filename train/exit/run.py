@@ -92,11 +92,24 @@ def _evaluate(config: ExitConfig, policy: Path, previous: Path, iteration: int,
         timesteps=decisions,
         train_seconds=seconds,
         seed=config.seed + 1,  # the same deals every iteration: paired comparisons
+        episode=config.episode,  # the variant and episode the network was trained on
+        max_pip=config.max_pip,
+        hand_size=config.hand_size,
+        protected=config.protected,
         duplicate=settings.duplicate,
         workers=settings.workers,
         progress=config.progress_bar,
     )
     return [ExitRow(**dataclasses.asdict(row), iteration=iteration) for row in rows]
+
+
+def _variant_title(config: ExitConfig) -> str:
+    """`` (max_pip=3, hand_size=3, protected=3, hands)`` for a variant or hand episodes, else empty."""
+    from agents.policy_file import describe_variant
+
+    game = config.game()
+    parts = ([] if game.is_default else [describe_variant(game)]) + (["hands"] if config.episode == "hand" else [])
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def iteration_dir(config: ExitConfig, iteration: int) -> Path:
@@ -113,7 +126,7 @@ def _log(config: ExitConfig, rows: list[ExitRow], report: FitReport | None, iter
         plot_learning_curve(
             rows,
             temporary,
-            title=f"{config.num_players}-player expert iteration: the network alone",
+            title=f"{config.num_players}-player expert iteration{_variant_title(config)}: the network alone",
             num_players=config.num_players,
             x_axes=(("iteration", "iteration"), ("train_seconds", "training minutes (evaluation excluded)")),
         )
@@ -241,8 +254,8 @@ def exit_main(config: ExitConfig, args: Any) -> int:
             summary["final_eval"],
             config.num_players,
             title=(
-                f"{config.num_players}-player expert iteration, iteration {config.iterations} "
-                f"({summary['train_seconds'] / 60:.1f} training min): match win rate, duplicate format"
+                f"{config.num_players}-player expert iteration{_variant_title(config)}, iteration {config.iterations} "
+                f"({summary['train_seconds'] / 60:.1f} training min): {config.episode} win rate, duplicate format"
             ),
         )
     )
