@@ -255,8 +255,12 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
         # The header repeats the page's own policy (a browser applies both), with no framing.
         return HTMLResponse(page, headers={"content-security-policy": policy.group(1) + "; frame-ancestors 'none'"})
 
+    async def no_icon(request: Request) -> Response:
+        return Response(status_code=204)  # the page has no icon; answered, so browsers log no 404
+
     routes = [
         Route("/", static("index.html")),
+        Route("/favicon.ico", no_icon),
         Route("/play.js", static("play.js")),
         Route("/play.css", static("play.css")),
         Route("/api/options", options),
