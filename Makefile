@@ -14,7 +14,7 @@ $(PY):
 $(INSTALLED): pyproject.toml | $(PY)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install torch==2.13.0
-	$(PY) -m pip install -e ".[train,dev,bench,integrations,docs,jax,web]"
+	$(PY) -m pip install -e ".[train,dev,bench,benchmark,integrations,docs,jax,web]"
 	touch $(INSTALLED)
 
 install: $(INSTALLED)

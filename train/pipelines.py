@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from train.bench.config import BENCH_FILES, BenchConfig
 from train.cfr.config import CfrConfig
 from train.config import ConfigError, Section, build, raw_config, shown
 from train.exit.config import ExitConfig
@@ -137,6 +138,17 @@ PIPELINES: dict[str, Pipeline] = {
         ),
     )
 }
+PIPELINES["bench"] = Pipeline(
+    name="bench",
+    config=BenchConfig,
+    run="train.bench.suite:bench_main",
+    # The attempts hold the runs of the pipelines the adapters drive (expert iteration's is a run folder).
+    files=(*BENCH_FILES, *(rf"work/[^/]+/\d+/exit/{pattern}"
+                           for pattern in (r"config\.json", r"\.draw-run\.json", *PIPELINES["exit"].files))),
+    free_keys=("algorithms", "seeds", "workers", "progress_bar", "output_dir"),
+    options=("address",),
+    guide="docs/benchmark.md",
+)
 #: The pipeline of a config that names none (self-play's configs name none).
 DEFAULT_PIPELINE = "selfplay"
 

@@ -1,0 +1,229 @@
+"""The benchmark's adapters over the project's own pipelines (:data:`train.bench.protocol.ALGORITHMS`).
+
+Each adapter builds its pipeline's config (the pydantic model ``draw-train`` checks) from the
+cell's settings file, the game and the seed, trains through the pipeline's library functions in
+the cell's work folder, and calls the checkpoint at the cell's curve points. What each one counts
+as an environment step is its library's own count, recorded with the cell (``STEP_UNITS``):
+
+- ``cfr``: CFR+ (:mod:`train.cfr.solver`) on the enumerated tree, exact games only; a step is a
+  history visited (two passes over the tree an iteration).
+- ``sb3_ppo``: self-play MaskablePPO (:mod:`train.selfplay.run`): the learner's decisions.
+- ``jax_ppo``: PPO in JAX (:mod:`train.jax_ppo.trainer`), the seeds' game only: every seat's actions.
+- ``exit``: expert iteration (:mod:`train.exit.run`): decisions collected by the search.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from train.bench.policies import CurveSchedule, NetworkPolicy, TablePolicy, TrainingClock
+from train.bench.protocol import BenchGame, Cell, Checkpoint, Policy
+from train.config import Section, build, number
+
+#: What each algorithm counts as an environment step (stored in its cell records).
+STEP_UNITS = {
+    "cfr": "histories visited by the solver (2 x the tree's histories an iteration)",
+    "sb3_ppo": "learner decisions (SB3 num_timesteps)",
+    "jax_ppo": "actions of every seat (updates x num_envs x num_steps)",
+    "exit": "decisions collected by the guided search",
+}
+#: A bound on the number of training calls an adapter makes between curve points.
+_MAX_CHUNKS = 10_000
+
+
+def _refuse(cell: Cell, why: str) -> ValueError:
+    return ValueError(f"algorithm {cell.algorithm!r} cannot run game {cell.game.name!r}: {why}")
+
+
+def _variant_keys(game: BenchGame) -> dict[str, Any]:
+    return {"num_players": game.num_players, **game.variant}
+
+
+# ---------------------------------------------------------------------------- CFR+
+
+
+class CfrSettings(Section):
+    """``configs/bench/algorithms/cfr.yaml``: the solver has no hyper-parameters but its memory bound."""
+
+    max_memory_gib: float = number(4.0, 0.0, 1024.0, low_open=True)
+
+
+def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """CFR+ on the game's tree until the budget; the policy is the average strategy's table."""
+    from draw_env.game_tree import build_tree
+    from train.cfr.solver import SolverState, average_strategy, iterate, observation_table
+
+    if not cell.game.exact:
+        raise _refuse(cell, "the solver needs a small 2-player one-hand game (micro, mini)")
+    settings = build(CfrSettings, dict(cell.settings))
+    tree = build_tree(cell.game.rules, max_bytes=int(settings.max_memory_gib * 1024**3))
+    steps_per_iteration = 2 * tree.num_nodes
+    state = SolverState.fresh(tree)
+    clock, schedule = TrainingClock(), CurveSchedule(cell.budget, cell.curve_points)
+
+    def policy() -> TablePolicy:
+        averages = (average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1]))
+        observations, probabilities = observation_table(tree, averages)
+        return TablePolicy(observations, probabilities, {"solver": "CFR+", "iterations": state.iteration,
+                                                         "benchmark_cell": cell.key})
+
+    while not cell.budget.spent(state.iteration * steps_per_iteration, clock.seconds):
+        # Whole iterations up to the next curve point by steps; one at a time under a CPU bound.
+        target = schedule.next_steps(state.iteration * steps_per_iteration)
+        todo = 1 if target is None or cell.budget.cpu_seconds is not None else max(
+            1, math.ceil(target / steps_per_iteration) - state.iteration)
+        clock.start()
+        iterate(tree, state, todo)
+        clock.stop()
+        steps = state.iteration * steps_per_iteration
+        while schedule.due(steps, clock.seconds) and not cell.budget.spent(steps, clock.seconds):
+            schedule.taken()
+            checkpoint(steps, clock.seconds, policy())
+    final = policy()
+    checkpoint(state.iteration * steps_per_iteration, clock.seconds, final)
+    return final
+
+
+# ---------------------------------------------------------------------------- self-play MaskablePPO
+
+
+def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Self-play MaskablePPO through :mod:`train.selfplay.run`'s games, model and callbacks (its
+    snapshots and opponent pool), trained in chunks up to each curve point."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    from train.sb3_adapter import weights_of
+    from train.selfplay.config import TrainConfig
+    from train.selfplay.run import SelfPlayRun, build_model, build_vec_env, unchecked_distributions
+
+    budget = cell.budget
+    data = {
+        **dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
+        "output_dir": str(work / "selfplay"), "tensorboard": False, "progress_bar": False,
+        # Training stops at the budget; no periodic checkpoint or evaluation of the pipeline's own.
+        "total_timesteps": budget.env_steps or 10**12, "checkpoint_every": 10**12,
+        "eval": {"every": 0},
+    }
+    config = build(TrainConfig, data)
+    torch.set_num_threads(1)
+    game = config.game()
+    clock, schedule = TrainingClock(), CurveSchedule(budget, cell.curve_points)
+
+    def policy(model: Any) -> NetworkPolicy:
+        return NetworkPolicy(weights_of(model, config.num_players, game=game,
+                                        provenance={"trained_by": "draw-bench (sb3_ppo)", "cell": cell.key,
+                                                    "timesteps": model.num_timesteps}))
+
+    with threadpool_limits(1, user_api="blas"), unchecked_distributions():
+        venv = build_vec_env(config)
+        try:
+            model = build_model(config, venv, None)
+            run = SelfPlayRun(config, model, None)
+            for _ in range(_MAX_CHUNKS):
+                if budget.spent(model.num_timesteps, clock.seconds):
+                    break
+                target = schedule.next_steps(model.num_timesteps)
+                rollout = config.n_envs * config.ppo.n_steps
+                chunk = rollout if target is None else max(rollout, target - model.num_timesteps)
+                clock.start()
+
+                def over(clock: TrainingClock = clock) -> bool:
+                    return budget.cpu_seconds is not None and clock.now() >= budget.cpu_seconds
+
+                model.learn(total_timesteps=chunk, callback=run.callbacks(over), reset_num_timesteps=model.num_timesteps == 0,
+                            progress_bar=False)
+                clock.stop()
+                while schedule.due(model.num_timesteps, clock.seconds) and not budget.spent(model.num_timesteps, clock.seconds):
+                    schedule.taken()
+                    checkpoint(model.num_timesteps, clock.seconds, policy(model))
+            final = policy(model)
+            checkpoint(model.num_timesteps, clock.seconds, final)
+        finally:
+            venv.close()
+    return final
+
+
+# ---------------------------------------------------------------------------- PPO in JAX
+
+
+def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """PPO in JAX (:func:`train.jax_ppo.trainer.train`): the updates the step budget buys, in
+    chunks of ``chunk`` updates, a curve point after the chunks that reach one."""
+    from train.jax_ppo.config import JaxPPOConfig
+    from train.jax_ppo.run import FAST_COMPILE, trainer_settings
+
+    game = cell.game
+    if not game.rules.is_default:
+        raise _refuse(cell, "PPO in JAX plays the seeds' game only (draw2, draw3, draw4)")
+    if cell.budget.env_steps is None:
+        raise _refuse(cell, "PPO in JAX runs a fixed number of updates: give the budget env_steps")
+    settings = dict(cell.settings)
+    base = build(JaxPPOConfig, {**settings, "num_players": game.num_players, "seed": cell.seed,
+                                "output_dir": str(work / "jax_ppo"), "progress_bar": False})
+    per_update = base.num_envs * base.num_steps
+    updates = max(1, math.ceil(cell.budget.env_steps / per_update / base.chunk)) * base.chunk
+    config = build(JaxPPOConfig, {**base.to_dict(), "updates": updates})
+    from train.jax_ppo import trainer as jax_trainer
+    from train.jax_ppo.policy import policy_weights
+
+    trainer_config = trainer_settings(config)
+    built = jax_trainer.Trainer(trainer_config)
+    schedule = CurveSchedule(cell.budget, cell.curve_points)
+    clock = TrainingClock()
+
+    def policy(params: Any, updates_done: int) -> NetworkPolicy:
+        return NetworkPolicy(policy_weights(built.graphdef, params, config.activation, config.num_players,
+                                            {"trained_by": "draw-bench (jax_ppo)", "cell": cell.key,
+                                             "updates": updates_done}))
+
+    def on_chunk(updates_done: int, seconds: float, params: Any) -> None:
+        clock.stop()
+        steps = updates_done * per_update
+        while schedule.due(steps, clock.seconds) and updates_done < updates:
+            schedule.taken()
+            checkpoint(steps, clock.seconds, policy(params, updates_done))
+        clock.start()
+
+    clock.start()
+    result = jax_trainer.train(trainer_config, progress=False, trainer=built, on_chunk=on_chunk,
+                               compiler_options=FAST_COMPILE if config.fast_compile else None)
+    clock.stop()
+    final = policy(result.params, updates)
+    checkpoint(result.env_steps, clock.seconds, final)
+    return final
+
+
+# ---------------------------------------------------------------------------- expert iteration
+
+
+def expert_iteration(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Expert iteration (:func:`train.exit.run.run_exit`), one iteration at a time (the run
+    continues in its folder), a curve point after the iterations that reach one."""
+    from agents.policy_file import load_policy_file
+    from train.exit.config import ExitConfig
+    from train.exit.run import read_state, run_exit
+
+    budget = cell.budget
+    data = {**dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
+            "output_dir": str(work / "exit"), "tensorboard": False, "progress_bar": False, "iterations": 1}
+    config = build(ExitConfig, data)
+    clock, schedule = TrainingClock(), CurveSchedule(budget, cell.curve_points)
+    decisions = 0
+    for iteration in range(1, _MAX_CHUNKS + 1):
+        if budget.spent(decisions, clock.seconds):
+            break
+        config = build(ExitConfig, {**config.to_dict(), "iterations": iteration})
+        clock.start()
+        run_exit(config)
+        clock.stop()
+        decisions = read_state(Path(config.output_dir)).decisions
+        if schedule.due(decisions, clock.seconds) and not budget.spent(decisions, clock.seconds):
+            while schedule.due(decisions, clock.seconds):
+                schedule.taken()
+            checkpoint(decisions, clock.seconds, NetworkPolicy(load_policy_file(Path(config.output_dir) / "final.npz")))
+    final = NetworkPolicy(load_policy_file(Path(config.output_dir) / "final.npz"))
+    checkpoint(decisions, clock.seconds, final)
+    return final

@@ -1,0 +1,86 @@
+"""The benchmark's measures of a policy: exact exploitability on the small games, a rating against a
+fixed reference panel on the full ones.
+
+* Exact games (``micro``, ``mini``): :func:`arena.exploitability.exploitability` of the policy on
+  the game's tree (:func:`draw_env.game_tree.build_tree`, built once per game and process), in
+  zero-sum points per hand; lower is better, 0 is a Nash equilibrium.
+* Full games (``draw2``, ``draw3``, ``draw4``): the policy saved, then played with its spec against
+  each member of the panel (one table per member: the policy in one seat, the member in the
+  others), duplicate deals, ``matches`` games a member with a fixed seed. The score is the mean
+  over members of the policy's zero-sum points per hand; the rating is openskill's Plackett-Luce
+  ``mu`` of the policy with the panel's ratings held fixed at those of the panel's own league
+  (played once per game and stored in the benchmark folder, :func:`panel_ratings`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from draw_env.game_tree import GameTree, build_tree
+from train.bench.protocol import BenchGame, Policy
+
+#: The largest tree a measurement builds (mini's takes about 1.7 GB).
+MAX_TREE_BYTES = 4 * 1024**3
+
+
+@functools.lru_cache(maxsize=2)
+def game_tree(game: BenchGame) -> GameTree:
+    """The game tree of an exact game, built once per process."""
+    return build_tree(game.rules, max_bytes=MAX_TREE_BYTES)
+
+
+def exact_measure(policy: Policy, game: BenchGame) -> dict[str, Any]:
+    """``{"exploitability", "nash_conv", "best_response", ...}`` of ``policy`` on ``game``'s tree
+    (:meth:`arena.exploitability.Exploitability.to_dict`)."""
+    from arena.exploitability import exploitability
+
+    return exploitability(game_tree(game), policy.action_probabilities_batch).to_dict()
+
+
+def panel_ratings(
+    panel: Sequence[str], game: BenchGame, matches: int, seed: int, workers: int = 1
+) -> dict[str, tuple[float, float]]:
+    """The panel's own league on ``game`` (:func:`arena.league.league`): ``spec -> (mu, sigma)``."""
+    from arena.league import league
+
+    result = league(list(panel), game.num_players, matches, seed=seed, duplicate=True, workers=workers,
+                    episode=game.episode, max_pip=game.max_pip, hand_size=game.hand_size, protected=game.protected)
+    labels = {label: spec for label, spec in zip(result.labels, panel)}
+    return {labels[rating.label]: (rating.mu, rating.sigma) for rating in result.ratings}
+
+
+def panel_measure(
+    spec: str, game: BenchGame, panel: Mapping[str, tuple[float, float]], matches: int, seed: int, workers: int = 1
+) -> dict[str, Any]:
+    """The policy ``spec`` against each panel member (duplicate deals, ``matches`` games each).
+
+    Returns:
+        ``score`` (mean zero-sum points per hand over the members), ``rating`` (its openskill
+        ``mu`` with the panel's ratings ``panel`` fixed) and ``rating_sigma``, and per member its
+        ``win_rate`` with Wilson bounds and ``zero_sum_per_hand``.
+    """
+    from openskill.models import PlackettLuce
+
+    from arena.evaluation import evaluate
+    from arena.specs import normalise_spec
+
+    model = PlackettLuce(tau=0.0)
+    rating = model.rating(name="policy")
+    rows: list[dict[str, Any]] = []
+    for member, (mu, sigma) in panel.items():
+        result = evaluate([normalise_spec(spec)] + [member] * (game.num_players - 1), num_games=matches,
+                          seed=seed, duplicate=True, workers=workers, episode=game.episode, max_pip=game.max_pip,
+                          hand_size=game.hand_size, protected=game.protected)
+        learner = result.participants[0]
+        for outcome in result.games:
+            # The panel is the fixed scale: only the policy's rating moves.
+            teams = [[rating]] + [[model.rating(mu=mu, sigma=sigma)] for _ in range(game.num_players - 1)]
+            rating = model.rate(teams, scores=[float(score) for score in outcome.scores])[0][0]
+        rows.append({"member": member, "games": learner.games, "win_rate": learner.win_rate,
+                     "win_low": learner.win_low, "win_high": learner.win_high,
+                     "zero_sum_per_hand": learner.zero_sum_per_hand})
+    score = sum(float(row["zero_sum_per_hand"]) for row in rows) / len(rows)
+    return {"score": score, "rating": rating.mu,
+            "rating_sigma": rating.sigma, "panel": rows}

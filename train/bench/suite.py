@@ -1,0 +1,370 @@
+"""Running a benchmark suite: its cells, each one's record, resumption, Ray, the summary.
+
+``output_dir`` is a run folder of ``draw-train``'s kind (:class:`train.run_dir.RunDir`, pipeline
+``bench``): its marker and ``config.json``, then
+
+- ``cells/KEY.json``: one record per finished cell (``KEY`` = ``ALGORITHM-GAME-sSEED``), written
+  atomically when the cell is done; a rerun skips the cells that have one;
+- ``policies/KEY.npz`` + ``.json``: each cell's final policy, which its record's ``final.spec`` plays;
+- ``panel-GAME.json``: the reference panel's own league on a full game (its fixed ratings);
+- ``work/KEY/N/``: attempt ``N`` of a cell (the algorithm's own run files, the curve's policies);
+  a cell cut short starts again in a new attempt folder, nothing removed;
+- ``summary.md``, ``summary.json`` and ``report/``: the aggregate (:mod:`train.bench.report`).
+
+Algorithms, seeds, workers and the progress bar may change between reruns (a larger grid reuses
+the done cells); the budgets, curve points, panel and settings may not: a done cell whose record
+differs from them is refused in one line naming both.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from draw_env.files import write_json_atomic
+from train.bench.config import BenchConfig, read_settings
+from train.bench.protocol import GAMES, BenchGame, Cell, Policy, algorithm
+from train.config import ConfigError
+from train.run_dir import RunDir, RunFile, read_run_file
+
+FORMAT = "draw-bench-cell"
+VERSION = 1
+#: Each algorithm's libraries, whose versions its records carry.
+LIBRARIES = {
+    "cfr": ("numba",),
+    "sb3_ppo": ("stable-baselines3", "sb3-contrib", "torch"),
+    "jax_ppo": ("jax", "flax", "optax"),
+    "exit": ("torch", "numba"),
+    "nfsp": ("open_spiel",),
+    "psro": ("open_spiel",),
+    "mmd": ("open_spiel",),
+}
+
+
+class CurvePoint(RunFile):
+    """A point of a cell's learning curve: the budget spent so far and the policy's measure."""
+
+    env_steps: int = Field(ge=0)
+    cpu_seconds: float = Field(ge=0)
+    score: float
+    measure: dict[str, Any]
+
+
+class Final(RunFile):
+    """The final policy: its saved spec, and its measure (taken on the saved file)."""
+
+    spec: str
+    metric: Literal["exploitability", "panel_score"]
+    value: float
+    score: float
+    measure: dict[str, Any]
+
+
+class Used(RunFile):
+    env_steps: int = Field(ge=0)
+    cpu_seconds: float = Field(ge=0)
+    wall_seconds: float = Field(ge=0)
+    measure_cpu_seconds: float = Field(ge=0)
+
+
+class CellRecord(RunFile):
+    """``cells/KEY.json``: what one cell ran and measured (read as a hostile file)."""
+
+    format: Literal["draw-bench-cell"]
+    version: Literal[1]
+    algorithm: str
+    settings: dict[str, Any]
+    game: dict[str, Any]
+    seed: int = Field(ge=0)
+    budget: dict[str, Any]
+    curve_points: int = Field(ge=1)
+    step_unit: str
+    used: Used
+    versions: dict[str, str | None]
+    commit: str | None
+    curve: list[CurvePoint] = Field(min_length=1, max_length=100_000)
+    final: Final
+    command: str
+
+
+def versions(name: str) -> dict[str, str | None]:
+    """Python's, NumPy's, torch's, JAX's and the algorithm's libraries' versions (``None``: not installed)."""
+
+    def version(distribution: str) -> str | None:
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    names = ("numpy", "torch", "jax", *LIBRARIES.get(name, ()))
+    return {"python": platform.python_version(), **{library: version(library) for library in dict.fromkeys(names)}}
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit() -> str | None:
+    """The checkout's commit (``+dirty`` when tracked files differ from it), or ``None`` outside git."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=30, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--"], capture_output=True,
+                               timeout=30).returncode != 0
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return commit + ("+dirty" if dirty else "")
+
+
+def cells_of(config: BenchConfig) -> list[Cell]:
+    """Every cell of the grid, in order: algorithm, game, seed.
+
+    Raises:
+        ConfigError: an algorithm's settings file is missing or malformed.
+    """
+    return [
+        Cell(name, GAMES[game], seed, config.budgets[game].budget(), read_settings(config, name, game),
+             config.curve_points)
+        for name, games in config.algorithms.items()
+        for game in games
+        for seed in config.seeds
+    ]
+
+
+def record_path(run: Path, cell: Cell) -> Path:
+    return run / "cells" / f"{cell.key}.json"
+
+
+def read_record(path: Path, cell: Cell | None = None) -> CellRecord:
+    """A cell record, checked; with ``cell``, it must be that cell's (same settings and budget).
+
+    Raises:
+        ConfigError: naming the file and the field, or what differs.
+    """
+    record: CellRecord = read_run_file(path, CellRecord)
+    if cell is not None:
+        expected = {"algorithm": cell.algorithm, "game": cell.game.to_dict(), "seed": cell.seed,
+                    "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points}
+        for key, value in expected.items():
+            if getattr(record, key) != value:
+                raise ConfigError(
+                    f"{path}: field {key!r} is {getattr(record, key)!r}, the suite's is {value!r}: move the record "
+                    "away to rerun the cell, or run with the settings it was made with"
+                )
+    return record
+
+
+# ---------------------------------------------------------------------------- measuring
+
+
+class Measurer:
+    """Measures policies of one benchmark folder: exploitability on exact games, the panel on
+    full ones (their ratings: ``panels``, game name to ``spec -> (mu, sigma)``)."""
+
+    def __init__(self, config: BenchConfig, panels: Mapping[str, Mapping[str, tuple[float, float]]]) -> None:
+        self.config = config
+        self.panels = panels
+
+    def measure(self, policy: Policy | None, spec: str | None, game: BenchGame, save: Callable[[], str]) -> tuple[float, float, dict[str, Any]]:
+        """``(value, score, measure)``: exploitability (score = -value) of ``policy`` (or of the
+        agent ``spec``), or the panel score (score = value) of the spec ``save()`` writes."""
+        if game.exact:
+            from arena.exploitability import agent_probabilities
+            from arena.specs import build_agent, parse_agent_spec
+            from train.bench.metrics import exact_measure
+
+            if spec is not None:
+                name, kwargs = parse_agent_spec(spec)
+                agent = build_agent(name, kwargs)
+                measure = exact_measure(_Probabilities(agent_probabilities(agent)), game)
+            else:
+                assert policy is not None
+                measure = exact_measure(policy, game)
+            return measure["exploitability"], -measure["exploitability"], measure
+        from train.bench.metrics import panel_measure
+
+        panel = self.config.panel
+        measure = panel_measure(spec or save(), game, self.panels[game.name], panel.matches, panel.seed,
+                                self.config.workers)
+        return measure["score"], measure["score"], measure
+
+
+class _Probabilities:
+    """A probability function as a :class:`Policy` (measured only, never saved)."""
+
+    def __init__(self, function: Callable[[Any, Any], Any]) -> None:
+        self.action_probabilities_batch = function
+
+    def save(self, path_stem: Path, game: BenchGame) -> str:  # pragma: no cover - never called
+        raise NotImplementedError
+
+
+def new_attempt(run: Path, cell: Cell) -> Path:
+    """``work/KEY/N`` for the next unused ``N``: a cell cut short is started again beside it."""
+    folder = run / "work" / cell.key
+    used = [int(entry.name) for entry in folder.iterdir() if entry.name.isdigit()] if folder.is_dir() else []
+    attempt = folder / str(max(used, default=0) + 1)
+    attempt.mkdir(parents=True)
+    return attempt
+
+
+def run_cell(cell: Cell, run: Path, config: BenchConfig, panels: Mapping[str, Any], command: str) -> dict[str, Any]:
+    """Train ``cell`` in a new attempt folder of ``run``, measure its curve and its saved final
+    policy; return its record (written by the caller)."""
+    measurer = Measurer(config, panels)
+    attempt = new_attempt(run, cell)
+    curve: list[dict[str, Any]] = []
+    measuring = [0.0]
+    wall = time.perf_counter()
+
+    def checkpoint(env_steps: int, cpu_seconds: float, policy: Policy) -> None:
+        started = time.process_time()
+        index = len(curve)
+
+        def save() -> str:
+            return policy.save(attempt / "curve" / f"point_{index}", cell.game)
+
+        _, score, measure = measurer.measure(policy, None, cell.game, save)
+        curve.append({"env_steps": int(env_steps), "cpu_seconds": round(float(cpu_seconds), 3), "score": score,
+                      "measure": measure})
+        measuring[0] += time.process_time() - started
+
+    final_policy = algorithm(cell.algorithm)(cell, attempt, checkpoint)
+    if not curve:
+        raise ValueError(f"algorithm {cell.algorithm!r} returned without a curve point")
+    wall_seconds = time.perf_counter() - wall
+    spec = final_policy.save(run / "policies" / cell.key, cell.game)
+    started = time.process_time()
+    value, score, measure = measurer.measure(None, spec, cell.game, lambda: spec)
+    measuring[0] += time.process_time() - started
+    from train.bench.algorithms import STEP_UNITS
+
+    return {
+        "format": FORMAT, "version": VERSION, "algorithm": cell.algorithm, "settings": dict(cell.settings),
+        "game": cell.game.to_dict(), "seed": cell.seed, "budget": cell.budget.to_dict(),
+        "curve_points": cell.curve_points, "step_unit": STEP_UNITS.get(cell.algorithm, "the algorithm's own count"),
+        "used": {"env_steps": curve[-1]["env_steps"], "cpu_seconds": curve[-1]["cpu_seconds"],
+                 "wall_seconds": round(wall_seconds, 3), "measure_cpu_seconds": round(measuring[0], 3)},
+        "versions": versions(cell.algorithm), "commit": git_commit(), "curve": curve,
+        "final": {"spec": spec, "metric": "exploitability" if cell.game.exact else "panel_score", "value": value,
+                  "score": score, "measure": measure},
+        "command": command,
+    }
+
+
+# ---------------------------------------------------------------------------- the suite
+
+
+class PanelFile(RunFile):
+    specs: list[str]
+    matches: int
+    seed: int
+    ratings: dict[str, tuple[float, float]]
+
+
+def panels_of(config: BenchConfig, run: Path) -> dict[str, dict[str, tuple[float, float]]]:
+    """The panel's ratings on each full game of the grid: ``panel-GAME.json``, played and written
+    the first time."""
+    from train.bench.metrics import panel_ratings
+
+    panel, found = config.panel, {}
+    for game in config.games():
+        if game.exact:
+            continue
+        path = run / f"panel-{game.name}.json"
+        if path.exists():
+            saved: PanelFile = read_run_file(path, PanelFile)
+            if (saved.specs, saved.matches, saved.seed) != (panel.specs, panel.league_matches, panel.seed):
+                raise ConfigError(f"{path}: made for another panel than the config's")
+            found[game.name] = dict(saved.ratings)
+            continue
+        ratings = panel_ratings(panel.specs, game, panel.league_matches, panel.seed, config.workers)
+        write_json_atomic(path, {"specs": panel.specs, "matches": panel.league_matches, "seed": panel.seed,
+                                 "ratings": {spec: list(value) for spec, value in ratings.items()}}, indent=1)
+        found[game.name] = ratings
+    return found
+
+
+def references_of(config: BenchConfig, run: Path, panels: Mapping[str, Any]) -> None:
+    """The uniform random policy's raw value on each game of the grid (``reference-GAME.json``,
+    measured the first time): the normalisation's zero (:mod:`train.bench.report`)."""
+    measurer = Measurer(config, panels)
+    for game in config.games():
+        path = run / f"reference-{game.name}.json"
+        if path.exists():
+            continue
+        value, _, measure = measurer.measure(None, "random", game, lambda: "random")
+        write_json_atomic(path, {"game": game.name, "random": value, "measure": measure}, indent=1)
+
+
+def _remote_cell(cell: Cell, run: str, config: BenchConfig, panels: Mapping[str, Any], command: str) -> dict[str, Any]:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    return run_cell(cell, Path(run), config, panels, command)
+
+
+def run_suite(config: BenchConfig, address: str | None = None, command: str = "") -> dict[str, Any]:
+    """Run every cell of ``config`` without a record yet (as Ray tasks on the cluster at
+    ``address``, else one after the other here), then aggregate them all.
+
+    Returns:
+        :func:`train.bench.report.report`'s summary.
+
+    Raises:
+        ConfigError: the folder holds another run or a suite of other settings, a settings file is
+            missing, or a done cell's record is malformed or made with other settings.
+    """
+    from tqdm.auto import tqdm
+
+    from train.bench.report import report
+
+    run_dir = RunDir(config, "bench")
+    cells = cells_of(config)
+    run = run_dir.path
+    done = {cell.key for cell in cells if record_path(run, cell).exists() and read_record(record_path(run, cell), cell)}
+    run_dir.start()
+    for folder in ("cells", "policies"):
+        (run / folder).mkdir(exist_ok=True)
+    todo = [cell for cell in cells if cell.key not in done]
+    panels = panels_of(config, run) if todo else {}
+    if todo:
+        references_of(config, run, panels)
+    command = command or f"draw-bench --config {config.output_dir}/config.json"
+    with tqdm(total=len(cells), initial=len(done), unit="cell", desc="draw-bench", disable=not config.progress_bar,
+              dynamic_ncols=True) as bar:
+        def finished(cell: Cell, record: dict[str, Any]) -> None:
+            write_json_atomic(record_path(run, cell), record, indent=1)
+            bar.set_postfix_str(f"{cell.key}: score {record['final']['score']:.4g}")
+            bar.update(1)
+
+        if address is None:
+            for cell in todo:
+                finished(cell, run_cell(cell, run, config, panels, command))
+        elif todo:
+            import ray
+
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            try:
+                remote = ray.remote(num_cpus=1)(_remote_cell)
+                pending = {remote.remote(cell, str(run.resolve()), config, panels, command): cell for cell in todo}
+                while pending:
+                    ready, _ = ray.wait(list(pending), num_returns=1)
+                    for reference in ready:
+                        finished(pending.pop(reference), ray.get(reference))
+            finally:
+                ray.shutdown()
+    return report(run, [record_path(run, cell) for cell in cells])
+
+
+def bench_main(config: BenchConfig, args: Any) -> int:
+    """``draw-train`` (and ``draw-bench``) for a config with ``pipeline: bench``."""
+    summary = run_suite(config, getattr(args, "address", None), getattr(args, "command", ""))
+    print(summary["table"])
+    print(f"Summary: {summary['markdown']}")
+    return 0
