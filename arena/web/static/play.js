@@ -271,6 +271,8 @@ async function loadHint() {
     $("hint").hidden = false;
     $("hint-title").textContent = `${hint.agent}:`;
     $("hint-value").textContent = hint.value === undefined ? "" : `value of the position: ${hint.value.toFixed(1)} points (its estimate of your zero-sum hand points)`;
+    const withValues = hint.moves.some((move) => move.value !== undefined);
+    $("hint-value-head").hidden = !withValues;
     $("hint-moves").replaceChildren(
       ...hint.moves.map((move) => {
         const row = document.createElement("tr");
@@ -286,6 +288,7 @@ async function loadHint() {
         probability.append(meter, percent);
         const value = document.createElement("td");
         value.textContent = move.value === undefined ? "" : move.value.toFixed(1);
+        value.hidden = !withValues;
         row.append(name, probability, value);
         return row;
       }),
@@ -351,7 +354,9 @@ async function init() {
     $("setup").hidden = false;
   });
   document.addEventListener("keydown", onKey);
-  const id = location.hash.slice(1);
+  // #ID reopens a game the server still holds (a reload keeps the game); #ID/hint also opens the hint panel.
+  const [id, panel] = location.hash.slice(1).split("/");
+  if (panel === "hint") $("show-hint").checked = true;
   if (/^[A-Za-z0-9_-]{22}$/.test(id)) {
     try {
       show(await api("GET", `/api/games/${id}`));
