@@ -23,7 +23,7 @@ import numpy as np
 from draw_env import tiles
 from draw_env.checks import check_seed
 from draw_env.observation import SEATS, Layout, layout, observe_state
-from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState
+from draw_env.rules import NUM_ACTIONS, DrawGame, DrawState, PlayerView
 from draw_env.tiles import NUM_TILES, TileSet
 
 #: Action ids below this place a tile (``2 * tile + end``); 56 draws, 57 passes (the seeds' set;
@@ -129,6 +129,38 @@ class DeterministicAgent(BaseAgent):
     def action_probabilities(self, observation: Observation) -> np.ndarray:
         """A one-hot on the action :meth:`act` plays."""
         return one_hot(observation, self.act(observation))
+
+
+class ValueSearchAgent(SeededAgent):
+    """A seeded agent that searches each decision and plays the action of the best value.
+
+    Subclasses give :meth:`action_values` (each searched action's value) and may narrow
+    :meth:`searched_actions` (default: every legal action). The move is the searched action of
+    the best value, ties to the lowest action id; a lone searched action is played unsearched.
+    """
+
+    def searched_actions(self, observation: Observation) -> list[int]:
+        """The actions the search values, in increasing id order: the legal ones."""
+        return legal_actions(observation)
+
+    def action_values(self, view: PlayerView | Observation) -> dict[int, float]:  # pragma: no cover - abstract
+        """Search from ``view`` (a view of the player to act, or its observation dict) and return
+        each searched action's value."""
+        raise NotImplementedError
+
+    def act(self, observation: Observation) -> int:
+        actions = self.searched_actions(observation)
+        if len(actions) == 1:
+            return actions[0]
+        values = self.action_values(observation)
+        return max(actions, key=lambda action: (values[action], -action))
+
+    def action_probabilities(self, observation: Observation) -> np.ndarray:
+        """A one-hot on the action :meth:`act` plays when its search is seeded from the observation
+        and the agent's seed (:func:`seeded_from`): the same observation always gives the same
+        answer (with a time budget, only while the agent's count budget binds first)."""
+        with seeded_from(observation, self.seed, self.rng):
+            return one_hot(observation, self.act(observation))
 
 
 def one_hot(observation: Observation, action: int) -> np.ndarray:

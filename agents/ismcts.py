@@ -37,9 +37,7 @@ import math
 import random
 import time
 
-import numpy as np
-
-from agents.base import Observation, SeededAgent, legal_actions, num_players, one_hot, seeded_from
+from agents.base import Observation, ValueSearchAgent, num_players
 from draw_env.checks import check_int, check_number
 from draw_env.observation import view_from_observation
 from draw_env.rules import DRAW, DrawState, PlayerView
@@ -59,7 +57,7 @@ MAX_SIMULATIONS = 100_000_000
 REWARD_SCALE = 40.0
 
 
-class SearchAgent(SeededAgent):
+class SearchAgent(ValueSearchAgent):
     """What both ISMCTS agents share: their settings, checked, and their move.
 
     The move is the root action with the best mean value (every root action is tried equally
@@ -101,20 +99,6 @@ class SearchAgent(SeededAgent):
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
         self.exploration = check_number("exploration", exploration, minimum=0)
         self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
-
-    def act(self, observation: Observation) -> int:
-        actions = legal_actions(observation)
-        if len(actions) == 1:
-            return actions[0]
-        values = self.action_values(observation)
-        return max(actions, key=lambda action: (values[action], -action))
-
-    def action_probabilities(self, observation: Observation) -> np.ndarray:
-        """A one-hot on the action :meth:`act` plays when its search is seeded from the observation
-        and the agent's seed (:func:`agents.base.seeded_from`): the same observation always gives
-        the same answer (with a ``seconds`` budget, only while ``simulations`` binds first)."""
-        with seeded_from(observation, self.seed, self.rng):
-            return one_hot(observation, self.act(observation))
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:  # pragma: no cover - abstract
         """Search from ``view`` (a view of the player to act, or its observation dict) and return

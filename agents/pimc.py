@@ -55,7 +55,7 @@ import time
 import numpy as np
 from numba import njit
 
-from agents.base import Observation, SeededAgent, one_hot, seeded_from
+from agents.base import Observation, ValueSearchAgent
 from agents.baselines import placements_or_forced_of
 from agents.ismcts_compiled import PIPS_OF_SET, determinize, information_set, rollout, zero_sum
 from draw_env import engine as E
@@ -423,7 +423,7 @@ def solve_state(state: np.ndarray, depth: int | None = None, table: Table | None
     return {int(actions[r]): float(values[r]) for r in range(count)}
 
 
-class PIMCAgent(SeededAgent):
+class PIMCAgent(ValueSearchAgent):
     """Perfect-information Monte Carlo with an alpha-beta solver per world (``agents.make("pimc")``).
 
     Args:
@@ -466,19 +466,9 @@ class PIMCAgent(SeededAgent):
         #: Nodes searched by the last decision (for benchmarks).
         self.last_nodes = 0
 
-    def act(self, observation: Observation) -> int:
-        actions, _tile_set = placements_or_forced_of(observation)  # what the search considers
-        if len(actions) == 1:
-            return actions[0]
-        values = self.action_values(observation)
-        return max(actions, key=lambda action: (values[action], -action))
-
-    def action_probabilities(self, observation: Observation) -> np.ndarray:
-        """A one-hot on the action :meth:`act` plays when its deals are seeded from the observation
-        and the agent's seed (:func:`agents.base.seeded_from`): the same observation always gives
-        the same answer (with a ``seconds`` budget, only while ``worlds`` binds first)."""
-        with seeded_from(observation, self.seed, self.rng):
-            return one_hot(observation, self.act(observation))
+    def searched_actions(self, observation: Observation) -> list[int]:
+        """The legal placements, or the draw or the pass when no tile fits (the module docstring)."""
+        return placements_or_forced_of(observation)[0]
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Each searched action's mean value over the worlds: zero-sum hand points / REWARD_SCALE.
