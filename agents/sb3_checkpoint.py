@@ -296,11 +296,7 @@ def read_zip_member(path: Path, member: str, max_bytes: int, *, what: str) -> by
         ValueError: ``path`` is no zip, lacks ``member``, or ``member`` is larger than ``max_bytes``.
     """
     data = read_bytes(path, MAX_ARRAY_BYTES)
-    try:
-        archive = open_zip(data, MAX_ZIP_MEMBERS)
-    except ZIP_ERRORS as error:
-        raise ValueError(f"{path}: not {what} ({error})") from None
-    with archive:
+    with open_zip(data, MAX_ZIP_MEMBERS, lambda message: ValueError(f"{path}: {message}"), f"not {what}") as archive:
         if member not in archive.namelist():
             raise ValueError(f"{path}: not {what} (no {member} entry)")
         info = archive.getinfo(member)

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from draw_env.untrusted import ZIP_ERRORS, UntrustedInputError, open_zip
+from draw_env.untrusted import ZIP_ERRORS, UntrustedInputError, check_headers, open_zip
 
 __all__ = ["MAX_PICKLE_BYTES", "TensorHeader", "read_tensors"]
 
@@ -299,11 +299,7 @@ def read_tensors(
     def fail(message: str) -> UntrustedInputError:
         return UntrustedInputError(f"{source}: {message}")
 
-    try:
-        archive = open_zip(payload, MAX_MEMBERS)
-    except ZIP_ERRORS as error:
-        raise fail(f"not a torch archive ({error})") from None
-    with archive:
+    with open_zip(payload, MAX_MEMBERS, fail, "not a torch archive") as archive:
         prefix = _prefix(archive, fail)
         data = _read_member(archive, f"{prefix}data.pkl", MAX_PICKLE_BYTES, fail)
         big_endian = _big_endian(archive, prefix, fail)
@@ -322,13 +318,7 @@ def read_tensors(
         for what, sizes in (("tensors", [header.size for header in headers.values()]), ("storages", storage_sizes.values())):
             if sum(sizes) > max_elements:
                 raise fail(f"the {what} hold {sum(sizes)} elements, more than the {max_elements} allowed")
-        if check is not None:
-            try:
-                check(headers)
-            except UntrustedInputError:
-                raise
-            except ValueError as error:
-                raise fail(str(error)) from None
+        check_headers(check, headers, source)
         itemsizes = {header.storage: header.dtype.itemsize for header in headers.values()}
         storages = {
             key: _read_storage(archive, f"{prefix}data/{key}", size * itemsizes[key], fail)

@@ -36,7 +36,7 @@ import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,7 @@ __all__ = [
     "ZIP_ERRORS",
     "UntrustedInputError",
     "check_depth",
+    "check_headers",
     "loads_json",
     "loads_npz",
     "loads_yaml",
@@ -455,6 +456,9 @@ class ArrayHeader:
         return math.prod(self.shape) * self.dtype.itemsize
 
 
+#: The headers an archive reader hands its caller's check (:func:`check_headers`).
+_Headers = TypeVar("_Headers")
+
 #: Errors the zip and decompression libraries raise on malformed input.
 ZIP_ERRORS = (
     zipfile.BadZipFile,
@@ -472,7 +476,7 @@ _PLAIN_KINDS = "biufc"  # bool, signed and unsigned integers, floats, complex nu
 _DIRECTORY_ENTRY = b"PK\x01\x02"
 
 
-def open_zip(data: bytes, max_members: int) -> zipfile.ZipFile:
+def open_zip(data: bytes, max_members: int, fail: Callable[[str], ValueError], what: str) -> zipfile.ZipFile:
     """The zip archive ``data``, refused before its directory is read if it may list more than
     ``max_members`` members.
 
@@ -481,11 +485,31 @@ def open_zip(data: bytes, max_members: int) -> zipfile.ZipFile:
     a signature, and their count in ``data`` bounds how many entries it can hold.
 
     Raises:
-        zipfile.BadZipFile: not a zip, or too many members (one of :data:`ZIP_ERRORS`).
+        ValueError: ``fail("WHAT (REASON)")``, with ``what`` what the data should be: not a zip,
+            or too many members.
     """
-    if data.count(_DIRECTORY_ENTRY) > max_members:
-        raise zipfile.BadZipFile(f"its directory may list more than the {max_members} members allowed")
-    return zipfile.ZipFile(io.BytesIO(data))
+    try:
+        if data.count(_DIRECTORY_ENTRY) > max_members:
+            raise zipfile.BadZipFile(f"its directory may list more than the {max_members} members allowed")
+        return zipfile.ZipFile(io.BytesIO(data))
+    except ZIP_ERRORS as error:
+        raise fail(f"{what} ({error})") from None
+
+
+def check_headers(check: Callable[[_Headers], None] | None, headers: _Headers, source: str) -> None:
+    """Let ``check`` see the ``headers`` of an archive (named ``source``) before its data is read.
+
+    Raises:
+        UntrustedInputError: ``check``'s own, or its ``ValueError`` prefixed with ``source``.
+    """
+    if check is None:
+        return
+    try:
+        check(headers)
+    except UntrustedInputError:
+        raise
+    except ValueError as error:
+        raise UntrustedInputError(f"{source}: {error}") from None
 
 
 def _npy_header(member: Any, name: str, fail: Callable[[str], UntrustedInputError]) -> tuple[ArrayHeader, int]:
@@ -535,11 +559,7 @@ def loads_npz(
     def fail(message: str) -> UntrustedInputError:
         return UntrustedInputError(f"{source}: not a NumPy .npz of plain arrays ({message})")
 
-    try:
-        archive = open_zip(data, MAX_NPZ_MEMBERS)
-    except ZIP_ERRORS as error:
-        raise fail(f"not a zip archive: {error}") from None
-    with archive:
+    with open_zip(data, MAX_NPZ_MEMBERS, fail, "not a zip archive") as archive:
         members = archive.infolist()
         headers: dict[str, ArrayHeader] = {}
         offsets: dict[str, int] = {}
@@ -571,13 +591,7 @@ def loads_npz(
                 )
             headers[key] = header
             offsets[key] = offset
-        if check is not None:
-            try:
-                check(headers)
-            except UntrustedInputError:
-                raise
-            except ValueError as error:
-                raise UntrustedInputError(f"{source}: {error}") from None
+        check_headers(check, headers, source)
         arrays: dict[str, np.ndarray] = {}
         for key, header in headers.items():
             try:
