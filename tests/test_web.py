@@ -325,3 +325,36 @@ def test_draw_web_refuses_bad_options_in_one_line(tmp_path: Path, capsys: pytest
             assert err.count("\n") == 1 and err.startswith("draw-web: error: ") and message in err, err
     finally:
         busy.close()
+
+
+class RefusingAgent:
+    """An agent that cannot read any position (as a solver's table outside its variant)."""
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, observation: Any) -> int:
+        raise ValueError("no entry for this observation")
+
+    def action_probabilities(self, observation: Any) -> Any:
+        raise ValueError("no entry for this observation")
+
+
+def test_an_agent_that_cannot_play_stops_the_game_with_its_reason(tmp_path: Path) -> None:
+    client, store = make_client(tmp_path)
+    view = new_game(client, seats=["person", "heaviest"], seed=1)
+    game = store.get(view["id"])
+    game.seat_agents[1] = RefusingAgent()  # type: ignore[assignment]
+    game._hinter = RefusingAgent()  # type: ignore[assignment]
+    hint = client.get(f"/api/games/{view['id']}/hint")
+    assert hint.status_code == 409 and "the hint agent network:deterministic=false cannot read this position: no entry" in hint.json()["error"]
+    placements = [a for entry in view["hand"] for a in entry["actions"]]
+    answer = client.post(f"/api/games/{view['id']}/move", json={"action": placements[0], "step": view["step"]})
+    assert answer.status_code == 200
+    stopped = answer.json()
+    assert stopped["failure"] == "heaviest (player_1) cannot play this position: no entry for this observation"
+    assert stopped["toMove"] is None and stopped["legal"] == [] and not stopped["finished"]
+    before = snapshot(client, view["id"])
+    refused = client.post(f"/api/games/{view['id']}/move", json={"action": 56, "step": stopped["step"]})
+    assert refused.status_code == 400 and "cannot play this position" in refused.json()["error"]
+    assert snapshot(client, view["id"]) == before and not list(tmp_path.glob("*.json"))

@@ -204,6 +204,8 @@ class WebGame:
     drawn: dict[int, int] = field(default_factory=dict)
     summaries: list[HandSummary] = field(default_factory=list)
     record_path: Path | None = None
+    #: Why the game cannot go on (an agent that refused the position), or None.
+    failure: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
     _hinter: agents.Agent | None = None
@@ -248,7 +250,7 @@ class WebGame:
 
     def person_to_move(self) -> int | None:
         """The seat of the person to move, or None (the game is over)."""
-        if self.finished:
+        if self.finished or self.failure is not None:
             return None
         seat = self.state.current
         return seat if seat not in self.seat_agents else None
@@ -301,12 +303,17 @@ class WebGame:
 
     def advance(self) -> None:
         """Let the agents play until a person is to move or the game is over."""
-        while not self.finished and self.state.current in self.seat_agents:
+        while not self.finished and self.failure is None and self.state.current in self.seat_agents:
             seat = self.state.current
             observation = self.env.observe(f"player_{seat}")
-            action = int(self.seat_agents[seat].act(observation))
+            try:
+                action = int(self.seat_agents[seat].act(observation))
+            except ValueError as error:  # e.g. a solver's table for one hand, asked in a match
+                self.failure = f"{self.labels[seat]} (player_{seat}) cannot play this position: {error}"
+                return
             if not self.state.is_legal(action):  # an agent's bug must not pass for a move
-                raise RuntimeError(f"agent {self.labels[seat]} chose the illegal action {action}")
+                self.failure = f"{self.labels[seat]} (player_{seat}) chose the illegal action {action}"
+                return
             self._apply(action)
 
     def move(self, action: object, step: object) -> None:
@@ -319,6 +326,8 @@ class WebGame:
         lang = self.setup.lang
         if self.finished:
             raise MoveRefused("the game is over")
+        if self.failure is not None:
+            raise MoveRefused(self.failure)
         if type(step) is not int or step != self.step:
             raise StaleMove(f"this move answers step {_short(step)}, but the game is at step {self.step}: reload the game")
         seat = self.person_to_move()
@@ -416,6 +425,7 @@ class WebGame:
             "drew": None if seat not in self.drawn else message(lang, "you_drew", tile=names[self.drawn[seat]]),
             "results": None if not self.summaries else _summary_json(self.summaries[-1]),
             "outcome": self._outcome() if self.finished else None,
+            "failure": self.failure,
             "record": None if self.record_path is None else self.record_path.name,
         }
         return view
@@ -441,7 +451,7 @@ class WebGame:
         move) where the agent gives one: a search's per-move values, a network's value head.
 
         Raises:
-            MoveRefused: no person is to move.
+            MoveRefused: no person is to move, or the hint agent cannot read the position.
         """
         seat = self.person_to_move()
         if seat is None:
@@ -451,11 +461,14 @@ class WebGame:
             self._hinter = build_agent(name, kwargs, self.setup.seed, _HINT_STREAM)
         hinter = self._hinter
         observation = self.env.observe(f"player_{seat}")
-        probabilities = np.asarray(hinter.action_probabilities(observation), np.float64)
         values: dict[int, float] = {}
         values_of: Callable[[Any], Mapping[int, float]] | None = getattr(hinter, "action_values", None)
-        if values_of is not None:
-            values = {int(a): float(v) * REWARD_SCALE for a, v in values_of(observation).items()}
+        try:
+            probabilities = np.asarray(hinter.action_probabilities(observation), np.float64)
+            if values_of is not None:
+                values = {int(a): float(v) * REWARD_SCALE for a, v in values_of(observation).items()}
+        except ValueError as error:
+            raise MoveRefused(f"the hint agent {self.setup.hint} cannot read this position: {error}") from None
         lang = self.setup.lang
         legal = self.state.legal_actions()
         moves: list[dict[str, Any]] = [

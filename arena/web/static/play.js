@@ -167,6 +167,7 @@ function show(next) {
     $("replay").href = `/api/games/${encodeURIComponent(view.id)}/replay`;
     $("saved").textContent = view.record ? `saved as ${view.record}` : "";
   }
+  if (view.failure) say(view.failure, true);
   if ($("show-hint").checked && view.toMove !== null) loadHint();
   else $("hint").hidden = true;
 }
