@@ -20,7 +20,7 @@ from typing import Any
 
 from train.bench.policies import CurveSchedule, NetworkPolicy, TablePolicy, TrainingClock
 from train.bench.protocol import BenchGame, Cell, Checkpoint, Policy
-from train.config import Section, build, number
+from train.config import MAX_INT, ConfigError, Section, build, number
 
 #: What each algorithm counts as an environment step (stored in its cell records).
 STEP_UNITS = {
@@ -35,6 +35,14 @@ _MAX_CHUNKS = 10_000
 
 def _refuse(cell: Cell, why: str) -> ValueError:
     return ValueError(f"algorithm {cell.algorithm!r} cannot run game {cell.game.name!r}: {why}")
+
+
+def _build(cell: Cell, model: type[Any], data: dict[str, Any]) -> Any:
+    """The pipeline's config of ``data``, or one line naming the algorithm, the game and the key."""
+    try:
+        return build(model, data)
+    except ConfigError as error:
+        raise ConfigError(f"settings of algorithm {cell.algorithm!r} on game {cell.game.name!r}: {error}") from None
 
 
 def _variant_keys(game: BenchGame) -> dict[str, Any]:
@@ -57,7 +65,7 @@ def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
 
     if not cell.game.exact:
         raise _refuse(cell, "the solver needs a small 2-player one-hand game (micro, mini)")
-    settings = build(CfrSettings, dict(cell.settings))
+    settings = _build(cell, CfrSettings, dict(cell.settings))
     tree = build_tree(cell.game.rules, max_bytes=int(settings.max_memory_gib * 1024**3))
     steps_per_iteration = 2 * tree.num_nodes
     state = SolverState.fresh(tree)
@@ -104,10 +112,10 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         **dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
         "output_dir": str(work / "selfplay"), "tensorboard": False, "progress_bar": False,
         # Training stops at the budget; no periodic checkpoint or evaluation of the pipeline's own.
-        "total_timesteps": budget.env_steps or 10**12, "checkpoint_every": 10**12,
+        "total_timesteps": min(budget.env_steps or MAX_INT, MAX_INT), "checkpoint_every": MAX_INT,
         "eval": {"every": 0},
     }
-    config = build(TrainConfig, data)
+    config = _build(cell, TrainConfig, data)
     torch.set_num_threads(1)
     game = config.game()
     clock, schedule = TrainingClock(), CurveSchedule(budget, cell.curve_points)
@@ -161,11 +169,11 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     if cell.budget.env_steps is None:
         raise _refuse(cell, "PPO in JAX runs a fixed number of updates: give the budget env_steps")
     settings = dict(cell.settings)
-    base = build(JaxPPOConfig, {**settings, "num_players": game.num_players, "seed": cell.seed,
+    base = _build(cell, JaxPPOConfig, {**settings, "num_players": game.num_players, "seed": cell.seed,
                                 "output_dir": str(work / "jax_ppo"), "progress_bar": False})
     per_update = base.num_envs * base.num_steps
     updates = max(1, math.ceil(cell.budget.env_steps / per_update / base.chunk)) * base.chunk
-    config = build(JaxPPOConfig, {**base.to_dict(), "updates": updates})
+    config = _build(cell, JaxPPOConfig, {**base.to_dict(), "updates": updates})
     from train.jax_ppo import trainer as jax_trainer
     from train.jax_ppo.policy import policy_weights
 
@@ -209,13 +217,13 @@ def expert_iteration(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     budget = cell.budget
     data = {**dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
             "output_dir": str(work / "exit"), "tensorboard": False, "progress_bar": False, "iterations": 1}
-    config = build(ExitConfig, data)
+    config = _build(cell, ExitConfig, data)
     clock, schedule = TrainingClock(), CurveSchedule(budget, cell.curve_points)
     decisions = 0
     for iteration in range(1, _MAX_CHUNKS + 1):
         if budget.spent(decisions, clock.seconds):
             break
-        config = build(ExitConfig, {**config.to_dict(), "iterations": iteration})
+        config = _build(cell, ExitConfig, {**config.to_dict(), "iterations": iteration})
         clock.start()
         run_exit(config)
         clock.stop()

@@ -91,7 +91,8 @@ def improvement(scores: Mapping[str, np.ndarray], reps: int = REPS) -> dict[str,
             pairs, metrics.probability_of_improvement, reps=reps, confidence_interval_size=CONFIDENCE,
             random_state=np.random.RandomState(BOOTSTRAP_SEED),
         )
-    return {name: [float(intervals[name][0]), float(points[name]), float(intervals[name][1])] for name in pairs}
+    return {name: [float(np.ravel(intervals[name])[0]), float(np.ravel(points[name])[0]),
+                   float(np.ravel(intervals[name])[1])] for name in pairs}
 
 
 def _score_matrix(rows: Sequence[Mapping[str, Any]], algorithm: str, games: Sequence[str]) -> np.ndarray:
@@ -102,7 +103,7 @@ def _score_matrix(rows: Sequence[Mapping[str, Any]], algorithm: str, games: Sequ
     return np.array([[by[(game, seed)] for game in games] for seed in seeds], np.float64).reshape(len(seeds), len(games))
 
 
-def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def aggregate(rows: Sequence[Mapping[str, Any]], reps: int = REPS) -> dict[str, Any]:
     """The aggregate of normalised cell rows (``algorithm``, ``game``, ``seed``, ``normalised``, ``value``).
 
     Per game: each algorithm's IQM and mean with intervals over its seeds, and the probability of
@@ -118,15 +119,15 @@ def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         per_game[game] = {
             "seeds": {name: len(array) for name, array in scores.items()},
             "raw_mean": {name: float(np.mean(values)) for name, values in raw.items()},
-            "estimates": interval_estimates(scores),
-            "improvement": improvement(scores),
+            "estimates": interval_estimates(scores, reps),
+            "improvement": improvement(scores, reps),
         }
     shared = [game for game in games if all(game in _games_of(rows, name) for name in algorithms)]
     overall: dict[str, Any] = {"games": shared}
     if shared:
         scores = {name: _score_matrix(rows, name, shared) for name in algorithms}
         scores = {name: array for name, array in scores.items() if len(array)}
-        overall |= {"estimates": interval_estimates(scores), "improvement": improvement(scores)}
+        overall |= {"estimates": interval_estimates(scores, reps), "improvement": improvement(scores, reps)}
     return {"algorithms": algorithms, "games": games, "per_game": per_game, "overall": overall}
 
 
@@ -240,7 +241,7 @@ def _curves(records: Sequence[Any], folder: Path) -> str | None:
     return str(folder / "curves.png")
 
 
-def report(run: Path, paths: Sequence[Path] | None = None, plots: bool = True) -> dict[str, Any]:
+def report(run: Path, paths: Sequence[Path] | None = None, plots: bool = True, reps: int = REPS) -> dict[str, Any]:
     """Aggregate the cell records ``paths`` (default: every ``cells/*.json`` of ``run``) into
     ``summary.json``, ``summary.md`` and ``report/*.png``; return the summary with its ``table``.
 
@@ -269,7 +270,7 @@ def report(run: Path, paths: Sequence[Path] | None = None, plots: bool = True) -
                      "env_steps": record.used.env_steps})
     result: dict[str, Any] = {"cells": rows}
     if rows:
-        result |= aggregate(rows)
+        result |= aggregate(rows, reps)
     table = markdown(result) if rows else "(no cells yet)"
     folder = run / "report"
     if rows and plots:

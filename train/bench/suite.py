@@ -309,7 +309,9 @@ def _remote_cell(cell: Cell, run: str, config: BenchConfig, panels: Mapping[str,
     return run_cell(cell, Path(run), config, panels, command)
 
 
-def run_suite(config: BenchConfig, address: str | None = None, command: str = "") -> dict[str, Any]:
+def run_suite(
+    config: BenchConfig, address: str | None = None, command: str = "", plots: bool = True, reps: int | None = None
+) -> dict[str, Any]:
     """Run every cell of ``config`` without a record yet (as Ray tasks on the cluster at
     ``address``, else one after the other here), then aggregate them all.
 
@@ -359,7 +361,9 @@ def run_suite(config: BenchConfig, address: str | None = None, command: str = ""
                         finished(pending.pop(reference), ray.get(reference))
             finally:
                 ray.shutdown()
-    return report(run, [record_path(run, cell) for cell in cells])
+    from train.bench.report import REPS
+
+    return report(run, [record_path(run, cell) for cell in cells], plots=plots, reps=reps or REPS)
 
 
 def bench_main(config: BenchConfig, args: Any) -> int:

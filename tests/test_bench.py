@@ -1,0 +1,163 @@
+"""draw-bench (train/bench/): a tiny grid end to end, resumption, hostile records and configs, and
+the aggregation's intervals on data with a known answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from arena.exploitability import agent_probabilities, exploitability
+from arena.specs import build_agent, parse_agent_spec
+from train.bench import protocol, report
+from train.bench.cli import main
+from train.bench.config import BenchConfig
+from train.bench.metrics import game_tree
+from train.bench.suite import cells_of, run_suite
+from train.config import ConfigError, build
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tiny(tmp_path: Path, **changes: Any) -> BenchConfig:
+    """CFR+ on micro, two seeds, two iterations' budget (a couple of seconds)."""
+    data = {"algorithms": {"cfr": ["micro"]}, "seeds": [0, 1], "budgets": {"micro": {"env_steps": 80_000}},
+            "curve_points": 2, "settings_dir": str(ROOT / "configs/bench/algorithms"),
+            "output_dir": str(tmp_path / "bench"), "progress_bar": False, **changes}
+    return build(BenchConfig, data)
+
+
+def test_the_shipped_tiny_suite_is_this_grid() -> None:
+    from train.config import load
+
+    config = load(BenchConfig, ROOT / "configs/bench/tiny.yaml")
+    assert [cell.key for cell in cells_of(config)] == ["cfr-micro-s0", "cfr-micro-s1"]
+
+
+def test_a_tiny_grid_runs_and_each_record_agrees_with_its_saved_policy(tmp_path: Path) -> None:
+    config = tiny(tmp_path)
+    summary = run_suite(config, plots=False, reps=100)
+    run = Path(config.output_dir)
+    records = [json.loads((run / "cells" / f"cfr-micro-s{seed}.json").read_text()) for seed in (0, 1)]
+    for record in records:
+        assert record["algorithm"] == "cfr" and record["game"]["name"] == "micro" and record["budget"]["env_steps"] == 80_000
+        assert len(record["curve"]) == 2 and record["used"]["env_steps"] >= 80_000
+        assert record["versions"]["python"] and record["versions"]["numba"]
+        # The final figure is draw-exploit's on the saved file.
+        name, kwargs = parse_agent_spec(record["final"]["spec"])
+        measured = exploitability(game_tree(protocol.GAMES["micro"]), agent_probabilities(build_agent(name, kwargs)))
+        assert record["final"]["value"] == pytest.approx(measured.exploitability, abs=1e-12)
+        assert record["final"]["score"] == -record["final"]["value"]
+        # More iterations, less exploitable (CFR+ on micro, two and four iterations).
+        assert record["curve"][0]["score"] < record["curve"][1]["score"] <= 0
+    # CFR+ draws nothing at random: both seeds solve alike, and the interval is that one point.
+    assert [point["score"] for point in records[0]["curve"]] == [point["score"] for point in records[1]["curve"]]
+    low, point, high = summary["per_game"]["micro"]["estimates"]["cfr"]["iqm"]
+    reference = json.loads((run / "reference-micro.json").read_text())["random"]
+    assert low == point == high == pytest.approx(1 - records[0]["final"]["value"] / reference)
+
+
+def test_a_rerun_skips_the_done_cells_and_a_larger_grid_runs_only_the_new_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tiny(tmp_path, seeds=[0])
+    run_suite(config, plots=False, reps=100)
+    done = Path(config.output_dir) / "cells" / "cfr-micro-s0.json"
+    before = done.read_bytes(), done.stat().st_mtime_ns
+    ran: list[str] = []
+    solver = protocol.algorithm("cfr")
+
+    def counted(cell: protocol.Cell, work: Path, checkpoint: protocol.Checkpoint) -> protocol.Policy:
+        ran.append(cell.key)
+        return solver(cell, work, checkpoint)
+
+    monkeypatch.setitem(protocol.ALGORITHMS, "cfr", counted)
+    run_suite(tiny(tmp_path, seeds=[0, 1]), plots=False, reps=100)
+    assert ran == ["cfr-micro-s1"]
+    assert (done.read_bytes(), done.stat().st_mtime_ns) == before
+
+
+def test_a_hostile_cell_record_is_one_line_naming_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny(tmp_path, seeds=[0])
+    run_suite(config, plots=False, reps=100)
+    record_file = Path(config.output_dir) / "cells" / "cfr-micro-s0.json"
+    record = json.loads(record_file.read_text())
+    record["curve"][0]["env_steps"] = "many"
+    record_file.write_text(json.dumps(record))
+    with pytest.raises(SystemExit) as stopped:
+        main(["--report", config.output_dir])
+    error = capsys.readouterr().err.strip()
+    assert stopped.value.code == 2 and "\n" not in error
+    assert error.startswith("draw-bench: error: ") and "cfr-micro-s0.json" in error and "env_steps" in error
+    # A record made with other settings is refused, not reused.
+    record["curve"][0]["env_steps"] = 1
+    record["budget"]["env_steps"] = 5
+    record_file.write_text(json.dumps(record))
+    with pytest.raises(ConfigError, match=r"cfr-micro-s0\.json: field 'budget' is .* move the record away"):
+        run_suite(config, plots=False, reps=100)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("algorithms={nothing: [micro]}", "unknown algorithm 'nothing'"),
+        ("algorithms={cfr: [micro, chess]}", "must be distinct games of micro"),
+        ("budgets={micro: {}}", "a budget needs env_steps or cpu_seconds"),
+        ("seeds=[1, 1]", "must be distinct seeds"),
+        ("settings_dir=/nonexistent", "does not exist"),
+    ],
+)
+def test_a_hostile_config_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], override: str, message: str
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--output", str(tmp_path / "b"), override])
+    error = capsys.readouterr().err.strip()
+    assert stopped.value.code == 2 and "\n" not in error and message in error, error
+    assert not (tmp_path / "b").exists()
+
+
+def test_the_aggregate_of_known_data() -> None:
+    rows = []
+    for seed in range(8):
+        rows.append({"algorithm": "a", "game": "micro", "seed": seed, "value": 0.0, "normalised": 0.5})
+        rows.append({"algorithm": "b", "game": "micro", "seed": seed, "value": 0.0, "normalised": seed / 7})
+    result = report.aggregate(rows, reps=200)
+    a, b = (result["per_game"]["micro"]["estimates"][name] for name in ("a", "b"))
+    assert a["iqm"] == a["mean"] == pytest.approx([0.5, 0.5, 0.5])  # no spread, no interval
+    low, mean, high = b["mean"]
+    assert mean == pytest.approx(0.5) and low < 0.5 < high
+    # IQM of 0, 1/7, ..., 1: the middle half, 2/7 to 5/7, averages 0.5.
+    assert b["iqm"][1] == pytest.approx(0.5)
+    # A bootstrap's interval of the mean of 8 evenly spread points: about +-2 standard errors.
+    standard_error = np.std(np.arange(8) / 7) / np.sqrt(8)
+    assert high - low == pytest.approx(2 * 1.96 * standard_error, rel=0.25)
+    # b beats a's constant 0.5 in half its seeds, loses in the other half: P(b > a) = 0.5.
+    assert result["per_game"]["micro"]["improvement"]["b > a"][1] == pytest.approx(0.5)
+
+
+def test_probability_of_improvement_of_a_dominating_algorithm_is_one() -> None:
+    scores = {"high": np.array([[0.9], [0.8], [0.95]]), "low": np.array([[0.1], [0.2], [0.3]])}
+    improvement = report.improvement(scores, reps=200)
+    assert improvement["high > low"] == pytest.approx([1.0, 1.0, 1.0])
+    assert improvement["low > high"] == pytest.approx([0.0, 0.0, 0.0])
+
+
+def test_normalisation() -> None:
+    assert report.normalise(0.0, 0.4, exact=True) == 1.0 and report.normalise(0.4, 0.4, exact=True) == 0.0
+    assert report.normalise(0.0, -20.0, exact=False) == 1.0 and report.normalise(-20.0, -20.0, exact=False) == 0.0
+
+
+def test_algorithms_load_by_name_and_refuse_what_they_cannot_play(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown algorithm 'nothing'"):
+        protocol.algorithm("nothing")
+    cell = protocol.Cell("cfr", protocol.GAMES["draw2"], 0, protocol.Budget(env_steps=1), {}, 1)
+    with pytest.raises(ValueError, match="cannot run game 'draw2'"):
+        protocol.algorithm("cfr")(cell, tmp_path, lambda *_: None)
+    with pytest.raises(ValueError, match="budget needs env_steps or cpu_seconds"):
+        protocol.Budget()
