@@ -256,3 +256,23 @@ def test_temporary_files_of_a_killed_run_are_the_runs(tmp_path: Path) -> None:
     assert len(run_files(output, "exit").files) == 4
     RunDir(config, "exit", overwrite=True).start()
     assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json"]
+
+
+def test_a_run_that_does_not_continue_is_refused_unfinished_and_printed_finished(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from train.exploit.run import ExploitSummary
+
+    output = tmp_path / "run"
+    config = config_of("exploit", output)
+    assert RunDir(config, "exploit").finished(ExploitSummary, "exploit.json", "why") is None  # a new run
+    RunDir(config, "exploit").start()
+    with pytest.raises(ConfigError, match=r"holds an unfinished run of pipeline: exploit \(why\): pass --overwrite"):
+        RunDir(config, "exploit").finished(ExploitSummary, "exploit.json", "why")
+    row = {"timesteps": 64, "train_seconds": 90.0, "opponent": "heaviest", "matches": 10, "win_rate": 0.5,
+           "win_low": 0.2, "win_high": 0.8, "points_per_hand": 20.0, "zero_sum_per_hand": 1.0}
+    summary = {"target": "heaviest", "start": "fresh", "cpu_seconds": 90.0, "wall_seconds": 100.0,
+               "timesteps": 64, "final_eval": row, "figure": "exploit_curve.png", "kept": [1]}
+    (output / "exploit.json").write_text(json.dumps(summary))
+    assert RunDir(config, "exploit").finished(ExploitSummary, "exploit.json", "why") == summary  # keys kept
+    assert capsys.readouterr().out == f"{output} is complete (1.50 CPU-minutes); its summary: {output / 'exploit.json'}\n"

@@ -317,12 +317,42 @@ class RunDir:
         """The line a rerun of a finished run prints before its results: ``DIR is complete (...)``."""
         return f"{self.path} is complete ({progress}); its summary: {self.path / summary}"
 
+    def finished(self, schema: type[RunSummary], name: str, why: str) -> dict[str, Any] | None:
+        """For a pipeline whose runs do not continue: the summary ``name`` of the finished run in
+        the directory (with its :meth:`complete` line printed), or ``None`` for a new run.
+
+        Raises:
+            ConfigError: the directory holds an unfinished run of these settings (``why`` says why
+                it does not continue), or its summary is no ``schema``.
+        """
+        if not self.resuming:
+            return None
+        path = self.path / name
+        if not path.is_file():
+            raise ConfigError(
+                f"output_dir {str(self.path)!r} holds an unfinished run of pipeline: {self.pipeline} ({why}): "
+                "pass --overwrite to start it again, or choose another output_dir"
+            )
+        summary = read_run_file(path, schema)
+        print(self.complete(summary.progress(), name))
+        return summary.model_dump()
+
 
 class RunFile(BaseModel):
     """Base of every run-file schema: strict types (no coercion), no NaN; unknown keys are ignored
     (a later version may add some)."""
 
     model_config = ConfigDict(strict=True, allow_inf_nan=False, extra="ignore")
+
+
+class RunSummary(RunFile):
+    """Base of the summary a finished run writes and a rerun prints (unknown keys are kept)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def progress(self) -> str:  # pragma: no cover - abstract
+        """How far the run went, for the line a rerun prints (:meth:`RunDir.complete`)."""
+        raise NotImplementedError
 
 
 def row_schema(cls: type) -> type[RunFile]:

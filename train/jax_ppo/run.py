@@ -15,26 +15,27 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
 from train.config import ConfigError
 from train.jax_ppo.config import JaxPPOConfig
-from train.run_dir import RunDir, RunFile, read_run_file, row_schema, seconds
+from train.run_dir import RunDir, RunSummary, row_schema, seconds
 
 #: XLA options of ``fast_compile``: compiles several times faster, runs slower (tiny runs).
 FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
-class JaxPPOSummary(RunFile):
-    """``summary.json`` of a finished run, which a rerun prints (unknown keys are kept)."""
-
-    model_config = ConfigDict(extra="allow")
+class JaxPPOSummary(RunSummary):
+    """``summary.json`` of a finished run."""
 
     env_steps: int = Field(ge=0)
     train_seconds: float = seconds()
     final_eval: list[row_schema(EvalRow)]  # type: ignore[valid-type]
     policy: str
+
+    def progress(self) -> str:
+        return f"{self.env_steps:,} environment steps"
 
 
 def _trainer_module() -> Any:
@@ -90,16 +91,10 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
     """
     trainer = _trainer_module()
     run_dir = RunDir(config, "jax_ppo", overwrite=overwrite)
-    output_dir = run_dir.path
-    if run_dir.resuming:
-        if not (output_dir / "summary.json").is_file():
-            raise ConfigError(
-                f"output_dir {str(output_dir)!r} holds an unfinished run of pipeline: jax_ppo (a run does not "
-                "continue): pass --overwrite to start it again, or choose another output_dir"
-            )
-        summary: dict[str, Any] = read_run_file(output_dir / "summary.json", JaxPPOSummary).model_dump()
-        print(run_dir.complete(f"{summary['env_steps']:,} environment steps"))
+    summary = run_dir.finished(JaxPPOSummary, "summary.json", "a run does not continue")
+    if summary is not None:
         return summary
+    output_dir = run_dir.path
     settings = trainer_settings(config)
     built = trainer.Trainer(settings)
     run_dir.start()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from pydantic import ConfigDict, Field
+from pydantic import Field
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ConvertCallback, EveryNTimesteps
 from stable_baselines3.common.vec_env import VecEnv
@@ -41,7 +41,7 @@ from draw_env.rules import DrawGame
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
 from train.export import export_policy
 from train.plots import plot_learning_curve
-from train.run_dir import RunDir, RunFile, read_run_file, seconds
+from train.run_dir import RunDir, RunSummary, read_run_file, seconds
 from train.sb3_adapter import new_model, weights_of
 from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
@@ -300,16 +300,17 @@ class _Clock(BaseCallback):
         self.clock.stop()
 
 
-class SelfPlaySummary(RunFile):
-    """``summary.json`` of a finished run, which a rerun prints (unknown keys are kept)."""
-
-    model_config = ConfigDict(extra="allow")
+class SelfPlaySummary(RunSummary):
+    """``summary.json`` of a finished run (a run that stopped short of its timesteps continues)."""
 
     timesteps: int = Field(ge=0)
     train_seconds: float = seconds()
     final_eval: list[EVAL_ROW]  # type: ignore[valid-type]
     learning_curve: str | None
     seconds_to_75pct_vs_heaviest: float | None
+
+    def progress(self) -> str:
+        return f"{self.timesteps:,} steps"
 
 
 def latest_checkpoint(output_dir: Path) -> Path | None:
@@ -332,7 +333,7 @@ def finished(run_dir: RunDir, config: TrainConfig) -> dict[str, Any] | None:
     summary = read_run_file(path, SelfPlaySummary)
     if summary.timesteps < config.total_timesteps:
         return None
-    print(run_dir.complete(f"{summary.timesteps:,} steps"))
+    print(run_dir.complete(summary.progress()))
     return summary.model_dump()
 
 
