@@ -29,11 +29,11 @@ MODELS = (*(entry.config for entry in PIPELINES.values()), RLlibConfig)
 
 def _float_keys(model: type[Section], prefix: str = "", unused: Collection[str] = ()) -> Iterator[str]:
     """The float keys of ``model`` (but those of ``unused``, which the pipeline refuses whatever their value)."""
-    not_applying = getattr(model, "not_applying", {})
+    not_applying = getattr(model, "not_applying_to", lambda section: ())
     for name, field in model.model_fields.items():
         annotation = field.annotation
         if inspect.isclass(annotation) and issubclass(annotation, Section):
-            yield from _float_keys(annotation, f"{prefix}{name}.", not_applying.get(name, ()))
+            yield from _float_keys(annotation, f"{prefix}{name}.", not_applying(name))
         elif annotation is float and name not in unused:
             yield prefix + name
 

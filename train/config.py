@@ -214,6 +214,22 @@ def one_of(name: object, names: tuple[str, ...]) -> None:
         raise ValueError(f"must name opponents among {', '.join(names)}, got {shown(name)}")
 
 
+def _opponent_mapping(names: tuple[str, ...]) -> str:
+    return f"a mapping of opponent names ({', '.join(names)}) to weights"
+
+
+def opponent_weights(names: tuple[str, ...], default: Mapping[str, float]) -> Any:
+    """The field of an ``opponents`` key: opponent names among ``names`` -> weights (a copy of
+    ``default`` by default); its class checks it with :func:`opponents_validator` of ``names``."""
+    return Field(default_factory=lambda: dict(default), description=_opponent_mapping(names))
+
+
+def opponents_validator(names: tuple[str, ...]) -> Any:
+    """The validator of an ``opponents`` key (:func:`opponent_weights`): a non-empty mapping of
+    names among ``names`` to weights, not all zero (:func:`mapping_validator`)."""
+    return mapping_validator("opponents", _opponent_mapping(names), lambda name: one_of(name, names))
+
+
 def agent_spec(spec: object, *, policy_must_exist: bool = False) -> tuple[str, dict[str, Any]]:
     """Check an agent spec such as ``'ismcts:simulations=200'``; return its name and arguments.
 
@@ -295,6 +311,11 @@ class Evaluated(Section):
     evaluations: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     not_applying: ClassVar[Mapping[str, Mapping[str, str]]] = {}
 
+    @classmethod
+    def not_applying_to(cls, section: str) -> Mapping[str, str]:
+        """The keys of the evaluation section ``section`` this pipeline does not use, each with why."""
+        return cls.not_applying.get(section, {})
+
     @model_validator(mode="before")
     @classmethod
     def _evaluation_defaults(cls, data: Any) -> Any:
@@ -306,12 +327,33 @@ class Evaluated(Section):
             if not isinstance(given, Mapping):
                 continue  # the field's own check names it
             section = {**EvalSettings().model_dump(), **defaults}
-            for key, why in cls.not_applying.get(name, {}).items():
+            for key, why in cls.not_applying_to(name).items():
                 # Its default is accepted: a saved config.json holds every key.
                 if key in given and given[key] != section[key]:
                     raise ConfigError(f"config key '{name}.{key}' does not apply here: {why}")
             data[name] = {**defaults, **given}
         return data
+
+
+class EvaluatedLearner(Evaluated):
+    """Base of the config of a pipeline that trains one learner (no iterations): evaluated every
+    ``eval.every`` during training and once at the end (``final_eval``).
+
+    Neither section takes ``previous`` (there is no previous iteration: :attr:`no_previous` says
+    so in the pipeline's words), nor ``final_eval`` ``every``; :attr:`not_applying` adds the
+    pipeline's own.
+    """
+
+    #: Why ``previous`` does not apply, in the pipeline's words.
+    no_previous: ClassVar[str] = "this pipeline has no previous iteration"
+
+    eval: EvalSettings = Field(default_factory=EvalSettings)
+    final_eval: EvalSettings = Field(default_factory=EvalSettings)
+
+    @classmethod
+    def not_applying_to(cls, section: str) -> Mapping[str, str]:
+        once = {"every": "the final evaluation runs once"} if section == "final_eval" else {}
+        return {**once, "previous": cls.no_previous, **cls.not_applying.get(section, {})}
 
 
 # ---------------------------------------------------------------------------------------------

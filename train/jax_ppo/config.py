@@ -10,8 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from train.config import (
-    EvalSettings,
-    Evaluated,
+    EvaluatedLearner,
     Widths,
     fail,
     integer,
@@ -23,10 +22,9 @@ from train.config import (
 
 #: The opponents a game slot may seat (:data:`train.jax_ppo.trainer.OPPONENTS`, which needs JAX).
 OPPONENTS = ("heaviest", "random", "self")
-_NO_PREVIOUS = "PPO in JAX has no previous iteration"
 
 
-class JaxPPOConfig(Evaluated):
+class JaxPPOConfig(EvaluatedLearner):
     """Everything one run of PPO in JAX needs; see ``docs/jax_training.md`` for each key.
 
     ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
@@ -62,17 +60,12 @@ class JaxPPOConfig(Evaluated):
     fast_compile: bool = False
     output_dir: str = output_dir("runs/jax_ppo")
     progress_bar: bool = True
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-    final_eval: EvalSettings = Field(default_factory=EvalSettings)
 
     evaluations: ClassVar[dict[str, dict[str, Any]]] = {
         "eval": {"every": 0, "matches": 100, "opponents": ["heaviest", "random"]},
         "final_eval": {"matches": 500, "opponents": ["heaviest", "random", "variety"]},
     }
-    not_applying: ClassVar[dict[str, dict[str, str]]] = {
-        "eval": {"previous": _NO_PREVIOUS},
-        "final_eval": {"every": "the final evaluation runs once", "previous": _NO_PREVIOUS},
-    }
+    no_previous: ClassVar[str] = "PPO in JAX has no previous iteration"
 
     @model_validator(mode="after")
     def _whole_chunks(self) -> JaxPPOConfig:

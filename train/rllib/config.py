@@ -16,9 +16,9 @@ from train.config import (
     fail,
     integer,
     layer_widths,
-    mapping_validator,
     number,
-    one_of,
+    opponent_weights,
+    opponents_validator,
     output_dir,
     seed_field,
 )
@@ -71,9 +71,8 @@ class RLlibConfig(Section):
     iterations: int = integer(20, 1)
     env: RLlibEnv = Field(default_factory=RLlibEnv)
     learner_seats: int = integer(1, 1)
-    opponents: dict[Any, Any] = Field(
-        default_factory=lambda: {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1},
-        description=f"a mapping of opponent names ({', '.join(RLLIB_OPPONENTS)}) to weights",
+    opponents: dict[Any, Any] = opponent_weights(
+        RLLIB_OPPONENTS, {"self": 0.4, "heaviest": 0.3, "variety": 0.2, "random": 0.1}
     )
     env_runners: RLlibEnvRunners = Field(default_factory=RLlibEnvRunners)
     ppo: RLlibPPO = Field(default_factory=RLlibPPO)
@@ -81,11 +80,7 @@ class RLlibConfig(Section):
     evaluation: RLlibEvaluation = Field(default_factory=RLlibEvaluation)
     output_dir: str = output_dir("runs/rllib_selfplay")
 
-    _opponents = mapping_validator(
-        "opponents",
-        f"a mapping of opponent names ({', '.join(RLLIB_OPPONENTS)}) to weights",
-        lambda name: one_of(name, RLLIB_OPPONENTS),
-    )
+    _opponents = opponents_validator(RLLIB_OPPONENTS)
 
     @model_validator(mode="after")
     def _consistent(self) -> RLlibConfig:

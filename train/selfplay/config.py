@@ -4,29 +4,27 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
 from train.config import (
     ConfigError,
-    EvalSettings,
-    Evaluated,
+    EvaluatedLearner,
     fail,
     integer,
-    mapping_validator,
-    one_of,
+    opponent_weights,
+    opponents_validator,
     output_dir,
 )
 from train.learner_config import OPPONENT_NAMES, SELF, SNAPSHOTS, LearnerSettings
 
 
-class TrainConfig(LearnerSettings, Evaluated):
+class TrainConfig(LearnerSettings, EvaluatedLearner):
     """Everything one self-play run needs; see ``docs/training_selfplay.md`` for each key."""
 
     total_timesteps: int = integer(200_000, 1)
     vec_env: Literal["batched"] = "batched"
-    opponents: dict[Any, Any] = Field(
-        default_factory=lambda: {SELF: 0.4, SNAPSHOTS: 0.2, "heaviest": 0.2, "variety": 0.2},
-        description=f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
+    opponents: dict[Any, Any] = opponent_weights(
+        OPPONENT_NAMES, {SELF: 0.4, SNAPSHOTS: 0.2, "heaviest": 0.2, "variety": 0.2}
     )
     snapshot_every: int = integer(50_000, 1)
     snapshot_pool: int = integer(8, 1)
@@ -34,23 +32,14 @@ class TrainConfig(LearnerSettings, Evaluated):
     output_dir: str = output_dir("runs/selfplay_2p")
     tensorboard: bool = True
     progress_bar: bool = True
-    eval: EvalSettings = Field(default_factory=EvalSettings)
-    final_eval: EvalSettings = Field(default_factory=EvalSettings)
 
     evaluations: ClassVar[dict[str, dict[str, Any]]] = {
         "eval": {"every": 50_000, "matches": 200, "opponents": ["heaviest", "variety"]},
         "final_eval": {"matches": 500, "opponents": ["heaviest", "variety", "random"]},
     }
-    not_applying: ClassVar[dict[str, dict[str, str]]] = {
-        "eval": {"previous": "self-play has no previous iteration"},
-        "final_eval": {"every": "the final evaluation runs once", "previous": "self-play has no previous iteration"},
-    }
+    no_previous: ClassVar[str] = "self-play has no previous iteration"
 
-    _opponents = mapping_validator(
-        "opponents",
-        f"a mapping of opponent names ({', '.join(OPPONENT_NAMES)}) to weights",
-        lambda name: one_of(name, OPPONENT_NAMES),
-    )
+    _opponents = opponents_validator(OPPONENT_NAMES)
 
     @model_validator(mode="after")
     def _whole_rollouts(self) -> TrainConfig:
