@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import model_validator
-
-from draw_env.rules import DrawGame
 from draw_env.tiles import MAX_PIP, MIN_PIP
-from train.config import ConfigError, Section, integer, number, output_dir
+from train.config import integer, number, output_dir
+from train.learner_config import VariantSettings
 
 
-class CfrConfig(Section):
+class CfrConfig(VariantSettings):
     """CFR+ on one hand of a small 2-player variant (the defaults: ``mini``, double-three, three
-    tiles each, three protected), for a budget of CPU time or iterations."""
+    tiles each, three protected), for a budget of CPU time or iterations; :meth:`game` is the
+    variant solved."""
 
     pipeline: Literal["cfr"] = "cfr"
     num_players: Literal[2] = 2
@@ -27,15 +26,3 @@ class CfrConfig(Section):
     max_memory_gib: float = number(4.0, 0.0, 1024.0, low_open=True)
     output_dir: str = output_dir("runs/cfr_mini")
     progress_bar: bool = True
-
-    @model_validator(mode="after")
-    def _a_game(self) -> CfrConfig:
-        try:
-            self.game()
-        except ValueError as error:
-            raise ConfigError(f"config keys max_pip, hand_size, protected: {error}") from None
-        return self
-
-    def game(self) -> DrawGame:
-        """The variant solved."""
-        return DrawGame(2, self.max_pip, self.hand_size, self.protected)
