@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install integrations-env lint test docs figures train distill bench clean
+.PHONY: install integrations-env lint test docs figures train distill bench benchmark clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ distill: $(INSTALLED)
 
 bench: $(INSTALLED)
 	$(PY) benchmarks/throughput.py
+
+# The reduced benchmark table (docs/benchmark.md): CFR+ on micro, self-play MaskablePPO on micro and
+# 2-player Draw, three seeds each (configs/bench/reduced.yaml, its cost in its comments); resumable.
+benchmark: $(INSTALLED)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(VENV)/bin/draw-bench --config configs/bench/reduced.yaml
 
 clean:
 	rm -rf $(VENV) $(RLLIB_VENV) .pytest_cache .hypothesis docs/_api docs/_build

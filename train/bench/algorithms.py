@@ -10,6 +10,8 @@ as an environment step is its library's own count, recorded with the cell (``STE
 - ``sb3_ppo``: self-play MaskablePPO (:mod:`train.selfplay.run`): the learner's decisions.
 - ``jax_ppo``: PPO in JAX (:mod:`train.jax_ppo.trainer`), the seeds' game only: every seat's actions.
 - ``exit``: expert iteration (:mod:`train.exit.run`): decisions collected by the search.
+- ``rllib_ppo``: RLlib PPO in the ``.venv-rllib`` interpreter (:mod:`train.bench.rllib_cell`), the
+  seeds' game only: every seat's actions.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field
 
 from train.bench.policies import CurveSchedule, NetworkPolicy, TablePolicy, TrainingClock
 from train.bench.protocol import BenchGame, Cell, Checkpoint, Policy
@@ -28,6 +32,7 @@ STEP_UNITS = {
     "sb3_ppo": "learner decisions (SB3 num_timesteps)",
     "jax_ppo": "actions of every seat (updates x num_envs x num_steps)",
     "exit": "decisions collected by the guided search",
+    "rllib_ppo": "actions of every seat (RLlib num_env_steps_sampled_lifetime)",
 }
 #: A bound on the number of training calls an adapter makes between curve points.
 _MAX_CHUNKS = 10_000
@@ -235,3 +240,22 @@ def expert_iteration(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     final = NetworkPolicy(load_policy_file(Path(config.output_dir) / "final.npz"))
     checkpoint(decisions, clock.seconds, final)
     return final
+
+
+# ---------------------------------------------------------------------------- RLlib PPO
+
+
+class RLlibSettings(Section):
+    """``configs/bench/algorithms/rllib_ppo.yaml``: the interpreter that has RLlib, and the keys of
+    the RLlib pipeline's config (:class:`train.rllib.config.RLlibConfig`) under ``rllib``."""
+
+    python: str = Field(".venv-rllib/bin/python", min_length=1, max_length=4096)
+    rllib: dict[str, Any] = Field(default_factory=dict)
+
+
+def rllib_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """RLlib PPO (:mod:`train.bench.rllib_cell`), trained in the interpreter that has RLlib."""
+    from train.bench.rllib_cell import run_in_rllib_interpreter
+
+    settings = _build(cell, RLlibSettings, dict(cell.settings))
+    return run_in_rllib_interpreter(cell, work, checkpoint, settings.python, settings.rllib)

@@ -22,7 +22,9 @@ BENCH_FILES = (
     r"(panel|reference)-[a-z0-9]+\.json",
     r"summary\.(md|json)",
     r"report/[^/]+\.(png|json|md)",
-    r"work/[^/]+/\d+/curve/point_\d+\.(npz|json)",
+    r"work/[^/]+/\d+/curve/(point|rllib)_\d+\.(npz|json)",
+    r"work/[^/]+/\d+/(request|result)\.json",
+    r"work/[^/]+/\d+/rllib\.log",
 )
 #: The largest grid a suite may hold.
 MAX_SEEDS = 1000
@@ -70,6 +72,10 @@ class BenchConfig(Section):
         default_factory=lambda: {"micro": BudgetSettings(env_steps=1_000_000, cpu_seconds=None)},
         description="a mapping of game names to budgets",
     )
+    budget_overrides: dict[str, dict[str, BudgetSettings]] = Field(
+        default_factory=dict,
+        description="a mapping of algorithm names to mappings of game names to budgets (each replacing the game's)",
+    )
     curve_points: int = integer(5, 1, 1000)
     settings_dir: str = Field("configs/bench/algorithms", min_length=1)
     panel: PanelSettings = Field(default_factory=PanelSettings)
@@ -105,7 +111,15 @@ class BenchConfig(Section):
         unused = sorted(set(self.budgets) - {game.name for game in self.games()})
         if unused:
             raise ConfigError(f"config key 'budgets' names games no algorithm plays: {', '.join(unused)}")
+        for name, games in self.budget_overrides.items():
+            if name not in self.algorithms or not set(games) <= set(self.algorithms[name]):
+                raise ConfigError(f"config key 'budget_overrides' must name algorithms of the grid and their games, "
+                                  f"got {shown(name)}: {shown(sorted(games))}")
         return self
+
+    def budget(self, algorithm: str, game: str) -> Budget:
+        """The budget of ``algorithm``'s cells on ``game``: its override, else the game's."""
+        return self.budget_overrides.get(algorithm, {}).get(game, self.budgets[game]).budget()
 
     def games(self) -> list[BenchGame]:
         """The games of the grid, in the benchmark's order."""

@@ -46,7 +46,8 @@ def panel_ratings(
     from arena.league import league
 
     result = league(list(panel), game.num_players, matches, seed=seed, duplicate=True, workers=workers,
-                    episode=game.episode, max_pip=game.max_pip, hand_size=game.hand_size, protected=game.protected)
+                    episode=game.episode, max_pip=game.max_pip, hand_size=game.hand_size, protected=game.protected,
+                    progress=False)
     labels = {label: spec for label, spec in zip(result.labels, panel)}
     return {labels[rating.label]: (rating.mu, rating.sigma) for rating in result.ratings}
 
@@ -72,7 +73,7 @@ def panel_measure(
     for member, (mu, sigma) in panel.items():
         result = evaluate([normalise_spec(spec)] + [member] * (game.num_players - 1), num_games=matches,
                           seed=seed, duplicate=True, workers=workers, episode=game.episode, max_pip=game.max_pip,
-                          hand_size=game.hand_size, protected=game.protected)
+                          hand_size=game.hand_size, protected=game.protected, progress=False)
         learner = result.participants[0]
         for outcome in result.games:
             # The panel is the fixed scale: only the policy's rating moves.

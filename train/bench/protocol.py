@@ -167,6 +167,7 @@ ALGORITHM_PATHS: dict[str, str] = {
     "sb3_ppo": "train.bench.algorithms:sb3_ppo",
     "jax_ppo": "train.bench.algorithms:jax_ppo",
     "exit": "train.bench.algorithms:expert_iteration",
+    "rllib_ppo": "train.bench.algorithms:rllib_ppo",
     "nfsp": "train.bench.openspiel_algorithms:nfsp",
     "psro": "train.bench.openspiel_algorithms:psro",
     "mmd": "train.bench.openspiel_algorithms:mmd",

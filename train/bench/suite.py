@@ -44,6 +44,7 @@ LIBRARIES = {
     "sb3_ppo": ("stable-baselines3", "sb3-contrib", "torch"),
     "jax_ppo": ("jax", "flax", "optax"),
     "exit": ("torch", "numba"),
+    "rllib_ppo": ("ray", "torch"),
     "nfsp": ("open_spiel",),
     "psro": ("open_spiel",),
     "mmd": ("open_spiel",),
@@ -130,7 +131,7 @@ def cells_of(config: BenchConfig) -> list[Cell]:
         ConfigError: an algorithm's settings file is missing or malformed.
     """
     return [
-        Cell(name, GAMES[game], seed, config.budgets[game].budget(), read_settings(config, name, game),
+        Cell(name, GAMES[game], seed, config.budget(name, game), read_settings(config, name, game),
              config.curve_points)
         for name, games in config.algorithms.items()
         for game in games
