@@ -249,7 +249,7 @@ def collect(config: ExitConfig, weights: PolicyWeights, iteration: int, runner: 
 
     tasks = shard_tasks(config, weights, iteration)
     parts = []
-    with tqdm(total=config.matches, desc=f"iteration {iteration} collect", unit="match",
+    with tqdm(total=config.matches, desc=f"iteration {iteration} collect", unit=config.episode,
               disable=not config.progress_bar) as progress:
         for task, part in zip(tasks, runner(tasks), strict=True):
             parts.append(part)

@@ -211,9 +211,10 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
                 flush=True,
             )
             new_rows = _evaluate(config, policy_path, previous, iteration, decisions, seconds)
+            games = "matches" if config.episode == "match" else "hands"
             for row in new_rows:
                 print(f"[iteration {iteration}] vs {row.opponent:<12} win {row.win_rate:6.1%} "
-                      f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} matches)", flush=True)
+                      f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} {games})", flush=True)
             write_json_atomic(folder / "eval.json", [dataclasses.asdict(row) for row in new_rows], indent=1)
             rows.extend(new_rows)
             _log(config, rows, report, iteration)
