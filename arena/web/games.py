@@ -113,7 +113,7 @@ def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
     """The :class:`Setup` a client's JSON object asks for, every field checked.
 
     Fields: ``seats`` (2 to 4 strings: ``"person"``, an agent spec as ``draw-eval`` takes it, or
-    a name the server was started with, ``--agent NAME=SPEC``), ``episode``, ``max_pip``,
+    a name the server was started with, ``--agent NAME=AGENT``), ``episode``, ``max_pip``,
     ``hand_size``, ``protected``, ``seed`` (absent: random), ``lang``, ``hint``. An agent spec
     from the client may not name a file (``path=``): files are named only on the command line.
 
@@ -166,7 +166,7 @@ def _check_spec(key: str, text: str, game: DrawGame, named: Mapping[str, str]) -
         raise ValueError(f"{key}: {error}") from None
     files = sorted(set(kwargs) & set(FILE_ARGUMENTS))
     if files:
-        raise ValueError(f"{key}: the page may not name a file ({files[0]}=); start draw-web with --agent NAME=SPEC")
+        raise ValueError(f"{key}: the page may not name a file ({files[0]}=); start draw-web with --agent NAME=AGENT")
     try:
         check_plays_variant([name], game, key)
     except ValueError as error:

@@ -285,7 +285,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def parse_named_agents(items: Sequence[str]) -> dict[str, str]:
-    """``--agent NAME=SPEC`` values as ``{NAME: SPEC}``, each spec checked (its files read later).
+    """``--agent NAME=AGENT`` values as ``{NAME: SPEC}``, each spec checked (its files read later).
 
     Raises:
         ValueError: naming the bad item.
@@ -295,7 +295,7 @@ def parse_named_agents(items: Sequence[str]) -> dict[str, str]:
         name, equals, spec = item.partition("=")
         name = name.strip()
         if not equals or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]{0,39}", name) or name.lower() == PERSON:
-            raise ValueError(f"--agent must be NAME=SPEC with NAME a word of letters, digits, _.- (not {PERSON!r}), got {item!r}")
+            raise ValueError(f"--agent must be NAME=AGENT with NAME a word of letters, digits, _.- (not {PERSON!r}), got {item!r}")
         if name in named or name in agents.available():
             raise ValueError(f"--agent name {name!r} is taken (an agent's name, or given twice)")
         try:
@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent",
         action="append",
         default=[],
-        metavar="NAME=SPEC",
+        metavar="NAME=AGENT",
         help="offer an agent under NAME, e.g. solver=tabular:path=table.npz (the page cannot name files itself); repeatable",
     )
     return parser
