@@ -13,7 +13,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,10 +21,12 @@ from typing import Any
 import jax
 
 from agents.policy_file import save_policy_file
+from train.config import build
+from train.jax_ppo.config import OPPONENTS, JaxPPOConfig
 from train.jax_ppo.policy import ACTIVATIONS, encode, heaviest_action, policy_weights, random_action
-from train.jax_ppo.trainer import OPPONENTS, Config, Result, Trainer, summary, train
+from train.jax_ppo.trainer import Result, Trainer, summary, train
 
-__all__ = ["Config", "Result", "Trainer", "encode", "heaviest_action", "main", "random_action", "summary", "train"]
+__all__ = ["JaxPPOConfig", "Result", "Trainer", "encode", "heaviest_action", "main", "random_action", "summary", "train"]
 
 
 def _opponents(text: str) -> tuple[str, ...]:
@@ -46,7 +47,7 @@ def _hidden(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    defaults = Config()
+    defaults = JaxPPOConfig()
     parser = argparse.ArgumentParser(
         description="Train a Draw dominoes policy with PPO in JAX (rollouts and updates in one jitted "
         "function) and export it as a policy file for draw-eval.",
@@ -88,21 +89,21 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
     if args.output is not None and args.output.suffix != ".npz":
         build_parser().error(f"--output must end in .npz, got {str(args.output)!r}")
     try:
-        config = Config(
-            num_players=args.players,
-            num_envs=args.num_envs,
-            num_steps=args.num_steps,
-            updates=args.updates,
-            chunk=min(args.chunk, args.updates),
-            epochs=args.epochs,
-            minibatches=args.minibatches,
-            learning_rate=args.lr,
-            entropy_coef=args.entropy_coef,
-            hidden=args.hidden,
-            activation=args.activation,
-            opponents=args.opponents,
-            seed=args.seed,
-        )
+        config = build(JaxPPOConfig, {
+            "num_players": args.players,
+            "num_envs": args.num_envs,
+            "num_steps": args.num_steps,
+            "updates": args.updates,
+            "chunk": min(args.chunk, args.updates),
+            "epochs": args.epochs,
+            "minibatches": args.minibatches,
+            "learning_rate": args.lr,
+            "entropy_coef": args.entropy_coef,
+            "hidden": list(args.hidden),
+            "activation": args.activation,
+            "opponents": list(args.opponents),
+            "seed": args.seed,
+        })
     except ValueError as error:
         build_parser().error(str(error))
     result = train(config, progress=not args.quiet, compiler_options=compiler_options)
@@ -110,7 +111,7 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
         provenance = {
             "trainer": "examples/jax_ppo.py (PPO in JAX on draw_env.jax)",
             "command": " ".join(["python", "examples/jax_ppo.py", *(sys.argv[1:] if argv is None else argv)]),
-            "config": dataclasses.asdict(config),
+            "config": config.training(),
             "env_steps": result.env_steps,
             "wall_seconds": round(result.wall_seconds, 1),
             "cpu_seconds": round(result.cpu_seconds, 1),

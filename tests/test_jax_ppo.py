@@ -152,7 +152,7 @@ def test_the_same_seed_gives_the_same_parameters(example, trained) -> None:
     result, _ = trained
     config = result.trainer.config
     again = example.train(config, progress=False, trainer=result.trainer)
-    other = example.train(example.dataclasses.replace(config, seed=4), progress=False, trainer=result.trainer)
+    other = example.train(config.model_copy(update={"seed": 4}), progress=False, trainer=result.trainer)
 
     def leaves(run) -> list[np.ndarray]:
         return [np.asarray(leaf) for leaf in jax.tree.leaves(run.params)]
@@ -165,9 +165,9 @@ def test_the_same_seed_gives_the_same_parameters(example, trained) -> None:
 
 def test_bad_settings_are_refused(example) -> None:
     with pytest.raises(ValueError, match="opponents"):
-        example.Config(opponents=("ismcts",))
+        example.JaxPPOConfig(opponents=["ismcts"])
     with pytest.raises(ValueError, match="multiple of chunk"):
-        example.Config(updates=5, chunk=2)
+        example.JaxPPOConfig(updates=5, chunk=2)
     with pytest.raises(SystemExit):
         example.main(["--output", "policy.zip"])
 
@@ -187,7 +187,7 @@ def test_draw_train_runs_the_jax_ppo_pipeline_into_its_run_folder(
     result, exported = trained
 
     def compiled_already(settings: object) -> object:
-        assert settings == result.trainer.config  # the same run: the example's compiled trainer serves
+        assert settings.training() == result.trainer.config.training()  # the same run: the example's trainer serves
         return result.trainer
 
     monkeypatch.setattr(jax_trainer, "Trainer", compiled_already)

@@ -5,6 +5,7 @@ It imports without JAX: a config is checked before the heavy imports.
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -20,7 +21,7 @@ from train.config import (
     seed_field,
 )
 
-#: The opponents a game slot may seat (:data:`train.jax_ppo.trainer.OPPONENTS`, which needs JAX).
+#: The opponents a game slot may seat, in the order of the trainer's opponent kinds (:mod:`train.jax_ppo.trainer`).
 OPPONENTS = ("heaviest", "random", "self")
 
 
@@ -66,6 +67,30 @@ class JaxPPOConfig(EvaluatedLearner):
         "final_eval": {"matches": 500, "opponents": ["heaviest", "random", "variety"]},
     }
     no_previous: ClassVar[str] = "PPO in JAX has no previous iteration"
+
+    #: The keys of the run around the training (its folder, its evaluations, its output), which
+    #: the trainer does not read: :meth:`training` leaves them out.
+    RUN_KEYS: ClassVar[tuple[str, ...]] = (
+        "pipeline", "fast_compile", "output_dir", "progress_bar", "eval", "final_eval",
+    )
+
+    def training(self) -> dict[str, Any]:
+        """The settings the trainer reads (:mod:`train.jax_ppo.trainer`): every key but :attr:`RUN_KEYS`."""
+        return {key: value for key, value in self.to_dict().items() if key not in self.RUN_KEYS}
+
+    @property
+    def env_steps_per_update(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def sample_rows(self) -> int:
+        """Rows of learner decisions an update trains on, a multiple of ``minibatches``.
+
+        The learner acts in about 1/n of the steps (less its forced moves); 1.2/n leaves room.
+        """
+        share = min(1.0, 1.2 / self.num_players)
+        per_minibatch = math.ceil(self.env_steps_per_update * share / self.minibatches)
+        return min(per_minibatch, self.env_steps_per_update // self.minibatches) * self.minibatches
 
     @model_validator(mode="after")
     def _whole_chunks(self) -> JaxPPOConfig:

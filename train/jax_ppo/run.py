@@ -49,12 +49,10 @@ def _trainer_module() -> Any:
     return trainer
 
 
-def trainer_settings(config: JaxPPOConfig) -> Any:
-    """The trainer's :class:`train.jax_ppo.trainer.Config` of ``config``."""
-    trainer = _trainer_module()
-    names = {field.name for field in dataclasses.fields(trainer.Config)}
-    settings = {name: value for name, value in config.to_dict().items() if name in names}
-    return trainer.Config(**{**settings, "hidden": tuple(config.hidden), "opponents": tuple(config.opponents)})
+def trainer_settings(config: JaxPPOConfig) -> JaxPPOConfig:
+    """What :class:`train.jax_ppo.trainer.Trainer` takes for ``config``: the config itself (the
+    trainer reads the keys of :meth:`JaxPPOConfig.training`)."""
+    return config
 
 
 def _export(config: JaxPPOConfig, built: Any, params: Any, path: Path, provenance: dict[str, Any]) -> Path:
@@ -95,10 +93,9 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
     if summary is not None:
         return summary
     output_dir = run_dir.path
-    settings = trainer_settings(config)
-    built = trainer.Trainer(settings)
+    built = trainer.Trainer(config)
     run_dir.start()
-    steps_per_update = settings.env_steps_per_update
+    steps_per_update = config.env_steps_per_update
     rows: list[EvalRow] = []
 
     def evaluate_chunk(updates: int, seconds: float, params: Any) -> None:
@@ -114,7 +111,7 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
                   f"[{row.win_low:.1%}, {row.win_high:.1%}]", flush=True)
 
     result = trainer.train(
-        settings,
+        config,
         progress=config.progress_bar,
         compiler_options=FAST_COMPILE if config.fast_compile else None,
         trainer=built,

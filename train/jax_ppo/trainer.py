@@ -20,7 +20,6 @@ parameters and optax state are plain pytrees.
 from __future__ import annotations
 
 import dataclasses
-import math
 import resource
 import time
 from collections.abc import Callable
@@ -34,8 +33,8 @@ import optax
 from flax import nnx
 
 from draw_env.jax import DrawDominoes
+from train.jax_ppo.config import OPPONENTS, JaxPPOConfig
 from train.jax_ppo.policy import (
-    ACTIVATIONS,
     MASKED_LOGIT,
     ActorCritic,
     encode,
@@ -43,70 +42,7 @@ from train.jax_ppo.policy import (
     random_action,
 )
 
-OPPONENTS = ("heaviest", "random", "self")
 LEARNER = 0  # the learner's seat
-
-# ---------------------------------------------------------------------------- configuration
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-    """Training settings (the command's flags).
-
-    ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
-    seat's actions count as environment steps), then runs ``epochs`` passes over the learner's
-    decisions in ``minibatches`` minibatches. ``updates`` in all, reported every ``chunk``.
-    """
-
-    num_players: int = 2
-    num_envs: int = 512
-    num_steps: int = 32
-    updates: int = 240
-    chunk: int = 10
-    epochs: int = 2
-    minibatches: int = 4
-    learning_rate: float = 1e-3
-    gamma: float = 1.0
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    value_coef: float = 0.5
-    entropy_coef: float = 0.01
-    max_grad_norm: float = 0.5
-    reward_scale: float = 0.05  # zero-sum hand points are up to ~168; the network sees a few units
-    hidden: tuple[int, ...] = (128, 128)
-    activation: str = "relu"
-    opponents: tuple[str, ...] = ("heaviest", "heaviest", "random", "self")
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("num_envs", "num_steps", "updates", "chunk", "epochs", "minibatches"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.num_players not in (2, 3, 4):
-            raise ValueError(f"num_players must be 2, 3 or 4, got {self.num_players}")
-        if self.updates % self.chunk:
-            raise ValueError(f"updates ({self.updates}) must be a multiple of chunk ({self.chunk})")
-        if self.num_envs * self.num_steps < self.minibatches:
-            raise ValueError("num_envs * num_steps must be at least minibatches")
-        if not self.opponents or not set(self.opponents) <= set(OPPONENTS):
-            raise ValueError(f"opponents must name some of {', '.join(OPPONENTS)}, got {self.opponents}")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
-
-    @property
-    def env_steps_per_update(self) -> int:
-        return self.num_envs * self.num_steps
-
-    @property
-    def sample_rows(self) -> int:
-        """Rows of learner decisions an update trains on, a multiple of ``minibatches``.
-
-        The learner acts in about 1/n of the steps (less its forced moves); 1.2/n leaves room.
-        """
-        share = min(1.0, 1.2 / self.num_players)
-        per_minibatch = math.ceil(self.env_steps_per_update * share / self.minibatches)
-        return min(per_minibatch, self.env_steps_per_update // self.minibatches) * self.minibatches
-
 
 # ---------------------------------------------------------------------------- training
 
@@ -141,7 +77,7 @@ class Metrics(NamedTuple):
     value_loss: jax.Array
     entropy: jax.Array
     decisions: jax.Array  # learner decisions in the rollout
-    dropped: jax.Array  # decisions beyond Config.sample_rows, left out of the update
+    dropped: jax.Array  # decisions beyond JaxPPOConfig.sample_rows, left out of the update
     hands: jax.Array  # (3,) hands finished, per opponent kind
     wins: jax.Array  # (3,) hands where the learner's zero-sum reward was positive
     points: jax.Array  # (3,) learner's unscaled reward summed over finished hands
@@ -150,7 +86,7 @@ class Metrics(NamedTuple):
 class Trainer:
     """Builds the pure functions of one configuration: :meth:`init` and :meth:`train_chunk`."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: JaxPPOConfig) -> None:
         self.config = config
         self.env = DrawDominoes(num_players=config.num_players, episode="hand", reward="zero_sum")
         # The network's structure, without computing any weights (each run draws its own).
@@ -382,7 +318,7 @@ def _cpu_seconds() -> float:
 
 
 def train(
-    config: Config,
+    config: JaxPPOConfig,
     progress: bool = True,
     compiler_options: dict[str, Any] | None = None,
     trainer: Trainer | None = None,
@@ -403,7 +339,7 @@ def train(
     wall_start, cpu_start = time.perf_counter(), _cpu_seconds()
     if trainer is None:
         trainer = Trainer(config)
-    elif dataclasses.replace(trainer.config, seed=config.seed) != config:
+    elif {**trainer.config.training(), "seed": config.seed} != config.training():
         raise ValueError("the trainer was built for other settings than config (the seed may differ)")
     chunks = config.updates // config.chunk
     runner = trainer.init(jax.random.key(config.seed))
