@@ -18,6 +18,7 @@ from train.bench.config import BenchConfig
 from train.bench.metrics import game_tree
 from train.bench.suite import cells_of, run_suite
 from train.config import ConfigError, build
+from train.run_dir import run_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +56,9 @@ def test_a_tiny_grid_runs_and_each_record_agrees_with_its_saved_policy(tmp_path:
         assert record["curve"][0]["score"] < record["curve"][1]["score"] <= 0
     # CFR+ draws nothing at random: both seeds solve alike, and the interval is that one point.
     assert [point["score"] for point in records[0]["curve"]] == [point["score"] for point in records[1]["curve"]]
+    # The folder is a run of pipeline bench, every file one it writes (--overwrite may remove them).
+    written = {str(path.relative_to(run)) for path in run_files(run, "bench").files}
+    assert {"cells/cfr-micro-s0.json", "policies/cfr-micro-s1.npz", "reference-micro.json", "summary.md"} <= written
     low, point, high = summary["per_game"]["micro"]["estimates"]["cfr"]["iqm"]
     reference = json.loads((run / "reference-micro.json").read_text())["random"]
     assert low == point == high == pytest.approx(1 - records[0]["final"]["value"] / reference)
@@ -110,6 +114,7 @@ def test_a_hostile_cell_record_is_one_line_naming_the_file_and_field(
         ("budgets={micro: {}}", "a budget needs env_steps or cpu_seconds"),
         ("seeds=[1, 1]", "must be distinct seeds"),
         ("settings_dir=/nonexistent", "does not exist"),
+        ("budget_overrides={sb3_ppo: {micro: {env_steps: 5}}}", "must name algorithms of the grid"),
     ],
 )
 def test_a_hostile_config_is_one_line(

@@ -143,7 +143,7 @@ PIPELINES["bench"] = Pipeline(
     config=BenchConfig,
     run="train.bench.suite:bench_main",
     # The attempts hold the runs of the pipelines the adapters drive (expert iteration's is a run folder).
-    files=(*BENCH_FILES, *(rf"work/[^/]+/\d+/exit/{pattern}"
+    files=(*BENCH_FILES, *(rf"work/[A-Za-z0-9_.-]+/\d+/exit/{pattern}"
                            for pattern in (r"config\.json", r"\.draw-run\.json", *PIPELINES["exit"].files))),
     free_keys=("algorithms", "seeds", "workers", "progress_bar", "output_dir"),
     options=("address",),

@@ -17,14 +17,14 @@ from train.config import ConfigError, Section, integer, number, output_dir, read
 #: The files of a benchmark folder (``train.pipelines``: its entry's ``files``), the attempts'
 #: curve policies included (:mod:`train.bench.suite` describes them).
 BENCH_FILES = (
-    r"cells/[^/]+\.json",
-    r"policies/[^/]+\.(npz|json)",
+    r"cells/[A-Za-z0-9_.-]+\.json",
+    r"policies/[A-Za-z0-9_.-]+\.(npz|json)",
     r"(panel|reference)-[a-z0-9]+\.json",
     r"summary\.(md|json)",
-    r"report/[^/]+\.(png|json|md)",
-    r"work/[^/]+/\d+/curve/(point|rllib)_\d+\.(npz|json)",
-    r"work/[^/]+/\d+/(request|result)\.json",
-    r"work/[^/]+/\d+/rllib\.log",
+    r"report/[A-Za-z0-9_.-]+\.(png|json|md)",
+    r"work/[A-Za-z0-9_.-]+/\d+/curve/(point|rllib)_\d+\.(npz|json)",
+    r"work/[A-Za-z0-9_.-]+/\d+/(request|result)\.json",
+    r"work/[A-Za-z0-9_.-]+/\d+/rllib\.log",
 )
 #: The largest grid a suite may hold.
 MAX_SEEDS = 1000
