@@ -358,3 +358,15 @@ def test_an_agent_that_cannot_play_stops_the_game_with_its_reason(tmp_path: Path
     refused = client.post(f"/api/games/{view['id']}/move", json={"action": 56, "step": stopped["step"]})
     assert refused.status_code == 400 and "cannot play this position" in refused.json()["error"]
     assert snapshot(client, view["id"]) == before and not list(tmp_path.glob("*.json"))
+
+
+def test_a_finished_hand_is_shown_face_up_until_the_person_acts_in_the_next(client: TestClient) -> None:
+    view = new_game(client, episode="match", seed=8)
+    while view["handNumber"] == 0:
+        view = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]}).json()
+    results = view["results"]
+    assert results["hand"] == 0 and results["text"].startswith("Hand 1 over")
+    assert sum(entry["points"] for entry in results["revealed"]) > 0 or "nobody scores" in results["text"]
+    assert results["scores"] == view["scores"] and results["text"] in view["recent"]
+    after = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]}).json()
+    assert after["handNumber"] == 1 and after["results"] is None  # seed 8: hand 2 goes on

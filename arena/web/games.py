@@ -423,12 +423,24 @@ class WebGame:
             "description": describe.describe_line(state.line, lang, game.tiles),
             "recent": self.recent(seat),
             "drew": None if seat not in self.drawn else message(lang, "you_drew", tile=names[self.drawn[seat]]),
-            "results": None if not self.summaries else _summary_json(self.summaries[-1]),
+            "results": self._results(seat),
             "outcome": self._outcome() if self.finished else None,
             "failure": self.failure,
             "record": None if self.record_path is None else self.record_path.name,
         }
         return view
+
+    def _results(self, seat: int) -> dict[str, Any] | None:
+        """The last finished hand, face up, until ``seat`` has acted in the hand after it."""
+        if not self.summaries:
+            return None
+        last = self.summaries[-1]
+        acted = any(hand > last.hand and who == seat for hand, who, _ in self.log)
+        return None if acted else _summary_json(last)
+
+    def record_name(self) -> str:
+        """The record's file name: the one written in the records folder, else one from the id."""
+        return self.record_path.name if self.record_path is not None else f"game-{self.game_id[:8]}.json"
 
     def _outcome(self) -> str:
         lang = self.setup.lang

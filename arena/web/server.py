@@ -33,7 +33,7 @@ import webbrowser
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 from starlette.applications import Starlette
@@ -113,6 +113,17 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+_T = TypeVar("_T")
+
+
+def locked(game: WebGame, read: Callable[[], _T]) -> _T:
+    """``read()`` under the game's lock: run in a worker thread (``run_in_threadpool``), since a
+    move in progress may hold the lock for as long as its agents think, and the event loop must
+    not wait for it."""
+    with game.lock:
+        return read()
+
+
 def _error(status: int, text: str) -> JSONResponse:
     return JSONResponse({"error": text}, status_code=status)
 
@@ -189,8 +200,7 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
             game = game_of(request)
         except KeyError:
             return _error(404, "no such game (it may have ended long ago: start a new one)")
-        with game.lock:
-            return JSONResponse(game.view())
+        return JSONResponse(await run_in_threadpool(locked, game, game.view))
 
     async def move(request: Request) -> Response:
         try:
@@ -218,12 +228,8 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
         except KeyError:
             return _error(404, "no such game")
 
-        def read() -> dict[str, Any]:
-            with game.lock:
-                return game.hint()
-
         try:
-            return JSONResponse(await run_in_threadpool(read))
+            return JSONResponse(await run_in_threadpool(locked, game, game.hint))
         except MoveRefused as error:
             return _error(409, str(error))
 
@@ -232,9 +238,7 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
             game = game_of(request)
         except KeyError:
             return _error(404, "no such game")
-        with game.lock:
-            data = game.env.record
-            name = game.record_path.name if game.record_path is not None else f"game-{game.game_id[:8]}.json"
+        data, name = await run_in_threadpool(locked, game, lambda: (game.env.record, game.record_name()))
         return Response(
             json.dumps(data, indent=1),
             media_type="application/json",
@@ -246,10 +250,7 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
             game = game_of(request)
         except KeyError:
             return _error(404, "no such game")
-        with game.lock:
-            data = game.env.record
-            lang = game.setup.lang
-        page = await run_in_threadpool(html_page, data, lang)
+        page = await run_in_threadpool(locked, game, lambda: html_page(game.env.record, game.setup.lang))
         policy = _REPLAY_POLICY.search(page)
         assert policy is not None  # html_page always writes its policy
         # The header repeats the page's own policy (a browser applies both), with no framing.
