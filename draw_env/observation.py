@@ -495,7 +495,8 @@ def split(observation: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def view_from_observation(observation: np.ndarray, num_players: int, game: DrawGame | None = None) -> PlayerView:
-    """Rebuild what the observer knows from its observation vector, in relative seats.
+    """Rebuild what the observer knows from its observation vector, in relative seats: the facts
+    :func:`facts_of_observation` reads back through the variant's layout.
 
     The observer is seat 0 of the returned view and the others follow clockwise, as in the
     observation. Ends of placements are not observed and come back as -1; the opener is unknown
@@ -508,36 +509,32 @@ def view_from_observation(observation: np.ndarray, num_players: int, game: DrawG
     game = game or DrawGame(num_players)
     if game.num_players != num_players:
         raise ValueError(f"num_players={num_players} but the game seats {game.num_players}")
-    num_tiles, num_values = game.num_tiles, game.tiles.num_values
-    blocks = layout(game).split(np.asarray(observation))
+    observed = layout(game)
+    facts = [int(fact) for fact in facts_of_observation(observed, observation)]
+    start, _, _, _ = observed.fact_table()
 
-    def mask(bits: np.ndarray) -> int:
-        return tiles.mask_of(int(t) for t in np.flatnonzero(bits > 0.5))
+    def per_seat(name: str) -> list[int]:
+        return facts[start[name] : start[name] + num_players]
 
-    placed_by = blocks["placed_by"].reshape(SEATS, num_tiles)
-    order = blocks["placement_order"]
-    line_tiles = sorted(np.flatnonzero(order > 0.5), key=lambda t: order[t])
-    line = tuple(
-        (int(tile), int(np.argmax(placed_by[:, tile])), -1) for tile in line_tiles
-    )
-    left = blocks["left_end"]
-    right = blocks["right_end"]
-    ends = (int(np.argmax(left)), int(np.argmax(right))) if left.any() else None
-    lacks = blocks["lacks"].reshape(SEATS, num_values)
-    to_act = blocks["to_act"][:num_players]
-    scores = blocks["scores"][:num_players]
+    placed = facts[start["placed"] : start["placed"] + SEATS]
+    order = facts[start["order"] : start["order"] + game.num_tiles]
+    line_tiles = sorted((tile for tile in range(game.num_tiles) if order[tile]), key=lambda tile: order[tile])
+    # The seat that placed a tile: the first whose mask holds it (0 where none does).
+    line = tuple((tile, next((s for s in range(SEATS) if placed[s] >> tile & 1), 0), -1) for tile in line_tiles)
+    left, right = facts[start["left"]], facts[start["right"]]
+    to_act = per_seat("to_act")
     return PlayerView(
         game=game,
         player=0,
-        hand=mask(blocks["hand"]),
+        hand=facts[start["hand"]],  # the observer's row: relative seat 0
         line=line,
-        line_mask=mask(blocks["line"]),
-        ends=ends,
-        hand_counts=tuple(int(round(x)) for x in blocks["hand_sizes"][:num_players]),
-        boneyard_count=int(round(blocks["boneyard_size"][0])),
-        voids=tuple(tiles.mask_of(int(v) for v in np.flatnonzero(row > 0.5)) for row in lacks[:num_players]),
-        current=int(np.argmax(to_act)) if to_act.any() else 0,
-        passes_in_row=int(round(blocks["passes_in_row"][0])),
-        scores=tuple(int(round(s)) for s in scores),
+        line_mask=facts[start["line"]],
+        ends=(left, right) if left >= 0 else None,
+        hand_counts=tuple(per_seat("sizes")),
+        boneyard_count=facts[start["bones"]],
+        voids=tuple(per_seat("voids")),
+        current=to_act.index(1) if 1 in to_act else 0,
+        passes_in_row=facts[start["passes"]],
+        scores=tuple(per_seat("scores")),
         opener=0,
     )
