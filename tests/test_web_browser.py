@@ -1,6 +1,7 @@
 """draw-web in a real browser: headless Chromium plays a whole hand against the shipped network.
 
-The page is driven as a person would: mouse clicks on hand tiles, on the ends and on the draw
+First a hostile seat name, which the server refuses: its quoted text stays text on the page.
+Then the page is driven as a person would: mouse clicks on hand tiles, on the ends and on the draw
 button, a key press, and a click on a tile that fits nowhere (which the server refuses, and
 nothing changes). The finished game's record is read from the records folder, replayed by the
 rules, and its replay page opened to the same points. Skipped without Debian's chromium
@@ -129,6 +130,16 @@ def test_a_whole_hand_against_the_network_in_chromium(tmp_path: Path) -> None:
             page.wait("document.body.dataset.ready === '1'")
             assert page.evaluate("document.getElementById('seat-0').value") == "person"
             assert page.evaluate("document.getElementById('seat-1').value") == "network"
+            # A hostile seat: the server's refusal quotes it, and the page shows it as text.
+            hostile = '<img src=x onerror="document.documentElement.dataset.pwned=1">'
+            page.evaluate(f"document.getElementById('seat-1').value = {hostile!r}; 0")
+            page.click("#start")
+            message = page.wait("document.getElementById('message').classList.contains('error') && document.getElementById('message').textContent")
+            assert hostile in message and "agent must be one of" in message
+            assert page.evaluate("document.querySelectorAll('img').length") == 0
+            assert page.evaluate("document.documentElement.dataset.pwned") is None
+            page.evaluate("document.getElementById('seat-1').value = 'network'; 0")
+            browser.events.clear()  # the refused set-up's 400 is expected
             page.evaluate("document.getElementById('episode').value = 'hand'; document.getElementById('seed').value = '2'; 0")
             page.click("#start")
             page.wait("document.body.dataset.step !== undefined")
