@@ -31,8 +31,9 @@ from arena.specs import parse_agent_spec
 from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import layout
-from draw_env.rules import DrawGame
+from draw_env.rules import PROTECTED_BONEYARD, DrawGame
 from draw_env.single_agent import DEFAULT_REWARD_SCALE
+from draw_env.tiles import DEFAULT_MAX_PIP
 from draw_env.vector import DrawVectorEnv
 from train.learner_config import SELF, SNAPSHOTS
 
@@ -144,9 +145,9 @@ class LearnerGames:
         skip_forced: bool = True,
         opponents: Mapping[str, float] | None = None,
         seed: int | None = 0,
-        max_pip: int = 6,
+        max_pip: int = DEFAULT_MAX_PIP,
         hand_size: int | None = None,
-        protected: int = 2,
+        protected: int = PROTECTED_BONEYARD,
     ) -> None:
         self.venv = DrawVectorEnv(
             num_envs, num_players, episode, reward, autoreset=True, max_pip=max_pip, hand_size=hand_size, protected=protected
