@@ -135,7 +135,7 @@ function show(next) {
     ...view.players.map((label, seat) => {
       const item = document.createElement("li");
       const who = seat === view.you ? `player_${seat} (${label}, you)` : `player_${seat} (${label})`;
-      item.textContent = `${who}: ${view.counts[seat]} tiles${view.episode === "match" ? `, ${view.scores[seat]} points` : ""}`;
+      item.textContent = `${who}: ${view.counts[seat]} ${view.counts[seat] === 1 ? "tile" : "tiles"}${view.episode === "match" ? `, ${view.scores[seat]} points` : ""}`;
       if (seat === view.toMove) item.classList.add("to-move");
       return item;
     }),
