@@ -209,6 +209,8 @@ def test_one_training_iteration_on_ray_then_the_projects_evaluation(tmp_path: Pa
                 "action_mask": observation["action_mask"].astype(np.int8),
             }
             assert observation["action_mask"][player.act(obs)] == 1
+    # The benchmark's export of the same learner plays its distribution.
+    _check_benchmark_export(player.module, yaml.safe_load(config_path.read_text())["model"]["fcnet_activation"], tmp_path)
 
 
 @pytest.fixture
@@ -290,3 +292,25 @@ def test_quickstart_plays_a_hand(capsys: pytest.CaptureFixture[str]) -> None:
 def test_rllib_agent_rejects_a_missing_checkpoint(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="checkpoint"):
         RLlibAgent(str(tmp_path / "nowhere"))
+
+
+
+def _check_benchmark_export(module: object, activation: str, directory: Path) -> None:
+    """draw-bench's rllib_ppo (train/bench/rllib_cell.py): the learner module's networks, exported
+    as a policy file, give the module's own masked softmax on the env's observations."""
+    from agents.policy_file import load_policy_file
+    from agents.policy_network import NumpyPolicy
+    from train.bench.rllib_cell import export
+
+    path = export(module, activation, 3, directory / "learner.npz", {})
+    found = _collect_observations(40, seed=2)
+    observations = np.array([o["observations"] for o in found], np.float32)
+    masks = np.array([o["action_mask"] for o in found], np.float32)
+    ours = NumpyPolicy(load_policy_file(path), deterministic=False).probabilities_batch(observations, masks, deterministic=False)
+    with torch.no_grad():
+        batch = {Columns.OBS: {"observations": torch.as_tensor(observations), "action_mask": torch.as_tensor(masks)}}
+        logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy().astype(np.float64)  # type: ignore[attr-defined]
+    logits = np.where(masks > 0, logits, -np.inf)
+    theirs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    theirs /= theirs.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(ours, theirs, atol=1e-6)
