@@ -12,6 +12,37 @@ let busy = false; // a request is under way: one at a time
 
 const $ = (id) => document.getElementById(id);
 
+// The page's own words in the game's language (the game's sentences come from the server).
+const LABELS = {
+  en: {
+    hint: "Show the hint agent's view", keys: "Keys: 1-9 choose a tile, L or R an end, D draw, P pass, H the hint panel.",
+    move: "move", probability: "probability", value: "value (points)", download: "Download the record", replay: "Open the replay",
+    again: "New game", saved: "saved as", tile: "tile", tiles: "tiles", points: "points", you: "you",
+    position: "value of the position: {v} points (its estimate of your zero-sum hand points)",
+  },
+  ja: {
+    hint: "ヒントのエージェントの見方を表示", keys: "キー: 1-9 でタイルを選ぶ、L か R で端、D で引く、P でパス、H でヒント欄。",
+    move: "手", probability: "確率", value: "価値（点）", download: "記録をダウンロード", replay: "リプレイを開く",
+    again: "新しいゲーム", saved: "保存先", tile: "枚", tiles: "枚", points: "点", you: "あなた",
+    position: "局面の価値: {v} 点（あなたのゼロサムの得点の推定）",
+  },
+  it: {
+    hint: "Mostra il parere dell'agente dei suggerimenti", keys: "Tasti: 1-9 scelgono una tessera, L o R un'estremità, D pesca, P passa, H il pannello dei suggerimenti.",
+    move: "mossa", probability: "probabilità", value: "valore (punti)", download: "Scarica la registrazione", replay: "Apri la riproduzione",
+    again: "Nuova partita", saved: "salvata come", tile: "tessera", tiles: "tessere", points: "punti", you: "tu",
+    position: "valore della posizione: {v} punti (la sua stima dei tuoi punti a somma zero)",
+  },
+};
+const words = () => LABELS[view && LABELS[view.lang] ? view.lang : "en"];
+
+function showLabels() {
+  const w = words();
+  [["label-hint", w.hint], ["label-keys", w.keys], ["label-move", w.move], ["label-probability", w.probability],
+    ["hint-value-head", w.value], ["download", w.download], ["replay", w.replay], ["again", w.again]]
+    .forEach(([id, text]) => { $(id).textContent = text; });
+  document.documentElement.lang = view.lang;
+}
+
 function say(text, isError) {
   const box = $("message");
   box.textContent = text || "";
@@ -126,6 +157,8 @@ function show(next) {
   selected = null;
   document.body.dataset.step = String(view.step);
   document.body.dataset.finished = String(view.finished);
+  showLabels();
+  const w = words();
   $("setup").hidden = true;
   $("table").hidden = false;
   const texts = view.texts;
@@ -134,8 +167,9 @@ function show(next) {
   $("seat-list").replaceChildren(
     ...view.players.map((label, seat) => {
       const item = document.createElement("li");
-      const who = seat === view.you ? `player_${seat} (${label}, you)` : `player_${seat} (${label})`;
-      item.textContent = `${who}: ${view.counts[seat]} ${view.counts[seat] === 1 ? "tile" : "tiles"}${view.episode === "match" ? `, ${view.scores[seat]} points` : ""}`;
+      const who = seat === view.you ? `player_${seat} (${label}, ${w.you})` : `player_${seat} (${label})`;
+      const count = `${view.counts[seat]} ${view.counts[seat] === 1 ? w.tile : w.tiles}`;
+      item.textContent = `${who}: ${count}${view.episode === "match" ? `, ${view.scores[seat]} ${w.points}` : ""}`;
       if (seat === view.toMove) item.classList.add("to-move");
       return item;
     }),
@@ -165,7 +199,7 @@ function show(next) {
     $("outcome").textContent = view.outcome || "";
     $("download").href = `/api/games/${encodeURIComponent(view.id)}/record`;
     $("replay").href = `/api/games/${encodeURIComponent(view.id)}/replay`;
-    $("saved").textContent = view.record ? `saved as ${view.record}` : "";
+    $("saved").textContent = view.record ? `${w.saved} ${view.record}` : "";
   }
   if (view.failure) say(view.failure, true);
   if ($("show-hint").checked && view.toMove !== null) loadHint();
@@ -271,7 +305,7 @@ async function loadHint() {
     if (view === null || view.step !== asked) return;
     $("hint").hidden = false;
     $("hint-title").textContent = `${hint.agent}:`;
-    $("hint-value").textContent = hint.value === undefined ? "" : `value of the position: ${hint.value.toFixed(1)} points (its estimate of your zero-sum hand points)`;
+    $("hint-value").textContent = hint.value === undefined ? "" : words().position.replace("{v}", hint.value.toFixed(1));
     const withValues = hint.moves.some((move) => move.value !== undefined);
     $("hint-value-head").hidden = !withValues;
     $("hint-moves").replaceChildren(
@@ -350,6 +384,7 @@ async function init() {
   $("show-hint").addEventListener("change", () => view && show(view));
   $("again").addEventListener("click", () => {
     view = null;
+    document.documentElement.lang = "en";
     location.hash = "";
     $("table").hidden = true;
     $("setup").hidden = false;
