@@ -370,3 +370,15 @@ def test_a_finished_hand_is_shown_face_up_until_the_person_acts_in_the_next(clie
     assert results["scores"] == view["scores"] and results["text"] in view["recent"]
     after = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]}).json()
     assert after["handNumber"] == 1 and after["results"] is None  # seed 8: hand 2 goes on
+
+
+def test_the_page_has_its_words_in_every_language_of_the_game(client: TestClient) -> None:
+    from draw_env.rules import LANGUAGES
+
+    script = client.get("/play.js").text
+    table = re.search(r"const LABELS = \{\n(.*?)\n\};", script, re.DOTALL)
+    assert table is not None
+    blocks = dict(re.findall(r"^  (\w+): \{\n(.*?)\n  \},", table.group(1), re.DOTALL | re.MULTILINE))
+    assert sorted(blocks) == sorted(LANGUAGES)
+    keys = {lang: set(re.findall(r"(?:^|, )\s*(\w+): \"", body, re.MULTILINE)) for lang, body in blocks.items()}
+    assert keys["en"] and all(found == keys["en"] for found in keys.values()), keys
