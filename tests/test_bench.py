@@ -114,7 +114,7 @@ def test_a_hostile_cell_record_is_one_line_naming_the_file_and_field(
         ("budgets={micro: {}}", "a budget needs env_steps or cpu_seconds"),
         ("seeds=[1, 1]", "must be distinct seeds"),
         ("settings_dir=/nonexistent", "does not exist"),
-        ("budget_overrides={sb3_ppo: {micro: {env_steps: 5}}}", "must name algorithms of the grid"),
+        ("budget_overrides={sb3_ppo: {chess: {env_steps: 5}}}", "'budget_overrides' must map algorithms to games"),
     ],
 )
 def test_a_hostile_config_is_one_line(

@@ -108,12 +108,12 @@ class BenchConfig(Section):
         for game in self.games():
             if game.name not in self.budgets:
                 raise ConfigError(f"config key 'budgets' must give game {game.name!r} a budget")
-        unused = sorted(set(self.budgets) - {game.name for game in self.games()})
-        if unused:
-            raise ConfigError(f"config key 'budgets' names games no algorithm plays: {', '.join(unused)}")
+        unknown = sorted(set(self.budgets) - set(GAME_NAMES))
+        if unknown:  # a game no algorithm of the grid plays is kept: a grid cut down by an override
+            raise ConfigError(f"config key 'budgets' must name games of {', '.join(GAME_NAMES)}, got {shown(unknown)}")
         for name, games in self.budget_overrides.items():
-            if name not in self.algorithms or not set(games) <= set(self.algorithms[name]):
-                raise ConfigError(f"config key 'budget_overrides' must name algorithms of the grid and their games, "
+            if name not in ALGORITHM_PATHS or not set(games) <= set(GAME_NAMES):
+                raise ConfigError(f"config key 'budget_overrides' must map algorithms to games, "
                                   f"got {shown(name)}: {shown(sorted(games))}")
         return self
 
