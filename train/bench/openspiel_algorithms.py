@@ -1,0 +1,332 @@
+"""OpenSpiel's learning algorithms as benchmark cells, over the project's ``python_draw_dominoes``.
+
+Each runs through OpenSpiel's own implementation; this module only feeds it the variant, keeps
+the budget, calls the checkpoint and turns what it learned into a :mod:`train.bench.openspiel_policies`
+policy on the project's observation vector:
+
+- :func:`nfsp`: Neural Fictitious Self-Play (``open_spiel.python.pytorch.nfsp``), one agent per
+  seat sharing one average network, one Q-network and their buffers (the seats are symmetric and
+  do not observe which seat they are, so one policy plays both; sharing also gives it both seats'
+  data). The networks read the scaled observation (``observation_tensor`` over its bounds), the
+  policy file's ``"scaled"`` features. Runs on every game.
+- :func:`mmd`: Magnetic Mirror Descent with dilated entropy (``algorithms.mmd_dilated``), over the
+  sequence form of OpenSpiel's whole tree: exact games small enough to enumerate in Python (micro;
+  mini's tree has millions of nodes and is refused).
+- :func:`mccfr`: outcome-sampling Monte Carlo CFR (``algorithms.outcome_sampling_mccfr``), tabular
+  over OpenSpiel's perfect-recall information states; its average policy becomes an observation
+  table, so it too runs on micro only.
+
+Budgets: ``env_steps`` counts decisions, the players' actions applied to OpenSpiel states (the
+AEC environment's steps; the chance events of the deal and the draws are not counted). A full-tree
+iteration (MMD) counts every decision node of the tree once. ``cpu_seconds`` is this process's
+CPU time (:func:`train.bench.policies.cpu_seconds`) since the cell started, less the time spent in the checkpoint (measuring is
+not training). Training stops at whichever comes first, checked after each episode (NFSP) or
+iteration; the checkpoint is called at each of the cell's ``curve_points``, evenly over the
+budget (several with the same policy when one iteration crosses several), the last at the end.
+
+Determinism: with an ``env_steps`` budget a cell is a function of its seed (OpenSpiel's NFSP and
+MCCFR draw from NumPy's and PyTorch's global generators, which are seeded at the start; MMD is
+deterministic). A ``cpu_seconds`` budget stops at a time, so how far training got varies.
+OpenSpiel's NFSP initialises the Q-network with its fixed seed 42 whatever the seed given; the
+average network, the exploration and the deals follow the cell's seed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from open_spiel.python import rl_environment
+from open_spiel.python.algorithms import mccfr as mccfr_lib
+from open_spiel.python.algorithms import mmd_dilated, outcome_sampling_mccfr, sequence_form_utils
+from open_spiel.python.pytorch import nfsp as nfsp_lib
+
+from agents.policy_file import PolicyWeights
+from train.bench.openspiel_policies import Layer, NfspPolicy, flat_tree, load_spiel_game, scaled_features
+from train.bench.policies import TablePolicy, cpu_seconds
+from train.bench.protocol import Budget, Cell, Checkpoint, Policy
+
+#: NFSP's settings and defaults (``configs/bench/algorithms/nfsp.yaml`` documents them).
+NFSP_DEFAULTS: dict[str, Any] = {
+    "hidden_layers": [128],
+    "reservoir_buffer_capacity": 200_000,
+    "replay_buffer_capacity": 200_000,
+    "anticipatory_param": 0.1,
+    "batch_size": 128,
+    "rl_learning_rate": 0.01,
+    "sl_learning_rate": 0.01,
+    "min_buffer_size_to_learn": 1000,
+    "learn_every": 64,
+    "update_target_network_every": 1000,
+    "epsilon_start": 0.06,
+    "epsilon_end": 0.001,
+    "epsilon_decay_duration": 1_000_000,
+    "optimizer": "sgd",
+}
+#: MMD's settings: ``alpha`` the entropy weight (0: Nash on average), ``stepsize`` (``None``:
+#: OpenSpiel's ``alpha / max|payoff|^2``), ``average`` (play the average sequences, else the last).
+MMD_DEFAULTS: dict[str, Any] = {"alpha": 0.0, "stepsize": 30.0, "average": False}
+#: Outcome-sampling MCCFR's settings: ``epsilon`` the exploration of the sampling policy.
+MCCFR_DEFAULTS: dict[str, Any] = {"epsilon": 0.6}
+
+
+def settings_of(cell: Cell, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell's settings over ``defaults``.
+
+    Raises:
+        ValueError: naming a setting the algorithm does not take.
+    """
+    unknown = sorted(set(cell.settings) - set(defaults))
+    if unknown:
+        raise ValueError(f"{cell.algorithm}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(defaults)}")
+    return {**defaults, **cell.settings}
+
+
+class Meter:
+    """A cell's spending (decisions and CPU seconds) and its curve points.
+
+    ``advance(steps, policy)`` after each unit of work adds its decisions and calls the checkpoint
+    at every curve point now reached (``policy()`` built once for them); ``finish(policy)`` calls
+    the remaining ones, the last at the end of training.
+    """
+
+    def __init__(self, budget: Budget, curve_points: int, checkpoint: Checkpoint) -> None:
+        if curve_points < 1:
+            raise ValueError(f"curve_points must be at least 1, got {curve_points}")
+        self.budget = budget
+        self.curve_points = curve_points
+        self.checkpoint = checkpoint
+        self.steps = 0
+        self.called = 0
+        self._start = cpu_seconds()
+        self._measuring = 0.0
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU seconds of training so far (the checkpoint's own time left out)."""
+        return cpu_seconds() - self._start - self._measuring
+
+    @property
+    def spent(self) -> bool:
+        return self.budget.spent(self.steps, self.cpu_seconds)
+
+    def _fraction(self) -> float:
+        parts = []
+        if self.budget.env_steps is not None:
+            parts.append(self.steps / self.budget.env_steps)
+        if self.budget.cpu_seconds is not None:
+            parts.append(self.cpu_seconds / self.budget.cpu_seconds)
+        return max(parts)
+
+    def advance(self, steps: int, policy: Callable[[], Policy]) -> None:
+        self.steps += steps
+        due = min(int(self._fraction() * self.curve_points), self.curve_points - 1)
+        if due > self.called:
+            self._call(due, policy())
+
+    def finish(self, policy: Policy) -> Policy:
+        self._call(self.curve_points, policy)
+        return policy
+
+    def _call(self, upto: int, policy: Policy) -> None:
+        steps, seconds = self.steps, self.cpu_seconds
+        begun = cpu_seconds()
+        while self.called < upto:
+            self.called += 1
+            self.checkpoint(steps, seconds, policy)
+        self._measuring += cpu_seconds() - begun
+
+
+def _about(cell: Cell, settings: Mapping[str, Any], meter: Meter, library: str) -> dict[str, Any]:
+    return {
+        "algorithm": cell.algorithm, "library": library, "game": cell.game.to_dict(), "seed": cell.seed,
+        "settings": dict(settings), "env_steps": meter.steps, "cpu_seconds": round(meter.cpu_seconds, 3),
+    }
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _shared_buffer(base: Any) -> type:
+    """A buffer class whose ``init`` gives every agent of one run the same buffer (OpenSpiel's
+    agents build their buffers on their first transition through the class they hold)."""
+
+    class Shared(base):
+        instance: Any = None
+
+        @classmethod
+        def init(cls, capacity: int, experience: Any) -> Any:
+            if cls.instance is None:
+                cls.instance = base.init(capacity, experience)
+            return cls.instance
+
+    return Shared
+
+
+def _share_networks(agents: list[nfsp_lib.NFSP]) -> None:
+    """Every agent plays and learns with the first one's networks, optimisers and buffers."""
+    first = agents[0]
+    reservoir = _shared_buffer(nfsp_lib.ReservoirBuffer)
+    replay = _shared_buffer(first._rl_agent._replay_buffer_class)
+    for agent in agents:
+        agent._replay_buffer_class = reservoir
+        agent._rl_agent._replay_buffer_class = replay
+        if agent is first:
+            continue
+        agent._avg_network = first._avg_network
+        agent._optimizer = first._optimizer
+        agent._rl_agent._q_network = first._rl_agent._q_network
+        agent._rl_agent._target_q_network = first._rl_agent._target_q_network
+        agent._rl_agent._optimizer = first._rl_agent._optimizer
+
+
+def _layers(network: torch.nn.Module) -> list[Layer]:
+    """The linear layers of OpenSpiel's MLP, input first, as float32 arrays (copies)."""
+    return [
+        (module.weight.detach().cpu().numpy().copy(), module.bias.detach().cpu().numpy().copy())
+        for module in network.modules()
+        if isinstance(module, torch.nn.Linear)
+    ]
+
+
+def _scale(time_step: rl_environment.TimeStep, rules: Any) -> rl_environment.TimeStep:
+    """The time step with each seat's observation scaled (the networks' input)."""
+    observations = time_step.observations
+    observations["info_state"] = list(scaled_features(np.asarray(observations["info_state"], np.float32), rules))
+    return time_step
+
+
+def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Train NFSP on ``cell`` (every game); the average network is the policy."""
+    settings = settings_of(cell, NFSP_DEFAULTS)
+    game = cell.game
+    rules = game.rules
+    _seed_everything(cell.seed)
+    spiel_game = load_spiel_game(game)
+    env = rl_environment.Environment(
+        spiel_game, chance_event_sampler=rl_environment.ChanceEventSampler(cell.seed),
+        observation_type=rl_environment.ObservationType.OBSERVATION,
+    )
+    size = env.observation_spec()["info_state"][0]
+    actions = env.action_spec()["num_actions"]
+    agents = [
+        nfsp_lib.NFSP(
+            seat, size, actions, list(settings["hidden_layers"]),
+            reservoir_buffer_capacity=int(settings["reservoir_buffer_capacity"]),
+            anticipatory_param=float(settings["anticipatory_param"]),
+            batch_size=int(settings["batch_size"]),
+            rl_learning_rate=float(settings["rl_learning_rate"]),
+            sl_learning_rate=float(settings["sl_learning_rate"]),
+            min_buffer_size_to_learn=int(settings["min_buffer_size_to_learn"]),
+            learn_every=int(settings["learn_every"]),
+            optimizer_str=str(settings["optimizer"]),
+            seed=cell.seed,
+            replay_buffer_capacity=int(settings["replay_buffer_capacity"]),
+            update_target_network_every=int(settings["update_target_network_every"]),
+            epsilon_start=float(settings["epsilon_start"]),
+            epsilon_end=float(settings["epsilon_end"]),
+            epsilon_decay_duration=int(settings["epsilon_decay_duration"]),
+            discount_factor=1.0,
+        )
+        for seat in range(game.num_players)
+    ]
+    _share_networks(agents)
+    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+
+    def policy() -> NfspPolicy:
+        weights = PolicyWeights(
+            policy=tuple(_layers(agents[0]._avg_network)), activation="relu", features="scaled",
+            num_players=game.num_players, provenance=_about(cell, settings, meter, "open_spiel.pytorch.nfsp"),
+            variant=game.variant,
+        )
+        return NfspPolicy(weights)
+
+    while not meter.spent:
+        time_step = _scale(env.reset(), rules)
+        decisions = 0
+        while not time_step.last():
+            seat = time_step.observations["current_player"]
+            output = agents[seat].step(time_step)
+            time_step = _scale(env.step([output.action]), rules)
+            decisions += 1
+        for agent in agents:
+            agent.step(time_step)  # every seat sees the end (its last transition, a new episode mode)
+        meter.advance(decisions, policy)
+    return meter.finish(policy())
+
+
+def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Run MMD (dilated entropy) on ``cell``'s whole tree (micro); the policy is the
+    observation table of its average (or last) sequences."""
+    settings = settings_of(cell, MMD_DEFAULTS)
+    tree = flat_tree(cell.game)
+    spiel_game = load_spiel_game(cell.game)
+    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    stepsize = settings["stepsize"]
+    solver = mmd_dilated.MMDDilatedEnt(spiel_game, float(settings["alpha"]), None if stepsize is None else float(stepsize))
+    decisions = sum(1 for seat in tree.player if seat >= 0)
+
+    def policy() -> TablePolicy:
+        sequences = solver.get_avg_sequences() if settings["average"] else solver.current_sequences()
+
+        def probabilities(seat: int, infostate: str, legal: list[int]) -> np.ndarray:
+            keys = solver.infoset_action_maps[seat][infostate]
+            index = solver.infoset_actions_to_seq[seat]
+            weights = {int(key.rsplit(sequence_form_utils._DELIMITER, 1)[1]): sequences[seat][index[key]] for key in keys}
+            row = np.array([weights[action] for action in legal], np.float64)
+            total = row.sum()
+            return row / total if total > 0 else np.full(len(legal), 1.0 / len(legal))
+
+        rows, table = tree.observation_table(probabilities)
+        return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.mmd_dilated"))
+
+    while not meter.spent:
+        solver.update_sequences()
+        meter.advance(decisions, policy)
+    return meter.finish(policy())
+
+
+class _CountingSolver(outcome_sampling_mccfr.OutcomeSamplingSolver):
+    """OpenSpiel's solver, counting the decisions its sampled episodes visit."""
+
+    decisions = 0
+
+    def _episode(self, state: Any, *args: Any, **kwargs: Any) -> Any:
+        if not state.is_terminal() and not state.is_chance_node():
+            self.decisions += 1
+        return super()._episode(state, *args, **kwargs)
+
+
+def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Run outcome-sampling MCCFR on ``cell`` (micro); the policy is the observation table of
+    its average policy (uniform at information states it never visited)."""
+    settings = settings_of(cell, MCCFR_DEFAULTS)
+    tree = flat_tree(cell.game)
+    _seed_everything(cell.seed)
+    solver = _CountingSolver(load_spiel_game(cell.game))
+    solver._expl = float(settings["epsilon"])
+    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+
+    def policy() -> TablePolicy:
+        def probabilities(seat: int, infostate: str, legal: list[int]) -> np.ndarray:
+            found = solver._infostates.get(infostate)
+            if found is None or found[mccfr_lib.AVG_POLICY_INDEX].sum() <= 0:
+                return np.full(len(legal), 1.0 / len(legal))
+            average = np.asarray(found[mccfr_lib.AVG_POLICY_INDEX], np.float64)
+            return average / average.sum()
+
+        rows, table = tree.observation_table(probabilities)
+        return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.outcome_sampling_mccfr"))
+
+    while not meter.spent:
+        before = solver.decisions
+        solver.iteration()
+        meter.advance(solver.decisions - before, policy)
+    return meter.finish(policy())
