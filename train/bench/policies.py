@@ -35,6 +35,9 @@ class NetworkPolicy:
 
     def __init__(self, weights: PolicyWeights) -> None:
         self.network = NumpyPolicy(weights, deterministic=False)
+        #: The library versions of the interpreter that trained it, where that is not this one
+        #: (the cell's record keeps them instead of this interpreter's).
+        self.trained_versions: dict[str, str | None] | None = None
 
     def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """float64 ``(k, A)``: the softmax of the legal actions' logits of each row."""

@@ -140,7 +140,11 @@ class Cell:
 
 @runtime_checkable
 class Policy(Protocol):
-    """A trained policy as the benchmark measures it."""
+    """A trained policy as the benchmark measures it.
+
+    A policy trained in another interpreter may also carry ``trained_versions`` (a mapping of
+    library names to versions), which its cell's record keeps instead of this interpreter's.
+    """
 
     def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Action distributions: observations float32 ``(k, L)`` and masks int8 ``(k, A)`` of the

@@ -44,6 +44,7 @@ class _Result(RunFile):
     """``result.json`` of the RLlib process: the curve's policy files, the final one last."""
 
     points: list[_Point] = Field(min_length=1, max_length=100_000)
+    versions: dict[str, str | None]
 
 
 def run_in_rllib_interpreter(
@@ -75,6 +76,7 @@ def run_in_rllib_interpreter(
                          f"see {work / 'rllib.log'}")
     result: _Result = read_run_file(work / "result.json", _Result)
     policies = [NetworkPolicy(load_policy_file(point.path)) for point in result.points]
+    policies[-1].trained_versions = result.versions
     for point, policy in zip(result.points, policies):
         checkpoint(point.env_steps, point.cpu_seconds, policy)
     return policies[-1]
@@ -151,7 +153,9 @@ def train_cell(request_path: Path) -> None:
     finally:
         algorithm.stop()
         ray.shutdown()
-    write_json_atomic(work / "result.json", {"points": points}, indent=1)
+    from train.bench.suite import versions
+
+    write_json_atomic(work / "result.json", {"points": points, "versions": versions("rllib_ppo")}, indent=1)
 
 
 if __name__ == "__main__":
