@@ -166,3 +166,23 @@ def test_algorithms_load_by_name_and_refuse_what_they_cannot_play(tmp_path: Path
         protocol.algorithm("cfr")(cell, tmp_path, lambda *_: None)
     with pytest.raises(ValueError, match="budget needs env_steps or cpu_seconds"):
         protocol.Budget()
+
+
+def test_a_self_play_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: Path) -> None:
+    """sb3_ppo through the self-play pipeline's games and model: one rollout, one curve point; the
+    final figure is draw-exploit's on the saved policy file (sampling, as the spec says)."""
+    settings = tmp_path / "settings"
+    settings.mkdir()
+    (settings / "sb3_ppo.yaml").write_text(
+        "n_envs: 16\nopponents: {self: 1.0}\nppo: {n_steps: 8, batch_size: 64, n_epochs: 1, net_arch: [16]}\n"
+    )
+    config = tiny(tmp_path, algorithms={"sb3_ppo": ["micro"]}, seeds=[3], budgets={"micro": {"env_steps": 128}},
+                  curve_points=1, settings_dir=str(settings))
+    run_suite(config, plots=False, reps=100)
+    record = json.loads((Path(config.output_dir) / "cells" / "sb3_ppo-micro-s3.json").read_text())
+    assert record["used"]["env_steps"] == 128 and len(record["curve"]) == 1
+    assert record["final"]["spec"].startswith("network:path=") and record["final"]["spec"].endswith(",deterministic=false")
+    name, kwargs = parse_agent_spec(record["final"]["spec"])
+    measured = exploitability(game_tree(protocol.GAMES["micro"]), agent_probabilities(build_agent(name, kwargs)))
+    assert record["final"]["value"] == pytest.approx(measured.exploitability, abs=1e-12)
+    assert record["curve"][0]["score"] == pytest.approx(-measured.exploitability, abs=1e-6)
