@@ -37,11 +37,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.address is not None or args.output is not None or args.overrides:
                 raise ValueError("--report takes no --address, --output or overrides")
             from train.bench.report import report
-            from train.run_dir import MARKER
+            from train.run_dir import MARKER, RunMarker, read_run_file
 
             folder = Path(args.report)
             if not (folder / MARKER).is_file():
                 raise ValueError(f"--report: {str(folder)!r} is no benchmark folder (no {MARKER})")
+            found = read_run_file(folder / MARKER, RunMarker).pipeline
+            if found != "bench":
+                raise ValueError(f"--report: {str(folder)!r} holds a run of pipeline: {found}, not a benchmark")
             summary = report(folder)
             print(summary["table"])
             print(f"Summary: {summary['markdown']}")
