@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             folder = Path(args.report)
             if not (folder / MARKER).is_file():
                 raise ValueError(f"--report: {str(folder)!r} is no benchmark folder (no {MARKER})")
-            found = read_run_file(folder / MARKER, RunMarker).pipeline
+            marker: RunMarker = read_run_file(folder / MARKER, RunMarker)
+            found = marker.pipeline
             if found != "bench":
                 raise ValueError(f"--report: {str(folder)!r} holds a run of pipeline: {found}, not a benchmark")
             summary = report(folder)
