@@ -175,6 +175,7 @@ ALGORITHM_PATHS: dict[str, str] = {
     "nfsp": "train.bench.openspiel_algorithms:nfsp",
     "psro": "train.bench.openspiel_algorithms:psro",
     "mmd": "train.bench.openspiel_algorithms:mmd",
+    "mccfr": "train.bench.openspiel_algorithms:mccfr",
 }
 #: The algorithms imported so far (filled by :func:`algorithm`).
 ALGORITHMS: dict[str, Algorithm] = {}

@@ -48,6 +48,7 @@ LIBRARIES = {
     "nfsp": ("open_spiel",),
     "psro": ("open_spiel",),
     "mmd": ("open_spiel",),
+    "mccfr": ("open_spiel",),
 }
 
 
