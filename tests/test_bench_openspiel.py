@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("pyspiel")
 pytest.importorskip("torch")
@@ -131,6 +132,22 @@ def test_mmd_runs_an_iteration_on_micro() -> None:
     policy, curve = _run("mmd", 1, {}, points=1)
     assert len(curve) == 1 and curve[0][0] == sum(1 for seat in flat_tree(MICRO).player if seat >= 0)
     _answers(policy)
+
+
+@pytest.mark.slow
+def test_psro_runs_an_iteration_on_micro() -> None:
+    pytest.importorskip("cvxpy")
+    policy, curve = _run("psro", 1, {"sims_per_entry": 5, "prd_iterations": 500}, points=1)
+    assert len(curve) == 1 and curve[0][0] > 2 * sum(1 for seat in flat_tree(MICRO).player if seat >= 0)
+    _answers(policy)
+
+
+@pytest.mark.parametrize("name", ["nfsp", "mmd", "psro", "mccfr"])
+def test_the_settings_files_hold_the_algorithms_keys(name: str) -> None:
+    settings = yaml.safe_load((Path(__file__).parents[1] / "configs/bench/algorithms" / f"{name}.yaml").read_text())
+    defaults = getattr(algorithms, f"{name.upper()}_DEFAULTS")
+    assert settings == algorithms.settings_of(Cell(name, MICRO, 0, Budget(env_steps=1), settings), defaults)
+    assert set(settings) == set(defaults)
 
 
 def test_tree_algorithms_refuse_a_game_without_a_tree_and_unknown_settings() -> None:

@@ -12,6 +12,9 @@ policy on the project's observation vector:
 - :func:`mmd`: Magnetic Mirror Descent with dilated entropy (``algorithms.mmd_dilated``), over the
   sequence form of OpenSpiel's whole tree: exact games small enough to enumerate in Python (micro;
   mini's tree has millions of nodes and is refused).
+- :func:`psro`: PSRO (``algorithms.psro_v2``) with the exact best-response oracle and projected
+  replicator dynamics, its meta-strategy's mixture as the policy; micro only, like MMD (OpenSpiel
+  imports cvxpy for it).
 - :func:`mccfr`: outcome-sampling Monte Carlo CFR (``algorithms.outcome_sampling_mccfr``), tabular
   over OpenSpiel's perfect-recall information states; its average policy becomes an observation
   table, so it too runs on micro only.
@@ -33,6 +36,8 @@ average network, the exploration and the deals follow the cell's seed.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import random
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -70,6 +75,9 @@ NFSP_DEFAULTS: dict[str, Any] = {
 #: MMD's settings: ``alpha`` the entropy weight (0: Nash on average), ``stepsize`` (``None``:
 #: OpenSpiel's ``alpha / max|payoff|^2``), ``average`` (play the average sequences, else the last).
 MMD_DEFAULTS: dict[str, Any] = {"alpha": 0.0, "stepsize": 30.0, "average": False}
+#: PSRO's settings: episodes per meta-game entry, and the projected replicator dynamics'
+#: iterations and exploration floor.
+PSRO_DEFAULTS: dict[str, Any] = {"sims_per_entry": 100, "prd_iterations": 20_000, "prd_gamma": 1e-10}
 #: Outcome-sampling MCCFR's settings: ``epsilon`` the exploration of the sampling policy.
 MCCFR_DEFAULTS: dict[str, Any] = {"epsilon": 0.6}
 
@@ -126,25 +134,29 @@ class Meter:
         self.steps += steps
         due = min(int(self._fraction() * self.curve_points), self.curve_points - 1)
         if due > self.called:
-            self._call(due, policy())
+            self._call(due, policy)
 
-    def finish(self, policy: Policy) -> Policy:
-        self._call(self.curve_points, policy)
-        return policy
+    def finish(self, policy: Callable[[], Policy]) -> Policy:
+        return self._call(self.curve_points, policy)
 
-    def _call(self, upto: int, policy: Policy) -> None:
+    def _call(self, upto: int, policy: Callable[[], Policy]) -> Policy:
+        """Build the policy and call the checkpoint up to point ``upto``; neither counts as
+        training (a tabular algorithm's policy becomes an observation table only to be measured)."""
         steps, seconds = self.steps, self.cpu_seconds
         begun = cpu_seconds()
+        built = policy()
         while self.called < upto:
             self.called += 1
-            self.checkpoint(steps, seconds, policy)
+            self.checkpoint(steps, seconds, built)
         self._measuring += cpu_seconds() - begun
+        return built
 
 
 def _about(cell: Cell, settings: Mapping[str, Any], meter: Meter, library: str) -> dict[str, Any]:
     return {
         "algorithm": cell.algorithm, "library": library, "game": cell.game.to_dict(), "seed": cell.seed,
         "settings": dict(settings), "env_steps": meter.steps, "cpu_seconds": round(meter.cpu_seconds, 3),
+        "curve_point": meter.called,
     }
 
 
@@ -259,7 +271,7 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         for agent in agents:
             agent.step(time_step)  # every seat sees the end (its last transition, a new episode mode)
         meter.advance(decisions, policy)
-    return meter.finish(policy())
+    return meter.finish(policy)
 
 
 def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
@@ -290,7 +302,7 @@ def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     while not meter.spent:
         solver.update_sequences()
         meter.advance(decisions, policy)
-    return meter.finish(policy())
+    return meter.finish(policy)
 
 
 class _CountingSolver(outcome_sampling_mccfr.OutcomeSamplingSolver):
@@ -329,4 +341,75 @@ def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         before = solver.decisions
         solver.iteration()
         meter.advance(solver.decisions - before, policy)
-    return meter.finish(policy())
+    return meter.finish(policy)
+
+
+def _counting(policies: list[Any], counter: list[int]) -> list[Any]:
+    """PSRO's per-player policy callables, each call (one decision) counted in ``counter[0]``."""
+
+    def counted(function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            counter[0] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    return [counted(function) for function in policies]
+
+
+def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Run PSRO (``algorithms.psro_v2``) on ``cell`` (micro) with OpenSpiel's exact best-response
+    oracle and projected replicator dynamics as the meta-solver (the ``nash`` meta-solver needs
+    the ECOS solver); the policy is the observation table of the meta-strategy's mixture of the
+    population (``algorithms.policy_aggregator``).
+
+    An iteration counts, as decisions, every decision node of the tree once per best response
+    (each walks the whole tree) plus the decisions of the episodes that fill the meta-game.
+    """
+    # psro_v2 imports cvxpy (OpenSpiel's LP solver) when loaded: imported here, on use.
+    from open_spiel.python import policy as policy_lib
+    from open_spiel.python.algorithms import policy_aggregator
+    from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
+
+    settings = settings_of(cell, PSRO_DEFAULTS)
+    tree = flat_tree(cell.game)
+    _seed_everything(cell.seed)
+    spiel_game = load_spiel_game(cell.game)
+    uniform = policy_lib.TabularPolicy(spiel_game)
+    oracle = best_response_oracle.BestResponseOracle(best_response_backend="py", game=spiel_game, policy=uniform)
+    sampled = [0]
+
+    class Solver(psro_v2.PSROSolver):
+        def sample_episodes(self, policies: list[Any], num_episodes: int) -> Any:
+            return super().sample_episodes(_counting(policies, sampled), num_episodes)
+
+    with contextlib.redirect_stdout(io.StringIO()):  # its constructor prints its options
+        solver = Solver(
+            spiel_game, oracle, sims_per_entry=int(settings["sims_per_entry"]),
+            initial_policies=[uniform.__copy__() for _ in range(cell.game.num_players)],
+            training_strategy_selector=strategy_selectors.probabilistic, meta_strategy_method="prd",
+            prd_iterations=int(settings["prd_iterations"]), prd_gamma=float(settings["prd_gamma"]),
+            sample_from_marginals=True, symmetric_game=False,
+        )
+    decisions = sum(1 for seat in tree.player if seat >= 0)
+    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+
+    def policy() -> TablePolicy:
+        mixture = policy_aggregator.PolicyAggregator(spiel_game).aggregate(
+            range(cell.game.num_players), solver.get_policies(), solver.get_meta_strategies()
+        )
+
+        def probabilities(seat: int, infostate: str, legal: list[int]) -> np.ndarray:
+            found = mixture.policy[seat].get(infostate, {})
+            row = np.array([found.get(action, 0.0) for action in legal], np.float64)
+            total = row.sum()
+            return row / total if total > 0 else np.full(len(legal), 1.0 / len(legal))
+
+        rows, table = tree.observation_table(probabilities)
+        return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.psro_v2"))
+
+    while not meter.spent:
+        before = sampled[0]
+        solver.iteration()
+        meter.advance(cell.game.num_players * decisions + sampled[0] - before, policy)
+    return meter.finish(policy)
