@@ -164,8 +164,20 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
 
         return serve
 
-    def game_of(request: Request) -> WebGame:
-        return store.get(request.path_params["game_id"])
+    def with_game(
+        handler: Callable[[Request, WebGame], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint that answers ``handler(request, game)`` for the game its path names, and 404
+        for an id the store does not hold."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                game = store.get(request.path_params["game_id"])
+            except KeyError:
+                return _error(404, "no such game (it may have ended long ago: start a new one)")
+            return await handler(request, game)
+
+        return endpoint
 
     async def options(request: Request) -> Response:
         return JSONResponse(
@@ -195,18 +207,10 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
             return _error(400, error_line(error))
         return JSONResponse(game.view(), status_code=201)
 
-    async def view(request: Request) -> Response:
-        try:
-            game = game_of(request)
-        except KeyError:
-            return _error(404, "no such game (it may have ended long ago: start a new one)")
+    async def view(request: Request, game: WebGame) -> Response:
         return JSONResponse(await run_in_threadpool(locked, game, game.view))
 
-    async def move(request: Request) -> Response:
-        try:
-            game = game_of(request)
-        except KeyError:
-            return _error(404, "no such game (it may have ended long ago: start a new one)")
+    async def move(request: Request, game: WebGame) -> Response:
         try:
             body = await _read_json(request)
         except ValueError as error:
@@ -222,22 +226,13 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
             return _error(400, str(error))
         return JSONResponse(answer)
 
-    async def hint(request: Request) -> Response:
-        try:
-            game = game_of(request)
-        except KeyError:
-            return _error(404, "no such game")
-
+    async def hint(request: Request, game: WebGame) -> Response:
         try:
             return JSONResponse(await run_in_threadpool(locked, game, game.hint))
         except MoveRefused as error:
             return _error(409, str(error))
 
-    async def record(request: Request) -> Response:
-        try:
-            game = game_of(request)
-        except KeyError:
-            return _error(404, "no such game")
+    async def record(request: Request, game: WebGame) -> Response:
         data, name = await run_in_threadpool(locked, game, lambda: (game.env.record, game.record_name()))
         return Response(
             json.dumps(data, indent=1),
@@ -245,11 +240,7 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
             headers={"content-disposition": f'attachment; filename="{name}"'},
         )
 
-    async def replay(request: Request) -> Response:
-        try:
-            game = game_of(request)
-        except KeyError:
-            return _error(404, "no such game")
+    async def replay(request: Request, game: WebGame) -> Response:
         page = await run_in_threadpool(locked, game, lambda: html_page(game.env.record, game.setup.lang))
         policy = _REPLAY_POLICY.search(page)
         assert policy is not None  # html_page always writes its policy
@@ -266,11 +257,11 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = ("127.0.0.1", "l
         Route("/play.css", static("play.css")),
         Route("/api/options", options),
         Route("/api/games", create, methods=["POST"]),
-        Route("/api/games/{game_id}", view),
-        Route("/api/games/{game_id}/move", move, methods=["POST"]),
-        Route("/api/games/{game_id}/hint", hint),
-        Route("/api/games/{game_id}/record", record),
-        Route("/api/games/{game_id}/replay", replay),
+        Route("/api/games/{game_id}", with_game(view)),
+        Route("/api/games/{game_id}/move", with_game(move), methods=["POST"]),
+        Route("/api/games/{game_id}/hint", with_game(hint)),
+        Route("/api/games/{game_id}/record", with_game(record)),
+        Route("/api/games/{game_id}/replay", with_game(replay)),
     ]
     middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
     return Starlette(routes=routes, middleware=middleware)
