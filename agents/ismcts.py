@@ -40,7 +40,7 @@ import time
 from agents.base import Observation, ValueSearchAgent, num_players
 from draw_env.checks import check_int, check_number
 from draw_env.observation import view_from_observation
-from draw_env.rules import DRAW, DrawState, PlayerView
+from draw_env.rules import DRAW, PROTECTED_BONEYARD, DrawState, PlayerView
 from draw_env.tiles import PIPS
 
 #: Default number of simulations per decision of the pure-Python search (docs/agents.md gives
@@ -74,6 +74,9 @@ class SearchAgent(ValueSearchAgent):
         rollout_randomness: probability that a rollout move is a uniformly random placement
             instead of the heaviest one, in 0..1.
         seed: seeds every decision's search; ``None`` for fresh entropy.
+        protected: the variant's protected boneyard tiles, which an observation does not always
+            show (``None``: read from the observation when it can be, else guessed; docs/agents.md).
+            A search that plays only the seeds' game (:attr:`seeds_game_only`) takes ``None`` or 2.
 
     Raises:
         ValueError: if an argument is out of range; the message names it and the allowed values.
@@ -81,6 +84,8 @@ class SearchAgent(ValueSearchAgent):
 
     #: Simulations per decision when neither budget is given.
     default_simulations = DEFAULT_SIMULATIONS
+    #: The search reads only the seeds' game (its ``protected`` can only be theirs).
+    seeds_game_only = False
 
     def __init__(
         self,
@@ -89,6 +94,7 @@ class SearchAgent(ValueSearchAgent):
         exploration: float = 1.0,
         rollout_randomness: float = 0.25,
         seed: int | None = None,
+        protected: int | None = None,
     ) -> None:
         super().__init__(seed)
         if simulations is None and seconds is None:
@@ -99,6 +105,12 @@ class SearchAgent(ValueSearchAgent):
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
         self.exploration = check_number("exploration", exploration, minimum=0)
         self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
+        self.protected = None if protected is None else check_int("protected", protected, minimum=0)
+        if self.seeds_game_only and self.protected not in (None, PROTECTED_BONEYARD):
+            raise ValueError(
+                f"protected must be None or {PROTECTED_BONEYARD} (the seeds' game: this search plays no "
+                f"other), got {protected}; the compiled 'ismcts' plays every variant"
+            )
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:  # pragma: no cover - abstract
         """Search from ``view`` (a view of the player to act, or its observation dict) and return
@@ -127,9 +139,12 @@ class _Node:
 
 class ISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS with paired root actions and heaviest-first rollouts, in pure Python
-    (``agents.make("ismcts_python")``); the arguments are :class:`SearchAgent`'s."""
+    (``agents.make("ismcts_python")``); the arguments are :class:`SearchAgent`'s. It plays only
+    the seeds' game (the compiled :class:`agents.ismcts_compiled.CompiledISMCTSAgent` plays every
+    variant)."""
 
     name = "ismcts"
+    seeds_game_only = True
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Search from ``view`` and return each legal root action's mean backed-up value.

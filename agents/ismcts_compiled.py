@@ -52,7 +52,7 @@ from agents.base import Observation, tile_set_of
 from agents.ismcts import REWARD_SCALE, SearchAgent
 from draw_env import engine as E
 from draw_env import tiles
-from draw_env.checks import check_int, check_number
+from draw_env.checks import check_number
 from draw_env.observation import SEATS, Layout, layout
 from draw_env.rules import NUM_ACTIONS, PROTECTED_BONEYARD, DrawGame, PlayerView
 from draw_env.tiles import TileSet
@@ -777,23 +777,10 @@ def _width(state: np.ndarray) -> int:
 class CompiledISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``); the
     arguments are :class:`agents.ismcts.SearchAgent`'s (default budget :data:`DEFAULT_SIMULATIONS`),
-    and ``protected``: the variant's protected boneyard tiles, which an observation does not always
-    show (``None``: read from the observation when it can be, else guessed; docs/agents.md)."""
+    ``protected`` included: it plays every variant."""
 
     name = "ismcts"
     default_simulations = DEFAULT_SIMULATIONS
-
-    def __init__(
-        self,
-        simulations: int | None = None,
-        seconds: float | None = None,
-        exploration: float = 1.0,
-        rollout_randomness: float = 0.25,
-        seed: int | None = None,
-        protected: int | None = None,
-    ) -> None:
-        super().__init__(simulations, seconds, exploration, rollout_randomness, seed)
-        self.protected = None if protected is None else check_int("protected", protected, minimum=0)
 
     @property
     def _threshold(self) -> int:

@@ -58,6 +58,8 @@ def test_registry_lists_the_agents() -> None:
         ("ismcts", {"simulations": 0}, "simulations must be an integer in [1, 100000000], got 0"),
         ("ismcts", {"simulations": 10**20}, "simulations must be an integer in [1, 100000000], got 100000000000000000000"),
         ("ismcts_python", {"simulations": 10**8 + 1}, "simulations must be an integer in [1, 100000000]"),
+        ("ismcts_python", {"protected": 3}, "protected must be None or 2 (the seeds' game: this search plays no other)"),
+        ("ismcts", {"protected": -1}, "protected must be an integer >= 0"),
         ("ismcts", {"exploration": 10**400}, "exploration must be a finite number >= 0"),
         ("pimc", {"worlds": 10**20}, "worlds must be an integer in [1, 1000000000], got 100000000000000000000"),
         ("pimc", {"depth": 161}, "depth must be an integer in [1, 160], got 161"),
