@@ -11,7 +11,7 @@ absolute seat, seeding) follow pgx; ``docs/engine.md`` ("The batched environment
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple, NoReturn
+from typing import Any, ClassVar, NamedTuple, NoReturn, TypedDict
 
 import numpy as np
 from gymnasium import spaces
@@ -93,6 +93,18 @@ class VectorStep(NamedTuple):
     deal_hands: np.ndarray
     deal_boneyard: np.ndarray
     deal_opener: np.ndarray
+
+
+class GameOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`DrawVectorEnv` that choose what is played (the episode, the
+    rewards and the variant), for a wrapper that passes them through to it unchanged
+    (``**options: Unpack[GameOptions]``); their meanings and defaults are :class:`DrawVectorEnv`'s."""
+
+    episode: str
+    reward: str
+    max_pip: int
+    hand_size: int | None
+    protected: int
 
 
 class DrawVectorEnv:

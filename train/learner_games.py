@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -31,11 +31,13 @@ from arena.specs import parse_agent_spec
 from draw_env.checks import check_bool, check_number, check_seed
 from draw_env.features import encode_batch, feature_size
 from draw_env.observation import layout
-from draw_env.rules import PROTECTED_BONEYARD, DrawGame
+from draw_env.rules import DrawGame
 from draw_env.single_agent import DEFAULT_REWARD_SCALE
-from draw_env.tiles import DEFAULT_MAX_PIP
-from draw_env.vector import DrawVectorEnv
+from draw_env.vector import DrawVectorEnv, GameOptions
 from train.learner_config import SELF, SNAPSHOTS
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 Opponent = BatchActor
 
@@ -107,8 +109,7 @@ class LearnerGames:
 
     Args:
         num_envs: games played in lockstep.
-        num_players, episode, reward: as :func:`draw_env.env` (the arguments from ``episode`` on
-            are keywords: :class:`LearnerOptions`).
+        num_players: 2, 3 or 4 (the arguments after it are keywords: :class:`LearnerOptions`).
         reward_scale: the learner's reward is its AEC reward times this (> 0).
         features: ``"scaled"`` (258 entries) or ``"extended"`` (340) observation encodings
             (:mod:`draw_env.features`).
@@ -121,8 +122,9 @@ class LearnerGames:
             random legal play.
         seed: seeds the deals, the seats, the pool draws and the sampled opponents until
             ``reset(seed=...)`` seeds them anew (``None``: fresh entropy).
-        max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`; the
-            defaults: the seeds' game).
+        game_options: ``episode``, ``reward`` and the variant (``max_pip``, ``hand_size``, ``protected``),
+            passed to :class:`draw_env.vector.DrawVectorEnv` (:class:`draw_env.vector.GameOptions`;
+            the defaults: hands scored ``zero_sum`` in the seeds' game).
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
@@ -138,20 +140,14 @@ class LearnerGames:
         num_envs: int,
         num_players: int = 2,
         *,
-        episode: str = "hand",
-        reward: str = "zero_sum",
         reward_scale: float = DEFAULT_REWARD_SCALE,
         features: str = "extended",
         skip_forced: bool = True,
         opponents: Mapping[str, float] | None = None,
         seed: int | None = 0,
-        max_pip: int = DEFAULT_MAX_PIP,
-        hand_size: int | None = None,
-        protected: int = PROTECTED_BONEYARD,
+        **game_options: Unpack[GameOptions],
     ) -> None:
-        self.venv = DrawVectorEnv(
-            num_envs, num_players, episode, reward, autoreset=True, max_pip=max_pip, hand_size=hand_size, protected=protected
-        )
+        self.venv = DrawVectorEnv(num_envs, num_players, autoreset=True, **game_options)
         self.game = game = self.venv.game
         self.num_envs = self.venv.num_envs
         self.num_players = self.venv.num_players
@@ -350,20 +346,15 @@ class LearnerGames:
         self.venv.close()
 
 
-class LearnerOptions(TypedDict, total=False):
+class LearnerOptions(GameOptions, total=False):
     """The keyword arguments of :class:`LearnerGames` and of its views, with their meanings there
-    (each view gives its own defaults)."""
+    (each view gives its own defaults): the game's (:class:`draw_env.vector.GameOptions`) and these."""
 
-    episode: str
-    reward: str
     reward_scale: float
     features: str
     skip_forced: bool
     opponents: Mapping[str, float] | None
     seed: int | None
-    max_pip: int
-    hand_size: int | None
-    protected: int
 
 
 class LearnerView:
