@@ -35,6 +35,11 @@ OPTIONS = {
 }
 
 
+#: The config keys that may differ when a run of any pipeline is continued: how it shows its
+#: progress and where it writes (a run folder may be moved).
+FREE_KEYS = ("progress_bar", "output_dir")
+
+
 @dataclass(frozen=True)
 class Pipeline:
     """One pipeline of ``draw-train``.
@@ -42,22 +47,32 @@ class Pipeline:
     Attributes:
         name: the ``pipeline:`` of its configs (and of its runs' marker).
         config: its config model.
-        run: ``"module:function"`` of its run function (:data:`RunFunction`).
         files: what a run writes in ``output_dir`` besides ``config.json`` and the marker: paths
             relative to it, ``/`` between folders, each part a regular expression.
-        free_keys: top-level config keys that may differ when a run is continued (they do not
-            change what the run computes).
+        free: top-level config keys, beyond :data:`FREE_KEYS`, that may differ when a run is
+            continued (they do not change what the run computes); :attr:`free_keys` holds all of them.
         options: the :data:`OPTIONS` it takes.
         guide: its docs page.
+        run: ``"module:function"`` of its run function (:data:`RunFunction`); the default is
+            ``train.NAME.run:NAME_main``.
     """
 
     name: str
     config: type[Section]
-    run: str
     files: tuple[str, ...]
-    free_keys: tuple[str, ...] = ("progress_bar", "output_dir")
+    free: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     guide: str = "docs/training.md"
+    run: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.run:
+            object.__setattr__(self, "run", f"train.{self.name}.run:{self.name}_main")
+
+    @property
+    def free_keys(self) -> tuple[str, ...]:
+        """Every top-level key that may differ when a run is continued: :data:`FREE_KEYS` and :attr:`free`."""
+        return (*FREE_KEYS, *self.free)
 
     def runner(self) -> RunFunction:
         """The run function, imported now (torch, JAX: the heavy imports)."""
@@ -68,86 +83,83 @@ class Pipeline:
 
 #: A checkpoint's files: the model zip, its side files, and its policy file (``.npz`` + ``.json``).
 _CHECKPOINT = r"(zip|policy\.json|pool\.npz|state\.json|npz|json)"
+#: What a run that evaluates as it trains writes: its summary and the table of its evaluations.
+_EVALUATED_RUN = (r"summary\.json", r"eval\.csv")
+
+
+def policy_file(stem: str) -> str:
+    """The pattern of a policy file's two files (:mod:`agents.policy_file`): ``STEM.npz`` and its
+    record ``STEM.json`` (``stem`` a pattern itself)."""
+    return rf"{stem}\.(npz|json)"
+
 
 #: ``pipeline:`` -> its entry.
 PIPELINES: dict[str, Pipeline] = {
     entry.name: entry
     for entry in (
         Pipeline(
-            name="selfplay",
-            config=TrainConfig,
-            run="train.selfplay.run:selfplay_main",
+            "selfplay", TrainConfig,
             files=(
-                r"summary\.json",
-                r"eval\.csv",
+                *_EVALUATED_RUN,
                 r"learning_curve\.png",
                 rf"final\.{_CHECKPOINT}",
                 rf"checkpoints/step_\d+\.{_CHECKPOINT}",
-                r"checkpoints/eval_latest\.(npz|json)",
+                policy_file("checkpoints/eval_latest"),
                 r"tensorboard/ppo_\d+/events\.out\.tfevents\..+",
             ),
-            free_keys=("total_timesteps", "progress_bar", "tensorboard", "final_eval", "output_dir"),
+            free=("total_timesteps", "tensorboard", "final_eval"),
             options=("resume",),
             guide="docs/training_selfplay.md",
         ),
         Pipeline(
-            name="exit",
-            config=ExitConfig,
-            run="train.exit.run:exit_main",
+            "exit", ExitConfig,
             files=(
-                r"summary\.json",
+                *_EVALUATED_RUN,
                 r"state\.json",
-                r"eval\.csv",
                 r"strength\.png",
-                r"final\.(npz|json)",
-                r"iter_\d{3,}/(policy\.npz|policy\.json|data\.npz|eval\.json)",
+                policy_file("final"),
+                policy_file(r"iter_\d{3,}/policy"),
+                r"iter_\d{3,}/(data\.npz|eval\.json)",
                 r"tensorboard/events\.out\.tfevents\..+",
             ),
-            free_keys=("iterations", "workers", "progress_bar", "tensorboard", "eval", "output_dir"),
+            free=("iterations", "workers", "tensorboard", "eval"),
             options=("address",),
             guide="docs/training_exit.md",
         ),
         Pipeline(
-            name="exploit",
-            config=ExploitConfig,
-            run="train.exploit.run:exploit_main",
+            "exploit", ExploitConfig,
             files=(
                 r"exploit\.json",
                 r"eval\.csv",
                 r"exploit_curve\.png",
                 r"(final|interrupted)\.(zip|policy\.json)",
-                r"final\.(npz|json)",
-                r"checkpoints/cpu_\d+s\.(npz|json)",
+                policy_file("final"),
+                policy_file(r"checkpoints/cpu_\d+s"),
             ),
             guide="docs/training_exploit.md",
         ),
         Pipeline(
-            name="jax_ppo",
-            config=JaxPPOConfig,
-            run="train.jax_ppo.run:jax_ppo_main",
-            files=(r"summary\.json", r"eval\.csv", r"final\.(npz|json)", r"checkpoints/update_\d+\.(npz|json)"),
+            "jax_ppo", JaxPPOConfig,
+            files=(*_EVALUATED_RUN, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
             guide="docs/jax_training.md",
         ),
         Pipeline(
-            name="cfr",
-            config=CfrConfig,
-            run="train.cfr.run:cfr_main",
-            files=(r"state\.npz", r"progress\.json", r"curve\.(json|png)", r"policy\.(npz|json)", r"summary\.json"),
-            free_keys=("iterations", "cpu_minutes", "target", "checkpoint_minutes", "progress_bar", "output_dir"),
+            "cfr", CfrConfig,
+            files=(r"state\.npz", r"progress\.json", r"curve\.(json|png)", policy_file("policy"), r"summary\.json"),
+            free=("iterations", "cpu_minutes", "target", "checkpoint_minutes"),
             guide="docs/exploitability.md",
         ),
     )
 }
 PIPELINES["bench"] = Pipeline(
-    name="bench",
-    config=BenchConfig,
-    run="train.bench.suite:bench_main",
+    "bench", BenchConfig,
     # The attempts hold the runs of the pipelines the adapters drive (expert iteration's is a run folder).
     files=(*BENCH_FILES, *(rf"work/[A-Za-z0-9_.-]+/\d+/exit/{pattern}"
                            for pattern in (r"config\.json", r"\.draw-run\.json", *PIPELINES["exit"].files))),
-    free_keys=("algorithms", "seeds", "workers", "progress_bar", "output_dir"),
+    free=("algorithms", "seeds", "workers"),
     options=("address",),
     guide="docs/benchmark.md",
+    run="train.bench.suite:bench_main",
 )
 #: The pipeline of a config that names none (self-play's configs name none).
 DEFAULT_PIPELINE = "selfplay"
