@@ -26,6 +26,9 @@ BENCH_FILES = (
     r"work/[A-Za-z0-9_.-]+/\d+/(request|result)\.json",
     r"work/[A-Za-z0-9_.-]+/\d+/rllib\.log",
 )
+#: The pipelines whose run folders a cell's attempt may hold (expert iteration's; the exploiter's):
+#: their files count as the benchmark's (``train.pipelines``' entry adds their patterns).
+ATTEMPT_RUNS = ("exit", "exploit")
 #: The largest grid a suite may hold.
 MAX_SEEDS = 1000
 
@@ -59,6 +62,16 @@ class PanelSettings(Section):
     seed: int = integer(20_260_101, 0, 2**63 - 1)
 
 
+class ExploiterSettings(Section):
+    """The exploiter on full games (train/exploit/): a MaskablePPO best response trained against
+    each cell's final policy for ``cpu_minutes`` (null: none), then ``matches`` duplicate matches
+    against it; ``settings`` are keys of an exploit config (``configs/exploit.yaml``)."""
+
+    cpu_minutes: float | None = Field(None, gt=0, le=10_000, description="a number in (0, 10000], or null (no exploiter)")
+    matches: int = integer(200, 1, 1_000_000)
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
 class BenchConfig(Section):
     """A benchmark suite: ``algorithms`` (each mapped to its games) x ``seeds``, at ``budgets``."""
 
@@ -79,6 +92,7 @@ class BenchConfig(Section):
     curve_points: int = integer(5, 1, 1000)
     settings_dir: str = Field("configs/bench/algorithms", min_length=1)
     panel: PanelSettings = Field(default_factory=PanelSettings)
+    exploiter: ExploiterSettings = Field(default_factory=lambda: ExploiterSettings(cpu_minutes=None))
     workers: int = workers(1)
     max_memory_gib: float = number(4.0, 0.0, 1024.0, low_open=True)
     output_dir: str = output_dir("runs/bench")

@@ -9,16 +9,20 @@ fixed reference panel on the full ones.
   others), duplicate deals, ``matches`` games a member with a fixed seed. The score is the mean
   over members of the policy's zero-sum points per hand; the rating is openskill's Plackett-Luce
   ``mu`` of the policy with the panel's ratings held fixed at those of the panel's own league
-  (played once per game and stored in the benchmark folder, :func:`panel_ratings`).
+  (played once per game and stored in the benchmark folder, :func:`panel_ratings`). Where the
+  suite asks for it, the exploiter's win rate against the final policy (:func:`exploiter_measure`):
+  the approximate exploitability at a fixed CPU budget.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from draw_env.game_tree import GameTree, build_tree
+from train.bench.config import ExploiterSettings
 from train.bench.protocol import BenchGame, Policy
 
 #: The largest tree a measurement builds (mini's takes about 1.7 GB).
@@ -85,3 +89,30 @@ def panel_measure(
     score = sum(float(row["zero_sum_per_hand"]) for row in rows) / len(rows)
     return {"score": score, "rating": rating.mu,
             "rating_sigma": rating.sigma, "panel": rows}
+
+
+def exploiter_measure(spec: str, game: BenchGame, seed: int, folder: Path, settings: ExploiterSettings) -> dict[str, Any]:
+    """The approximate exploitability of the policy ``spec`` on a full game: the exploiter
+    (:func:`train.exploit.run.run_exploit`) trained against it in every other seat for
+    ``settings.cpu_minutes`` CPU-minutes in ``folder``, then its duplicate matches against it.
+
+    Returns:
+        The exploiter's ``win_rate`` with its Wilson bounds, ``zero_sum_per_hand``, ``matches``,
+        ``cpu_seconds`` and ``timesteps``.
+    """
+    from train.config import ConfigError, build
+    from train.exploit.config import ExploitConfig
+    from train.exploit.run import run_exploit
+
+    data = {**settings.settings, "target": spec, "num_players": game.num_players, **game.variant,
+            "episode": game.episode, "seed": seed, "cpu_minutes": settings.cpu_minutes,
+            "eval": {"every": 0, "matches": 20}, "final_eval": {"matches": settings.matches},
+            "output_dir": str(folder), "progress_bar": False}
+    try:
+        config = build(ExploitConfig, data)
+    except ConfigError as error:
+        raise ConfigError(f"config key 'exploiter': {error}") from None
+    summary = run_exploit(config)
+    row = summary["final_eval"]
+    return {key: row[key] for key in ("win_rate", "win_low", "win_high", "zero_sum_per_hand", "matches")} | {
+        "cpu_seconds": summary["cpu_seconds"], "timesteps": summary["timesteps"]}

@@ -69,6 +69,7 @@ class Final(RunFile):
     value: float
     score: float
     measure: dict[str, Any]
+    exploiter: dict[str, Any] | None = None
 
 
 class Used(RunFile):
@@ -254,6 +255,13 @@ def run_cell(cell: Cell, run: Path, config: BenchConfig, panels: Mapping[str, An
         started = time.process_time()
         value, score, measure = measurer.measure(None, spec, cell.game, lambda: spec)
         measuring[0] += time.process_time() - started
+    exploiter = None
+    if not cell.game.exact and config.exploiter.cpu_minutes is not None:
+        from train.bench.metrics import exploiter_measure
+
+        started = time.process_time()
+        exploiter = exploiter_measure(spec, cell.game, cell.seed, attempt / "exploit", config.exploiter)
+        measuring[0] += time.process_time() - started
     from train.bench.algorithms import STEP_UNITS
 
     return {
@@ -265,7 +273,7 @@ def run_cell(cell: Cell, run: Path, config: BenchConfig, panels: Mapping[str, An
         "versions": getattr(final_policy, "trained_versions", None) or versions(cell.algorithm),
         "commit": git_commit(), "curve": curve,
         "final": {"spec": spec, "metric": "exploitability" if cell.game.exact else "panel_score", "value": value,
-                  "score": score, "measure": measure},
+                  "score": score, "measure": measure, "exploiter": exploiter},
         "command": command,
     }
 
