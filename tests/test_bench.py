@@ -52,7 +52,7 @@ def test_a_tiny_grid_runs_and_each_record_agrees_with_its_saved_policy(tmp_path:
         measured = exploitability(game_tree(protocol.GAMES["micro"]), agent_probabilities(build_agent(name, kwargs)))
         assert record["final"]["value"] == pytest.approx(measured.exploitability, abs=1e-12)
         assert record["final"]["score"] == -record["final"]["value"]
-        # More iterations, less exploitable (CFR+ on micro, two and four iterations).
+        # More iterations, less exploitable (CFR+ on micro, one and two iterations).
         assert record["curve"][0]["score"] < record["curve"][1]["score"] <= 0
     # CFR+ draws nothing at random: both seeds solve alike, and the interval is that one point.
     assert [point["score"] for point in records[0]["curve"]] == [point["score"] for point in records[1]["curve"]]
