@@ -11,7 +11,7 @@ Subjects, each playing uniformly random legal actions in every game of a batch:
   legal actions from ``engine.random_actions`` (as ``benchmarks/throughput.py`` runs it).
 
 The JAX subjects run the same jitted step (pgx's benchmark loop): a uniform legal action per game
-(:func:`random_legal`, one random word per game), then ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))``
+(:func:`random_legal`, a hashed random word per game and action), then ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))``
 (``fast_step`` for the fast loop), observations computed at every step. A step of N games is N decisions. Compilation is timed apart: the first
 call of the jitted step (trace, compile, run once), reported per subject; subjects then run
 interleaved in rounds so that machine noise hits all alike, and the figures are medians over

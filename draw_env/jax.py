@@ -385,6 +385,11 @@ class DrawDominoes:
         self._high = np.array(game.tiles.high, np.int32)
         self._holding = np.stack([self._masks.const(mask) for mask in game.tiles.holding])
         self._doubles = [game.tiles.tile_id((value, value)) for value in range(self._num_values)]
+        # per value v >= 1, the mask of the tiles whose low (high) half is v: a tile's half is read
+        # as a sum of bit tests, elementwise across a batch (a pick from a per-tile table is a
+        # reduction along the tile axis under vmap, slower on CPU)
+        self._low_masks = [self._masks.const(self._mask_of(self._low == value)) for value in range(1, self._num_values)]
+        self._high_masks = [self._masks.const(self._mask_of(self._high == value)) for value in range(1, self._num_values)]
         self._facts = _FactTable(observed, self._masks.words)
         # zero_sum rewards by numerator n * points - total, from -max_points to (n - 1) * max_points
         others = self.num_players - 1
@@ -522,6 +527,18 @@ class DrawDominoes:
             voids=zeros, opener=opener, hand_number=jnp.asarray(hand_number, jnp.int32), key=key,
         )
 
+    @staticmethod
+    def _mask_of(held: np.ndarray) -> int:
+        """The Python int mask of the tiles where ``held`` (bool per tile id) holds."""
+        return sum(1 << int(tile) for tile in np.flatnonzero(held))
+
+    def _half(self, masks: list[np.ndarray], tile: jax.Array) -> jax.Array:
+        """int32: the value of ``tile``'s half whose masks per value 1, 2, ... are ``masks``."""
+        value = jnp.int32(0)
+        for number, mask in enumerate(masks, start=1):
+            value = value + number * self._masks.test(jnp.asarray(mask), tile)
+        return value
+
     def _pips(self, masks: jax.Array) -> jax.Array:
         """int32 pip totals of tile masks ``(...) + M``.
 
@@ -580,7 +597,7 @@ class DrawDominoes:
 
         # Placement: the opening tile [a|b] leaves a on the left and b on the right; otherwise the
         # matching half joins the chosen end and the other half becomes its open value.
-        low, high = _pick(jnp.asarray(self._low), tile), _pick(jnp.asarray(self._high), tile)
+        low, high = self._half(self._low_masks, tile), self._half(self._high_masks, tile)
         left, right = state.left, state.right
         empty = left < 0
         new_left = jnp.where(empty, low, jnp.where((end == 0), jnp.where(low == left, high, low), left))
