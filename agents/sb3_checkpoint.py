@@ -18,7 +18,7 @@ import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -49,6 +49,16 @@ def _short(value: Any) -> str:
     """``repr(value)``, cut to 200 characters (a hostile file may hold anything)."""
     text = repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+class WeightsRecord(TypedDict, total=False):
+    """What :func:`weights_from_state_dict` keeps beside the networks, as the keywords that the
+    functions built on it pass through unchanged (``train.sb3_adapter.weights_of``,
+    ``train.export.export_policy``); meanings and defaults are :func:`weights_from_state_dict`'s."""
+
+    value: bool
+    provenance: Mapping[str, Any] | None
+    game: DrawGame | None
 
 
 def weights_from_state_dict(

@@ -12,27 +12,23 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.policy_file import PLAYER_COUNTS, record_path, save_policy_file
-from agents.sb3_checkpoint import checkpoint_record_path, read_checkpoint
+from agents.sb3_checkpoint import WeightsRecord, checkpoint_record_path, read_checkpoint
 from draw_env.checks import check_bool, check_choice
 from draw_env.commands import reported_errors
 from draw_env.files import check_distinct
-from draw_env.rules import DrawGame
 from draw_env.untrusted import read_json
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def export_policy(
-    source: Any,
-    path: str | os.PathLike[str],
-    *,
-    num_players: int | None = None,
-    value: bool = True,
-    provenance: Mapping[str, Any] | None = None,
-    game: DrawGame | None = None,
+    source: Any, path: str | os.PathLike[str], *, num_players: int | None = None, **record: Unpack[WeightsRecord]
 ) -> Path:
     """Write ``source``'s networks as the policy file ``path`` (``.npz``) and its ``.json`` record.
 
@@ -43,12 +39,12 @@ def export_policy(
             atomically.
         num_players: the table size the policy was trained for; required for a model, and for a
             checkpoint without a side file.
-        value: keep the value network. Pass False when it was not trained, so that nobody
-            mistakes it for a trained critic.
-        provenance: JSON data stored in the record: what it was trained or distilled from, the
-            commands, the results.
-        game: the variant a model plays, recorded in the file (``None``: the seeds' game; a
-            checkpoint ``.zip`` holds the seeds' game's networks).
+        record: what the file records beside the networks
+            (:class:`agents.sb3_checkpoint.WeightsRecord`): ``value`` (default True) keeps the
+            value network: pass False when it was not trained, so that nobody mistakes it for a
+            trained critic; ``provenance``, JSON data: what it was trained or distilled from, the
+            commands, the results; ``game``, the variant a model plays (``None``: the seeds' game;
+            a checkpoint ``.zip`` says its own in its side file).
 
     Returns:
         The ``.npz`` path.
@@ -57,7 +53,7 @@ def export_policy(
         ValueError: if the network is not an MLP policy, the player count is missing or
             contradicts the checkpoint's side file, or ``path`` does not end in ``.npz``.
     """
-    check_bool("value", value)
+    value = check_bool("value", record.get("value", True))
     if num_players is not None:
         check_choice("num_players", num_players, PLAYER_COUNTS)
     if isinstance(source, (str, os.PathLike)):
@@ -71,12 +67,12 @@ def export_policy(
             weights,
             num_players=num_players if num_players is not None else weights.num_players,
             value=weights.value if value else None,
-            provenance={"exported_from": str(source), **(provenance or {})},
+            provenance={"exported_from": str(source), **(record.get("provenance") or {})},
         )
     else:
         from train.sb3_adapter import weights_of
 
-        weights = weights_of(source, num_players, value=value, provenance=provenance, game=game)
+        weights = weights_of(source, num_players, **record)
     if weights.num_players is None:
         raise ValueError(
             f"num_players must be one of {', '.join(map(str, PLAYER_COUNTS))} to export, got None"

@@ -10,8 +10,7 @@ out of one (:func:`weights_of`) under SB3's parameter names (the name map is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import torch
@@ -20,11 +19,13 @@ from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.policy_file import ACTIVATIONS, PolicyWeights
-from agents.sb3_checkpoint import sb3_state_dict, weights_from_state_dict
-from draw_env.rules import DrawGame
+from agents.sb3_checkpoint import WeightsRecord, sb3_state_dict, weights_from_state_dict
 from train.learner_config import PPOSettings
 from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
 from train.network import PolicyValueNetwork
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def new_model(
@@ -91,16 +92,10 @@ def model_holding(
     return model
 
 
-def weights_of(
-    source: Any,
-    num_players: int | None,
-    *,
-    value: bool = True,
-    provenance: Mapping[str, Any] | None = None,
-    game: DrawGame | None = None,
-) -> PolicyWeights:
-    """The networks of a live ``MaskablePPO`` model or its ``policy``, copied to NumPy
-    (``game``: the variant it plays, recorded with them; ``None``: the seeds' game).
+def weights_of(source: Any, num_players: int | None, **record: Unpack[WeightsRecord]) -> PolicyWeights:
+    """The networks of a live ``MaskablePPO`` model or its ``policy``, copied to NumPy, with what
+    :func:`agents.sb3_checkpoint.weights_from_state_dict` records beside them (``value``,
+    ``provenance``, ``game``: the variant it plays, ``None`` the seeds' game).
 
     Raises:
         ValueError: if its architecture is not an MLP with ReLU or Tanh.
@@ -110,7 +105,5 @@ def weights_of(
     name = getattr(activation, "__name__", repr(activation)).lower()
     if name not in ACTIVATIONS:
         raise ValueError(f"the policy's activation must be ReLU or Tanh, got {name}")
-    return weights_from_state_dict(
-        policy.state_dict(), name, num_players, value=value, provenance=provenance, game=game
-    )
+    return weights_from_state_dict(policy.state_dict(), name, num_players, **record)
 
