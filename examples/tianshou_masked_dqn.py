@@ -23,7 +23,7 @@ import torch
 from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
-from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+from tianshou.data import Collector, CollectStats, InfoStats, VectorReplayBuffer
 from tianshou.env import DummyVectorEnv
 from tianshou.env.pettingzoo_env import PettingZooEnv
 from tianshou.trainer import OffPolicyTrainerParams
@@ -79,20 +79,24 @@ def build_algorithm(env: PettingZooEnv, lr: float = 1e-3, hidden: int = 128) -> 
 
 @dataclass
 class RunStats:
-    """Mean ``zero_sum`` hand reward of the learner against random, before and after training,
-    over ``test_hands`` hands each; ``env_steps`` collected in training in ``train_seconds`` of
-    wall-clock time and ``train_cpu_seconds`` of this process's CPU time."""
+    """The learner's mean ``zero_sum`` hand reward against random before and after training, over
+    ``test_hands`` hands each; Tianshou's own account of the training (``training``: the env steps
+    collected, the gradient steps, their times) and this process's CPU time in it."""
 
     reward_before: float
     reward_after: float
     test_hands: int
-    env_steps: int
-    train_seconds: float
+    training: InfoStats
     train_cpu_seconds: float
 
     @property
+    def env_steps(self) -> int:
+        return self.training.train_step
+
+    @property
     def steps_per_second(self) -> float:
-        return self.env_steps / self.train_seconds
+        """Env steps collected per second of the training's wall-clock time, updates included."""
+        return self.training.train_step / self.training.timing.total_time
 
 
 def _learner_reward(
@@ -120,8 +124,8 @@ def train(
     train_collector = Collector[CollectStats](
         algorithm, train_envs, VectorReplayBuffer(20_000, len(train_envs)), exploration_noise=True
     )
-    start, start_cpu = time.perf_counter(), time.process_time()
-    result = algorithm.run_training(
+    start_cpu = time.process_time()
+    training = algorithm.run_training(
         OffPolicyTrainerParams(
             training_collector=train_collector,
             test_collector=None,
@@ -135,10 +139,10 @@ def train(
             test_in_training=False,
         )
     )
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - start_cpu
+    cpu_seconds = time.process_time() - start_cpu
     train_envs.close()
     after = _learner_reward(algorithm, test_hands, num_players, seed + 1)
-    return RunStats(before, after, test_hands, result.train_step, seconds, cpu_seconds)
+    return RunStats(before, after, test_hands, training, cpu_seconds)
 
 
 def main(argv: list[str] | None = None) -> RunStats:
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> RunStats:
     stats = train(args.num_players, args.epochs, args.steps_per_epoch, args.test_hands, args.seed)
     print(
         f"Tianshou masked DQN, {args.num_players} players: {stats.env_steps} env steps in "
-        f"{stats.train_seconds:.1f} s ({stats.steps_per_second:,.0f} env steps/s, "
+        f"{stats.training.timing.total_time:.1f} s ({stats.steps_per_second:,.0f} env steps/s, "
         f"{stats.env_steps / stats.train_cpu_seconds:,.0f} per CPU-second, updates included)\n"
         f"learner zero_sum reward per hand vs random over {stats.test_hands} hands: "
         f"{stats.reward_before:+.2f} before, {stats.reward_after:+.2f} after"
