@@ -249,7 +249,7 @@ def report(run: Path, paths: Sequence[Path] | None = None, plots: bool = True, r
         ConfigError: a record or reference file that is malformed (naming it and the field), or
             a game without its reference.
     """
-    from train.bench.suite import read_record
+    from train.bench.records import read_record
     from train.config import ConfigError
 
     paths = sorted((run / "cells").glob("*.json")) if paths is None else [path for path in paths if path.exists()]

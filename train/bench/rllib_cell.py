@@ -153,7 +153,7 @@ def train_cell(request_path: Path) -> None:
     finally:
         algorithm.stop()
         ray.shutdown()
-    from train.bench.suite import versions
+    from train.bench.records import versions
 
     write_json_atomic(work / "result.json", {"points": points, "versions": versions("rllib_ppo")}, indent=1)
 
