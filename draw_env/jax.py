@@ -129,9 +129,20 @@ def _pytree(cls: type[_T]) -> type[_T]:
     return cls
 
 
+_P = TypeVar("_P", bound="_Pytree")
+
+
+class _Pytree:
+    """What the pytrees below share: :meth:`replace`."""
+
+    def replace(self: _P, **changes: Any) -> _P:
+        """A copy with ``changes`` (pgx's ``State.replace``)."""
+        return cast(_P, dataclasses.replace(cast(Any, self), **changes))
+
+
 @_pytree
 @dataclasses.dataclass(frozen=True)
-class State:
+class State(_Pytree):
     """One game (a batch under ``vmap``: every field gains a leading batch axis). ``n`` = players,
     ``T`` = tiles of the set (28 for double-six), ``M`` = a mask: int32 ``()`` for ``T <= 32``,
     else int32 ``(2,)`` (tile ``t`` at bit ``t % 32`` of word ``t // 32``).
@@ -192,14 +203,10 @@ class State:
     hand_number: jax.Array
     key: jax.Array
 
-    def replace(self, **changes: Any) -> State:
-        """A copy with ``changes`` (pgx's ``State.replace``)."""
-        return dataclasses.replace(self, **changes)
-
 
 @_pytree
 @dataclasses.dataclass(frozen=True)
-class DealPool:
+class DealPool(_Pytree):
     """Dealt hands waiting to replace finished games (:meth:`DrawDominoes.fast_step`); ``K`` deals.
 
     Attributes:
@@ -217,9 +224,6 @@ class DealPool:
     next_key: jax.Array
     head: jax.Array
     key: jax.Array
-
-    def replace(self, **changes: Any) -> DealPool:
-        return dataclasses.replace(self, **changes)
 
 
 def _where(condition: jax.Array, then: State, otherwise: State) -> State:
