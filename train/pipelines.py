@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from train.bench.config import BENCH_FILES, BenchConfig
+from train.bench.config import ATTEMPT_RUNS, BENCH_FILES, BenchConfig
 from train.cfr.config import CfrConfig
 from train.config import ConfigError, Section, build, raw_config, shown
 from train.exit.config import ExitConfig
@@ -153,9 +153,9 @@ PIPELINES: dict[str, Pipeline] = {
 }
 PIPELINES["bench"] = Pipeline(
     "bench", BenchConfig,
-    # The attempts hold the runs of the pipelines the adapters drive (expert iteration's is a run folder).
-    files=(*BENCH_FILES, *(rf"work/[A-Za-z0-9_.-]+/\d+/exit/{pattern}"
-                           for pattern in (r"config\.json", r"\.draw-run\.json", *PIPELINES["exit"].files))),
+    # The attempts hold run folders of the pipelines the cells drive (expert iteration, the exploiter).
+    files=(*BENCH_FILES, *(rf"work/[A-Za-z0-9_.-]+/\d+/{name}/{pattern}" for name in ATTEMPT_RUNS
+                           for pattern in (r"config\.json", r"\.draw-run\.json", *PIPELINES[name].files))),
     free=("algorithms", "seeds", "workers"),
     options=("address",),
     guide="docs/benchmark.md",
