@@ -153,5 +153,7 @@ def test_the_settings_files_hold_the_algorithms_keys(name: str) -> None:
 def test_tree_algorithms_refuse_a_game_without_a_tree_and_unknown_settings() -> None:
     with pytest.raises(ValueError, match="not one of the exact games"):
         algorithms.mmd(Cell("mmd", GAMES["draw2"], 0, Budget(env_steps=1)), Path("."), lambda *_: None)
+    with pytest.raises(ValueError, match="'mini': its tree has about .* histories"):
+        algorithms.mccfr(Cell("mccfr", GAMES["mini"], 0, Budget(env_steps=1)), Path("."), lambda *_: None)
     with pytest.raises(ValueError, match="unknown setting.*learning_rat"):
         _run("nfsp", 10, {"learning_rat": 0.1})
