@@ -121,6 +121,14 @@ def test_mccfr_learns_repeats_and_saves_a_table_played_alike(tmp_path: Path) -> 
     assert played.exploitability == pytest.approx(ours.exploitability, abs=1e-5)
 
 
+def test_a_cpu_budget_stops_training_and_spaces_the_curve() -> None:
+    curve: list[tuple[int, float]] = []
+    cell = Cell("mccfr", SMALL, 0, Budget(cpu_seconds=0.6), {}, curve_points=3)
+    algorithms.mccfr(cell, Path("."), lambda steps, seconds, _: curve.append((steps, seconds)))
+    assert len(curve) == 3 and curve[-1][1] >= 0.6 and curve[0][1] >= 0.2
+    assert [steps for steps, _ in curve] == sorted(steps for steps, _ in curve)
+
+
 @pytest.mark.parametrize("game", [SMALL, pytest.param(MICRO, marks=pytest.mark.slow)], ids=["small", "micro"])
 def test_the_exploitability_of_a_policy_is_openspiels_nash_conv_of_it(game: BenchGame) -> None:
     """OpenSpiel's best responses (over its own tree, information state strings, chance nodes)
