@@ -50,7 +50,7 @@ lint: $(INSTALLED)
 	$(VENV)/bin/mypy
 
 test: $(INSTALLED) $(RLLIB_INSTALLED) lint
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q --durations=15
 
 # The documentation site from docs/ (Sphinx, furo, MyST) into docs/_build/html, strict: any
 # warning (a broken internal link or anchor, a docstring autodoc cannot read) fails the build.
