@@ -71,6 +71,26 @@ def number(default: float, low: float, high: float, *, low_open: bool = False) -
     )
 
 
+#: The coefficients both of the project's PPOs take (MaskablePPO's ``ppo`` section,
+#: :class:`train.learner_config.PPOSettings`, and PPO in JAX, :class:`train.jax_ppo.config.JaxPPOConfig`),
+#: under MaskablePPO's names: ``(default, low, high, low_open)`` for :func:`number`. Each config keeps
+#: its library's key names; the values they take are held here once.
+PPO_COEFFICIENTS: dict[str, tuple[float, float, float, bool]] = {
+    "gamma": (1.0, 0.0, 1.0, False),
+    "gae_lambda": (0.95, 0.0, 1.0, False),
+    "clip_range": (0.2, 0.0, 1.0, True),
+    "ent_coef": (0.01, 0.0, 1.0, False),
+    "vf_coef": (0.5, 0.0, 10.0, False),
+    "max_grad_norm": (0.5, 0.0, 100.0, True),
+}
+
+
+def ppo_coefficient(name: str) -> Any:
+    """The field of PPO's coefficient ``name`` (a key of :data:`PPO_COEFFICIENTS`), under any key."""
+    default, low, high, low_open = PPO_COEFFICIENTS[name]
+    return number(default, low, high, low_open=low_open)
+
+
 #: The largest integer any key takes: int32's, the limit of the libraries a run hands its
 #: numbers to (NumPy's legacy seeding, which SB3 uses, takes seeds below 2**32, and a run seeds
 #: its environments and evaluations with small offsets from ``seed``).

@@ -28,6 +28,7 @@ from train.config import (
     integer,
     layer_widths,
     number,
+    ppo_coefficient,
     seed_field,
 )
 
@@ -58,12 +59,12 @@ class PPOSettings(Section):
     n_steps: int = integer(1024, 2)
     batch_size: int = integer(256, 2)
     n_epochs: int = integer(5, 1)
-    gamma: float = number(1.0, 0.0, 1.0)
-    gae_lambda: float = number(0.95, 0.0, 1.0)
-    clip_range: float = number(0.2, 0.0, 1.0, low_open=True)
-    ent_coef: float = number(0.01, 0.0, 1.0)
-    vf_coef: float = number(0.5, 0.0, 10.0)
-    max_grad_norm: float = number(0.5, 0.0, 100.0, low_open=True)
+    gamma: float = ppo_coefficient("gamma")
+    gae_lambda: float = ppo_coefficient("gae_lambda")
+    clip_range: float = ppo_coefficient("clip_range")
+    ent_coef: float = ppo_coefficient("ent_coef")
+    vf_coef: float = ppo_coefficient("vf_coef")
+    max_grad_norm: float = ppo_coefficient("max_grad_norm")
     net_arch: Widths = layer_widths([256, 256])
     activation: Literal["relu", "tanh"] = "relu"
 

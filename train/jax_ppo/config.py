@@ -18,6 +18,7 @@ from train.config import (
     layer_widths,
     number,
     output_dir,
+    ppo_coefficient,
     seed_field,
 )
 
@@ -44,12 +45,12 @@ class JaxPPOConfig(EvaluatedLearner):
     epochs: int = integer(2, 1, 1000)
     minibatches: int = integer(4, 1)
     learning_rate: float = number(1e-3, 0.0, 1.0, low_open=True)
-    gamma: float = number(1.0, 0.0, 1.0)
-    gae_lambda: float = number(0.95, 0.0, 1.0)
-    clip: float = number(0.2, 0.0, 1.0, low_open=True)
-    value_coef: float = number(0.5, 0.0, 10.0)
-    entropy_coef: float = number(0.01, 0.0, 1.0)
-    max_grad_norm: float = number(0.5, 0.0, 100.0, low_open=True)
+    gamma: float = ppo_coefficient("gamma")
+    gae_lambda: float = ppo_coefficient("gae_lambda")
+    clip: float = ppo_coefficient("clip_range")
+    value_coef: float = ppo_coefficient("vf_coef")
+    entropy_coef: float = ppo_coefficient("ent_coef")
+    max_grad_norm: float = ppo_coefficient("max_grad_norm")
     reward_scale: float = number(0.05, 0.0, 100.0, low_open=True)
     hidden: Widths = layer_widths([128, 128])
     activation: Literal["relu", "tanh"] = "relu"
