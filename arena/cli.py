@@ -7,8 +7,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from threadpoolctl import threadpool_limits
-
 import agents
 from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
@@ -16,9 +14,8 @@ from arena.inputs import agent_files
 from arena.league import league, parse_sweep, sweep
 from arena.options import SEATINGS, RunOptions, add_variant_arguments, check_plays_variant, variant_of
 from arena.results import GAME_NOUNS
-from arena.specs import parse_agent_spec
+from arena.specs import agent_command
 from draw_env.checks import MAX_SEED, check_int
-from draw_env.commands import reported_errors
 from draw_env.files import check_distinct, check_writable
 from draw_env.rules import EPISODES, PLAYER_COUNTS
 
@@ -117,13 +114,7 @@ def _rounding_note(options: RunOptions) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``draw-eval`` command."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    # Networks choose for many games at once with small matrix products, where several BLAS
-    # threads only wait for each other (docs/agents.md measures it: benchmarks/policy_speed.py).
-    threadpool_limits(1, user_api="blas")
-    with reported_errors(parser):
-        specs = [parse_agent_spec(text) for text in args.agents]
+    with agent_command(build_parser(), argv) as (args, specs):
         swept = parse_sweep(args.sweep) if args.sweep else None
         if args.league:
             if args.players is None:

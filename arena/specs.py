@@ -8,15 +8,19 @@ results use (``ismcts(seed=1, simulations=200)``).
 
 from __future__ import annotations
 
+import argparse
 import functools
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import agents
 from draw_env.checks import check_path
+from draw_env.commands import reported_errors
 
 #: An agent as the evaluator takes it: a registry name, or a name and its keyword arguments.
 AgentSpec = str | tuple[str, Mapping[str, Any]]
@@ -198,3 +202,17 @@ def build_agent(name: str, kwargs: Mapping[str, Any], *coordinates: int) -> agen
     user_seed = options.pop("seed", None)
     entropy = [*coordinates] + ([] if user_seed is None else [int(user_seed)])
     return agents.make(name, seed=seed_sequence_int(*entropy), **options)
+
+
+@contextmanager
+def agent_command(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> Iterator[tuple[argparse.Namespace, list[Spec]]]:
+    """A command that plays the agent specs of its ``agents`` argument: its parsed arguments and
+    those specs, with any ``ValueError`` of the body reported as one line and exit status 2."""
+    args = parser.parse_args(argv)
+    # Networks choose for many games at once with small matrix products, where several BLAS
+    # threads only wait for each other (docs/agents.md measures it: benchmarks/policy_speed.py).
+    threadpool_limits(1, user_api="blas")
+    with reported_errors(parser):
+        yield args, [parse_agent_spec(text) for text in args.agents]
