@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field
 
-from draw_env.files import write_json_atomic
+from draw_env.files import write_json_atomic, write_text_atomic
 from train.bench.protocol import Budget, Cell, Checkpoint, Policy
 from train.run_dir import RunFile, read_run_file
 
@@ -67,10 +67,10 @@ def run_in_rllib_interpreter(
     request = {"num_players": cell.game.num_players, "seed": cell.seed, "budget": cell.budget.to_dict(),
                "curve_points": cell.curve_points, "settings": settings, "work": str(work.resolve())}
     write_json_atomic(work / "request.json", request, indent=1)
-    with open(work / "rllib.log", "w", encoding="utf-8") as log:
-        finished = subprocess.run([str(interpreter), "-m", "train.bench.rllib_cell", str(work / "request.json")],
-                                  cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                  env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
+    finished = subprocess.run([str(interpreter), "-m", "train.bench.rllib_cell", str(work / "request.json")],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"}, check=False)
+    write_text_atomic(work / "rllib.log", finished.stdout.decode("utf-8", "replace"))
     if finished.returncode != 0:
         raise ValueError(f"the RLlib process of cell {cell.key} ended with status {finished.returncode}: "
                          f"see {work / 'rllib.log'}")
