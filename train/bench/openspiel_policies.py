@@ -117,6 +117,8 @@ class SpielPolicy(policy_lib.Policy):
         self.num_actions = game.num_distinct_actions()
 
     def action_probabilities(self, state: pyspiel.State, player_id: int | None = None) -> dict[int, float]:
+        """The wrapped policy's probability of each legal action of ``player_id`` (default: the
+        player to act) at ``state``, read from the state's observation tensor."""
         player = state.current_player() if player_id is None else player_id
         legal = state.legal_actions(player)
         mask = np.zeros((1, self.num_actions), np.int8)
