@@ -149,14 +149,18 @@ class DevTools:
 class Page:
     """One page open in headless Chromium: evaluate expressions, press keys, collect errors."""
 
-    def __init__(self, browser: DevTools, path: Path) -> None:
+    def __init__(self, browser: DevTools, url: str) -> None:
         self.browser = browser
         target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             browser.send(f"{domain}.enable", session=self.session)
-        browser.send("Page.navigate", {"url": path.as_uri()}, session=self.session)
-        browser.wait_for("Page.loadEventFired")
+        self.goto(url)
+
+    def goto(self, url: str) -> None:
+        self.browser.events.clear()
+        self.browser.send("Page.navigate", {"url": url}, session=self.session)
+        self.browser.wait_for("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:
         reply = self.browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=self.session)
@@ -181,7 +185,7 @@ class Page:
 def open_page(tmp_path: Path, path: Path) -> Iterator[Page]:
     browser = DevTools(tmp_path / "profile")
     try:
-        yield Page(browser, path)
+        yield Page(browser, path.as_uri())
     finally:
         browser.close()
 

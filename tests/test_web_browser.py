@@ -28,7 +28,7 @@ import uvicorn  # noqa: E402
 from arena.web.games import GameStore, RecordsFolder  # noqa: E402
 from arena.web.server import create_app  # noqa: E402
 from draw_env.records import read_record, replay_record  # noqa: E402
-from tests.test_replay_html import CHROMIUM, DevTools  # noqa: E402
+from tests.test_replay_html import CHROMIUM, DevTools, Page  # noqa: E402
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
 
@@ -54,25 +54,8 @@ def serve(records: Path) -> Iterator[str]:
         sock.close()
 
 
-class WebPage:
-    """One tab on a URL: evaluate, click elements with the mouse, press keys, wait for the page."""
-
-    def __init__(self, browser: DevTools, url: str) -> None:
-        self.browser = browser
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            browser.send(f"{domain}.enable", session=self.session)
-        self.goto(url)
-
-    def goto(self, url: str) -> None:
-        self.browser.events.clear()
-        self.browser.send("Page.navigate", {"url": url}, session=self.session)
-        self.browser.wait_for("Page.loadEventFired")
-
-    def evaluate(self, expression: str) -> Any:
-        reply = self.browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=self.session)
-        return reply["result"].get("value")
+class WebPage(Page):
+    """The replay test's page, with the mouse and waits a game needs: click elements, wait for the page."""
 
     def wait(self, expression: str, timeout: float = 20.0) -> Any:
         deadline = time.monotonic() + timeout
@@ -106,14 +89,6 @@ class WebPage:
                 {"type": kind, "key": key, "code": f"Key{key.upper()}", "windowsVirtualKeyCode": code},
                 session=self.session,
             )
-
-    def errors(self) -> list[dict]:
-        return [
-            event for event in self.browser.events
-            if event.get("method") == "Runtime.exceptionThrown"
-            or (event.get("method") == "Runtime.consoleAPICalled" and event["params"]["type"] in ("error", "assert"))
-            or (event.get("method") == "Log.entryAdded" and event["params"]["entry"]["level"] == "error")
-        ]
 
 
 STEP = "Number(document.body.dataset.step)"
