@@ -2,7 +2,7 @@
 
 :class:`DrawMultiAgentEnv` is the AEC environment as an RLlib ``MultiAgentEnv``, with the
 observation key RLlib's action-masking module reads (``"observations"``); :class:`MaskedPPOModule`
-is that module with the observation divided by :data:`draw_env.observation.HIGH`;
+is that module with the observation divided by its upper bounds (:func:`spaces`);
 :class:`BaselineRLModule` plays a frozen baseline from :mod:`agents`; :class:`SeatMapping` maps
 seats to policies per episode; :class:`RLlibAgent` plays a learner from its checkpoint. How they
 fit together: the docs page "RLlib: multi-agent PPO self-play" (``docs/training_rllib.md``).
@@ -17,7 +17,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium
 import numpy as np
@@ -31,55 +31,69 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 import agents
 import draw_env
 from draw_env.checks import check_number
-from draw_env.observation import HIGH, OBSERVATION_SIZE
-from draw_env.rules import NUM_ACTIONS
+from draw_env.observation import layout
+from draw_env.rules import DrawGame
 
 #: The policy (RLModule) id of the shared, trained self-play policy.
 LEARNER = "learner"
 #: In ``opponents``, the weight of this name puts the learner itself in the seat (self-play).
 SELF = "self"
 #: Baselines that keep no state between decisions, so one instance may serve every seat and episode.
+#: Each plays every variant.
 BASELINES = ("random", "random_forced", "heaviest", "variety")
+#: The env config keys :class:`DrawMultiAgentEnv` takes.
+ENV_KEYS = ("num_players", "max_pip", "hand_size", "protected", "episode", "reward", "reward_scale")
 
-OBSERVATION_SPACE = gymnasium.spaces.Dict(
-    {
-        "observations": gymnasium.spaces.Box(0.0, HIGH, (OBSERVATION_SIZE,), np.float32),
-        "action_mask": gymnasium.spaces.Box(0.0, 1.0, (NUM_ACTIONS,), np.float32),
-    }
-)
-ACTION_SPACE = gymnasium.spaces.Discrete(NUM_ACTIONS)
+
+def spaces(game: DrawGame) -> tuple[gymnasium.spaces.Dict, gymnasium.spaces.Discrete]:
+    """The observation and action spaces of an agent of ``game``: its observation layout
+    (:func:`draw_env.observation.layout`, bounded by its ``high``) and its ``2T + 2`` actions."""
+    observed = layout(game)
+    observation_space = gymnasium.spaces.Dict(
+        {
+            "observations": gymnasium.spaces.Box(0.0, observed.high, (observed.size,), np.float32),
+            "action_mask": gymnasium.spaces.Box(0.0, 1.0, (game.num_actions,), np.float32),
+        }
+    )
+    return observation_space, gymnasium.spaces.Discrete(game.num_actions)
+
+
+#: The spaces of the seeds' game.
+OBSERVATION_SPACE, ACTION_SPACE = spaces(DrawGame(2))
 
 
 class DrawMultiAgentEnv(MultiAgentEnv):
     """The AEC env (``draw_env.env``) as an RLlib ``MultiAgentEnv``: one acting agent per step.
 
-    ``config`` keys (all optional): ``num_players`` (2), ``episode`` (``"hand"``), ``reward``
-    (``"zero_sum"``) as in :func:`draw_env.env`, and ``reward_scale`` (0.02: every reward is
-    multiplied by it, so a 50-point hand is worth 1).
+    ``config`` keys (all optional): ``num_players`` (2), the variant ``max_pip``, ``hand_size``,
+    ``protected`` (the seeds' game), ``episode`` (``"hand"``), ``reward`` (``"zero_sum"``) as in
+    :func:`draw_env.env`, and ``reward_scale`` (0.02: every reward is multiplied by it, so a
+    50-point hand is worth 1).
 
     Each step returns the observation of the agent to act next only; when a hand ends, every
     agent gets its reward (RLlib credits an agent's reward to its last action), and at the
     end of the episode every agent gets its final observation and ``terminated``.
-    Observations are ``{"observations": float32 (258,), "action_mask": float32 (58,)}``.
+    Observations are ``{"observations": float32 (N,), "action_mask": float32 (A,)}``, the spaces of
+    :func:`spaces` (the seeds' game: ``N = 258``, ``A = 58``).
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
-        unknown = sorted(set(config) - {"num_players", "episode", "reward", "reward_scale"})
+        unknown = sorted(set(config) - set(ENV_KEYS))
         if unknown:
-            raise ValueError(
-                f"env config keys {unknown} are not known; known: num_players, episode, reward, reward_scale"
-            )
+            raise ValueError(f"env config keys {unknown} are not known; known: {', '.join(ENV_KEYS)}")
         reward_scale = config.pop("reward_scale", 0.02)
         self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
         # The guarded env: RLlib's env check steps random (illegal) actions; they end the hand
         # with the documented penalty instead of raising.
         self.aec = draw_env.env(**config)
+        self.game: DrawGame = self.aec.unwrapped.game
         self.possible_agents = list(self.aec.possible_agents)
         self.agents = []
-        self.observation_spaces = dict.fromkeys(self.possible_agents, OBSERVATION_SPACE)
-        self.action_spaces = dict.fromkeys(self.possible_agents, ACTION_SPACE)
+        observation_space, action_space = spaces(self.game)
+        self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
+        self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
 
     def _observe(self, agent: str) -> dict[str, np.ndarray]:
         observation = self.aec.observe(agent)
@@ -125,11 +139,13 @@ class DrawMultiAgentEnv(MultiAgentEnv):
 
 
 class MaskedPPOModule(ActionMaskingTorchRLModule):
-    """RLlib's action-masking PPO module, fed the observation scaled to [0, 1] by ``HIGH``."""
+    """RLlib's action-masking PPO module, fed the observation scaled to [0, 1] by its space's
+    ``high`` (the game's :attr:`draw_env.observation.Layout.high`, as :func:`spaces` bounds it)."""
 
     def setup(self) -> None:
         super().setup()
-        self._high = torch.as_tensor(HIGH)
+        observations = cast(gymnasium.spaces.Box, self.observation_space_with_mask["observations"])
+        self._high = torch.as_tensor(observations.high)
 
     def _preprocess_batch(self, batch: dict[str, Any], **kwargs: Any) -> tuple[torch.Tensor, dict[str, Any]]:
         action_mask, batch = super()._preprocess_batch(batch, **kwargs)
@@ -270,4 +286,5 @@ class RLlibAgent:
 def register_agent() -> None:
     """Make ``"rllib"`` an agent name of :mod:`agents` in this process (for ``arena.evaluation``)."""
     if "rllib" not in agents.available():
-        agents.register("rllib", f"{__name__}:RLlibAgent")
+        # It plays the variant its checkpoint was trained on (its module's spaces are that game's).
+        agents.register("rllib", f"{__name__}:RLlibAgent", variants=True)

@@ -28,6 +28,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 import agents
+from draw_env.observation import layout
+from draw_env.rules import DrawGame
 from integrations.rllib import (
     ACTION_SPACE,
     LEARNER,
@@ -37,6 +39,7 @@ from integrations.rllib import (
     RLlibAgent,
     SeatMapping,
     opponent_policies,
+    spaces,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,13 +57,14 @@ def _load_script() -> ModuleType:
 
 def _play_hand(env: DrawMultiAgentEnv, rng: random.Random, seed: int) -> tuple[dict[str, float], int]:
     """Random legal play of one episode, checking each step; returns the reward totals and steps."""
+    observation_space, _ = spaces(env.game)
     observations, _ = env.reset(seed=seed)
     totals = dict.fromkeys(env.possible_agents, 0.0)
     steps = 0
     while True:
         assert len(observations) == 1, "only the agent to act observes during the hand"
         ((agent, observation),) = observations.items()
-        assert OBSERVATION_SPACE.contains(observation)
+        assert observation_space.contains(observation)
         legal = np.flatnonzero(observation["action_mask"])
         assert legal.size > 0
         observations, rewards, terminateds, truncateds, _ = env.step({agent: int(rng.choice(legal))})
@@ -86,6 +90,27 @@ def test_env_passes_rllibs_check_and_pays_zero_sum_rewards(num_players: int) -> 
         totals, steps = _play_hand(env, rng, seed)
         assert steps > 0
         assert sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("variant", "actions"),
+    [({"max_pip": 2, "hand_size": 1, "protected": 2}, 14), ({"max_pip": 3, "hand_size": 3, "protected": 3}, 22)],
+    ids=["micro", "mini"],
+)
+def test_env_deals_a_variant_with_its_spaces(variant: dict[str, int], actions: int) -> None:
+    env = DrawMultiAgentEnv({"num_players": 2, **variant})
+    game = DrawGame(2, **variant)
+    assert env.game == game and game.num_actions == actions
+    observation_space, action_space = spaces(game)
+    assert observation_space["observations"].shape == (layout(game).size,) != OBSERVATION_SPACE["observations"].shape
+    assert env.observation_spaces == dict.fromkeys(env.possible_agents, observation_space)
+    assert env.action_spaces == dict.fromkeys(env.possible_agents, action_space)
+    assert action_space.n == actions
+    check_multiagent_environments(env)
+    rng = random.Random(3)
+    for seed in range(20):
+        totals, steps = _play_hand(env, rng, seed)
+        assert steps > 0 and sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_env_scales_rewards_and_rejects_unknown_config() -> None:
@@ -302,7 +327,7 @@ def _check_benchmark_export(module: object, activation: str, directory: Path) ->
     from agents.policy_network import NumpyPolicy
     from train.bench.rllib_cell import export
 
-    path = export(module, activation, 3, directory / "learner.npz", {})
+    path = export(module, activation, DrawGame(3), directory / "learner.npz", {})
     found = _collect_observations(40, seed=2)
     observations = np.array([o["observations"] for o in found], np.float32)
     masks = np.array([o["action_mask"] for o in found], np.float32)

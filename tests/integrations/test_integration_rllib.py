@@ -1,4 +1,5 @@
-"""RLlib: the checks of ``rllib_checks.py`` run in ``.venv-rllib``; the config loader runs here.
+"""RLlib: the checks of ``rllib_checks.py`` run in ``.venv-rllib``; the config loader and a
+draw-bench cell (which trains in ``.venv-rllib``) run here.
 
 RLlib pins gymnasium 1.2.x, so it lives in its own venv, which ``make test`` builds first
 (``make integrations-env``). Without that venv this test fails and says how to build it.
@@ -6,6 +7,7 @@ RLlib pins gymnasium 1.2.x, so it lives in its own venv, which ``make test`` bui
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -77,3 +79,37 @@ def test_bad_config_is_an_error_naming_the_key(
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
         selfplay.load_config(path)
+
+
+@pytest.mark.slow
+def test_a_bench_cell_on_micro_saves_the_policy_it_measured(tmp_path: Path) -> None:
+    """draw-bench's rllib_ppo on micro (``train/bench/rllib_cell.py`` in ``.venv-rllib``): a few
+    thousand steps; the saved policy plays micro, and the record's final figure is draw-exploit's."""
+    from agents.policy_file import load_policy_file
+    from arena.exploitability import agent_probabilities, exploitability
+    from arena.specs import build_agent, parse_agent_spec
+    from train.bench.config import BenchConfig
+    from train.bench.metrics import game_tree
+    from train.bench.protocol import GAMES
+    from train.bench.suite import run_suite
+    from train.config import build
+
+    assert RLLIB_PYTHON.exists(), f"{RLLIB_PYTHON} is missing: run `make integrations-env` (make test does)"
+    settings = tmp_path / "settings"
+    settings.mkdir()
+    (settings / "rllib_ppo.yaml").write_text(
+        "rllib:\n  opponents: {self: 1.0}\n  env_runners: {num_env_runners: 0, num_envs_per_env_runner: 4}\n"
+        "  ppo: {train_batch_size_per_learner: 500, minibatch_size: 125, num_epochs: 1}\n"
+        "  model: {fcnet_hiddens: [16]}\n  evaluation: {num_games: 0}\n"
+    )
+    config = build(BenchConfig, {"algorithms": {"rllib_ppo": ["micro"]}, "seeds": [0],
+                                 "budgets": {"micro": {"env_steps": 2000}}, "curve_points": 1,
+                                 "settings_dir": str(settings), "output_dir": str(tmp_path / "bench"),
+                                 "progress_bar": False})
+    run_suite(config, plots=False, reps=100)
+    record = json.loads((tmp_path / "bench" / "cells" / "rllib_ppo-micro-s0.json").read_text())
+    assert record["game"]["name"] == "micro" and record["used"]["env_steps"] >= 2000 and record["versions"]["ray"]
+    name, kwargs = parse_agent_spec(record["final"]["spec"])
+    assert load_policy_file(kwargs["path"]).game == GAMES["micro"].rules
+    measured = exploitability(game_tree(GAMES["micro"]), agent_probabilities(build_agent(name, kwargs)))
+    assert 0 < measured.exploitability == pytest.approx(record["final"]["value"], abs=1e-12)

@@ -10,8 +10,8 @@ as an environment step is its library's own count, recorded with the cell (``STE
 - ``sb3_ppo``: self-play MaskablePPO (:mod:`train.selfplay.run`): the learner's decisions.
 - ``jax_ppo``: PPO in JAX (:mod:`train.jax_ppo.trainer`), the seeds' game only: every seat's actions.
 - ``exit``: expert iteration (:mod:`train.exit.run`): decisions collected by the search.
-- ``rllib_ppo``: RLlib PPO in the ``.venv-rllib`` interpreter (:mod:`train.bench.rllib_cell`), the
-  seeds' game only: every seat's actions.
+- ``rllib_ppo``: RLlib PPO in the ``.venv-rllib`` interpreter (:mod:`train.bench.rllib_cell`): every
+  seat's actions.
 """
 
 from __future__ import annotations

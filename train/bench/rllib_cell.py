@@ -7,8 +7,10 @@ file in the work folder and runs ``python -m train.bench.rllib_cell REQUEST`` th
 the config checked by :class:`train.rllib.config.RLlibConfig`), trains one RLlib iteration after
 another on a local Ray instance until the budget is spent, and at each curve point exports the
 learner's networks as a project policy file (the ``scaled`` features: RLlib's module divides the
-observation by ``HIGH``, as they do). Back in the main interpreter, the curve's policy files are
-measured like any other network's.
+observation by the game's upper bounds, as they do), recording the game's variant. The cell's game,
+variant and episode (``hand`` for micro and mini, ``match`` for draw2/3/4) replace the settings'
+``env`` keys. Back in the main interpreter, the curve's policy files are measured like any other
+network's.
 
 Environment steps are RLlib's ``num_env_steps_sampled_lifetime`` (every seat's actions). CPU
 seconds are the training process's own: with ``env_runners.num_env_runners: 0`` (the benchmark's
@@ -27,6 +29,7 @@ from typing import Any
 from pydantic import Field
 
 from draw_env.files import write_json_atomic, write_text_atomic
+from draw_env.rules import DrawGame
 from train.bench.protocol import Budget, Cell, Checkpoint, Policy
 from train.run_dir import RunFile, read_run_file
 
@@ -54,18 +57,17 @@ def run_in_rllib_interpreter(
     then call ``checkpoint`` with each curve point's policy; return the final one.
 
     Raises:
-        ValueError: the game is not the seeds' game, the interpreter is missing, or the process failed.
+        ValueError: the interpreter is missing, or the process failed.
     """
     from agents.policy_file import load_policy_file
     from train.bench.policies import NetworkPolicy
 
-    if not cell.game.rules.is_default:
-        raise ValueError(f"algorithm 'rllib_ppo' cannot run game {cell.game.name!r}: RLlib's env plays the seeds' game only")
     interpreter = Path(python) if Path(python).is_absolute() else ROOT / python
     if not interpreter.is_file():
         raise ValueError(f"algorithm 'rllib_ppo' needs the RLlib interpreter {str(interpreter)!r} (make integrations-env)")
-    request = {"num_players": cell.game.num_players, "seed": cell.seed, "budget": cell.budget.to_dict(),
-               "curve_points": cell.curve_points, "settings": settings, "work": str(work.resolve())}
+    request = {"num_players": cell.game.num_players, "variant": cell.game.variant, "episode": cell.game.episode,
+               "seed": cell.seed, "budget": cell.budget.to_dict(), "curve_points": cell.curve_points,
+               "settings": settings, "work": str(work.resolve())}
     write_json_atomic(work / "request.json", request, indent=1)
     finished = subprocess.run([str(interpreter), "-m", "train.bench.rllib_cell", str(work / "request.json")],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -82,9 +84,9 @@ def run_in_rllib_interpreter(
     return policies[-1]
 
 
-def export(module: Any, activation: str, num_players: int, path: Path, provenance: dict[str, Any]) -> Path:
+def export(module: Any, activation: str, game: DrawGame, path: Path, provenance: dict[str, Any]) -> Path:
     """The learner module's actor (encoder then ``pi``) and critic (encoder then ``vf``) as the
-    policy file ``path``, inputs the ``scaled`` features.
+    policy file ``path`` of ``game`` (its table and variant recorded), inputs the ``scaled`` features.
 
     Raises:
         ValueError: for a module whose networks are not these MLPs (``vf_share_layers: true``).
@@ -106,7 +108,8 @@ def export(module: Any, activation: str, num_players: int, path: Path, provenanc
     weights = PolicyWeights(
         policy=layers("encoder.actor_encoder.net.mlp.", "pi.net.mlp."),
         value=layers("encoder.critic_encoder.net.mlp.", "vf.net.mlp."),
-        activation=activation, features="scaled", num_players=num_players, provenance=provenance,
+        activation=activation, features="scaled", num_players=game.num_players, provenance=provenance,
+        variant=game.variant,
     )
     return save_policy_file(weights, path)
 
@@ -123,9 +126,11 @@ def train_cell(request_path: Path) -> None:
     request = json.loads(request_path.read_text())
     work = Path(request["work"])
     settings = dict(request["settings"])
-    data = {**settings, "seed": request["seed"], "output_dir": str(work / "rllib"),
-            "env": {**settings.get("env", {}), "num_players": request["num_players"]}}
-    config = build(RLlibConfig, data).to_dict()
+    env = {**settings.get("env", {}), "num_players": request["num_players"], **request["variant"],
+           "episode": request["episode"]}
+    data = {**settings, "seed": request["seed"], "output_dir": str(work / "rllib"), "env": env}
+    checked = build(RLlibConfig, data)
+    game, config = checked.env.game(), checked.to_dict()
     budget = Budget(**request["budget"])
     ray.init(address="local", include_dashboard=False, log_to_driver=False)
     algorithm = build_algorithm_config(config).build_algo()
@@ -135,7 +140,7 @@ def train_cell(request_path: Path) -> None:
 
     def save() -> None:
         path = work / "curve" / f"rllib_{len(points)}.npz"
-        export(algorithm.get_module("learner"), config["model"]["fcnet_activation"], request["num_players"], path,
+        export(algorithm.get_module("learner"), config["model"]["fcnet_activation"], game, path,
                {"trained_by": "draw-bench (rllib_ppo)", "env_steps": steps})
         points.append({"env_steps": steps, "cpu_seconds": round(clock.seconds, 3), "path": str(path)})
 

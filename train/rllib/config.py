@@ -22,13 +22,16 @@ from train.config import (
     output_dir,
     seed_field,
 )
+from train.learner_config import VariantSettings
 
 #: Opponents of the RLlib script: the baselines ``integrations.rllib`` runs as RLlib modules.
 RLLIB_OPPONENTS = ("self", "random", "random_forced", "heaviest", "variety")
 
 
-class RLlibEnv(Section):
-    num_players: Literal[2, 3, 4] = 2
+class RLlibEnv(VariantSettings):
+    """The env's table and variant (``num_players``, ``max_pip``, ``hand_size``, ``protected``:
+    :class:`train.learner_config.VariantSettings`'), its episode and rewards."""
+
     episode: Literal["hand", "match"] = "hand"
     reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
     reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
@@ -90,4 +93,6 @@ class RLlibConfig(Section):
             raise fail(
                 "learner_seats", f"at most env.num_players ({self.env.num_players})", self.learner_seats
             )
+        # The training opponents (RLLIB_OPPONENTS) play every variant; the evaluation's may not.
+        self.env.check_variant_agents("evaluation.opponents", self.evaluation.opponents)
         return self

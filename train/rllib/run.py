@@ -48,18 +48,18 @@ def build_algorithm_config(config: Mapping[str, Any]) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from integrations.rllib import (
-        ACTION_SPACE,
         LEARNER,
-        OBSERVATION_SPACE,
         BaselineRLModule,
         DrawMultiAgentEnv,
         MaskedPPOModule,
         SeatMapping,
         opponent_policies,
+        spaces,
     )
 
     env_config = dict(config["env"])
-    DrawMultiAgentEnv(env_config)  # fail here, in the driver, on a bad env config
+    # Fail here, in the driver, on a bad env config; the modules take its variant's spaces.
+    observation_space, action_space = spaces(DrawMultiAgentEnv(env_config).game)
     opponent_ids, weights = opponent_policies(config["opponents"])
     mapping = SeatMapping(env_config["num_players"], config["learner_seats"], opponent_ids, weights)
     baselines = sorted(
@@ -68,16 +68,16 @@ def build_algorithm_config(config: Mapping[str, Any]) -> Any:
     specs = {
         LEARNER: RLModuleSpec(
             module_class=MaskedPPOModule,
-            observation_space=OBSERVATION_SPACE,
-            action_space=ACTION_SPACE,
+            observation_space=observation_space,
+            action_space=action_space,
             model_config=DefaultModelConfig(**config["model"]),
         )
     }
     for name in baselines:
         specs[name] = RLModuleSpec(
             module_class=BaselineRLModule,
-            observation_space=OBSERVATION_SPACE,
-            action_space=ACTION_SPACE,
+            observation_space=observation_space,
+            action_space=action_space,
             model_config={
                 "agent": name,
                 "kwargs": {"seed": config["seed"]} if name.startswith("random") else {},
@@ -245,12 +245,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
         register_agent()
         for baseline in settings["opponents"]:
+            env = config["env"]
             result = evaluate(
-                [("rllib", {"path": str(checkpoint)})] + [baseline] * (config["env"]["num_players"] - 1),
+                [("rllib", {"path": str(checkpoint)})] + [baseline] * (env["num_players"] - 1),
                 num_games=settings["num_games"],
                 seed=config["seed"],
                 episode=settings["episode"],
                 workers=1,  # the "rllib" agent name exists in this process only
+                max_pip=env["max_pip"],
+                hand_size=env["hand_size"],
+                protected=env["protected"],
             )
             print(result.summary())
             summary["evaluation"].append(result.to_dict())
