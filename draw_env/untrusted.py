@@ -31,6 +31,7 @@ import lzma
 import math
 import os
 import re
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping
@@ -526,7 +527,8 @@ def _npy_header(member: Any, name: str, fail: Callable[[str], UntrustedInputErro
             raise fail(f"member {name!r} is .npy format {version[0]}.{version[1]} (1.0 and 2.0 are read)")
     except UntrustedInputError:
         raise
-    except (*ZIP_ERRORS, SyntaxError, TypeError) as error:
+    except (*ZIP_ERRORS, SyntaxError, TypeError, tokenize.TokenError) as error:
+        # NumPy re-tokenizes a header that does not parse: an unclosed bracket raises TokenError.
         raise fail(f"member {name!r} has no valid .npy header ({error})") from None
     dtype = np.dtype(dtype)
     if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None or dtype.kind not in _PLAIN_KINDS:

@@ -21,6 +21,7 @@ from train.cfr.config import CfrConfig
 from train.config import ConfigError, Section, build, raw_config, shown
 from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
+from train.inference.config import InferenceConfig
 from train.jax_ppo.config import JaxPPOConfig
 from train.selfplay.config import TrainConfig
 
@@ -148,6 +149,11 @@ PIPELINES: dict[str, Pipeline] = {
             files=(r"state\.npz", r"progress\.json", r"curve\.(json|png)", policy_file("policy"), r"summary\.json"),
             free=("iterations", "cpu_minutes", "target", "checkpoint_minutes"),
             guide="docs/exploitability.md",
+        ),
+        Pipeline(
+            "inference", InferenceConfig,
+            files=(r"hidden_tiles\.(npz|json)", r"summary\.json"),
+            guide="docs/inference.md",
         ),
     )
 }
