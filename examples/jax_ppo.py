@@ -47,7 +47,7 @@ def _hidden(text: str) -> tuple[int, ...]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    defaults = JaxPPOConfig()
+    defaults = build(JaxPPOConfig, {})
     parser = argparse.ArgumentParser(
         description="Train a Draw dominoes policy with PPO in JAX (rollouts and updates in one jitted "
         "function) and export it as a policy file for draw-eval.",
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
             "backend": jax.default_backend(),
         }
         weights = policy_weights(
-            result.trainer.graphdef, result.params, config.activation, config.num_players, provenance
+            result.trainer.graphdef, result.params, config.activation, result.trainer.game, provenance
         )
         save_policy_file(weights, args.output)
     if not args.quiet:

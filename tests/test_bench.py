@@ -186,3 +186,32 @@ def test_a_self_play_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: P
     measured = exploitability(game_tree(protocol.GAMES["micro"]), agent_probabilities(build_agent(name, kwargs)))
     assert record["final"]["value"] == pytest.approx(measured.exploitability, abs=1e-12)
     assert record["curve"][0]["score"] == pytest.approx(-measured.exploitability, abs=1e-6)
+
+
+def test_a_jax_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: Path) -> None:
+    """jax_ppo on a small variant: the policy file records micro's layout, and the final figure is
+    draw-exploit's on it; a budget without env_steps is refused."""
+    pytest.importorskip("jax")
+    pytest.importorskip("flax")
+    pytest.importorskip("optax")
+    from agents.policy_file import load_policy_file
+
+    settings = tmp_path / "settings"
+    settings.mkdir()
+    (settings / "jax_ppo.yaml").write_text(
+        "num_envs: 8\nnum_steps: 8\nchunk: 2\nepochs: 1\nminibatches: 2\nhidden: [8]\nopponents: [self]\n"
+        "fast_compile: true\n"
+    )
+    config = tiny(tmp_path, algorithms={"jax_ppo": ["micro"]}, seeds=[3], budgets={"micro": {"env_steps": 128}},
+                  curve_points=1, settings_dir=str(settings))
+    run_suite(config, plots=False, reps=100)
+    record = json.loads((Path(config.output_dir) / "cells" / "jax_ppo-micro-s3.json").read_text())
+    assert record["used"]["env_steps"] == 128 and len(record["curve"]) == 1  # 2 updates of 8 games x 8 actions
+    name, kwargs = parse_agent_spec(record["final"]["spec"])
+    weights = load_policy_file(kwargs["path"])
+    assert weights.game == protocol.GAMES["micro"].rules and weights.provenance["trained_by"] == "draw-bench (jax_ppo)"
+    measured = exploitability(game_tree(protocol.GAMES["micro"]), agent_probabilities(build_agent(name, kwargs)))
+    assert record["final"]["value"] == pytest.approx(measured.exploitability, abs=1e-12)
+    cell = protocol.Cell("jax_ppo", protocol.GAMES["micro"], 0, protocol.Budget(cpu_seconds=1.0), {}, 1)
+    with pytest.raises(ValueError, match="give the budget env_steps"):
+        protocol.algorithm("jax_ppo")(cell, tmp_path, lambda *_: None)

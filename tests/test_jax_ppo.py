@@ -27,7 +27,8 @@ import draw_env
 from agents.baselines import HeaviestAgent
 from agents.policy_file import load_policy_file
 from agents.policy_network import NumpyPolicy
-from draw_env.features import encode_batch
+from draw_env.features import encode_batch, feature_size
+from draw_env.rules import DrawGame
 from train import cli
 from train.jax_ppo import trainer as jax_trainer
 from train.run_dir import MARKER, run_files
@@ -62,10 +63,14 @@ def trained(example, tmp_path_factory: pytest.TempPathFactory):
     return result, path
 
 
-def _random_observations(num_players: int, hands: int, seed: int) -> list[dict[str, np.ndarray]]:
-    """Every acting player's observation in ``hands`` hands of uniformly random legal play."""
+#: The benchmark's small variants (micro, mini) and a set of two mask words, 0 protected tiles.
+VARIANTS = [DrawGame(2, 2, 1, 2), DrawGame(2, 3, 3, 3), DrawGame(3, 8, 4, 0)]
+
+
+def _random_observations(num_players: int, hands: int, seed: int, game: DrawGame | None = None) -> list[dict[str, np.ndarray]]:
+    """Every acting player's observation in ``hands`` hands of uniformly random legal play (of ``game``'s variant)."""
     rng = np.random.default_rng(seed)
-    env = draw_env.env(num_players=num_players)
+    env = draw_env.env(num_players=num_players, **({} if game is None else game.variant))
     observations = []
     for hand in range(hands):
         env.reset(seed=seed + hand)
@@ -88,6 +93,19 @@ def test_jax_features_are_the_extended_encoding(example, num_players: int) -> No
     got = np.asarray(example.encode(jax.numpy.asarray(obs), jax.numpy.asarray(masks != 0)))
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("game", VARIANTS, ids=["micro", "mini", "double-eight"])
+def test_jax_features_and_heaviest_follow_the_variant(example, game: DrawGame) -> None:
+    observations = _random_observations(game.num_players, hands=4, seed=7, game=game)
+    obs = np.stack([o["observation"] for o in observations])
+    masks = np.stack([o["action_mask"] != 0 for o in observations])
+    expected = encode_batch(obs, masks, "extended", game)
+    got = np.asarray(example.encode(jax.numpy.asarray(obs), jax.numpy.asarray(masks), game))
+    assert got.shape == expected.shape == (len(obs), feature_size("extended", game))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    heaviest = HeaviestAgent()
+    assert np.asarray(example.heaviest_action(masks, game)).tolist() == [heaviest.act(o) for o in observations]
 
 
 def test_jax_opponents_choose_as_the_agents(example) -> None:
@@ -168,6 +186,15 @@ def test_bad_settings_are_refused(example) -> None:
         example.JaxPPOConfig(opponents=["ismcts"])
     with pytest.raises(ValueError, match="multiple of chunk"):
         example.JaxPPOConfig(updates=5, chunk=2)
+    # The variant keys are the other pipelines' (train.learner_config.VariantSettings): a deal larger
+    # than the set, and an evaluation opponent that plays only the seeds' game, are refused.
+    with pytest.raises(ValueError, match="max_pip, hand_size, protected"):
+        example.JaxPPOConfig(max_pip=2, hand_size=3)
+    mini = {"max_pip": 3, "hand_size": 3, "protected": 3}
+    with pytest.raises(ValueError, match="config key 'final_eval.opponents': agent 'ismcts_python' plays only"):
+        example.JaxPPOConfig(**mini, final_eval={"opponents": ["heaviest", "ismcts_python"]})
+    assert example.JaxPPOConfig(**mini).game() == DrawGame(2, 3, 3, 3)
+    assert example.JaxPPOConfig(final_eval={"opponents": ["ismcts_python"]}).game().is_default
     with pytest.raises(SystemExit):
         example.main(["--output", "policy.zip"])
 

@@ -8,7 +8,8 @@ as an environment step is its library's own count, recorded with the cell (``STE
 - ``cfr``: CFR+ (:mod:`train.cfr.solver`) on the enumerated tree, exact games only; a step is a
   history visited (two passes over the tree an iteration).
 - ``sb3_ppo``: self-play MaskablePPO (:mod:`train.selfplay.run`): the learner's decisions.
-- ``jax_ppo``: PPO in JAX (:mod:`train.jax_ppo.trainer`), the seeds' game only: every seat's actions.
+- ``jax_ppo``: PPO in JAX (:mod:`train.jax_ppo.trainer`), one-hand episodes of every game, a budget
+  of ``env_steps``: every seat's actions.
 - ``exit``: expert iteration (:mod:`train.exit.run`): decisions collected by the search.
 - ``rllib_ppo``: RLlib PPO in the ``.venv-rllib`` interpreter (:mod:`train.bench.rllib_cell`): every
   seat's actions.
@@ -163,19 +164,17 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
 
 
 def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """PPO in JAX (:func:`train.jax_ppo.trainer.train`): the updates the step budget buys, in
-    chunks of ``chunk`` updates, a curve point after the chunks that reach one."""
+    """PPO in JAX (:func:`train.jax_ppo.trainer.train`) on the game's table and variant: the
+    updates the step budget buys, in chunks of ``chunk`` updates, a curve point after the chunks
+    that reach one. It trains on one-hand episodes (also for the games played as matches)."""
     from train.jax_ppo.config import JaxPPOConfig
     from train.jax_ppo.run import FAST_COMPILE, trainer_settings
 
-    game = cell.game
-    if not game.rules.is_default:
-        raise _refuse(cell, "PPO in JAX plays the seeds' game only (draw2, draw3, draw4)")
     if cell.budget.env_steps is None:
         raise _refuse(cell, "PPO in JAX runs a fixed number of updates: give the budget env_steps")
     settings = dict(cell.settings)
-    base = _build(cell, JaxPPOConfig, {**settings, "num_players": game.num_players, "seed": cell.seed,
-                                "output_dir": str(work / "jax_ppo"), "progress_bar": False})
+    base = _build(cell, JaxPPOConfig, {**settings, **_variant_keys(cell.game), "seed": cell.seed,
+                                       "output_dir": str(work / "jax_ppo"), "progress_bar": False})
     per_update = base.num_envs * base.num_steps
     updates = max(1, math.ceil(cell.budget.env_steps / per_update / base.chunk)) * base.chunk
     config = _build(cell, JaxPPOConfig, {**base.to_dict(), "updates": updates})
@@ -188,7 +187,7 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     clock = TrainingClock()
 
     def policy(params: Any, updates_done: int) -> NetworkPolicy:
-        return NetworkPolicy(policy_weights(built.graphdef, params, config.activation, config.num_players,
+        return NetworkPolicy(policy_weights(built.graphdef, params, config.activation, built.game,
                                             {"trained_by": "draw-bench (jax_ppo)", "cell": cell.key,
                                              "updates": updates_done}))
 

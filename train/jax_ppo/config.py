@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from agents.policy_file import describe_variant
 from train.config import (
     EvaluatedLearner,
     Widths,
@@ -21,13 +22,17 @@ from train.config import (
     ppo_coefficient,
     seed_field,
 )
+from train.learner_config import VariantSettings
 
 #: The opponents a game slot may seat, in the order of the trainer's opponent kinds (:mod:`train.jax_ppo.trainer`).
 OPPONENTS = ("heaviest", "random", "self")
 
 
-class JaxPPOConfig(EvaluatedLearner):
+class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     """Everything one run of PPO in JAX needs; see ``docs/jax_training.md`` for each key.
+
+    The table and variant (``num_players``, ``max_pip``, ``hand_size``, ``protected``) are
+    :class:`train.learner_config.VariantSettings`' (the defaults: the seeds' game).
 
     ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
     seat's actions count as environment steps), then runs ``epochs`` passes over the learner's
@@ -36,7 +41,6 @@ class JaxPPOConfig(EvaluatedLearner):
     """
 
     pipeline: Literal["jax_ppo"] = "jax_ppo"
-    num_players: Literal[2, 3, 4] = 2
     seed: int = seed_field()
     num_envs: int = integer(512, 1, 1 << 20)
     num_steps: int = integer(32, 1, 1 << 16)
@@ -79,6 +83,11 @@ class JaxPPOConfig(EvaluatedLearner):
         """The settings the trainer reads (:mod:`train.jax_ppo.trainer`): every key but :attr:`RUN_KEYS`."""
         return {key: value for key, value in self.to_dict().items() if key not in self.RUN_KEYS}
 
+    def variant_text(self) -> str:
+        """`` (max_pip=3, hand_size=3, protected=3)`` for a variant, nothing for the seeds' game (titles)."""
+        game = self.game()
+        return "" if game.is_default else f" ({describe_variant(game)})"
+
     @property
     def env_steps_per_update(self) -> int:
         return self.num_envs * self.num_steps
@@ -103,4 +112,12 @@ class JaxPPOConfig(EvaluatedLearner):
             raise fail("eval.every", f"a multiple of chunk ({self.chunk}) updates, or 0 (no periodic evaluation)", every)
         if self.num_envs * self.num_steps < self.minibatches:
             raise fail("minibatches", f"at most num_envs * num_steps = {self.num_envs * self.num_steps}", self.minibatches)
+        return self
+
+    @model_validator(mode="after")
+    def _evaluations_play_the_variant(self) -> JaxPPOConfig:
+        """The evaluations' opponents play the variant (the training's opponents are the trainer's
+        JAX functions, which play every variant)."""
+        self.check_variant_agents("eval.opponents", self.eval.opponents)
+        self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
         return self

@@ -1,18 +1,24 @@
 """The policy side of PPO in JAX (:mod:`train.jax_ppo.trainer`): its features, network, opponents and export.
 
-* :func:`encode`: the ``extended`` features of :mod:`draw_env.features` (340 numbers) in JAX, so
-  the exported policy file plays through ``agents.make("ppo", path=...)`` exactly as trained;
+* :func:`encode`: the ``extended`` features of :mod:`draw_env.features` (340 numbers in the seeds'
+  game) in JAX, so the exported policy file plays through ``agents.make("ppo", path=...)``
+  exactly as trained;
 * :class:`ActorCritic`: the policy and value networks, in the policy file's layout. Flax NNX
   holds them: the API the Flax documentation recommends for new code (Linen is maintained);
 * :func:`heaviest_action`, :func:`random_action`: the rule-based agents ``heaviest`` and
   ``random`` of ``agents/baselines.py`` as JAX functions of the legal-action mask;
 * :func:`policy_weights`: trained parameters as the project's policy file content.
+
+All but :func:`random_action` take the variant played (a :class:`draw_env.rules.DrawGame`; default
+the seeds' game): its observation layout, its ``2T + 2`` actions and its tiles' pips.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -21,10 +27,9 @@ import numpy as np
 from flax import nnx
 
 from agents.policy_file import PolicyWeights
-from draw_env import tiles
 from draw_env.features import feature_size
-from draw_env.observation import HIGH, OFFSETS
-from draw_env.rules import DRAW, NUM_ACTIONS, PASS
+from draw_env.observation import layout
+from draw_env.rules import DEFAULT_GAME, DrawGame
 
 FEATURES = "extended"
 ACTIVATIONS = {"relu": jax.nn.relu, "tanh": jnp.tanh}
@@ -33,53 +38,92 @@ MASKED_LOGIT = -1e9
 
 # ---------------------------------------------------------------------------- features
 
-_VALUE_OF_TILE = np.zeros((tiles.NUM_TILES, tiles.NUM_VALUES), np.float32)
-for _tile, (_low, _high) in enumerate(tiles.TILES):
-    _VALUE_OF_TILE[_tile, _low] = _VALUE_OF_TILE[_tile, _high] = 1
-_PIPS = np.array(tiles.PIPS, np.float32)
-_MAX_HAND_PIPS = float(np.sort(_PIPS)[2:].sum())  # every tile but the 2 protected ones
-_INV_HIGH = (1.0 / HIGH).astype(np.float32)
+
+@dataclass(frozen=True)
+class _Constants:
+    """What :func:`encode` and :func:`heaviest_action` read of a variant, computed once per variant."""
+
+    offsets: Mapping[str, int]
+    num_tiles: int
+    num_values: int
+    inv_high: np.ndarray  # float32 (observation size,)
+    value_of_tile: np.ndarray  # float32 (T, N + 1): 1 where the tile (row) shows the value (column)
+    pips: np.ndarray  # float32 (T,)
+    max_hand_pips: float  # every tile but the protected ones held by one seat (1 if that is 0)
+    draw_action: int
+    pass_action: int
 
 
-def _block(scaled: jax.Array, name: str, width: int) -> jax.Array:
-    return scaled[..., OFFSETS[name] : OFFSETS[name] + width]
+def _constants(game: DrawGame) -> _Constants:
+    return _variant_constants(game.max_pip, game.protected)
 
 
-def encode(observation: jax.Array, mask: jax.Array) -> jax.Array:
+@functools.cache
+def _variant_constants(max_pip: int, protected: int) -> _Constants:
+    # The observation layout and the action ids do not depend on the player count or hand size.
+    game = DrawGame(2, max_pip, hand_size=1, protected=protected)
+    tile_set = game.tiles
+    value_of_tile = np.zeros((tile_set.num_tiles, tile_set.num_values), np.float32)
+    for tile, (low, high) in enumerate(tile_set.tiles):
+        value_of_tile[tile, low] = value_of_tile[tile, high] = 1
+    pips = np.array(tile_set.pips, np.float32)
+    found = layout(game)
+    return _Constants(
+        offsets=found.offsets,
+        num_tiles=tile_set.num_tiles,
+        num_values=tile_set.num_values,
+        inv_high=(1.0 / found.high).astype(np.float32),
+        value_of_tile=value_of_tile,
+        pips=pips,
+        max_hand_pips=float(np.sort(pips)[protected:].sum()) or 1.0,
+        draw_action=game.draw_action,
+        pass_action=game.pass_action,
+    )
+
+
+def encode(observation: jax.Array, mask: jax.Array, game: DrawGame = DEFAULT_GAME) -> jax.Array:
     """The ``extended`` features of :func:`draw_env.features.encode_batch`, in JAX.
 
     Args:
-        observation: float32 ``(..., 258)`` observations (the AEC layout).
-        mask: ``(..., 58)`` legal actions (bool or int).
+        observation: float32 ``(..., 258)`` observations (the AEC layout; a variant's: its
+            layout's size).
+        mask: ``(..., 58)`` legal actions, bool or int (a variant's: ``2T + 2``).
+        game: the variant played (the player count does not matter); default the seeds' game.
 
     Returns:
-        float32 ``(..., 340)``, equal to NumPy's encoding up to float rounding.
+        float32 ``(..., 340)`` (a variant's: ``feature_size("extended", game)``), equal to
+        NumPy's encoding up to float rounding.
     """
-    scaled = observation.astype(jnp.float32) * _INV_HIGH
-    hand = _block(scaled, "hand", tiles.NUM_TILES)
-    line = _block(scaled, "line", tiles.NUM_TILES)
-    held_per_value = hand @ _VALUE_OF_TILE
-    line_per_value = line @ _VALUE_OF_TILE
-    unseen_per_value = tiles.NUM_VALUES - held_per_value - line_per_value
-    left = _block(scaled, "left_end", tiles.NUM_VALUES)
-    right = _block(scaled, "right_end", tiles.NUM_VALUES)
+    constants = _constants(game)
+    offsets, num_tiles, num_values = constants.offsets, constants.num_tiles, constants.num_values
+    scaled = observation.astype(jnp.float32) * constants.inv_high
+
+    def block(name: str, width: int) -> jax.Array:
+        return scaled[..., offsets[name] : offsets[name] + width]
+
+    hand = block("hand", num_tiles)
+    line = block("line", num_tiles)
+    held_per_value = hand @ constants.value_of_tile
+    line_per_value = line @ constants.value_of_tile
+    unseen_per_value = num_values - held_per_value - line_per_value
+    left = block("left_end", num_values)
+    right = block("right_end", num_values)
     held = jnp.maximum(hand.sum(-1), 1.0)
     summary = jnp.stack(
         [
             (held_per_value * left).sum(-1) / held,
             (held_per_value * right).sum(-1) / held,
-            hand @ _PIPS / _MAX_HAND_PIPS,
+            hand @ constants.pips / constants.max_hand_pips,
         ],
         axis=-1,
     )
-    values = tiles.NUM_VALUES
     return jnp.concatenate(
         [
             scaled,
             mask.astype(jnp.float32),
-            held_per_value / values,
-            line_per_value / values,
-            unseen_per_value / values,
+            held_per_value / num_values,
+            line_per_value / num_values,
+            unseen_per_value / num_values,
             summary,
         ],
         axis=-1,
@@ -89,16 +133,18 @@ def encode(observation: jax.Array, mask: jax.Array) -> jax.Array:
 # ---------------------------------------------------------------------------- opponents
 
 
-def heaviest_action(mask: jax.Array) -> jax.Array:
+def heaviest_action(mask: jax.Array, game: DrawGame = DEFAULT_GAME) -> jax.Array:
     """The agent ``heaviest``: the legal placement of the highest-pip tile, ties to the lowest
-    action id; with no placement, the draw if legal, else the pass. ``mask`` bool ``(..., 58)``."""
-    placements = mask[..., : 2 * tiles.NUM_TILES]
-    action_ids = np.arange(2 * tiles.NUM_TILES)
-    # Pips dominate (x 64 > any action id); among equal pips the lower id scores higher. Every
-    # score is >= 0, above the -1 of illegal placements.
-    score = np.repeat(_PIPS, 2) * 64 + (action_ids[-1] - action_ids)
+    action id; with no placement, the draw if legal, else the pass. ``mask`` bool ``(..., 58)``
+    (``game``'s ``2T + 2`` actions; default the seeds' game)."""
+    constants = _constants(game)
+    placements = mask[..., : 2 * constants.num_tiles]
+    action_ids = np.arange(2 * constants.num_tiles)
+    # Pips dominate (x 128 > any action id, at most 2 * 55 - 1); among equal pips the lower id
+    # scores higher. Every score is >= 0, above the -1 of illegal placements.
+    score = np.repeat(constants.pips, 2) * 128 + (action_ids[-1] - action_ids)
     best = jnp.argmax(jnp.where(placements, score, -1), axis=-1)
-    forced = jnp.where(mask[..., DRAW], DRAW, PASS)
+    forced = jnp.where(mask[..., constants.draw_action], constants.draw_action, constants.pass_action)
     return jnp.where(placements.any(-1), best, forced).astype(jnp.int32)
 
 
@@ -138,11 +184,12 @@ class MLP(nnx.Module):
 
 
 class ActorCritic(nnx.Module):
-    """Separate policy (58 logits) and value (1 number) networks over the 340 features."""
+    """Separate policy (58 logits) and value (1 number) networks over the 340 features (a
+    variant's: ``2T + 2`` logits over ``feature_size("extended", game)`` features)."""
 
-    def __init__(self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs) -> None:
-        inputs = feature_size(FEATURES)
-        self.policy = MLP([inputs, *hidden, NUM_ACTIONS], activation, 0.01, rngs)
+    def __init__(self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs, game: DrawGame = DEFAULT_GAME) -> None:
+        inputs = feature_size(FEATURES, game)
+        self.policy = MLP([inputs, *hidden, game.num_actions], activation, 0.01, rngs)
         self.value = MLP([inputs, *hidden, 1], activation, 1.0, rngs)
 
     def __call__(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -153,10 +200,10 @@ class ActorCritic(nnx.Module):
 
 
 def policy_weights(
-    graphdef: Any, params: nnx.State, activation: str, num_players: int, provenance: dict[str, Any]
+    graphdef: Any, params: nnx.State, activation: str, game: DrawGame, provenance: dict[str, Any]
 ) -> PolicyWeights:
     """The networks ``nnx.merge(graphdef, params)`` as the project's policy file content
-    (weights ``(out, in)``)."""
+    (weights ``(out, in)``), recording ``game``: the table size and the variant it plays."""
     model = nnx.merge(graphdef, params)
 
     def layers(mlp: MLP) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
@@ -170,6 +217,7 @@ def policy_weights(
         value=layers(model.value),
         activation=activation,
         features=FEATURES,
-        num_players=num_players,
+        num_players=game.num_players,
         provenance=provenance,
+        variant=game.variant,
     )

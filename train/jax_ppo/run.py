@@ -60,7 +60,7 @@ def _export(config: JaxPPOConfig, built: Any, params: Any, path: Path, provenanc
     from agents.policy_file import save_policy_file
     from train.jax_ppo.policy import policy_weights
 
-    weights = policy_weights(built.graphdef, params, config.activation, config.num_players, provenance)
+    weights = policy_weights(built.graphdef, params, config.activation, config.game(), provenance)
     return save_policy_file(weights, path)
 
 
@@ -74,6 +74,7 @@ def _evaluate(config: JaxPPOConfig, policy: Path, final: bool, env_steps: int, s
         timesteps=env_steps,
         train_seconds=seconds,
         seed=config.seed + (2 if final else 1),
+        max_pip=config.max_pip, hand_size=config.hand_size, protected=config.protected,
         duplicate=settings.duplicate,
         workers=settings.workers,
         progress=final and config.progress_bar,
@@ -156,7 +157,7 @@ def jax_ppo_main(config: JaxPPOConfig, args: Any) -> int:
         print("\nInterrupted: the run is not finished; rerun the command with --overwrite to start it again.")
         return 130
     title = (
-        f"{config.num_players}-player PPO in JAX after {summary['env_steps']:,} environment steps "
+        f"{config.num_players}-player PPO in JAX{config.variant_text()} after {summary['env_steps']:,} environment steps "
         f"({summary['train_seconds']:.1f} s of training): match win rate, duplicate format"
     )
     print(evaluation_table(summary["final_eval"], config.num_players, title=title))

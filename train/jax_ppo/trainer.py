@@ -33,6 +33,7 @@ import optax
 from flax import nnx
 
 from draw_env.jax import DrawDominoes
+from draw_env.rules import DrawGame
 from train.jax_ppo.config import OPPONENTS, JaxPPOConfig
 from train.jax_ppo.policy import (
     MASKED_LOGIT,
@@ -50,8 +51,8 @@ LEARNER = 0  # the learner's seat
 class Transition(NamedTuple):
     """One action in every game (arrays gain leading axes ``(num_steps, num_envs)`` in a rollout)."""
 
-    inputs: jax.Array  # float32 (340,): features of the acting player's observation
-    mask: jax.Array  # bool (58,)
+    inputs: jax.Array  # float32 (F,): features of the acting player's observation (340 in the seeds' game)
+    mask: jax.Array  # bool (A,): legal actions (58 in the seeds' game, 2T + 2 in a variant)
     action: jax.Array  # int32
     log_prob: jax.Array  # float32, of the action under the acting policy
     value: jax.Array  # float32, the value network's estimate (learner's view when it acts)
@@ -88,9 +89,11 @@ class Trainer:
 
     def __init__(self, config: JaxPPOConfig) -> None:
         self.config = config
-        self.env = DrawDominoes(num_players=config.num_players, episode="hand", reward="zero_sum")
+        #: The table and variant played.
+        self.game = config.game()
+        self.env = DrawDominoes(config.num_players, episode="hand", reward="zero_sum", **self.game.variant)
         # The network's structure, without computing any weights (each run draws its own).
-        abstract = nnx.eval_shape(lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0)))
+        abstract = nnx.eval_shape(lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0), self.game))
         self.graphdef = nnx.graphdef(abstract)
         schedule = optax.linear_schedule(
             config.learning_rate, 0.0, config.updates * config.epochs * config.minibatches
@@ -106,7 +109,7 @@ class Trainer:
     # -- pieces
 
     def apply(self, params: nnx.State, inputs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """(logits, value) of the network ``params`` for ``inputs`` ``(..., 340)``."""
+        """(logits, value) of the network ``params`` for ``inputs`` ``(..., F)``."""
         return nnx.merge(self.graphdef, params)(inputs)
 
     def init(self, key: jax.Array) -> Runner:
@@ -117,7 +120,8 @@ class Trainer:
         training function, instead of a second time here.
         """
         net_key, key = jax.random.split(key)
-        params = nnx.split(ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key)))[1]
+        network = ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key), self.game)
+        params = nnx.split(network)[1]
         shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
         games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
         games = games.replace(terminated=jnp.ones(self.config.num_envs, bool))
@@ -132,11 +136,11 @@ class Trainer:
         ended = games.terminated | games.truncated
         games = jax.tree.map(lambda new, old: jnp.where(_rows(ended, new), new, old), fresh, games)
         mask = games.legal_action_mask
-        inputs = encode(games.observation, mask)
+        inputs = encode(games.observation, mask, self.game)
         logits, value = self.apply(params, inputs)
         log_probs = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
         sampled = jax.random.categorical(policy_key, log_probs).astype(jnp.int32)
-        by_kind = jnp.stack([heaviest_action(mask), random_action(random_key, mask), sampled])
+        by_kind = jnp.stack([heaviest_action(mask, self.game), random_action(random_key, mask), sampled])
         learner_turn = games.current_player == LEARNER
         action = jnp.where(learner_turn, sampled, by_kind[self.opponent, jnp.arange(n)])
         after = jax.vmap(self.env.step)(games, action)
@@ -218,7 +222,7 @@ class Trainer:
         # when another seat is to act, as in the AEC environment).
         own_mask = games.legal_action_mask & (games.current_player == LEARNER)[:, None]
         own_view = jax.vmap(self.env.observe)(games, jnp.full(config.num_envs, LEARNER, jnp.int32))
-        last_value = self.apply(runner.params, encode(own_view, own_mask))[1]
+        last_value = self.apply(runner.params, encode(own_view, own_mask, self.game))[1]
         advantages = self._advantages(rollout, last_value)
         targets = advantages + rollout.value
         decisions = rollout.decision
@@ -347,7 +351,8 @@ def train(
     compile_seconds = time.perf_counter() - wall_start
     if progress:
         print(
-            f"{config.num_players} players, {config.num_envs} games x {config.num_steps} actions a "
+            f"{config.num_players} players{config.variant_text()}, {config.num_envs} games x "
+            f"{config.num_steps} actions a "
             f"update, {config.updates} updates, opponents {', '.join(config.opponents)}; "
             f"backend {jax.default_backend()}, compiled in {compile_seconds:.1f} s",
             flush=True,
@@ -399,6 +404,13 @@ def _against(metrics: Metrics) -> str:
     return "  ".join(parts) if parts else "no hand finished yet"
 
 
+def _variant_flags(game: DrawGame) -> str:
+    """``draw-eval``'s flags of a variant (`` --max-pip 3 ...``), nothing for the seeds' game."""
+    return "" if game.is_default else "".join(
+        f" --{key.replace('_', '-')} {value}" for key, value in game.variant.items()
+    )
+
+
 def summary(result: Result, output: Path | None) -> str:
     """The readable end-of-run report."""
     config, tail = result.trainer.config, max(1, len(result.metrics.loss) // 10)
@@ -421,7 +433,8 @@ def summary(result: Result, output: Path | None) -> str:
             f"  policy file         {output} (+ {output.with_suffix('.json').name})",
             "  evaluate it in duplicate matches with:",
             *(
-                f'    draw-eval "{spec}"{f" {name}" * (config.num_players - 1)} --games 1000 --seed 0'
+                f'    draw-eval "{spec}"{f" {name}" * (config.num_players - 1)}{_variant_flags(result.trainer.game)}'
+                " --games 1000 --seed 0"
                 for name in ("random", "heaviest")
             ),
         ]
