@@ -15,6 +15,12 @@ The module is longer than 600 lines on purpose: the search's kernels (the sample
 rollout, the back-up and their lockstep variants) are one algorithm that calls itself and shares
 one tree layout; split across files, no part would be usable alone.
 
+**Weighted determinizations** (``inference``, ``candidates``): with a model of where the hidden
+tiles lie, each determinization draws ``candidates`` deals from the sampler above and keeps one in
+proportion to the product, over the hidden tiles, of the model's probability of the place the deal
+gives each tile (importance resampling, :func:`weighted_determinize`). The model is asked once per
+decision; with one candidate or no model the search is the plain one, random numbers included.
+
 Trees are preallocated arrays: node ``k`` has a row ``children[k]`` of 58 child indices (-1 for
 none; below a searcher's draw the row is indexed by the tile drawn), ``visits[k]``, ``total[k]``
 and ``available[k]``. A decision allocates at most three nodes per simulation (the expanded
@@ -42,8 +48,11 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import random
 import time
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 from numba import njit
@@ -52,8 +61,8 @@ from agents.base import Observation, tile_set_of
 from agents.ismcts import REWARD_SCALE, SearchAgent
 from draw_env import engine as E
 from draw_env import tiles
-from draw_env.checks import check_number
-from draw_env.observation import SEATS, Layout, layout
+from draw_env.checks import check_int, check_number
+from draw_env.observation import SEATS, Layout, layout, observe_state
 from draw_env.rules import NUM_ACTIONS, PROTECTED_BONEYARD, DrawGame, PlayerView
 from draw_env.tiles import TileSet
 
@@ -64,7 +73,7 @@ DEFAULT_SIMULATIONS = 5000
 #: ``evaluate(observations (N, 258) float32, masks (N, 58) int8) -> (priors (N, 58), values (N,))``.
 Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
-_SLOT_MAIN = 0  # the decision's generator: determinizations and the shared seeds
+_SLOT_MAIN = 0  # the decision's generator: determinizations, the pick among candidates and the shared seeds
 _SLOT_SIM = 1  # one simulation's generator, restarted from the shared seed for each root action
 _NEED_ROOM = 1
 _NO_DEAL = 2
@@ -76,6 +85,13 @@ _NODES_PER_SIMULATION = 3
 # root action the next simulation starts with, root node.
 _M_NODES, _M_END, _M_DONE, _M_NEXT_ROOT, _M_ROOT = 0, 1, 2, 3, 4
 META_SIZE = 5
+
+#: Candidate deals drawn per determinization when a hidden-tile model weights them.
+DEFAULT_CANDIDATES = 8
+#: The most candidates: each is a state held at once while they are weighed.
+MAX_CANDIDATES = 4096
+#: The row of the boneyard in a table of log placements (the rows before it are absolute seats).
+BONEYARD_ROW = SEATS
 
 _TWO_32 = 1 << 32
 
@@ -360,6 +376,68 @@ def determinize(base: np.ndarray, counts: np.ndarray, searcher: int, words: np.n
     return True
 
 
+@njit(cache=True)
+def log_weight(world: np.ndarray, searcher: int, log_place: np.ndarray) -> float:
+    """The log of a model's weight of ``world``: the sum over the tiles ``searcher`` cannot see of
+    ``log_place[place, tile]``, where the place is the opponent's seat (absolute) holding the tile,
+    or :data:`BONEYARD_ROW`."""
+    hidden = ((1 << world[E.S_NUM_TILES]) - 1) & ~world[E.S_HANDS + searcher] & ~world[E.S_LINE_MASK]
+    total = 0.0
+    for seat in range(world[E.S_NUM_PLAYERS]):
+        if seat == searcher:
+            continue
+        mask = world[E.S_HANDS + seat]
+        hidden &= ~mask
+        while mask:
+            total += log_place[seat, E.trailing_zeros(mask)]
+            mask &= mask - 1
+    while hidden:
+        total += log_place[BONEYARD_ROW, E.trailing_zeros(hidden)]
+        hidden &= hidden - 1
+    return total
+
+
+@njit(cache=True)
+def weighted_determinize(
+    base: np.ndarray, counts: np.ndarray, searcher: int, words: np.ndarray, world: np.ndarray,
+    log_place: np.ndarray, candidates: np.ndarray,
+) -> bool:
+    """:func:`determinize`, weighted by a model of where the hidden tiles lie (importance resampling).
+
+    With ``candidates`` int64 ``(K, state size)`` of K > 1 rows, deals K candidates with
+    :func:`determinize` into them, weighs each by :func:`log_weight` of ``log_place`` float64
+    ``(SEATS + 1, MAX_TILES)``, and copies into ``world`` one picked in proportion to its weight,
+    with one more draw of ``words[0]`` (uniformly, when the model gives every candidate weight 0).
+    With K <= 1 it is :func:`determinize` itself: the same random numbers, the same world.
+    """
+    k_count = candidates.shape[0]
+    if k_count <= 1:
+        return determinize(base, counts, searcher, words, world)
+    logs = np.empty(k_count)
+    best = -math.inf
+    for k in range(k_count):
+        if not determinize(base, counts, searcher, words, candidates[k]):
+            return False
+        logs[k] = log_weight(candidates[k], searcher, log_place)
+        best = max(best, logs[k])
+    u = E.random_below_at(words, _SLOT_MAIN, _TWO_32) / _TWO_32
+    pick = min(int(u * k_count), k_count - 1)
+    if best > -math.inf:  # weights relative to the largest, so that none overflows
+        mass = 0.0
+        for k in range(k_count):
+            logs[k] = math.exp(logs[k] - best)
+            mass += logs[k]
+        u *= mass
+        pick = k_count - 1
+        for k in range(k_count):
+            u -= logs[k]
+            if u < 0.0:
+                pick = k
+                break
+    world[:] = candidates[pick]
+    return True
+
+
 # ---------------------------------------------------------------------- one simulation
 
 
@@ -527,13 +605,16 @@ def _shared_seed(words: np.ndarray) -> int:
 def search_chunk(
     base: np.ndarray, counts: np.ndarray, searcher: int, exploration: float, threshold: int,
     simulations: int, determinizations: int, meta: np.ndarray, children: np.ndarray, visits: np.ndarray,
-    total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, words: np.ndarray,
+    total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, words: np.ndarray, log_place: np.ndarray,
+    candidates: np.ndarray,
 ) -> int:
     """Search up to ``determinizations`` whole determinizations, stopping once ``simulations`` are done.
 
     The tree's root is node 0 (``meta`` holds the next free node, the capacity and the count of
-    simulations done); ``words`` the generators. Returns 0, or ``_NEED_ROOM`` when the tree
-    cannot take another determinization (grow it and call again), or ``_NO_DEAL``.
+    simulations done); ``words`` the generators. Determinizations are
+    :func:`weighted_determinize`'s with ``log_place`` and ``candidates``. Returns 0, or
+    ``_NEED_ROOM`` when the tree cannot take another determinization (grow it and call again),
+    or ``_NO_DEAL``.
     """
     width = children.shape[1]
     world = np.empty(base.shape[0], np.int64)
@@ -549,7 +630,7 @@ def search_chunk(
     while done < determinizations and (meta[_M_DONE] == 0 or meta[_M_DONE] < simulations):
         if meta[_M_NODES] + _NODES_PER_SIMULATION * n_roots > meta[_M_END]:
             return _NEED_ROOM
-        if not determinize(base, counts, searcher, words, world):
+        if not weighted_determinize(base, counts, searcher, words, world, log_place, candidates):
             return _NO_DEAL
         shared = _shared_seed(words)
         # The root actions are the searcher's own legal moves: the same in every world.
@@ -575,10 +656,13 @@ def lockstep_walk(
     total: np.ndarray, available: np.ndarray, has_prior: np.ndarray, prior: np.ndarray, words: np.ndarray,
     worlds: np.ndarray, states: np.ndarray, shared: np.ndarray, leaves: np.ndarray, paths: np.ndarray,
     seats: np.ndarray, lengths: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray,
+    log_places: np.ndarray, candidates: np.ndarray,
 ) -> int:
     """Walk one simulation of every active decision ``b`` to its leaf; write the leaves' observations.
 
-    Decision ``b``'s tree is the node region ``metas[b]`` describes (root at its first node). A
+    Decision ``b``'s tree is the node region ``metas[b]`` describes (root at its first node); its
+    determinizations are :func:`weighted_determinize`'s with ``log_places[b]`` and the scratch
+    ``candidates`` (shared: the decisions deal one after another). A
     non-terminal leaf writes one row per seat into ``obs`` (N, 258) and ``masks`` (N, 58), from
     row ``rows[b]`` on (-1 for a hand that ended). Returns the number of rows. Returns -1 when a
     decision's view admits no deal.
@@ -593,7 +677,8 @@ def lockstep_walk(
         meta = metas[b]
         E.legal_actions(bases[b], roots)
         if meta[_M_NEXT_ROOT] == 0:
-            if not determinize(bases[b], counts[b], searchers[b], words[b], worlds[b]):
+            if not weighted_determinize(bases[b], counts[b], searchers[b], words[b], worlds[b], log_places[b],
+                                        candidates):
                 return -1
             shared[b] = _shared_seed(words[b])
         state = states[b]
@@ -660,6 +745,74 @@ def lockstep_finish(
                 continue
         still += 1
     return still
+
+
+# ---------------------------------------------------------------------- where the hidden tiles lie
+
+
+class LocationModel(Protocol):
+    """A model of where the hidden tiles lie (:func:`agents.hidden_tiles.load_hidden_tile_model` loads one)."""
+
+    def location_probabilities(self, observation: np.ndarray) -> np.ndarray:
+        """float64 ``(P + 1, T)`` from the observer's observation vector float32 ``(L,)``: row 0
+        the observer's hand, row ``i`` the seat ``i`` places after it, row ``P`` the boneyard;
+        columns in the set's tile order, each summing to 1."""
+        ...
+
+
+def load_location_model(path: str | os.PathLike[str]) -> LocationModel:
+    """The hidden-tile model in the file ``path``.
+
+    Raises:
+        ValueError: naming the file, if it cannot be read or is not such a model.
+    """
+    # Imported on use: a search without a model never loads the model's code.
+    from agents.hidden_tiles import load_hidden_tile_model
+
+    try:
+        return load_hidden_tile_model(path)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"inference={os.fspath(path)}: {error}") from None
+
+
+def observation_vector(source: PlayerView | Observation) -> np.ndarray:
+    """The searcher's observation vector float32 ``(L,)``: an observation dict's, or the one a view's
+    player has (of any deal the view allows: the vector shows nothing hidden)."""
+    if isinstance(source, PlayerView):
+        return observe_state(source.sample_state(random.Random(0)), source.player)
+    return np.asarray(source["observation"], np.float32)
+
+
+def log_placements(model: LocationModel, source: PlayerView | Observation, base: np.ndarray,
+                   searcher: int) -> np.ndarray:
+    """The log of ``model``'s probability of each place of each tile, float64 ``(SEATS + 1, MAX_TILES)``:
+    row ``s`` is the absolute seat ``s`` of the search's state ``base`` (the model's rows are seats
+    relative to ``searcher``), row :data:`BONEYARD_ROW` the boneyard; a probability 0 is ``-inf``.
+
+    Raises:
+        ValueError: if the model's answer is not ``(P + 1, T)`` of finite probabilities.
+    """
+    n, num_tiles = int(base[E.S_NUM_PLAYERS]), int(base[E.S_NUM_TILES])
+    probabilities = np.asarray(model.location_probabilities(observation_vector(source)), np.float64)
+    if probabilities.shape != (n + 1, num_tiles) or not np.all(np.isfinite(probabilities) & (probabilities >= 0)):
+        raise ValueError(f"a hidden-tile model must give ({n + 1}, {num_tiles}) probabilities (finite, >= 0) "
+                         f"for this observation, got shape {probabilities.shape}")
+    table = np.zeros((SEATS + 1, E.MAX_TILES), np.float64)
+    with np.errstate(divide="ignore"):
+        logs = np.log(probabilities)
+    for relative in range(n):
+        table[(searcher + relative) % n, :num_tiles] = logs[relative]
+    table[BONEYARD_ROW, :num_tiles] = logs[n]
+    return table
+
+
+def weighting(model: LocationModel | None, candidates: int, source: PlayerView | Observation, base: np.ndarray,
+              searcher: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`weighted_determinize`'s ``(log_place, candidates)`` for one decision: without a model
+    or with one candidate, a single row of candidates (the uniform sampler, the model not asked)."""
+    if model is None or candidates <= 1:
+        return np.zeros((SEATS + 1, E.MAX_TILES), np.float64), np.zeros((1, base.shape[0]), np.int64)
+    return log_placements(model, source, base, searcher), np.zeros((candidates, base.shape[0]), np.int64)
 
 
 # ---------------------------------------------------------------------- the agent
@@ -777,10 +930,36 @@ def _width(state: np.ndarray) -> int:
 class CompiledISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``); the
     arguments are :class:`agents.ismcts.SearchAgent`'s (default budget :data:`DEFAULT_SIMULATIONS`),
-    ``protected`` included: it plays every variant."""
+    ``protected`` included: it plays every variant. Two more weight its determinizations by a
+    model of where the hidden tiles lie (:func:`weighted_determinize`):
+
+    Args:
+        inference: a hidden-tile model file (:func:`load_location_model`, read once here), or
+            ``None`` for the uniform deals.
+        candidates: deals drawn per determinization, one of them kept in proportion to the model's
+            weight (1 to :data:`MAX_CANDIDATES`; 1, or no model: the uniform deals).
+
+    Raises:
+        ValueError: if an argument is out of range or the file is not a model (naming it).
+    """
 
     name = "ismcts"
     default_simulations = DEFAULT_SIMULATIONS
+
+    def __init__(
+        self,
+        simulations: int | None = None,
+        seconds: float | None = None,
+        exploration: float = 1.0,
+        rollout_randomness: float = 0.25,
+        seed: int | None = None,
+        protected: int | None = None,
+        inference: str | os.PathLike[str] | None = None,
+        candidates: int = DEFAULT_CANDIDATES,
+    ) -> None:
+        super().__init__(simulations, seconds, exploration, rollout_randomness, seed, protected)
+        self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
+        self.model = None if inference is None else load_location_model(inference)
 
     @property
     def _threshold(self) -> int:
@@ -807,6 +986,7 @@ class CompiledISMCTSAgent(SearchAgent):
     def search(self, view: PlayerView | Observation) -> SearchResult:
         """Run the simulations from ``view`` and return the root's statistics."""
         base, counts, searcher, _match = information_set(view, self.protected)
+        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher)
         words = np.array([self._decision_seed(), 0], np.int64)
         tree = self._tree_for(_width(base))
         meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
@@ -818,7 +998,8 @@ class CompiledISMCTSAgent(SearchAgent):
         while True:
             started = time.perf_counter()
             status = search_chunk(base, counts, searcher, self.exploration, self._threshold, simulations, chunk,
-                                  meta, tree.children, tree.visits, tree.total, tree.available, tree.has_prior, words)
+                                  meta, tree.children, tree.visits, tree.total, tree.available, tree.has_prior, words,
+                                  log_place, candidates)
             if status == _NO_DEAL:
                 raise ValueError("no deal of the hidden tiles is consistent with this view")
             if status == _NEED_ROOM:
@@ -882,8 +1063,11 @@ class CompiledISMCTSAgent(SearchAgent):
         counts = np.zeros((count, SEATS), np.int64)
         searchers = np.zeros(count, np.int64)
         match = np.zeros(count, np.bool_)
+        log_places = np.zeros((count, SEATS + 1, E.MAX_TILES), np.float64)
+        candidates = np.zeros((1, size), np.int64)
         for b, (base, seat_counts, searcher, in_match) in enumerate(sets):
             bases[b], counts[b], searchers[b], match[b] = base, seat_counts, searcher, in_match
+            log_places[b], candidates = weighting(self.model, self.candidates, views[b], base, searcher)
         observation_size = set_layout(tiles.tile_set(int(bases[0, E.S_MAX_PIP]) if count else tiles.DEFAULT_MAX_PIP)).size
         tree = _Tree(region * count, width)
         metas = np.zeros((count, META_SIZE), np.int64)
@@ -910,7 +1094,8 @@ class CompiledISMCTSAgent(SearchAgent):
         while remaining:
             used = lockstep_walk(bases, counts, searchers, match, active, self.exploration, prior_weight, metas,
                                  tree.children, tree.visits, tree.total, tree.available, tree.has_prior, prior,
-                                 words, worlds, states, shared, leaves, paths, seats, lengths, rows, obs, masks)
+                                 words, worlds, states, shared, leaves, paths, seats, lengths, rows, obs, masks,
+                                 log_places, candidates)
             if used < 0:
                 raise ValueError("no deal of the hidden tiles is consistent with one of the views")
             if used and evaluate is not None:

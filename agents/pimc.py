@@ -5,8 +5,10 @@ consistently with what it knows (opponents' hand sizes and the values they showe
 passing), with the compiled search's sampler :func:`agents.ismcts_compiled.determinize`, and the
 boneyard gets the rest in a random order. In a world every hand is known and the boneyard order is
 fixed, so each draw gives a known tile: the world is a deterministic game of perfect information.
-Each world is solved by alpha-beta search for every root action, and the agent plays the action
-with the best mean value over the worlds (ties: the lowest action id).
+With a model of where the hidden tiles lie (``inference``), each world is the one of ``candidates``
+deals kept by :func:`agents.ismcts_compiled.weighted_determinize` (importance resampling). Each
+world is solved by alpha-beta search for every root action, and the agent plays the action with
+the best mean value over the worlds (ties: the lowest action id).
 
 **It draws only when no tile fits, and so does every seat in its search.** PIMC cannot value a
 voluntary draw fairly: in a world the boneyard order is known, and the choice that follows the
@@ -50,6 +52,7 @@ fusion), and it takes its opponents to know its hand.
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -57,7 +60,17 @@ from numba import njit
 
 from agents.base import Observation, ValueSearchAgent
 from agents.baselines import placements_or_forced_of
-from agents.ismcts_compiled import PIPS_OF_SET, determinize, information_set, rollout, zero_sum
+from agents.ismcts_compiled import (
+    DEFAULT_CANDIDATES,
+    MAX_CANDIDATES,
+    PIPS_OF_SET,
+    information_set,
+    load_location_model,
+    rollout,
+    weighted_determinize,
+    weighting,
+    zero_sum,
+)
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
 from draw_env.rules import PlayerView
@@ -365,19 +378,21 @@ def solve_world(
 def search_worlds(
     base: np.ndarray, counts: np.ndarray, searcher: int, worlds: int, depth: int, exact_tiles: int, stamp: int,
     table: np.ndarray, table_values: np.ndarray, words: np.ndarray, totals: np.ndarray, meta: np.ndarray,
+    log_place: np.ndarray, candidates: np.ndarray,
 ) -> int:
     """Deal and solve ``worlds`` worlds of the information set ``base``; add each root action's value to ``totals``.
 
     ``totals`` float64 ``(2T + 2,)`` is indexed like :func:`actions_searched` of ``base``; world ``w``
     uses table stamp ``stamp + w``. ``meta[0]`` counts the worlds done, ``meta[1]`` the nodes.
-    Returns 0, or ``_NO_DEAL`` when no deal is consistent with the view.
+    Worlds are :func:`weighted_determinize`'s with ``log_place`` and ``candidates``. Returns 0, or
+    ``_NO_DEAL`` when no deal is consistent with the view.
     """
     world = np.empty(base.shape[0], np.int64)
     actions = np.empty(totals.shape[0], np.int64)
     values = np.empty(totals.shape[0], np.float64)
     count = actions_searched(base, actions)
     for w in range(worlds):
-        if not determinize(base, counts, searcher, words, world):
+        if not weighted_determinize(base, counts, searcher, words, world, log_place, candidates):
             return _NO_DEAL
         limit = UNLIMITED if tiles_left(world) <= exact_tiles else depth
         meta[1] += solve_world(world, limit, stamp + w, table, table_values, actions, values)
@@ -439,9 +454,14 @@ class PIMCAgent(ValueSearchAgent):
         seed: seeds every decision's deals; ``None`` for fresh entropy.
         protected: the variant's protected boneyard tiles, which an observation does not always
             show (``None``: read from the observation when it can be, else guessed; docs/agents.md).
+        inference: a hidden-tile model file (:func:`agents.ismcts_compiled.load_location_model`,
+            read once here), or ``None`` for the uniform deals.
+        candidates: deals drawn per world, one of them kept in proportion to the model's weight
+            (1 to :data:`agents.ismcts_compiled.MAX_CANDIDATES`; 1, or no model: the uniform deals).
 
     Raises:
-        ValueError: if an argument is out of range; the message names it and the allowed values.
+        ValueError: if an argument is out of range (the message names it and the allowed values)
+            or the file is not a model (naming it).
     """
 
     name = "pimc"
@@ -454,6 +474,8 @@ class PIMCAgent(ValueSearchAgent):
         seconds: float | None = None,
         seed: int | None = None,
         protected: int | None = None,
+        inference: str | os.PathLike[str] | None = None,
+        candidates: int = DEFAULT_CANDIDATES,
     ) -> None:
         super().__init__(seed)
         self.protected = None if protected is None else check_int("protected", protected, minimum=0)
@@ -462,6 +484,8 @@ class PIMCAgent(ValueSearchAgent):
         self.exact_tiles = check_int("exact_tiles", exact_tiles, minimum=0, maximum=NUM_TILES)
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0,
                                                                  exclusive_minimum=True)
+        self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
+        self.model = None if inference is None else load_location_model(inference)
         self._table = Table()
         #: Nodes searched by the last decision (for benchmarks).
         self.last_nodes = 0
@@ -481,6 +505,7 @@ class PIMCAgent(ValueSearchAgent):
         """
         base, counts, searcher, _match = information_set(view, self.protected)
         width = E.draw_action(base) + 2
+        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher)
         words = np.array([self.rng.getrandbits(63), 0], np.int64)
         totals = np.zeros(width, np.float64)
         meta = np.zeros(2, np.int64)
@@ -491,7 +516,7 @@ class PIMCAgent(ValueSearchAgent):
         while meta[0] < self.worlds:
             status = search_worlds(base, counts, searcher, min(chunk, self.worlds - int(meta[0])), self.depth,
                                    self.exact_tiles, table.next_stamp + int(meta[0]), table.entries,
-                                   table.values, words, totals, meta)
+                                   table.values, words, totals, meta, log_place, candidates)
             if status == _NO_DEAL:
                 raise ValueError("no deal of the hidden tiles is consistent with this view")
             if deadline is not None and time.perf_counter() >= deadline:

@@ -45,7 +45,7 @@ def parse_value(text: str) -> Any:
 
 #: Keyword arguments that name a file: their value stays text (``path=123`` is the file ``123``),
 #: and the file is read where the agent is built to play, not when its spec is checked.
-FILE_ARGUMENTS = ("path",)
+FILE_ARGUMENTS = ("path", "inference")
 
 
 def parse_agent_spec(text: str) -> Spec:
