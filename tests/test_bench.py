@@ -84,6 +84,33 @@ def test_a_rerun_skips_the_done_cells_and_a_larger_grid_runs_only_the_new_ones(
     assert (done.read_bytes(), done.stat().st_mtime_ns) == before
 
 
+def test_a_failing_cell_costs_only_itself_and_a_rerun_retries_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    solver = protocol.algorithm("cfr")
+
+    def fails_on_seed_0(cell: protocol.Cell, work: Path, checkpoint: protocol.Checkpoint) -> protocol.Policy:
+        if cell.seed == 0:
+            raise RuntimeError("out of luck\nsecond line")
+        return solver(cell, work, checkpoint)
+
+    monkeypatch.setitem(protocol.ALGORITHMS, "cfr", fails_on_seed_0)
+    config = tiny(tmp_path)
+    summary = run_suite(config, plots=False, reps=100)
+    cells = Path(config.output_dir) / "cells"
+    assert summary["failed"] == {"cfr-micro-s0": "RuntimeError: out of luck"}
+    assert sorted(path.name for path in cells.iterdir()) == ["cfr-micro-s1.json"]
+    assert [row["cell"] for row in summary["cells"]] == ["cfr-micro-s1.json"]
+    # The command names the cell and ends with status 1; the same command retries it alone.
+    from train.bench.suite import bench_main
+
+    assert bench_main(config, None) == 1
+    assert "cell cfr-micro-s0 failed: RuntimeError: out of luck; rerun the same command" in capsys.readouterr().err
+    monkeypatch.setitem(protocol.ALGORITHMS, "cfr", solver)
+    assert run_suite(config, plots=False, reps=100)["failed"] == {}
+    assert sorted(path.name for path in cells.iterdir()) == ["cfr-micro-s0.json", "cfr-micro-s1.json"]
+
+
 def test_a_hostile_cell_record_is_one_line_naming_the_file_and_field(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

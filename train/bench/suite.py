@@ -19,6 +19,7 @@ differs from them is refused in one line naming both.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -244,6 +245,7 @@ def run_suite(
     if todo:
         references_of(config, run, panels)
     command = command or f"draw-bench --config {config.output_dir}/config.json"
+    failed: dict[str, str] = {}
     with tqdm(total=len(cells), initial=len(done), unit="cell", desc="draw-bench", disable=not config.progress_bar,
               dynamic_ncols=True) as bar:
         def finished(cell: Cell, record: dict[str, Any]) -> None:
@@ -251,9 +253,19 @@ def run_suite(
             bar.set_postfix_str(f"{cell.key}: score {record['final']['score']:.4g}")
             bar.update(1)
 
+        def failure(cell: Cell, error: BaseException) -> None:
+            # One cell's failure costs that cell only: the grid goes on, the cell is named at the end.
+            failed[cell.key] = f"{type(error).__name__}: {error}".splitlines()[0]
+            bar.write(f"draw-bench: cell {cell.key} failed ({failed[cell.key]}); the others go on")
+
         if address is None:
             for cell in todo:
-                finished(cell, run_cell(cell, run, config, panels, command))
+                try:
+                    record = run_cell(cell, run, config, panels, command)
+                except Exception as error:  # noqa: BLE001 - reported with the cell, the grid goes on
+                    failure(cell, error)
+                else:
+                    finished(cell, record)
         elif todo:
             import ray
 
@@ -264,12 +276,21 @@ def run_suite(
                 while pending:
                     ready, _ = ray.wait(list(pending), num_returns=1)
                     for reference in ready:
-                        finished(pending.pop(reference), ray.get(reference))
+                        cell = pending.pop(reference)
+                        try:
+                            record = ray.get(reference)
+                        except Exception as error:  # noqa: BLE001 - a task's error, reported with its cell
+                            failure(cell, getattr(error, "cause", None) or error)
+                        else:
+                            finished(cell, record)
             finally:
                 ray.shutdown()
     from train.bench.report import REPS
 
-    return report(run, [record_path(run, cell) for cell in cells], plots=plots, reps=reps or REPS)
+    summary = report(run, [record_path(run, cell) for cell in cells if cell.key not in failed], plots=plots,
+                     reps=reps or REPS)
+    summary["failed"] = failed
+    return summary
 
 
 def bench_main(config: BenchConfig, args: Any) -> int:
@@ -277,4 +298,6 @@ def bench_main(config: BenchConfig, args: Any) -> int:
     summary = run_suite(config, getattr(args, "address", None), getattr(args, "command", ""))
     print(summary["table"])
     print(f"Summary: {summary['markdown']}")
-    return 0
+    for key, why in summary["failed"].items():
+        print(f"draw-bench: cell {key} failed: {why}; rerun the same command to retry it", file=sys.stderr)
+    return 1 if summary["failed"] else 0
