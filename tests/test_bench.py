@@ -173,6 +173,27 @@ def test_the_aggregate_of_known_data() -> None:
     assert result["per_game"]["micro"]["improvement"]["b > a"][1] == pytest.approx(0.5)
 
 
+def test_probability_of_improvement_counts_as_rliable_does() -> None:
+    from rliable import metrics
+
+    generator = np.random.default_rng(3)
+    for runs_x, runs_y, tasks in ((5, 5, 1), (3, 7, 4), (6, 2, 5)):
+        x = generator.integers(0, 4, (runs_x, tasks)).astype(float)  # small integers: ties on purpose
+        y = generator.integers(0, 4, (runs_y, tasks)).astype(float)
+        assert report.probability_of_improvement(x, y) == pytest.approx(metrics.probability_of_improvement(x, y))
+
+
+def test_a_reversed_pair_mirrors_the_bootstrapped_one() -> None:
+    generator = np.random.default_rng(4)
+    scores = {name: generator.normal(shift, 1.0, (5, 2)) for name, shift in (("a", 0.0), ("b", 0.5), ("c", 1.0))}
+    improvement = report.improvement(scores, reps=300)
+    assert len(improvement) == 6
+    for x, y in (("a", "b"), ("a", "c"), ("b", "c")):
+        low, point, high = improvement[f"{x} > {y}"]
+        assert low <= point <= high
+        assert improvement[f"{y} > {x}"] == pytest.approx([1 - high, 1 - point, 1 - low])
+
+
 def test_probability_of_improvement_of_a_dominating_algorithm_is_one() -> None:
     scores = {"high": np.array([[0.9], [0.8], [0.95]]), "low": np.array([[0.1], [0.2], [0.3]])}
     improvement = report.improvement(scores, reps=200)

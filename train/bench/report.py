@@ -79,20 +79,39 @@ def interval_estimates(scores: Mapping[str, np.ndarray], reps: int = REPS) -> di
     }
 
 
-def improvement(scores: Mapping[str, np.ndarray], reps: int = REPS) -> dict[str, list[float]]:
-    """P(X > Y) for each ordered pair of algorithms, with its interval: ``{"X > Y": [low, point, high]}``."""
-    from rliable import library, metrics
+def probability_of_improvement(x: np.ndarray, y: np.ndarray) -> float:
+    """P(X > Y) of ``(runs, tasks)`` scores as rliable's ``metrics.probability_of_improvement``
+    defines it (per task the Mann-Whitney U of ``x`` over ``y`` divided by the number of pairs,
+    ties counting one half; then the mean over tasks), counted on NumPy arrays: rliable's calls
+    SciPy once per task and bootstrap sample, which made a report of the full table take minutes."""
+    pairs = x[:, None, :] - y[None, :, :]  # (runs of x, runs of y, tasks)
+    return float(np.mean(np.mean((pairs > 0) + 0.5 * (pairs == 0), axis=(0, 1))))
 
-    pairs = {f"{x} > {y}": (scores[x], scores[y]) for x, y in itertools.permutations(scores, 2)}
+
+def improvement(scores: Mapping[str, np.ndarray], reps: int = REPS) -> dict[str, list[float]]:
+    """P(X > Y) for each ordered pair of algorithms, with its interval: ``{"X > Y": [low, point, high]}``.
+
+    Each unordered pair is bootstrapped once (rliable's stratified bootstrap): in every resample
+    P(Y > X) = 1 - P(X > Y), so the reversed pair's interval is the mirror of the first's.
+    """
+    from rliable import library
+
+    pairs = {f"{x} > {y}": (scores[x], scores[y]) for x, y in itertools.combinations(scores, 2)}
     if not pairs:
         return {}
     with _quiet():
         points, intervals = library.get_interval_estimates(
-            pairs, metrics.probability_of_improvement, reps=reps, confidence_interval_size=CONFIDENCE,
+            pairs, probability_of_improvement, reps=reps, confidence_interval_size=CONFIDENCE,
             random_state=np.random.RandomState(BOOTSTRAP_SEED),
         )
-    return {name: [float(np.ravel(intervals[name])[0]), float(np.ravel(points[name])[0]),
-                   float(np.ravel(intervals[name])[1])] for name in pairs}
+    result = {}
+    for x, y in itertools.combinations(scores, 2):
+        name = f"{x} > {y}"
+        low, high = (float(value) for value in np.ravel(intervals[name])[:2])
+        point = float(np.ravel(points[name])[0])
+        result[name] = [low, point, high]
+        result[f"{y} > {x}"] = [1.0 - high, 1.0 - point, 1.0 - low]
+    return result
 
 
 def _score_matrix(rows: Sequence[Mapping[str, Any]], algorithm: str, games: Sequence[str]) -> np.ndarray:
