@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--config", help="a benchmark suite's YAML config (configs/bench/*.yaml)")
     what.add_argument("--report", metavar="DIR", help="aggregate the cells of the benchmark folder DIR, run nothing")
     parser.add_argument("--address", help="run the cells as tasks of the Ray cluster at this address "
-                        "(HEAD:6379, or auto on a cluster node); left out, they run here one after the other")
+                        "(HEAD:6379, auto on a cluster node, or local: a Ray instance on this machine, a cell per core); "
+                        "left out, they run here one after the other")
     parser.add_argument("--output", metavar="DIR", help="the benchmark folder (overrides output_dir)")
     parser.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides (seeds=[0,1], panel.matches=50)")
     return parser
