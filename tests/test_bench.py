@@ -173,6 +173,21 @@ def test_the_aggregate_of_known_data() -> None:
     assert result["per_game"]["micro"]["improvement"]["b > a"][1] == pytest.approx(0.5)
 
 
+def test_algorithms_that_play_every_game_are_also_aggregated_over_all_of_them() -> None:
+    rows = [{"algorithm": name, "game": game, "seed": seed, "value": 0.0, "normalised": level + seed / 100}
+            for name, level, games in (("solver", 1.0, ["micro"]), ("a", 0.2, ["micro", "draw2"]), ("b", 0.6, ["micro", "draw2"]))
+            for game in games for seed in range(3)]
+    result = report.aggregate(rows, reps=100)
+    assert result["overall"]["games"] == ["micro"] and set(result["overall"]["estimates"]) == {"solver", "a", "b"}
+    complete = result["overall_complete"]
+    assert complete["games"] == ["micro", "draw2"] and set(complete["estimates"]) == {"a", "b"}
+    assert complete["estimates"]["b"]["mean"][1] == pytest.approx(0.61)
+    assert complete["improvement"]["b > a"] == pytest.approx([1.0, 1.0, 1.0])
+    assert "| all (micro, draw2) | b |" in report.markdown(result)
+    # Every algorithm on every game: one overall.
+    assert "overall_complete" not in report.aggregate([row for row in rows if row["algorithm"] != "solver"], reps=100)
+
+
 def test_probability_of_improvement_counts_as_rliable_does() -> None:
     from rliable import metrics
 

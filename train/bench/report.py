@@ -126,7 +126,8 @@ def aggregate(rows: Sequence[Mapping[str, Any]], reps: int = REPS) -> dict[str, 
     """The aggregate of normalised cell rows (``algorithm``, ``game``, ``seed``, ``normalised``, ``value``).
 
     Per game: each algorithm's IQM and mean with intervals over its seeds, and the probability of
-    improvement of each pair; overall: the same over the games every algorithm of the report ran.
+    improvement of each pair; overall: the same over the games every algorithm of the report ran;
+    ``overall_complete`` (where that is not every game): the algorithms that ran every game, over all.
     """
     algorithms = list(dict.fromkeys(row["algorithm"] for row in rows))
     games = list(dict.fromkeys(row["game"] for row in rows))
@@ -142,12 +143,25 @@ def aggregate(rows: Sequence[Mapping[str, Any]], reps: int = REPS) -> dict[str, 
             "improvement": improvement(scores, reps),
         }
     shared = [game for game in games if all(game in _games_of(rows, name) for name in algorithms)]
-    overall: dict[str, Any] = {"games": shared}
-    if shared:
-        scores = {name: _score_matrix(rows, name, shared) for name in algorithms}
+    result = {"algorithms": algorithms, "games": games, "per_game": per_game,
+              "overall": _overall(rows, algorithms, shared, reps)}
+    # Where some algorithm plays only part of the games (CFR+: the exact ones), the algorithms that
+    # play them all are also aggregated over all of them.
+    complete = [name for name in algorithms if set(games) <= _games_of(rows, name)]
+    if shared != games and complete:
+        result["overall_complete"] = _overall(rows, complete, games, reps)
+    return result
+
+
+def _overall(rows: Sequence[Mapping[str, Any]], algorithms: Sequence[str], games: Sequence[str], reps: int) -> dict[str, Any]:
+    """IQM, mean and probability of improvement of ``algorithms`` over ``games`` (their seeds that
+    ran every one of those games)."""
+    overall: dict[str, Any] = {"games": list(games)}
+    if games:
+        scores = {name: _score_matrix(rows, name, games) for name in algorithms}
         scores = {name: array for name, array in scores.items() if len(array)}
         overall |= {"estimates": interval_estimates(scores, reps), "improvement": improvement(scores, reps)}
-    return {"algorithms": algorithms, "games": games, "per_game": per_game, "overall": overall}
+    return overall
 
 
 def _games_of(rows: Sequence[Mapping[str, Any]], algorithm: str) -> set[str]:
@@ -166,9 +180,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         for name, estimate in part["estimates"].items():
             lines.append(f"| {game} | {name} | {part['seeds'][name]} | {part['raw_mean'][name]:.4g} | "
                          f"{shown(estimate['iqm'])} | {shown(estimate['mean'])} |")
-    overall = result["overall"]
-    if overall.get("estimates"):
-        for name, estimate in overall["estimates"].items():
+    for overall in (result["overall"], result.get("overall_complete", {})):
+        for name, estimate in overall.get("estimates", {}).items():
             lines.append(f"| all ({', '.join(overall['games'])}) | {name} | | | {shown(estimate['iqm'])} | "
                          f"{shown(estimate['mean'])} |")
     return "\n".join(lines)
