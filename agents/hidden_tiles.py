@@ -47,7 +47,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from agents.policy_file import MAX_RECORD_BYTES, MAX_WIDTH, describe_variant, record_path
+from agents.policy_file import MAX_RECORD_BYTES, MAX_WIDTH, Layer, check_layers, describe_variant, record_path
 from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.observation import SEATS, layout
 from draw_env.rules import PLAYER_COUNTS, DrawGame
@@ -63,8 +63,6 @@ DEFAULT_BALANCING = 8
 #: The most Sinkhorn iterations a file may ask for.
 MAX_BALANCING = 100
 
-#: ``(weight (out, in), bias (out,))``.
-Layer = tuple[np.ndarray, np.ndarray]
 
 
 # ---------------------------------------------------------------------------- what is observed
@@ -264,7 +262,8 @@ class HiddenTileModel(_LocationModel):
 
     def __post_init__(self) -> None:
         _check_balancing(self.balancing)
-        _check_layers(self.layers, layout(self.game).size, (self.game.num_players + 1) * self.game.num_tiles)
+        # (P + 1) * T outputs: a logit for every place of every tile.
+        check_layers("layer", self.layers, layout(self.game).size, (self.game.num_players + 1) * self.game.num_tiles)
 
     @functools.cached_property
     def _scale(self) -> np.ndarray:
@@ -287,24 +286,6 @@ def _check_balancing(balancing: object) -> int:
     if type(balancing) is not int or not 0 <= balancing <= MAX_BALANCING:
         raise ValueError(f"balancing must be an integer in 0..{MAX_BALANCING}, got {_short(balancing)}")
     return balancing
-
-
-def _check_layers(layers: tuple[Layer, ...], inputs: int, outputs: int) -> None:
-    if not layers:
-        raise ValueError("the model has no layers")
-    width = inputs
-    for index, (weight, bias) in enumerate(layers):
-        if weight.dtype != np.float32 or bias.dtype != np.float32:
-            raise ValueError(f"layer/{index}: arrays must be float32, got {weight.dtype} and {bias.dtype}")
-        if weight.ndim != 2 or weight.shape[1] != width or bias.shape != (weight.shape[0],):
-            raise ValueError(
-                f"layer/{index}: expected weight (out, {width}) and bias (out,), got {weight.shape} and {bias.shape}"
-            )
-        if not (np.isfinite(weight).all() and np.isfinite(bias).all()):
-            raise ValueError(f"layer/{index}: weights must be finite")
-        width = weight.shape[0]
-    if width != outputs:
-        raise ValueError(f"the model must end with (P + 1) * T = {outputs} outputs, got {width}")
 
 
 # ---------------------------------------------------------------------------- the file

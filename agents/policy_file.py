@@ -100,7 +100,7 @@ class PolicyWeights:
         game = self.game
         inputs = feature_size(self.features, None if self.variant is None else game)
         for name, layers in self.networks().items():
-            _check_layers(name, layers, inputs, game.num_actions if name == "policy" else OUTPUTS[name])
+            check_layers(name, layers, inputs, game.num_actions if name == "policy" else OUTPUTS[name])
 
     @property
     def game(self) -> DrawGame:
@@ -121,7 +121,9 @@ def describe_variant(game: DrawGame) -> str:
     return ", ".join(f"{key}={value}" for key, value in game.variant.items())
 
 
-def _check_layers(name: str, layers: tuple[Layer, ...], inputs: int, outputs: int) -> None:
+def check_layers(name: str, layers: tuple[Layer, ...], inputs: int, outputs: int) -> None:
+    """Refuse an MLP whose arrays ``NAME/i/weight`` (out, in) and ``NAME/i/bias`` (out,) are not
+    finite float32 layers chaining ``inputs`` to ``outputs`` (a ``ValueError`` naming the layer)."""
     if not layers:
         raise ValueError(f"the {name} network has no layers")
     width = inputs
