@@ -43,15 +43,25 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
-from agents.policy_file import MAX_RECORD_BYTES, MAX_WIDTH, Layer, check_layers, describe_variant, record_path
+from agents.policy_file import (
+    MAX_WIDTH,
+    Layer,
+    check_layers,
+    describe_variant,
+    fail,
+    open_record,
+    read_described_bytes,
+    record_path,
+    short,
+)
 from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.observation import SEATS, layout
 from draw_env.rules import PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import MAX_ARRAY_BYTES, ArrayHeader, loads_npz, read_bytes, read_json
+from draw_env.untrusted import MAX_ARRAY_BYTES, ArrayHeader, loads_npz
 
 FORMAT = "draw-dominoes-hidden-tiles"
 VERSION = 1
@@ -284,7 +294,7 @@ class HiddenTileModel(_LocationModel):
 
 def _check_balancing(balancing: object) -> int:
     if type(balancing) is not int or not 0 <= balancing <= MAX_BALANCING:
-        raise ValueError(f"balancing must be an integer in 0..{MAX_BALANCING}, got {_short(balancing)}")
+        raise ValueError(f"balancing must be an integer in 0..{MAX_BALANCING}, got {short(balancing)}")
     return balancing
 
 
@@ -345,29 +355,19 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
         ValueError: either file missing or malformed, the pair not matching, or a model of another
             game than ``game``; the message names the file and the field.
     """
-    target = Path(path)
-    record_file = record_path(target)
-    for needed in (target, record_file):
-        if not needed.is_file():
-            raise ValueError(f"hidden-tile model {str(target)!r} needs {str(needed)!r}, which does not exist")
-    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES, expect=dict)
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        _fail(record_file, "format", f"must be {FORMAT!r}")
-    if record.get("version") != VERSION:
-        _fail(record_file, "version", f"must be {VERSION} (this code reads version {VERSION}), "
-                                      f"got {_short(record.get('version'))}")
+    target, record_file, record = open_record(path, "hidden-tile model", FORMAT, VERSION)
     recorded = _read_game(record, record_file)
     if game is not None:
         for key in GAME_KEYS:
             wanted = game.num_players if key == "num_players" else game.variant[key]
             if record[key] != wanted:
-                _fail(record_file, key, f"is {record[key]}, but the game played has {key}={wanted} "
+                fail(record_file, key, f"is {record[key]}, but the game played has {key}={wanted} "
                                         f"({game.num_players} players, {describe_variant(game)})")
     if record.get("activation") != "relu":
-        _fail(record_file, "activation", f"must be 'relu', got {_short(record.get('activation'))}")
+        fail(record_file, "activation", f"must be 'relu', got {short(record.get('activation'))}")
     balancing = record.get("balancing")
     if type(balancing) is not int or not 0 <= balancing <= MAX_BALANCING:
-        _fail(record_file, "balancing", f"must be an integer in 0..{MAX_BALANCING}, got {_short(balancing)}")
+        fail(record_file, "balancing", f"must be an integer in 0..{MAX_BALANCING}, got {short(balancing)}")
     widths = record.get("widths")
     inputs, outputs = layout(recorded).size, (recorded.num_players + 1) * recorded.num_tiles
     if (
@@ -377,21 +377,19 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
         or widths[0] != inputs
         or widths[-1] != outputs
     ):
-        _fail(record_file, "widths", f"must list at least 2 integers in 1..{MAX_WIDTH}, from {inputs} "
-                                     f"(the observation) to {outputs} ((P + 1) * T), got {_short(widths)}")
+        fail(record_file, "widths", f"must list at least 2 integers in 1..{MAX_WIDTH}, from {inputs} "
+                                     f"(the observation) to {outputs} ((P + 1) * T), got {short(widths)}")
     names = _array_names(len(widths) - 1)
     if record.get("arrays") != names:
-        _fail(record_file, "arrays", f"must be {names}, got {_short(record.get('arrays'))}")
+        fail(record_file, "arrays", f"must be {names}, got {short(record.get('arrays'))}")
     provenance = record.get("provenance", {})
     if not isinstance(provenance, dict):
-        _fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
+        fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
     expected: dict[str, tuple[int, ...]] = {}
     for index, (width_in, width_out) in enumerate(zip(widths, widths[1:], strict=False)):
         expected[f"layer/{index}/weight"] = (width_out, width_in)
         expected[f"layer/{index}/bias"] = (width_out,)
-    data = read_bytes(target, MAX_ARRAY_BYTES)
-    if record.get("sha256") != hashlib.sha256(data).hexdigest():
-        _fail(record_file, "sha256", f"does not match {target.name}: the weights are not the ones this record describes")
+    data = read_described_bytes(target, record_file, record)
 
     def check(headers: Mapping[str, ArrayHeader]) -> None:
         if set(headers) != set(expected):
@@ -416,21 +414,12 @@ def _read_game(record: Mapping[str, Any], record_file: Path) -> DrawGame:
     """The game the record names: all of :data:`GAME_KEYS`, integers that make a game."""
     for key in GAME_KEYS:
         if type(record.get(key)) is not int:
-            _fail(record_file, key, f"must be an integer (a model records {', '.join(GAME_KEYS)}), "
-                                    f"got {_short(record.get(key))}")
+            fail(record_file, key, f"must be an integer (a model records {', '.join(GAME_KEYS)}), "
+                                    f"got {short(record.get(key))}")
     if record["num_players"] not in PLAYER_COUNTS:
-        _fail(record_file, "num_players", f"must be 2, 3 or 4, got {record['num_players']}")
+        fail(record_file, "num_players", f"must be 2, 3 or 4, got {record['num_players']}")
     try:
         return DrawGame(record["num_players"], record["max_pip"], record["hand_size"], record["protected"])
     except ValueError as error:
-        _fail(record_file, "max_pip', 'hand_size', 'protected", f"are no game: {error}")
+        fail(record_file, "max_pip', 'hand_size', 'protected", f"are no game: {error}")
 
-
-def _short(value: Any) -> str:
-    """``repr(value)``, cut to 200 characters (a hostile record may hold anything)."""
-    text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."
-
-
-def _fail(where: Path, key: str, message: str) -> NoReturn:
-    raise ValueError(f"{where}: '{key}' {message}")

@@ -93,7 +93,7 @@ class PolicyWeights:
             check_choice("num_players", self.num_players, PLAYER_COUNTS)
         if self.variant is not None:
             if not isinstance(self.variant, Mapping) or sorted(self.variant) != sorted(VARIANT_KEYS):
-                raise ValueError(f"variant must map exactly {', '.join(VARIANT_KEYS)}, got {_short(self.variant)}")
+                raise ValueError(f"variant must map exactly {', '.join(VARIANT_KEYS)}, got {short(self.variant)}")
             game = DrawGame(self.num_players or 2, **self.variant)
             # The seeds' game is stored as None, so that its files stay as they always were.
             object.__setattr__(self, "variant", None if game.is_default else game.variant)
@@ -219,26 +219,13 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
         ValueError: if either file is missing or malformed, they do not match, or an array is
             not float32; the message names the file and the field.
     """
-    target = Path(path)
-    record_file = record_path(target)
-    for needed in (target, record_file):
-        if not needed.is_file():
-            raise ValueError(f"policy file {str(target)!r} needs {str(needed)!r}, which does not exist")
-    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES, expect=dict)
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        _fail(record_file, "format", f"must be {FORMAT!r}")
-    if record.get("version") != VERSION:
-        _fail(
-            record_file,
-            "version",
-            f"must be {VERSION} (this code reads version {VERSION}), got {_short(record.get('version'))}",
-        )
+    target, record_file, record = open_record(path, "policy file", FORMAT, VERSION)
     networks = record.get("networks")
     if not isinstance(networks, dict) or "policy" not in networks or not set(networks) <= set(OUTPUTS):
-        _fail(
+        fail(
             record_file,
             "networks",
-            f"must map 'policy' (and optionally 'value') to their layers, got {_short(networks)}",
+            f"must map 'policy' (and optionally 'value') to their layers, got {short(networks)}",
         )
     expected: dict[str, tuple[int, ...]] = {}
     layer_names: dict[str, list[str]] = {}
@@ -249,14 +236,14 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             or len(widths) < 2
             or not all(type(w) is int and 0 < w <= MAX_WIDTH for w in widths)
         ):
-            _fail(
+            fail(
                 record_file,
                 f"networks.{name}.widths",
-                f"must list at least 2 integers in 1..{MAX_WIDTH}, got {_short(widths)}",
+                f"must list at least 2 integers in 1..{MAX_WIDTH}, got {short(widths)}",
             )
         names = _array_names(name, len(widths) - 1)
         if spec.get("arrays") != names:
-            _fail(record_file, f"networks.{name}.arrays", f"must be {names}, got {_short(spec.get('arrays'))}")
+            fail(record_file, f"networks.{name}.arrays", f"must be {names}, got {short(spec.get('arrays'))}")
         for index, (inputs, outputs) in enumerate(zip(widths, widths[1:], strict=False)):
             expected[f"{name}/{index}/weight"] = (outputs, inputs)
             expected[f"{name}/{index}/bias"] = (outputs,)
@@ -264,14 +251,8 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
     variant = _read_variant(record, record_file)
     provenance = record.get("provenance", {})
     if not isinstance(provenance, dict):
-        _fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
-    data = read_bytes(target, MAX_ARRAY_BYTES)
-    if record.get("sha256") != hashlib.sha256(data).hexdigest():
-        _fail(
-            record_file,
-            "sha256",
-            f"does not match {target.name}: the weights are not the ones this record describes",
-        )
+        fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
+    data = read_described_bytes(target, record_file, record)
 
     def check(headers: Mapping[str, ArrayHeader]) -> None:
         missing = [array for array in expected if array not in headers]
@@ -318,22 +299,48 @@ def _read_variant(record: Mapping[str, Any], record_file: Path) -> dict[str, int
         return None
     for key in VARIANT_KEYS:
         if type(record.get(key)) is not int:
-            _fail(record_file, key, f"must be an integer (a variant names {', '.join(VARIANT_KEYS)}), "
-                                    f"got {_short(record.get(key))}")
+            fail(record_file, key, f"must be an integer (a variant names {', '.join(VARIANT_KEYS)}), "
+                                    f"got {short(record.get(key))}")
     variant = {key: record[key] for key in VARIANT_KEYS}
     players = record.get("num_players")
     try:
         DrawGame(players if players in PLAYER_COUNTS else 2, **variant)
     except ValueError as error:
-        _fail(record_file, "max_pip', 'hand_size', 'protected", f"are no game: {error}")
+        fail(record_file, "max_pip', 'hand_size', 'protected", f"are no game: {error}")
     return variant
 
 
-def _short(value: Any) -> str:
+def open_record(path: str | os.PathLike[str], what: str, format_name: str, version: int) -> tuple[Path, Path, dict[str, Any]]:
+    """``(archive, record file, record)`` of the weights file ``path`` and its JSON record: both must
+    exist, and the record (read bounded, :func:`draw_env.untrusted.read_json`) must carry
+    ``format_name`` and ``version``; else a ``ValueError`` naming ``what``, the file and the field."""
+    target = Path(path)
+    record_file = record_path(target)
+    for needed in (target, record_file):
+        if not needed.is_file():
+            raise ValueError(f"{what} {str(target)!r} needs {str(needed)!r}, which does not exist")
+    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES, expect=dict)
+    if not isinstance(record, dict) or record.get("format") != format_name:
+        fail(record_file, "format", f"must be {format_name!r}")
+    if record.get("version") != version:
+        fail(record_file, "version",
+             f"must be {version} (this code reads version {version}), got {short(record.get('version'))}")
+    return target, record_file, record
+
+
+def read_described_bytes(target: Path, record_file: Path, record: Mapping[str, Any]) -> bytes:
+    """The archive ``target``'s bytes (bounded), refused unless their sha256 is the record's."""
+    data = read_bytes(target, MAX_ARRAY_BYTES)
+    if record.get("sha256") != hashlib.sha256(data).hexdigest():
+        fail(record_file, "sha256", f"does not match {target.name}: the weights are not the ones this record describes")
+    return data
+
+
+def short(value: Any) -> str:
     """``repr(value)``, cut to 200 characters (a hostile record may hold anything)."""
     text = repr(value)
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def _fail(where: Path, key: str, message: str) -> NoReturn:
+def fail(where: Path, key: str, message: str) -> NoReturn:
     raise ValueError(f"{where}: '{key}' {message}")
