@@ -221,6 +221,19 @@ def test_a_quick_run_beats_the_uniform_model_and_repeats_from_its_seed(tmp_path:
     assert "is complete" in capsys.readouterr().out
 
 
+def test_the_model_keeps_the_epoch_with_the_best_held_out_figure(tmp_path: Path) -> None:
+    # Few hands, a wide layer and a fast rate: the held-out figure peaks and falls (seeded, so it
+    # always does here), and the file must hold the peak's weights, not the last epoch's.
+    summary = run_inference(quick(tmp_path, "games=300", "n_envs=150", "epochs=5", "net_arch=[128]",
+                                  "learning_rate=0.01"))
+    measured = summary["epoch_validation_log_likelihoods"]
+    assert summary["best_epoch"] == 1 + measured.index(max(measured)) < len(measured)
+    assert measured[-1] < max(measured) - 1e-3
+    assert summary["log_likelihood"] == pytest.approx(max(measured), abs=1e-4)
+    record = json.loads((tmp_path / "hidden_tiles.json").read_text())
+    assert record["provenance"]["best_epoch"] == summary["best_epoch"]
+
+
 def test_the_same_seed_writes_the_same_file(tmp_path: Path) -> None:
     small = ("games=300", "n_envs=150", "epochs=1")
     for name in ("a", "b"):

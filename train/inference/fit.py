@@ -29,10 +29,12 @@ CHUNK = 4096
 @dataclass
 class FitReport:
     """The fit, epoch by epoch: the mean training loss (nats per hidden tile) and the held-out
-    log-likelihood after the epoch (nats per hidden tile, as :func:`mean_log_likelihood`)."""
+    log-likelihood after the epoch (nats per hidden tile, as :func:`mean_log_likelihood`), and the
+    epoch whose weights the model has (counted from 1: the one with the best held-out figure)."""
 
     epoch_losses: list[float]
     validation_log_likelihoods: list[float]
+    best_epoch: int
 
 
 def balanced_torch(logits: torch.Tensor, allowed: torch.Tensor, hidden: torch.Tensor, counts: torch.Tensor,
@@ -71,7 +73,9 @@ def _tensors(config: InferenceConfig, data: Decisions) -> tuple[torch.Tensor, ..
 
 def fit(config: InferenceConfig, data: Decisions, validation: Decisions) -> tuple[HiddenTileModel, FitReport]:
     """Train a fresh MLP of ``config.net_arch`` on ``data`` (measured on ``validation`` after
-    each epoch); the exported model and its report."""
+    each epoch); the exported model and its report. The model has the weights of the epoch with
+    the best held-out log-likelihood: past it, more epochs fit the training hands' deals, which a
+    hand's decisions share, and the held-out figure falls."""
     import torch
     from tqdm import tqdm
 
@@ -99,6 +103,8 @@ def fit(config: InferenceConfig, data: Decisions, validation: Decisions) -> tupl
     losses: list[float] = []
     held_out = _tensors(config, validation)
     measured: list[float] = []
+    linears = [module for module in network if isinstance(module, torch.nn.Linear)]
+    best: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     def validate() -> float:
         total, count = 0.0, 0
@@ -133,13 +139,12 @@ def fit(config: InferenceConfig, data: Decisions, validation: Decisions) -> tupl
                 bar.update(1)
             losses.append(total / max(tiles_seen, 1))
             measured.append(validate())
+            if measured[-1] == max(measured):
+                best = [(linear.weight.detach().clone(), linear.bias.detach().clone()) for linear in linears]
             bar.set_postfix(loss=f"{losses[-1]:.4f}", validation=f"{measured[-1]:.4f}")
-    linears = [module for module in network if isinstance(module, torch.nn.Linear)]
-    layers = tuple(
-        (linear.weight.detach().numpy().astype(np.float32), linear.bias.detach().numpy().astype(np.float32))
-        for linear in linears
-    )
-    return HiddenTileModel(layers, game, config.balancing), FitReport(losses, measured)
+    layers = tuple((weight.numpy().astype(np.float32), bias.numpy().astype(np.float32)) for weight, bias in best)
+    report = FitReport(losses, measured, best_epoch=measured.index(max(measured)) + 1)
+    return HiddenTileModel(layers, game, config.balancing), report
 
 
 def mean_log_likelihood(model: HiddenTileModel | UniformHiddenTiles, data: Decisions) -> tuple[float, int]:

@@ -80,6 +80,7 @@ def run_inference(config: InferenceConfig, overwrite: bool = False) -> dict[str,
         "games": config.games - config.validation_games,
         "decisions": len(training),
         "epoch_losses": [round(loss, 6) for loss in report.epoch_losses],
+        "best_epoch": report.best_epoch,
     })
     path = save_hidden_tile_model(run.path / MODEL, model)
     exported = load_hidden_tile_model(path, game)
@@ -97,6 +98,7 @@ def run_inference(config: InferenceConfig, overwrite: bool = False) -> dict[str,
         "gain": round(log_likelihood - uniform, 6),
         "epoch_losses": [round(loss, 6) for loss in report.epoch_losses],
         "epoch_validation_log_likelihoods": [round(value, 6) for value in report.validation_log_likelihoods],
+        "best_epoch": report.best_epoch,
         "play_seconds": round(play_seconds, 1),
         "fit_seconds": round(fit_seconds, 1),
         "model": str(path),
@@ -120,6 +122,8 @@ def summary_lines(config: InferenceConfig, summary: dict[str, Any]) -> list[str]
         f"  model    {summary['log_likelihood']:+.4f}",
         f"  uniform  {summary['uniform_log_likelihood']:+.4f}  (uniform over the allowed places, balanced to the counts)",
         f"  gain     {gain:+.4f}  (each hidden tile's true place {math.exp(gain):.3f}x as likely)",
+        f"The model has the weights of epoch {summary['best_epoch']} of {len(summary['epoch_losses'])}, "
+        "the best on the held-out hands.",
         f"Summary: {config.output_dir}/summary.json",
         f"model written to {summary['model']}",
     ]
