@@ -74,7 +74,6 @@ DEFAULT_BALANCING = 8
 MAX_BALANCING = 100
 
 
-
 # ---------------------------------------------------------------------------- what is observed
 
 
@@ -362,7 +361,7 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
             wanted = game.num_players if key == "num_players" else game.variant[key]
             if record[key] != wanted:
                 fail(record_file, key, f"is {record[key]}, but the game played has {key}={wanted} "
-                                        f"({game.num_players} players, {describe_variant(game)})")
+                                       f"({game.num_players} players, {describe_variant(game)})")
     if record.get("activation") != "relu":
         fail(record_file, "activation", f"must be 'relu', got {short(record.get('activation'))}")
     balancing = record.get("balancing")
@@ -378,7 +377,7 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
         or widths[-1] != outputs
     ):
         fail(record_file, "widths", f"must list at least 2 integers in 1..{MAX_WIDTH}, from {inputs} "
-                                     f"(the observation) to {outputs} ((P + 1) * T), got {short(widths)}")
+                                    f"(the observation) to {outputs} ((P + 1) * T), got {short(widths)}")
     names = _array_names(len(widths) - 1)
     if record.get("arrays") != names:
         fail(record_file, "arrays", f"must be {names}, got {short(record.get('arrays'))}")
@@ -415,7 +414,7 @@ def _read_game(record: Mapping[str, Any], record_file: Path) -> DrawGame:
     for key in GAME_KEYS:
         if type(record.get(key)) is not int:
             fail(record_file, key, f"must be an integer (a model records {', '.join(GAME_KEYS)}), "
-                                    f"got {short(record.get(key))}")
+                                   f"got {short(record.get(key))}")
     if record["num_players"] not in PLAYER_COUNTS:
         fail(record_file, "num_players", f"must be 2, 3 or 4, got {record['num_players']}")
     try:

@@ -300,7 +300,7 @@ def _read_variant(record: Mapping[str, Any], record_file: Path) -> dict[str, int
     for key in VARIANT_KEYS:
         if type(record.get(key)) is not int:
             fail(record_file, key, f"must be an integer (a variant names {', '.join(VARIANT_KEYS)}), "
-                                    f"got {short(record.get(key))}")
+                                   f"got {short(record.get(key))}")
     variant = {key: record[key] for key in VARIANT_KEYS}
     players = record.get("num_players")
     try:

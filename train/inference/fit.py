@@ -105,6 +105,7 @@ def fit(config: InferenceConfig, data: Decisions, validation: Decisions) -> tupl
     measured: list[float] = []
     linears = [module for module in network if isinstance(module, torch.nn.Linear)]
     best: list[tuple[torch.Tensor, torch.Tensor]] = []
+    best_epoch = 0  # counted from 1; the first of equal figures is kept
 
     def validate() -> float:
         total, count = 0.0, 0
@@ -139,11 +140,12 @@ def fit(config: InferenceConfig, data: Decisions, validation: Decisions) -> tupl
                 bar.update(1)
             losses.append(total / max(tiles_seen, 1))
             measured.append(validate())
-            if measured[-1] == max(measured):
+            if best_epoch == 0 or measured[-1] > measured[best_epoch - 1]:
+                best_epoch = len(measured)
                 best = [(linear.weight.detach().clone(), linear.bias.detach().clone()) for linear in linears]
             bar.set_postfix(loss=f"{losses[-1]:.4f}", validation=f"{measured[-1]:.4f}")
     layers = tuple((weight.numpy().astype(np.float32), bias.numpy().astype(np.float32)) for weight, bias in best)
-    report = FitReport(losses, measured, best_epoch=measured.index(max(measured)) + 1)
+    report = FitReport(losses, measured, best_epoch)
     return HiddenTileModel(layers, game, config.balancing), report
 
 
