@@ -252,15 +252,18 @@ def plot(points: list[dict[str, Any]], reference: str, args: argparse.Namespace,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def line(point: dict[str, Any]) -> str:  # weighted deals are another curve of the same agent
+        return point["agent"] + (", deals weighted by a model" if "inference" in point["kwargs"] else "")
+
     figure, axis = plt.subplots(figsize=(8, 5))
-    for agent in sorted({p["agent"] for p in points}):
-        mine = sorted((p for p in points if p["agent"] == agent), key=lambda p: p["cpu_ms_per_decision"])
+    for agent in sorted({line(p) for p in points}):
+        mine = sorted((p for p in points if line(p) == agent), key=lambda p: p["cpu_ms_per_decision"])
         x = [p["cpu_ms_per_decision"] for p in mine]
         y = [p["win_rate"] for p in mine]
         errors = [[p["win_rate"] - p["win_low"] for p in mine], [p["win_high"] - p["win_rate"] for p in mine]]
         axis.errorbar(x, y, yerr=errors, fmt="o-", capsize=4, label=agent)
         for p in mine:
-            settings = ",".join(f"{key}={value}" for key, value in sorted(p["kwargs"].items()))
+            settings = ",".join(f"{key}={value}" for key, value in sorted(p["kwargs"].items()) if key != "inference")
             axis.annotate(settings, (p["cpu_ms_per_decision"], p["win_rate"]), textcoords="offset points",
                           xytext=(5, -12), fontsize=7)
     axis.axhline(1 / args.players, color="grey", linestyle="--", label="fair share")
