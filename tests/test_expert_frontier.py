@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -10,16 +9,12 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def frontier() -> Any:
-    spec = importlib.util.spec_from_file_location("expert_frontier", ROOT / "benchmarks" / "expert_frontier.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/expert_frontier.py", "expert_frontier")
 
 
 def quick(path: Path, *budgets: str, games: int = 4) -> list[str]:

@@ -5,7 +5,6 @@ The script is not in a package (it draws the docs' pictures), so it is loaded fr
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -13,16 +12,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tests.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def figures():
-    spec = importlib.util.spec_from_file_location("make_figures", ROOT / "docs" / "make_figures.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_figures"] = module
-    spec.loader.exec_module(module)
-    yield module
+    yield load_script("docs/make_figures.py", "make_figures")
     del sys.modules["make_figures"]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -13,17 +12,12 @@ import pytest
 from agents.hidden_tiles import HiddenTileModel, save_hidden_tile_model
 from draw_env.observation import layout
 from draw_env.rules import DrawGame
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def accuracy() -> Any:
-    spec = importlib.util.spec_from_file_location("inference_accuracy", ROOT / "benchmarks" / "inference_accuracy.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/inference_accuracy.py", "inference_accuracy")
 
 
 def _model_file(path: Path, scale: float) -> Path:

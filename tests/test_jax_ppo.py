@@ -7,10 +7,8 @@ reused: compiling the engine and the update is most of this file's time.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +27,7 @@ from agents.policy_file import load_policy_file
 from agents.policy_network import NumpyPolicy
 from draw_env.features import encode_batch, feature_size
 from draw_env.rules import DrawGame
+from tests.scripts import load_script
 from train import cli
 from train.jax_ppo import trainer as jax_trainer
 from train.run_dir import MARKER, run_files
@@ -43,11 +42,7 @@ TINY = [
 
 
 def _example():
-    spec = importlib.util.spec_from_file_location("jax_ppo_example", ROOT / "examples" / "jax_ppo.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples/jax_ppo.py", "jax_ppo_example")
 
 
 @pytest.fixture(scope="module")

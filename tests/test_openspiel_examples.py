@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import runpy
 from pathlib import Path
 
 import pytest
+
+from tests.scripts import load_script
 
 pytest.importorskip("pyspiel")
 pytest.importorskip("tree")  # OpenSpiel's PyTorch DQN needs dm-tree (the openspiel extra)
@@ -16,10 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _example():
-    spec = importlib.util.spec_from_file_location("openspiel_dqn", ROOT / "examples" / "openspiel_dqn.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("examples/openspiel_dqn.py", "openspiel_dqn")
 
 
 def test_dqn_example_trains_and_reports(capsys: pytest.CaptureFixture[str]) -> None:

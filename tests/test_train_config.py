@@ -7,15 +7,14 @@ one line naming the file; no config error shows a traceback on the command line.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.scripts import load_script
 from train.config import ConfigError, Section, load
 from train.exit.config import ExitConfig
 from train.pipelines import PIPELINES
@@ -107,12 +106,7 @@ def test_a_missing_file_and_a_malformed_override_are_config_errors(tmp_path: Pat
 
 
 def _rllib_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("rllib_selfplay_cli", ROOT / "train" / "rllib_selfplay.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train/rllib_selfplay.py", "rllib_selfplay_cli")
 
 
 BAD_INPUTS = [
