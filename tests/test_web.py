@@ -293,10 +293,18 @@ def test_the_hint_gives_the_networks_probabilities_and_value(client: TestClient)
     assert [m["probability"] for m in hint["moves"]] == sorted((m["probability"] for m in hint["moves"]), reverse=True)
 
 
-def test_a_search_hint_gives_each_moves_value_in_points(client: TestClient) -> None:
+def test_a_search_hint_gives_each_moves_value_in_points_searched_once_a_position(tmp_path: Path) -> None:
+    searches: list[Task] = []
+
+    def counted(task: Task) -> Any:
+        searches.append(task)
+        return decide(task)
+
+    client, _ = make_client(tmp_path, decide=counted)
     view = new_game(client, hint="ismcts:simulations=40", seed=4)
     hint = client.get(f"/api/games/{view['id']}/hint").json()
     assert all(-200 <= move["value"] <= 200 for move in hint["moves"]) and len(hint["moves"]) == len(view["legal"])
+    assert client.get(f"/api/games/{view['id']}/hint").json() == hint and len(searches) == 1
 
 
 def test_three_seats_with_a_variant_and_two_agents(tmp_path: Path) -> None:
@@ -433,7 +441,7 @@ HUGE_BUDGETS = [
     ({"seats": ["person", "ismcts_python:simulations=300000"]}, "simulations must be at most 2000"),
     ({"hint": "ismcts:simulations=100000000"}, "hint: agent 'ismcts': simulations must be at most"),
     ({"hint": "ppo_search:simulations=100000000"}, "simulations must be at most 5000"),
-    ({"seats": ["person", "openspiel-mcts:simulations=10000000"]}, "simulations must be at most 1000"),
+    ({"seats": ["person", "openspiel-mcts:simulations=10000000"]}, "simulations must be at most 400"),
     ({"seats": ["person", "openspiel-mcts:determinizations=1000"]}, "determinizations must be at most 10"),
 ]
 
@@ -457,7 +465,7 @@ def test_a_pages_search_always_runs_with_a_count_and_a_time_budget(tmp_path: Pat
         2: ("ismcts", {"seconds": 2, "simulations": 20_000}),  # a time budget alone: the most simulations too
         3: ("pimc", {"seconds": budgets.SEARCH_SECONDS}),
     }
-    assert game.hint_spec == ("ismcts", {"seconds": budgets.SEARCH_SECONDS})
+    assert game.hint_spec == ("ismcts", {"simulations": 5000, "seconds": budgets.SEARCH_SECONDS})  # its default count
     # The operator's agents are theirs: a named agent runs as given.
     named = server.parse_named_agents(["deep=ismcts:simulations=300000"])
     assert WebGame.start("C" * 22, parse_setup({"seats": ["person", "deep"], "seed": 3}, named), decide, named).seat_specs == {

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import agents
+from agents.ismcts import SearchAgent
 
 #: The longest wall-clock budget (``seconds=``) a search named by a page gets per decision, and
 #: the one it gets when the page names none.
@@ -23,9 +24,8 @@ SEARCH_SECONDS = 5.0
 
 #: The agents a page may name, each with the keywords it may set: their maximum, or ``None`` for
 #: a keyword that does not change what a decision costs. A keyword not listed (a file, the
-#: candidate deals of a hidden-tile model) is refused. The maxima keep one decision within about
-#: a second on a laptop core (docs/web.md has the figures) and its search tree within a few tens
-#: of megabytes.
+#: candidate deals of a hidden-tile model) is refused. The maxima keep an answer to a move within
+#: a few seconds (docs/web.md has the figures) and a search tree within a few tens of megabytes.
 PAGE_AGENTS: dict[str, dict[str, float | None]] = {
     "random": {"seed": None},
     "random_forced": {"seed": None},
@@ -61,8 +61,8 @@ PAGE_AGENTS: dict[str, dict[str, float | None]] = {
         "seed": None,
     },
     "openspiel-random": {"seed": None},
-    "openspiel-mcts": {"simulations": 1_000, "determinizations": 10, "rollouts": 2, "uct_c": None, "seed": None},
-    "openspiel-ismcts": {"simulations": 1_000, "rollouts": 2, "uct_c": None, "final_policy": None, "seed": None},
+    "openspiel-mcts": {"simulations": 400, "determinizations": 10, "rollouts": 1, "uct_c": None, "seed": None},
+    "openspiel-ismcts": {"simulations": 400, "rollouts": 1, "uct_c": None, "final_policy": None, "seed": None},
 }
 
 
@@ -75,8 +75,9 @@ def page_agents() -> list[str]:
 def page_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The keyword arguments a page's spec ``name:kwargs`` (already parsed and checked by the
     agent) runs with: each keyword one the page may set, within its maximum; a search gets
-    ``seconds`` = :data:`SEARCH_SECONDS` unless the page asks for less, and a search given only
-    ``seconds`` gets the most simulations too, so that its tree stays bounded.
+    ``seconds`` = :data:`SEARCH_SECONDS` unless the page asks for less, and always a count of
+    simulations (its default, or the most when the page gives only ``seconds``), so that its tree
+    stays bounded.
 
     Raises:
         ValueError: naming the agent, the keyword and its maximum.
@@ -98,7 +99,11 @@ def page_kwargs(name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
             shown = int(maximum) if float(maximum).is_integer() else maximum
             raise ValueError(f"agent {name!r}: {key} must be at most {shown} in draw-web, got {str(value)[:40]}")
     if "seconds" in allowed:
-        if "simulations" in allowed and "simulations" not in checked and "seconds" in checked:
-            checked["simulations"] = int(allowed["simulations"] or 0)
+        if "simulations" in allowed and "simulations" not in checked:
+            # A search given seconds alone counts no simulations: it gets the most; given
+            # neither, its own default (which a time budget alone would replace).
+            search = agents.agent_class(name)
+            assert issubclass(search, SearchAgent)  # the agents with simulations and seconds
+            checked["simulations"] = int(allowed["simulations"] or 0) if "seconds" in checked else search.default_simulations
         checked.setdefault("seconds", SEARCH_SECONDS)
     return checked

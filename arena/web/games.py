@@ -239,6 +239,8 @@ class WebGame:
     failure: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
+    #: The last hint and its step: asked again for the same position, it is not searched again.
+    _hint: tuple[int, dict[str, Any]] | None = None
 
     @classmethod
     def start(cls, game_id: str, setup: Setup, decide: Decide, named: Mapping[str, str] | None = None) -> WebGame:
@@ -512,6 +514,8 @@ class WebGame:
         seat = self.person_to_move()
         if seat is None:
             raise MoveRefused("no person is to move")
+        if self._hint is not None and self._hint[0] == self.step:
+            return self._hint[1]
         try:
             reading = self.decide(self._task("hint", self.hint_spec, _HINT_STREAM))
         except ValueError as error:
@@ -533,6 +537,7 @@ class WebGame:
         answer: dict[str, Any] = {"agent": self.setup.hint, "step": self.step, "moves": moves}
         if reading["value"] is not None:
             answer["value"] = round(reading["value"] * REWARD_SCALE, 2)
+        self._hint = (self.step, answer)
         return answer
 
     # -- the record
