@@ -150,7 +150,10 @@ class DecisionPool:
     ``seconds``.
 
     :meth:`decide` is called from threads (the server's worker threads) and blocks its caller
-    until the answer, the time limit or :meth:`close`; workers start on first use.
+    until the answer, the time limit or :meth:`close`; workers start on first use. They start by
+    ``forkserver`` (``spawn`` where there is none), never by forking the threaded server; as with
+    any such start, a script that makes a pool keeps its own code under
+    ``if __name__ == "__main__":`` (``draw-web`` and ``python -m arena.web.server`` do).
     """
 
     def __init__(self, workers: int = 2, seconds: float = 30.0) -> None:
