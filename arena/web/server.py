@@ -187,11 +187,11 @@ def _stopping() -> JSONResponse:
     return _error(503, "the server is stopping")
 
 
-def create_app(store: GameStore, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+def create_app(store: GameStore, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
     """The ASGI application serving the page and the API over ``store``, answering only requests
-    whose Host header is one of ``allowed_hosts`` (:func:`allowed_hosts`; never a wildcard)."""
-    if any("*" in host for host in allowed_hosts):
-        raise ValueError(f"allowed_hosts must name hosts, never a wildcard, got {list(allowed_hosts)}")
+    whose Host header is one of ``hosts`` (:func:`allowed_hosts`; never a wildcard)."""
+    if any("*" in host for host in hosts):
+        raise ValueError(f"hosts must be host names or addresses, never a wildcard, got {list(hosts)}")
 
     def static(name: str) -> Callable[[Request], Awaitable[Response]]:
         content = (_STATIC / name).read_bytes()  # read once, at start: no file is named by a request
@@ -310,7 +310,7 @@ def create_app(store: GameStore, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) 
         Route("/api/games/{game_id}/record", with_game(record)),
         Route("/api/games/{game_id}/replay", with_game(replay)),
     ]
-    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))]
+    middleware = [Middleware(SecurityHeaders), Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))]
     return Starlette(routes=routes, middleware=middleware)
 
 
