@@ -199,9 +199,15 @@ def build_agent(name: str, kwargs: Mapping[str, Any], *coordinates: int) -> agen
             _unseeded_agents[key] = agents.make(name, **kwargs)
         return _unseeded_agents[key]
     options = dict(kwargs)
-    user_seed = options.pop("seed", None)
-    entropy = [*coordinates] + ([] if user_seed is None else [int(user_seed)])
-    return agents.make(name, seed=seed_sequence_int(*entropy), **options)
+    options.pop("seed", None)
+    return agents.make(name, seed=agent_seed(kwargs, *coordinates), **options)
+
+
+def agent_seed(kwargs: Mapping[str, Any], *coordinates: int) -> int:
+    """The seed :func:`build_agent` gives an agent of keyword arguments ``kwargs`` at ``coordinates``:
+    from the coordinates and the spec's own ``seed`` (if any)."""
+    user_seed = kwargs.get("seed")
+    return seed_sequence_int(*coordinates, *([] if user_seed is None else [int(user_seed)]))
 
 
 @contextmanager

@@ -1,7 +1,9 @@
 """draw-web's server (arena/web): the API through Starlette's TestClient, hostile requests included.
 
 Every refused request must leave the game as it was: the tests compare the game's view and its
-record before and after. The browser test is tests/test_web_browser.py.
+record before and after. The agents decide in this process here (``decisions.decide``), except in
+the tests of the worker pool; tests/test_web_load.py runs the server itself under load, and the
+browser test is tests/test_web_browser.py.
 """
 
 from __future__ import annotations
@@ -9,15 +11,23 @@ from __future__ import annotations
 import json
 import re
 import socket
+import threading
+import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 
-from arena.web import server  # noqa: E402
+import agents  # noqa: E402
+import draw_env  # noqa: E402
+from agents.base import BaseAgent  # noqa: E402
+from arena.web import budgets, decisions, server  # noqa: E402
+from arena.web.decisions import DecisionPool, PoolClosed, Task, decide  # noqa: E402
 from arena.web.games import GameStore, RecordsFolder, WebGame, parse_setup  # noqa: E402
 from draw_env.records import read_record, replay_record  # noqa: E402
 
@@ -33,7 +43,9 @@ class Clock:
 
 
 def make_client(tmp_path: Path, **store_options: Any) -> tuple[TestClient, GameStore]:
-    store = GameStore(records=RecordsFolder(tmp_path), **store_options)
+    store_options.setdefault("records", RecordsFolder(tmp_path))
+    store_options.setdefault("decide", decide)
+    store = GameStore(**store_options)
     return TestClient(server.create_app(store, ["testserver"])), store
 
 
@@ -231,6 +243,33 @@ def test_another_host_name_is_refused(client: TestClient) -> None:
     assert client.post("/api/games", json={}, headers={"host": "evil.example:8765"}).status_code == 400
 
 
+def host_client(tmp_path: Path, hosts: list[str]) -> TestClient:
+    return TestClient(server.create_app(GameStore(records=RecordsFolder(tmp_path), decide=decide), hosts))
+
+
+def test_the_host_check_holds_for_every_listening_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "_own_addresses", lambda: {"myhost", "192.0.2.7"})  # no name lookups in tests
+    # A loopback address answers its own printed URL, and the loopback names.
+    assert server.allowed_hosts("127.0.0.2") == ["127.0.0.1", "127.0.0.2", "[::1]", "localhost"]
+    client = host_client(tmp_path, server.allowed_hosts("127.0.0.2"))
+    assert client.get("/", headers={"host": "127.0.0.2:8765"}).status_code == 200
+    assert client.get("/", headers={"host": "evil.example:8765"}).status_code == 400
+    # Every address (0.0.0.0, ::): this machine's names and addresses, never a wildcard.
+    for bind in ("0.0.0.0", "::", ""):
+        hosts = server.allowed_hosts(bind, ["games.lan", "[fe80::0:1]"])
+        assert "*" not in hosts and {"localhost", "127.0.0.1", "[::1]", "myhost", "192.0.2.7", "games.lan", "[fe80::1]"} == set(hosts)
+    client = host_client(tmp_path, server.allowed_hosts("0.0.0.0", ["games.lan"]))
+    for host, status in [("192.0.2.7:8765", 200), ("games.lan", 200), ("localhost:8765", 200), ("evil.example", 400), ("192.0.2.8", 400)]:
+        assert client.get("/api/options", headers={"host": host}).status_code == status, host
+    # A LAN address: itself and this machine's names.
+    assert {"192.0.2.7", "myhost", "localhost"} <= set(server.allowed_hosts("192.0.2.7"))
+    for bad in ("*", "*.example.com", "host:80", "a/b", ""):
+        with pytest.raises(ValueError, match="never a wildcard"):
+            server.allowed_hosts("0.0.0.0", [bad])
+    with pytest.raises(ValueError, match="never a wildcard"):
+        server.create_app(GameStore(decide=decide), ["*"])
+
+
 def test_the_store_keeps_a_bounded_number_of_games_for_a_bounded_time(tmp_path: Path) -> None:
     clock = Clock()
     client, store = make_client(tmp_path, max_games=2, max_age=60.0, clock=clock)
@@ -254,10 +293,18 @@ def test_the_hint_gives_the_networks_probabilities_and_value(client: TestClient)
     assert [m["probability"] for m in hint["moves"]] == sorted((m["probability"] for m in hint["moves"]), reverse=True)
 
 
-def test_a_search_hint_gives_each_moves_value_in_points(client: TestClient) -> None:
+def test_a_search_hint_gives_each_moves_value_in_points_searched_once_a_position(tmp_path: Path) -> None:
+    searches: list[Task] = []
+
+    def counted(task: Task) -> Any:
+        searches.append(task)
+        return decide(task)
+
+    client, _ = make_client(tmp_path, decide=counted)
     view = new_game(client, hint="ismcts:simulations=40", seed=4)
     hint = client.get(f"/api/games/{view['id']}/hint").json()
     assert all(-200 <= move["value"] <= 200 for move in hint["moves"]) and len(hint["moves"]) == len(view["legal"])
+    assert client.get(f"/api/games/{view['id']}/hint").json() == hint and len(searches) == 1
 
 
 def test_three_seats_with_a_variant_and_two_agents(tmp_path: Path) -> None:
@@ -299,8 +346,8 @@ def test_the_records_folder_never_writes_over_a_file(tmp_path: Path) -> None:
 def test_a_set_up_names_server_side_agents_by_name_only() -> None:
     named = server.parse_named_agents(["quick=ismcts:simulations=20"])
     setup = parse_setup({"seats": ["person", "quick"], "seed": 1}, named)
-    game = WebGame.start("B" * 22, setup, named)
-    assert game.labels == ["person", "quick"] and game.seat_agents[1].simulations == 20  # type: ignore[attr-defined]
+    game = WebGame.start("B" * 22, setup, decide, named)
+    assert game.labels == ["person", "quick"] and game.seat_specs[1] == ("ismcts", {"simulations": 20})
     for bad in (["quick"], ["person=ismcts"], ["network=random"], ["x=nosuch"], ["a b=random"]):
         with pytest.raises(ValueError, match="--agent"):
             server.parse_named_agents(bad)
@@ -318,6 +365,10 @@ def test_draw_web_refuses_bad_options_in_one_line(tmp_path: Path, capsys: pytest
             (["--port", str(busy.getsockname()[1]), "--records", str(tmp_path / "r")], "cannot listen on 127.0.0.1"),
             (["--port", "70000"], "--port must be"),
             (["--agent", "solver=tabular"], "--agent solver"),
+            (["--allowed-host", "*"], "never a wildcard"),
+            (["--agent", f"solver=tabular:path={afile}"], "agent 'tabular'"),
+            (["--workers", "0"], "--workers must be"),
+            (["--max-connections", "0"], "--max-connections must be"),
         ]
         for argv, message in cases:
             assert server.main([*argv, "--no-browser"]) == 2
@@ -327,25 +378,17 @@ def test_draw_web_refuses_bad_options_in_one_line(tmp_path: Path, capsys: pytest
         busy.close()
 
 
-class RefusingAgent:
-    """An agent that cannot read any position (as a solver's table outside its variant)."""
-
-    def reset(self) -> None:
-        pass
-
-    def act(self, observation: Any) -> int:
+def refusing(task: Task) -> Any:
+    """Decisions where ``heaviest`` and the hint agent cannot read any position (as a solver's
+    table outside its variant)."""
+    if task.name == "heaviest" or task.kind == "hint":
         raise ValueError("no entry for this observation")
-
-    def action_probabilities(self, observation: Any) -> Any:
-        raise ValueError("no entry for this observation")
+    return decide(task)
 
 
 def test_an_agent_that_cannot_play_stops_the_game_with_its_reason(tmp_path: Path) -> None:
-    client, store = make_client(tmp_path)
+    client, store = make_client(tmp_path, decide=refusing)
     view = new_game(client, seats=["person", "heaviest"], seed=1)
-    game = store.get(view["id"])
-    game.seat_agents[1] = RefusingAgent()  # type: ignore[assignment]
-    game._hinter = RefusingAgent()  # type: ignore[assignment]
     hint = client.get(f"/api/games/{view['id']}/hint")
     assert hint.status_code == 409 and "the hint agent network:deterministic=false cannot read this position: no entry" in hint.json()["error"]
     placements = [a for entry in view["hand"] for a in entry["actions"]]
@@ -382,3 +425,233 @@ def test_the_page_has_its_words_in_every_language_of_the_game(client: TestClient
     assert sorted(blocks) == sorted(LANGUAGES)
     keys = {lang: set(re.findall(r"(?:^|, )\s*(\w+): \"", body, re.MULTILINE)) for lang, body in blocks.items()}
     assert keys["en"] and all(found == keys["en"] for found in keys.values()), keys
+
+
+# ---------------------------------------------------------------------------- what a page may ask
+
+
+HUGE_BUDGETS = [
+    ({"seats": ["person", "ismcts:simulations=100000000"]}, "simulations must be at most 20000"),
+    ({"seats": ["person", "pimc:worlds=1000000000"]}, "worlds must be at most 256"),
+    ({"seats": ["person", "pimc:depth=160"]}, "depth must be at most 4"),
+    ({"seats": ["person", "pimc:exact_tiles=28"]}, "exact_tiles must be at most 10"),
+    ({"seats": ["person", "ismcts:seconds=100000"]}, "seconds must be at most 5"),
+    ({"seats": ["person", "ismcts:simulations=none"]}, "simulations must be at most 20000"),
+    ({"seats": ["person", "ismcts:candidates=4096"]}, "the page may set only"),
+    ({"seats": ["person", "ismcts_python:simulations=300000"]}, "simulations must be at most 2000"),
+    ({"hint": "ismcts:simulations=100000000"}, "hint: agent 'ismcts': simulations must be at most"),
+    ({"hint": "ppo_search:simulations=100000000"}, "simulations must be at most 5000"),
+    ({"seats": ["person", "openspiel-mcts:simulations=10000000"]}, "simulations must be at most 400"),
+    ({"seats": ["person", "openspiel-mcts:determinizations=1000"]}, "determinizations must be at most 10"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), HUGE_BUDGETS, ids=[json.dumps(c)[:50] for c, _ in HUGE_BUDGETS])
+def test_a_page_cannot_ask_for_a_budget_beyond_draw_webs_maximum(tmp_path: Path, change: dict[str, Any], message: str) -> None:
+    if "openspiel" in json.dumps(change):
+        pytest.importorskip("pyspiel")
+    client, store = make_client(tmp_path)
+    answer = client.post("/api/games", json={"seats": ["person", "network"], "seed": 1} | change)
+    assert answer.status_code == 400 and message in answer.json()["error"], answer.text
+    assert len(store) == 0
+
+
+def test_a_pages_search_always_runs_with_a_count_and_a_time_budget(tmp_path: Path) -> None:
+    client, store = make_client(tmp_path)
+    seats = ["person", "ismcts:simulations=400", "ismcts:seconds=2", "pimc"]
+    game = store.get(new_game(client, seats=seats, hint="ismcts")["id"])
+    assert game.seat_specs == {
+        1: ("ismcts", {"simulations": 400, "seconds": budgets.SEARCH_SECONDS}),
+        2: ("ismcts", {"seconds": 2, "simulations": 20_000}),  # a time budget alone: the most simulations too
+        3: ("pimc", {"seconds": budgets.SEARCH_SECONDS}),
+    }
+    assert game.hint_spec == ("ismcts", {"simulations": 5000, "seconds": budgets.SEARCH_SECONDS})  # its default count
+    # The operator's agents are theirs: a named agent runs as given.
+    named = server.parse_named_agents(["deep=ismcts:simulations=300000"])
+    assert WebGame.start("C" * 22, parse_setup({"seats": ["person", "deep"], "seed": 3}, named), decide, named).seat_specs == {
+        1: ("ismcts", {"simulations": 300_000})
+    }
+
+
+def test_each_offered_agents_own_defaults_are_within_draw_webs_maxima() -> None:
+    for name in budgets.page_agents():
+        built = agents.make(name)
+        for key, maximum in budgets.PAGE_AGENTS[name].items():
+            value = getattr(built, key, None)
+            if maximum is not None and isinstance(value, (int, float)):
+                assert value <= maximum, (name, key, value)
+
+
+def test_the_options_offer_only_what_a_page_may_name(client: TestClient) -> None:
+    options = client.get("/api/options").json()
+    assert "tabular" not in options["agents"] and "network" in options["agents"] and "ismcts" in options["agents"]
+    assert options["budgets"]["ismcts"] == {"simulations": 20_000, "seconds": budgets.SEARCH_SECONDS}
+    assert set(options["variantAgents"]) <= set(options["agents"])
+
+
+# ---------------------------------------------------------------------------- decisions in workers
+
+
+def rss_mb(pid: int) -> float:
+    """A process's resident memory in MB (Linux's /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def play_as_person(store: GameStore, game: WebGame) -> None:
+    while not game.over:
+        store.move(game, game.state.legal_actions()[0], game.step)
+
+
+SLOW = "slow=ismcts_python:simulations=100000000,seconds=60"
+
+
+def test_a_decision_past_the_time_limit_stops_its_game_and_the_server_plays_on() -> None:
+    pool = DecisionPool(workers=1, seconds=1.5)
+    try:
+        named = server.parse_named_agents([SLOW])
+        store = GameStore(named=named, decide=pool.decide)
+        game = store.create(parse_setup({"seats": ["person", "slow"], "seed": 3, "episode": "hand"}, named))
+        started = time.monotonic()
+        view = store.move(game, game.state.legal_actions()[0], game.step)
+        assert time.monotonic() - started < 20
+        assert view["failure"] == "slow (player_1) did not decide within 1.5 s (the server's limit for one decision)"
+        assert view["toMove"] is None and not view["finished"]
+        # Its worker was killed; the next decision gets a new one.
+        other = store.create(parse_setup({"seats": ["person", "network"], "seed": 3, "episode": "hand"}))
+        play_as_person(store, other)
+        assert other.finished and other.failure is None
+    finally:
+        pool.close()
+
+
+def test_closing_the_pool_stops_a_search_at_once() -> None:
+    """What a stop signal does (draw-web's server closes the pool in its signal handler)."""
+    pool = DecisionPool(workers=1, seconds=300)
+    env = draw_env.env(num_players=2, episode="hand", reward="points")
+    env.reset(seed=3)
+    task = Task("act", "ismcts_python", {"simulations": 10**8, "seconds": 300}, (1, 2, 3), env.observe("player_0"), 2)
+    outcome: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            pool.decide(task)
+        except BaseException as error:  # noqa: BLE001 - the test looks at it
+            outcome.append(error)
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    time.sleep(1.0)
+    assert thread.is_alive()  # searching
+    started = time.monotonic()
+    pool.close()
+    thread.join(timeout=20)
+    assert not thread.is_alive() and time.monotonic() - started < 10
+    assert len(outcome) == 1 and isinstance(outcome[0], PoolClosed)
+    with pytest.raises(PoolClosed):
+        pool.decide(task)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads memory from Linux's /proc")
+def test_games_at_the_largest_budget_keep_no_search_and_memory_stays_bounded() -> None:
+    """A game holds its agents' specs, never an agent: the search trees of the largest budget a
+    page may ask (about 15 MB each, kept by an agent that lives with its game) are freed after
+    each decision, in the worker and in the server."""
+    pool = DecisionPool(workers=1, seconds=60)
+    try:
+        store = GameStore(decide=pool.decide)
+        tracemalloc.start()
+        sizes = []
+        for seed in range(4):
+            setup = parse_setup({"seats": ["person", "ismcts:simulations=20000"], "seed": seed, "episode": "hand"})
+            game = store.create(setup)
+            play_as_person(store, game)
+            assert game.finished and game.failure is None
+            sizes.append((tracemalloc.get_traced_memory()[0] / 1e6, rss_mb(pool.pids()[0])))
+        tracemalloc.stop()
+        assert len(store) == 4
+        assert sizes[-1][0] - sizes[0][0] < 4, sizes  # the server: the games' records and logs only
+        assert sizes[-1][1] - sizes[0][1] < 30, sizes  # the worker: no tree kept from game to game
+        assert not any(isinstance(value, BaseAgent) for value in vars(game).values())
+    finally:
+        pool.close()
+
+
+# ---------------------------------------------------------------------------- records
+
+
+def test_mid_game_the_record_and_replay_hold_only_what_the_person_may_see(tmp_path: Path) -> None:
+    client, store = make_client(tmp_path)
+    view = new_game(client, episode="match", seed=8)
+    game = store.get(view["id"])
+    assert view["seed"] is None  # the seed deals every hand: not before the end
+    record = client.get(f"/api/games/{view['id']}/record")
+    partial = record.json()
+    assert partial["format"] == "draw-dominoes-partial-record" and partial["viewer"] == 0 and not partial["finished"]
+    assert "-partial" in record.headers["content-disposition"] and "seed" not in partial
+    hand = partial["hands"][-1]
+    assert hand["hands"][0] == [entry["tile"] for entry in view["hand"]] and hand["hands"][1] is None
+    assert "boneyard" not in hand and hand["actions"] == [list(action) for action in game.env.record["hands"][-1]["actions"]]
+    assert client.get(f"/api/games/{view['id']}/replay").status_code == 409  # no hand is over yet
+    while view["handNumber"] == 0:
+        view = client.post(f"/api/games/{view['id']}/move", json={"action": view["legal"][0], "step": view["step"]}).json()
+    # Seed 8: the first hand is over, the second goes on. The replay shows the hand that is over.
+    shown = game.replay_record()
+    assert shown is not None and len(shown["hands"]) == 1 and "seed" not in shown
+    assert shown["hands"][0] == game.env.record["hands"][0]
+    replay = client.get(f"/api/games/{view['id']}/replay")
+    assert replay.status_code == 200 and "Hand over" in replay.text
+    partial = client.get(f"/api/games/{view['id']}/record").json()
+    assert partial["hands"][0] == game.env.record["hands"][0] and partial["hands"][1]["hands"][1] is None
+    # Over: the whole record, the seed with it.
+    final = play_out(client, view)
+    assert final["seed"] == 8
+    assert client.get(f"/api/games/{view['id']}/record").json() == read_record(tmp_path / final["record"])
+
+
+def test_a_record_that_cannot_be_written_is_kept_shown_and_written_later(tmp_path: Path) -> None:
+    blocker = tmp_path / "records"
+    blocker.write_text("a file where the records folder should be")
+    client, store = make_client(tmp_path, records=RecordsFolder(blocker))
+    final = play_out(client, new_game(client))
+    assert final["finished"] and final["record"] is None
+    assert "could not be written to the records folder" in final["recordError"]
+    kept = client.get(f"/api/games/{final['id']}/record")
+    assert kept.status_code == 200 and kept.json()["finished"]  # downloadable meanwhile
+    assert store.unsaved() == 1
+    blocker.unlink()  # the folder works again: the next write writes both records
+    second = play_out(client, new_game(client, seed=4))
+    first = client.get(f"/api/games/{final['id']}").json()
+    assert first["record"] and first["recordError"] is None and second["record"] and store.unsaved() == 0
+    assert read_record(blocker / first["record"]) == kept.json()
+    assert sorted(path.name for path in blocker.iterdir()) == sorted([first["record"], second["record"]])
+
+
+def test_a_table_is_read_once_and_shared_by_every_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver's table (hundreds of MB for a larger variant) is read once per worker, not per game."""
+    from agents import tabular
+    from draw_env.rules import DrawGame
+
+    env = draw_env.env(num_players=2, episode="hand", reward="points")
+    env.reset(seed=3)
+    observation = env.observe("player_0")
+    mask = np.asarray(observation["action_mask"], np.float64)
+    path = tabular.save_table(
+        tmp_path / "table.npz", DrawGame(2), np.asarray(observation["observation"])[None], (mask / mask.sum())[None], {}
+    )
+    reads: list[str] = []
+    real = tabular.load_table
+
+    def counted(where: Any) -> Any:
+        reads.append(str(where))
+        return real(where)
+
+    monkeypatch.setattr(tabular, "load_table", counted)
+    decisions.shared_table_agent.cache_clear()
+    named = server.parse_named_agents([f"solver=tabular:path={path}"])
+    client, store = make_client(tmp_path / "records", named=named)
+    hints = [client.get(f"/api/games/{new_game(client, hint='solver')['id']}/hint").json() for _ in range(3)]
+    assert all(hint["agent"] == "solver" and len(hint["moves"]) == int(mask.sum()) for hint in hints)
+    assert len(reads) == 1

@@ -23,10 +23,10 @@ import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
-import uvicorn  # noqa: E402
 
+from arena.web.decisions import DecisionPool  # noqa: E402
 from arena.web.games import GameStore, RecordsFolder  # noqa: E402
-from arena.web.server import create_app  # noqa: E402
+from arena.web.server import make_server  # noqa: E402
 from draw_env.records import read_record, replay_record  # noqa: E402
 from tests.test_replay_html import CHROMIUM, DevTools, Page  # noqa: E402
 
@@ -35,10 +35,10 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 
 @contextmanager
 def serve(records: Path) -> Iterator[str]:
-    """draw-web's app on a free loopback port in a thread; yields its URL."""
+    """draw-web's server on a free loopback port in a thread; yields its URL."""
     sock = socket.create_server(("127.0.0.1", 0))
-    app = create_app(GameStore(records=RecordsFolder(records)))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    pool = DecisionPool(workers=1)
+    server = make_server(GameStore(records=RecordsFolder(records), decide=pool.decide), pool)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -52,6 +52,7 @@ def serve(records: Path) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+        pool.close()
 
 
 class WebPage(Page):

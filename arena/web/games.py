@@ -6,14 +6,20 @@ only ever names a game by its id and sends an action id with the step it answers
 else is decided here from the rules (:mod:`draw_env.rules`): a move that is not the current
 person's, not legal, or not for the current step is refused and changes nothing.
 
+The agents decide elsewhere: a game holds each agent seat's spec and asks a ``decide`` callable
+(a :class:`arena.web.decisions.DecisionPool`'s, which runs them in worker processes within a time
+limit) for each move and hint, so a game keeps no agent, and no search tree, between requests.
+A spec that a client names is held to :mod:`arena.web.budgets`.
+
 Shapes: a *view* (:meth:`WebGame.view`) is a JSON-ready dict of what the seat to move may see
 (its own tiles, the line, counts and scores; the other hands only once a hand is over); a *hint*
 (:meth:`WebGame.hint`) lists the hint agent's probability (and value, when it has one) of each
-legal move.
+legal move; :meth:`WebGame.visible_record` is the game's record as the viewer may see it.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import secrets
@@ -24,16 +30,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-import numpy as np
-
-import agents
 import draw_env
 from arena.options import check_plays_variant
 from arena.play import result_text, summarise_turns
 from arena.play_messages import message
-from arena.specs import FILE_ARGUMENTS, build_agent, parse_agent_spec
+from arena.specs import FILE_ARGUMENTS, Spec, parse_agent_spec
+from arena.web.budgets import page_kwargs
+from arena.web.decisions import DecisionFailed, PoolClosed, Task
 from draw_env import describe
 from draw_env.checks import MAX_SEED
 from draw_env.records import RecordingWrapper, write_record
@@ -58,6 +63,11 @@ _HINT_STREAM = 100
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 #: Agents' values are zero-sum hand points divided by this (the search's and the network's unit).
 REWARD_SCALE = 40.0
+#: The ``format`` of a record asked for before the game is over: it holds what the viewer may see
+#: (their own tiles, every action), so it is not a game record and cannot be replayed.
+PARTIAL_FORMAT = "draw-dominoes-partial-record"
+#: What a decision callable is: a task in, the agent's answer out (:func:`arena.web.decisions.decide`).
+Decide = Callable[[Task], Any]
 
 
 class MoveRefused(ValueError):
@@ -115,7 +125,8 @@ def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
     Fields: ``seats`` (2 to 4 strings: ``"person"``, an agent spec as ``draw-eval`` takes it, or
     a name the server was started with, ``--agent NAME=AGENT``), ``episode``, ``max_pip``,
     ``hand_size``, ``protected``, ``seed`` (absent: random), ``lang``, ``hint``. An agent spec
-    from the client may not name a file (``path=``): files are named only on the command line.
+    from the client may not name a file (``path=``): files are named only on the command line;
+    and its agent and budget must be among those a page may ask for (:mod:`arena.web.budgets`).
 
     Raises:
         ValueError: naming the field and what is wrong with it.
@@ -168,9 +179,22 @@ def _check_spec(key: str, text: str, game: DrawGame, named: Mapping[str, str]) -
     if files:
         raise ValueError(f"{key}: the page may not name a file ({files[0]}=); start draw-web with --agent NAME=AGENT")
     try:
+        page_kwargs(name, kwargs)
+    except ValueError as error:
+        raise ValueError(f"{key}: {error}") from None
+    try:
         check_plays_variant([name], game, key)
     except ValueError as error:
         raise ValueError(str(error)) from None
+
+
+def resolve_spec(text: str, named: Mapping[str, str]) -> Spec:
+    """The spec a seat or hint text runs: a name the server was started with, as its operator
+    gave it; else the page's spec within :mod:`arena.web.budgets` (with its time budget)."""
+    if text in named:
+        return parse_agent_spec(named[text])
+    name, kwargs = parse_agent_spec(text)
+    return name, page_kwargs(name, kwargs)
 
 
 # ---------------------------------------------------------------------------- one game
@@ -189,14 +213,19 @@ class HandSummary:
 
 @dataclass
 class WebGame:
-    """One game: the environment, its agents, the log of actions, and a lock for its requests."""
+    """One game: the environment, its agents' specs, the log of actions, and a lock for its requests.
+
+    ``decide`` answers the agents' decisions (:class:`arena.web.decisions.Task`); the agent seat
+    ``s`` plays at step ``k`` seeded from ``(seed, s, k)``, the hint agent from ``(seed, 100, k)``.
+    """
 
     game_id: str
     setup: Setup
     labels: list[str]
-    seat_agents: dict[int, agents.Agent]
+    seat_specs: dict[int, Spec]
+    hint_spec: Spec
     env: RecordingWrapper
-    named: Mapping[str, str] = field(default_factory=dict)
+    decide: Decide
     step: int = 0
     #: Every action: (hand index, seat, action).
     log: list[tuple[int, int, int]] = field(default_factory=list)
@@ -204,32 +233,29 @@ class WebGame:
     drawn: dict[int, int] = field(default_factory=dict)
     summaries: list[HandSummary] = field(default_factory=list)
     record_path: Path | None = None
-    #: Why the game cannot go on (an agent that refused the position), or None.
+    #: Why the finished game's record is not in the records folder yet (it is kept until it is), or None.
+    record_error: str | None = None
+    #: Why the game cannot go on (an agent that refused the position or ran out of time), or None.
     failure: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     used: float = field(default_factory=time.monotonic)
-    _hinter: agents.Agent | None = None
+    #: The last hint and its step: asked again for the same position, it is not searched again.
+    _hint: tuple[int, dict[str, Any]] | None = None
 
     @classmethod
-    def start(cls, game_id: str, setup: Setup, named: Mapping[str, str] | None = None) -> WebGame:
+    def start(cls, game_id: str, setup: Setup, decide: Decide, named: Mapping[str, str] | None = None) -> WebGame:
         """Deal and let the agents play up to the first person's turn."""
         named = dict(named or {})
         game = setup.game
         players = len(setup.seats)
-        built: dict[int, agents.Agent] = {}
-        for seat, text in enumerate(setup.seats):
-            if text != PERSON:
-                name, kwargs = parse_agent_spec(named.get(text, text))
-                built[seat] = build_agent(name, kwargs, setup.seed, seat)
+        specs = {seat: resolve_spec(text, named) for seat, text in enumerate(setup.seats) if text != PERSON}
         labels = [PERSON if text == PERSON else text for text in setup.seats]
         env = RecordingWrapper(
             draw_env.env(num_players=players, episode=setup.episode, reward="points", lang=setup.lang, **game.variant),
             players=labels,
         )
         env.reset(seed=setup.seed)
-        for agent in built.values():
-            agent.reset()
-        web_game = cls(game_id, setup, labels, built, env, named)
+        web_game = cls(game_id, setup, labels, specs, resolve_spec(setup.hint, named), env, decide)
         web_game.advance()
         return web_game
 
@@ -253,7 +279,7 @@ class WebGame:
         if self.finished or self.failure is not None:
             return None
         seat = self.state.current
-        return seat if seat not in self.seat_agents else None
+        return seat if seat not in self.seat_specs else None
 
     # -- play
 
@@ -263,7 +289,7 @@ class WebGame:
         seat = state.current
         probe = state.clone()
         probe.apply_action(action)  # the rules on a copy: the drawn tile, and how the hand ends
-        if seat not in self.seat_agents:
+        if seat not in self.seat_specs:
             new = list(tiles_in(probe.hands[seat] & ~state.hands[seat]))
             if new:
                 self.drawn[seat] = new[0]
@@ -301,15 +327,30 @@ class WebGame:
             finished.hand_number, text.strip("= "), [list(pair) for pair in oriented_line(finished)], revealed, list(finished.scores)
         )
 
+    def _task(self, kind: Literal["act", "hint"], spec: Spec, stream: int) -> Task:
+        """The decision of ``spec`` at this step, for the player to move, seeded from ``stream``."""
+        seat = self.state.current
+        name, kwargs = spec
+        coordinates = (self.setup.seed, stream, self.step)
+        return Task(kind, name, kwargs, coordinates, self.env.observe(f"player_{seat}"), self.state.num_players)
+
     def advance(self) -> None:
-        """Let the agents play until a person is to move or the game is over."""
-        while not self.finished and self.failure is None and self.state.current in self.seat_agents:
+        """Let the agents play until a person is to move or the game is over.
+
+        Raises:
+            PoolClosed: the server is stopping.
+        """
+        while not self.finished and self.failure is None and self.state.current in self.seat_specs:
             seat = self.state.current
-            observation = self.env.observe(f"player_{seat}")
             try:
-                action = int(self.seat_agents[seat].act(observation))
+                action = int(self.decide(self._task("act", self.seat_specs[seat], seat)))
             except ValueError as error:  # e.g. a solver's table for one hand, asked in a match
                 self.failure = f"{self.labels[seat]} (player_{seat}) cannot play this position: {error}"
+                return
+            except PoolClosed:
+                raise
+            except DecisionFailed as error:  # the time limit, or a worker that ended
+                self.failure = f"{self.labels[seat]} (player_{seat}) {error}"
                 return
             if not self.state.is_legal(action):  # an agent's bug must not pass for a move
                 self.failure = f"{self.labels[seat]} (player_{seat}) chose the illegal action {action}"
@@ -347,7 +388,7 @@ class WebGame:
         seat = self.person_to_move()
         if seat is not None:
             return seat
-        return min(seat for seat in range(len(self.labels)) if seat not in self.seat_agents)
+        return min(seat for seat in range(len(self.labels)) if seat not in self.seat_specs)
 
     def recent(self, seat: int) -> list[str]:
         """What happened since ``seat``'s last action, a sentence a turn (and a line a hand's end)."""
@@ -403,7 +444,8 @@ class WebGame:
             "lang": lang,
             "episode": self.setup.episode,
             "variant": game.variant,
-            "seed": self.setup.seed,
+            # The seed deals every hand: shown once the game is over, not before.
+            "seed": self.setup.seed if self.over else None,
             "players": self.labels,
             "you": seat,
             "toMove": to_move,
@@ -427,6 +469,7 @@ class WebGame:
             "outcome": self._outcome() if self.finished else None,
             "failure": self.failure,
             "record": None if self.record_path is None else self.record_path.name,
+            "recordError": self.record_error,
         }
         return view
 
@@ -439,8 +482,11 @@ class WebGame:
         return None if acted else _summary_json(last)
 
     def record_name(self) -> str:
-        """The record's file name: the one written in the records folder, else one from the id."""
-        return self.record_path.name if self.record_path is not None else f"game-{self.game_id[:8]}.json"
+        """The record's file name: the one written in the records folder, else one from the id
+        (``-partial`` while the game goes on)."""
+        if self.record_path is not None:
+            return self.record_path.name
+        return f"game-{self.game_id[:8]}{'' if self.over else '-partial'}.json"
 
     def _outcome(self) -> str:
         lang = self.setup.lang
@@ -468,19 +514,18 @@ class WebGame:
         seat = self.person_to_move()
         if seat is None:
             raise MoveRefused("no person is to move")
-        name, kwargs = parse_agent_spec(self.named.get(self.setup.hint, self.setup.hint))
-        if self._hinter is None:
-            self._hinter = build_agent(name, kwargs, self.setup.seed, _HINT_STREAM)
-        hinter = self._hinter
-        observation = self.env.observe(f"player_{seat}")
-        values: dict[int, float] = {}
-        values_of: Callable[[Any], Mapping[int, float]] | None = getattr(hinter, "action_values", None)
+        if self._hint is not None and self._hint[0] == self.step:
+            return self._hint[1]
         try:
-            probabilities = np.asarray(hinter.action_probabilities(observation), np.float64)
-            if values_of is not None:
-                values = {int(a): float(v) * REWARD_SCALE for a, v in values_of(observation).items()}
+            reading = self.decide(self._task("hint", self.hint_spec, _HINT_STREAM))
         except ValueError as error:
             raise MoveRefused(f"the hint agent {self.setup.hint} cannot read this position: {error}") from None
+        except PoolClosed:
+            raise
+        except DecisionFailed as error:
+            raise MoveRefused(f"the hint agent {self.setup.hint} {error}") from None
+        probabilities = reading["probabilities"]
+        values = {int(a): float(v) * REWARD_SCALE for a, v in reading["values"].items()}
         lang = self.setup.lang
         legal = self.state.legal_actions()
         moves: list[dict[str, Any]] = [
@@ -490,13 +535,47 @@ class WebGame:
         ]
         moves.sort(key=lambda move: (-move["probability"], move["action"]))
         answer: dict[str, Any] = {"agent": self.setup.hint, "step": self.step, "moves": moves}
-        policy_for = getattr(hinter, "policy_for", None)
-        if policy_for is not None:
-            policy = policy_for(self.state.num_players)
-            if policy.has_value:
-                value = float(policy.values_batch(policy.encode(observation)[None])[0])
-                answer["value"] = round(value * REWARD_SCALE, 2)
+        if reading["value"] is not None:
+            answer["value"] = round(reading["value"] * REWARD_SCALE, 2)
+        self._hint = (self.step, answer)
         return answer
+
+    # -- the record
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended: finished, or stopped by an agent that cannot go on."""
+        return self.finished or self.failure is not None
+
+    def visible_record(self) -> dict[str, Any]:
+        """The game's record as the viewer (:meth:`viewer`) may see it.
+
+        Once the game is over, the whole record. Before, a :data:`PARTIAL_FORMAT` copy: the hands
+        already over as recorded, and the hand in play with only the viewer's dealt tiles (the
+        other seats' ``null``), no boneyard, and every action (the draws name no tile); without
+        the seed, which deals every hand.
+        """
+        record = copy.deepcopy(self.env.record)
+        if self.over:
+            return record
+        seat = self.viewer()
+        current = record["hands"][-1]
+        current["hands"] = [tiles if other == seat else None for other, tiles in enumerate(current["hands"])]
+        del current["boneyard"]
+        record.pop("seed", None)
+        return {"format": PARTIAL_FORMAT, "viewer": seat} | {key: value for key, value in record.items() if key != "format"}
+
+    def replay_record(self) -> dict[str, Any] | None:
+        """A record the replay page may show: the whole record once the game is over; before, the
+        hands already over (without the seed), or None before the first hand ends."""
+        record = copy.deepcopy(self.env.record)
+        if self.over:
+            return record
+        if len(record["hands"]) < 2:
+            return None
+        record["hands"] = record["hands"][:-1]
+        record.pop("seed", None)
+        return record
 
 
 def _summary_json(summary: HandSummary) -> dict[str, Any]:
@@ -539,7 +618,12 @@ class GameStore:
     """The server's games by id, at most ``max_games``, each dropped after ``max_age`` idle seconds.
 
     A new game beyond the bound drops the game idle longest. Finished games are written to
-    ``records`` (if given) as soon as they end.
+    ``records`` (if given) as soon as they end; a record that cannot be written (a full disk, a
+    folder made read-only) is kept, its game's view says why, and it is written at the next try:
+    whenever a later move or new game writes (at most ``max_games`` such records are kept, the
+    oldest given up first). ``decide`` makes the agents' decisions
+    (:meth:`arena.web.decisions.DecisionPool.decide`, or :func:`arena.web.decisions.decide` in
+    this process).
     """
 
     def __init__(
@@ -549,6 +633,8 @@ class GameStore:
         records: RecordsFolder | None = None,
         named: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        decide: Decide,
     ) -> None:
         if max_games < 1 or max_age <= 0:
             raise ValueError(f"max_games must be >= 1 and max_age > 0, got {max_games} and {max_age}")
@@ -557,8 +643,12 @@ class GameStore:
         self.records = records
         self.named = dict(named or {})
         self.clock = clock
+        self.decide = decide
         self._games: OrderedDict[str, WebGame] = OrderedDict()
         self._lock = threading.Lock()
+        #: Finished games whose record is not written yet, oldest first (held or dropped).
+        self._unsaved: OrderedDict[str, WebGame] = OrderedDict()
+        self._records_lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._games)
@@ -569,9 +659,13 @@ class GameStore:
             del self._games[game_id]
 
     def create(self, setup: Setup) -> WebGame:
-        """Start a game of ``setup`` under a new id (the agents' first moves included)."""
+        """Start a game of ``setup`` under a new id (the agents' first moves included).
+
+        Raises:
+            PoolClosed: the server is stopping.
+        """
         game_id = secrets.token_urlsafe(16)
-        game = WebGame.start(game_id, setup, self.named)
+        game = WebGame.start(game_id, setup, self.decide, self.named)
         game.used = self.clock()
         self._maybe_save(game)
         with self._lock:
@@ -596,12 +690,39 @@ class GameStore:
             game.used = self.clock()
             return game
 
+    def unsaved(self) -> int:
+        """How many finished games' records wait to be written."""
+        return len(self._unsaved)
+
     def _maybe_save(self, game: WebGame) -> None:
-        if game.finished and game.record_path is None and self.records is not None:
-            game.record_path = self.records.save(game.env.record, game.game_id)
+        """Write ``game``'s record if it has just finished, and every record still waiting."""
+        if self.records is None:
+            return
+        with self._records_lock:
+            if game.finished and game.record_path is None and game.game_id not in self._unsaved:
+                self._unsaved[game.game_id] = game
+                while len(self._unsaved) > self.max_games:
+                    self._unsaved.popitem(last=False)
+            for waiting in list(self._unsaved.values()):
+                try:
+                    waiting.record_path = self.records.save(waiting.env.record, waiting.game_id)
+                except OSError as error:
+                    reason = error.strerror or "no free file name"
+                    waiting.record_error = (
+                        f"the record could not be written to the records folder ({reason}); the server keeps it and "
+                        "tries again at the next move or new game; download it here meanwhile"
+                    )
+                    break  # the folder fails: the others would too
+                waiting.record_error = None
+                del self._unsaved[waiting.game_id]
 
     def move(self, game: WebGame, action: object, step: object) -> dict[str, Any]:
-        """:meth:`WebGame.move` under the game's lock, then its record if it ended; the new view."""
+        """:meth:`WebGame.move` under the game's lock, then its record if it ended; the new view.
+
+        Raises:
+            MoveRefused: as :meth:`WebGame.move`.
+            PoolClosed: the server is stopping.
+        """
         with game.lock:
             game.move(action, step)
             self._maybe_save(game)

@@ -201,6 +201,8 @@ function show(next) {
     $("replay").href = `/api/games/${encodeURIComponent(view.id)}/replay`;
     $("saved").textContent = view.record ? `${w.saved} ${view.record}` : "";
   }
+  // A record the server could not write (the records folder failing): it keeps it, and says why.
+  if (view.recordError) say(view.recordError, true);
   if (view.failure) say(view.failure, true);
   if ($("show-hint").checked && view.toMove !== null) loadHint();
   else $("hint").hidden = true;
