@@ -11,11 +11,11 @@ import agents
 from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
 from arena.inputs import agent_files
-from arena.league import league, parse_sweep, sweep
 from arena.options import SEATINGS, RunOptions, add_variant_arguments, check_plays_variant, variant_of
 from arena.results import GAME_NOUNS
 from arena.specs import agent_command
 from draw_env.checks import MAX_SEED, check_int
+from draw_env.commands import check_extras
 from draw_env.files import check_distinct, check_writable
 from draw_env.rules import EPISODES, PLAYER_COUNTS
 
@@ -114,6 +114,9 @@ def _rounding_note(options: RunOptions) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``draw-eval`` command."""
+    check_extras("draw-eval")
+    from arena.league import league, parse_sweep, sweep  # openskill: the eval extra
+
     with agent_command(build_parser(), argv) as (args, specs):
         swept = parse_sweep(args.sweep) if args.sweep else None
         if args.league:

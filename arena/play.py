@@ -31,7 +31,7 @@ from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED
-from draw_env.commands import reported_errors
+from draw_env.commands import check_extras, reported_errors
 from draw_env.files import check_distinct, check_writable
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
@@ -416,6 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Run ``draw-play``; ``stdin``/``stdout`` default to the console (tests pass their own)."""
+    check_extras("draw-play")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not 0 <= args.seat < args.players:

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import agents
 from draw_env.checks import check_path
@@ -210,6 +209,9 @@ def agent_command(
 ) -> Iterator[tuple[argparse.Namespace, list[Spec]]]:
     """A command that plays the agent specs of its ``agents`` argument: its parsed arguments and
     those specs, with any ``ValueError`` of the body reported as one line and exit status 2."""
+    # The eval extra: imported once the command's draw_env.commands.check_extras found it.
+    from threadpoolctl import threadpool_limits
+
     args = parser.parse_args(argv)
     # Networks choose for many games at once with small matrix products, where several BLAS
     # threads only wait for each other (docs/agents.md measures it: benchmarks/policy_speed.py).
