@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit
 
 from agents.base import Observation, tile_set_of
-from agents.ismcts import REWARD_SCALE, SearchAgent
+from agents.ismcts import MAX_SIMULATIONS, REWARD_SCALE, SearchAgent
 from draw_env import engine as E
 from draw_env import tiles
 from draw_env.checks import check_int, check_number
@@ -991,7 +991,10 @@ class CompiledISMCTSAgent(SearchAgent):
         tree = self._tree_for(_width(base))
         meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
         tree.children[0, :] = -1
-        simulations = self.simulations if self.simulations is not None else np.iinfo(np.int64).max
+        # A seconds budget alone stops at MAX_SIMULATIONS too: the tree never needs more than
+        # `most` nodes (whole determinizations: up to one more simulation per root action).
+        simulations = self.simulations if self.simulations is not None else MAX_SIMULATIONS
+        most = _NODES_PER_SIMULATION * (simulations + _width(base)) + 1
         seconds = self.seconds
         deadline = None if seconds is None else time.perf_counter() + seconds
         chunk = 1 if deadline is not None else np.iinfo(np.int64).max
@@ -1003,7 +1006,7 @@ class CompiledISMCTSAgent(SearchAgent):
             if status == _NO_DEAL:
                 raise ValueError("no deal of the hidden tiles is consistent with this view")
             if status == _NEED_ROOM:
-                tree.grow(2 * tree.capacity)
+                tree.grow(min(2 * tree.capacity, most))
                 meta[_M_END] = tree.capacity
                 continue
             if meta[_M_DONE] >= simulations:

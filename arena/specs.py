@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import agents
-from draw_env.checks import check_path
+from draw_env.checks import check_path, check_seed
 from draw_env.commands import reported_errors
 
 #: An agent as the evaluator takes it: a registry name, or a name and its keyword arguments.
@@ -96,6 +96,8 @@ def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
     try:
         for key in files:
             check_path(key, kwargs[key])
+        if "seed" in kwargs and "seed" in parameters:  # also for an agent checked only when built
+            check_seed("seed", kwargs["seed"])
         if any(key in parameters and parameters[key].default is inspect.Parameter.empty for key in files):
             return  # an agent that cannot be built without its file is checked when it is built
         cls(**{key: value for key, value in kwargs.items() if key not in files})
