@@ -37,10 +37,12 @@ import math
 import random
 import time
 
+import numpy as np
+
 from agents.base import Observation, ValueSearchAgent, num_players
 from draw_env.checks import check_int, check_number
-from draw_env.observation import view_from_observation
-from draw_env.rules import DRAW, PROTECTED_BONEYARD, DrawState, PlayerView
+from draw_env.observation import OBSERVATION_SIZE, view_from_observation
+from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, DrawState, PlayerView
 from draw_env.tiles import MAX_PIP, PIPS, tile_set
 
 #: Default number of simulations per decision of the pure-Python search (docs/agents.md gives
@@ -161,7 +163,12 @@ class ISMCTSAgent(SearchAgent):
         Values are the searcher's zero-sum hand points divided by :data:`REWARD_SCALE`.
         """
         if not isinstance(view, PlayerView):
-            vector = view["observation"]
+            vector, mask = np.asarray(view["observation"]), np.asarray(view["action_mask"])
+            if vector.shape != (OBSERVATION_SIZE,) or mask.shape != (NUM_ACTIONS,):
+                raise ValueError(
+                    f"ismcts_python plays only the seeds' game (the double-six set): this observation of length "
+                    f"{vector.size} with {mask.size} actions is of another set; the compiled 'ismcts' plays every variant"
+                )
             view = view_from_observation(vector, num_players(vector))
         return {action: child.total / child.visits for action, child in self.search(view).children.items()}
 

@@ -487,6 +487,8 @@ class PIMCAgent(ValueSearchAgent):
         self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, maximum=MAX_SECONDS,
                                                                  exclusive_minimum=True)
         self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
+        #: The model's file, named by errors at a decision (a model of another game).
+        self.inference = inference
         self.model = None if inference is None else load_location_model(inference)
         self._table = Table()
         #: Nodes searched by the last decision (for benchmarks).
@@ -507,7 +509,7 @@ class PIMCAgent(ValueSearchAgent):
         """
         base, counts, searcher, _match = information_set(view, self.protected)
         width = E.draw_action(base) + 2
-        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher)
+        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher, self.inference)
         words = np.array([self.rng.getrandbits(63), 0], np.int64)
         totals = np.zeros(width, np.float64)
         meta = np.zeros(2, np.int64)

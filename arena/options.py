@@ -68,15 +68,23 @@ def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent
 
 
 def check_specs_play_variant(specs: Sequence[tuple[str, Mapping[str, Any]]], game: DrawGame, what: str = "agent") -> None:
-    """:func:`check_plays_variant` for agent specs: a network with a policy file plays the variant
-    that its file records (and no other, even of the same sizes).
+    """:func:`check_plays_variant` for agent specs, and the files they play checked against ``game``
+    before any deal: a network with a policy file plays the variant that its file records (and no
+    other, even of the same sizes), and a search's hidden-tile model (``inference=PATH``) must be
+    of ``game``'s table size and variant.
 
     Raises:
-        ValueError: naming the agent or the policy file, and both variants.
+        ValueError: naming the agent, the file and the field, and both games.
     """
+    from agents.ismcts_compiled import load_location_model
     from agents.policy_network import NetworkAgent, load_policy
 
     for name, kwargs in specs:
+        if kwargs.get("inference") is not None:
+            try:
+                load_location_model(kwargs["inference"], game)
+            except ValueError as error:
+                raise ValueError(f"{what} {name!r}: {error}") from None
         if not game.is_default and "path" in kwargs and issubclass(agents.agent_class(name), NetworkAgent):
             load_policy(kwargs["path"]).check_game(game)
         else:

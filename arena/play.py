@@ -26,7 +26,7 @@ import numpy as np
 import agents
 import draw_env
 from arena.inputs import agent_files
-from arena.options import add_variant_arguments, check_plays_variant, variant_of
+from arena.options import add_variant_arguments, check_plays_variant, check_specs_play_variant, variant_of
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
@@ -193,9 +193,9 @@ class Game:
             )
         parsed = [parse_agent_spec(spec) for spec in specs]
         self.game = game = variant_of(args, players)
-        check_plays_variant([name for name, _ in parsed], game, "--opponents agent")
+        check_specs_play_variant(parsed, game, "--opponents agent")
         self.hint_spec = parse_agent_spec(args.hint_agent)
-        check_plays_variant([self.hint_spec[0]], game, "--hint-agent")
+        check_specs_play_variant([self.hint_spec], game, "--hint-agent")
         self.opponents: dict[int, agents.Agent] = {}
         others = [seat for seat in range(players) if seat != self.you]
         for seat, (name, kwargs) in zip(others, parsed):
