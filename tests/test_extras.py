@@ -6,7 +6,8 @@
   so it needs no module outside its declared extra as it loads.
 * :data:`draw_env.commands.EXTRA_MODULES` holds modules that the extra of ``pyproject.toml``
   installs, and every third-party module the project's packages import comes from the base
-  dependencies or one of the extras.
+  dependencies or one of the extras; the README's and the Getting started page's table of
+  extras lists every extra once and each command in the row of its extra.
 * Each extra, resolved alone from the package index, gives releases that work: where it picks a
   release series other than the suite's environment holds, those releases laid over it still let
   every module of the extra import (``make check-extras``: it resolves from PyPI, 7 to 35
@@ -191,6 +192,23 @@ def test_every_module_the_packages_import_is_declared() -> None:
                 if found and not found & declared:
                     undeclared[f"{path.relative_to(ROOT)}: {module}"] = sorted(found)
     assert not undeclared, undeclared
+
+
+#: The header of the table of extras in the README and on the Getting started page.
+EXTRAS_TABLE = "| extra | enables (and installs) |"
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/getting_started.md"])
+def test_the_pages_table_of_extras_is_pyprojects(page: str) -> None:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert text.count(EXTRAS_TABLE) == 1
+    lines = text.split(EXTRAS_TABLE)[1].split("\n\n")[0].strip().splitlines()[1:]
+    rows = {cells[1].strip().strip("`"): cells[2] for cells in (line.split("|") for line in lines)}
+    assert set(rows) == set(EXTRAS) | {"none"}
+    for command, extra in COMMAND_EXTRAS.items():
+        if command == "draw-distill":  # retired: it names its replacement
+            continue
+        assert [name for name, cell in rows.items() if f"`{command}`" in cell] == [extra or "none"], command
 
 
 # ---------------------------------------------------------------------- resolution (make check-extras)
