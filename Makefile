@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install integrations-env lint test docs figures train distill bench benchmark clean
+.PHONY: install integrations-env lint test check-extras docs figures train distill bench benchmark clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ lint: $(INSTALLED)
 
 test: $(INSTALLED) $(RLLIB_INSTALLED) lint
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q --durations=15
+
+# Each extra resolved alone from the package index (pip's dry run) must give releases that work:
+# where it picks another release series than .venv holds, every module of the extra must still
+# import with those releases (tests/test_extras.py; 7 to 35 s an extra, about 3 minutes).
+check-extras: $(INSTALLED)
+	DRAW_CHECK_EXTRAS=1 $(PY) -m pytest -q tests/test_extras.py -k resolves
 
 # The documentation site from docs/ (Sphinx, furo, MyST) into docs/_build/html, strict: any
 # warning (a broken internal link or anchor, a docstring autodoc cannot read) fails the build.

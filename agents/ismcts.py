@@ -37,20 +37,28 @@ import math
 import random
 import time
 
+import numpy as np
+
 from agents.base import Observation, ValueSearchAgent, num_players
 from draw_env.checks import check_int, check_number
-from draw_env.observation import view_from_observation
-from draw_env.rules import DRAW, PROTECTED_BONEYARD, DrawState, PlayerView
-from draw_env.tiles import PIPS
+from draw_env.observation import OBSERVATION_SIZE, view_from_observation
+from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, DrawState, PlayerView
+from draw_env.tiles import MAX_PIP, PIPS, tile_set
 
 #: Default number of simulations per decision of the pure-Python search (docs/agents.md gives
 #: the time it takes).
 DEFAULT_SIMULATIONS = 200
 
 #: The most simulations a search takes per decision (any search agent: ``ismcts``, ``ismcts_python``,
-#: ``ppo_search``). The compiled tree numbers its nodes in int32 and adds at most three per
-#: simulation, so a budget this size always fits (and takes hours per decision).
-MAX_SIMULATIONS = 100_000_000
+#: ``ppo_search``, OpenSpiel's bots), and where a search with a ``seconds`` budget stops at the latest,
+#: so that its tree is bounded too: the compiled tree adds at most three nodes a simulation, of 257
+#: bytes in the seeds' set (473 in double-nine), so it stays within 3,000,000 nodes and about 0.8 GB
+#: (1.4 GB in double-nine).
+MAX_SIMULATIONS = 1_000_000
+#: The longest wall-clock budget per decision (``seconds``), an hour.
+MAX_SECONDS = 3600.0
+#: The most protected boneyard tiles an agent is told of: every tile of the largest set.
+MAX_PROTECTED = tile_set(MAX_PIP).num_tiles
 
 #: Zero-sum hand points are divided by this before UCB sees them: typical hands end within
 #: about +-40 points, so values stay mostly within [-1, 1].
@@ -67,8 +75,9 @@ class SearchAgent(ValueSearchAgent):
         simulations: determinized simulations per decision (1 to :data:`MAX_SIMULATIONS`), spent in whole
             determinizations (rounded up to a multiple of the legal actions). Default
             :attr:`default_simulations` when ``seconds`` is not given either.
-        seconds: a wall-clock budget per decision (> 0). With both budgets, the search stops
-            at whichever runs out first. A time budget makes play depend on machine speed, so
+        seconds: a wall-clock budget per decision (> 0, at most :data:`MAX_SECONDS`). With both
+            budgets, the search stops at whichever runs out first; with ``seconds`` alone, at
+            :data:`MAX_SIMULATIONS` simulations at the latest. A time budget makes play depend on machine speed, so
             it is reproducible from the seed only when ``simulations`` binds first.
         exploration: the UCB1 constant ``c`` in ``mean + c * sqrt(ln(available) / visits)``.
         rollout_randomness: probability that a rollout move is a uniformly random placement
@@ -102,10 +111,12 @@ class SearchAgent(ValueSearchAgent):
         self.simulations = (
             None if simulations is None else check_int("simulations", simulations, minimum=1, maximum=MAX_SIMULATIONS)
         )
-        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, exclusive_minimum=True)
+        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, maximum=MAX_SECONDS,
+                                                                 exclusive_minimum=True)
         self.exploration = check_number("exploration", exploration, minimum=0)
         self.rollout_randomness = check_number("rollout_randomness", rollout_randomness, minimum=0, maximum=1)
-        self.protected = None if protected is None else check_int("protected", protected, minimum=0)
+        self.protected = None if protected is None else check_int("protected", protected, minimum=0,
+                                                                  maximum=MAX_PROTECTED)
         if self.seeds_game_only and self.protected not in (None, PROTECTED_BONEYARD):
             raise ValueError(
                 f"protected must be None or {PROTECTED_BONEYARD} (the seeds' game: this search plays no "
@@ -152,7 +163,12 @@ class ISMCTSAgent(SearchAgent):
         Values are the searcher's zero-sum hand points divided by :data:`REWARD_SCALE`.
         """
         if not isinstance(view, PlayerView):
-            vector = view["observation"]
+            vector, mask = np.asarray(view["observation"]), np.asarray(view["action_mask"])
+            if vector.shape != (OBSERVATION_SIZE,) or mask.shape != (NUM_ACTIONS,):
+                raise ValueError(
+                    f"ismcts_python plays only the seeds' game (the double-six set): this observation of length "
+                    f"{vector.size} with {mask.size} actions is of another set; the compiled 'ismcts' plays every variant"
+                )
             view = view_from_observation(vector, num_players(vector))
         return {action: child.total / child.visits for action, child in self.search(view).children.items()}
 
@@ -161,16 +177,15 @@ class ISMCTSAgent(SearchAgent):
 
         The budget is spent in whole determinizations (one simulation per root action each),
         so ``simulations`` is rounded up to a multiple of the number of legal actions, and
-        at least one determinization is always searched.
+        at least one determinization is always searched. A ``seconds`` budget alone stops at
+        :data:`MAX_SIMULATIONS` too.
         """
         rng = self.rng
         root = _Node()
         deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        limit = MAX_SIMULATIONS if self.simulations is None else self.simulations
         done = 0
-        while done == 0 or (
-            (self.simulations is None or done < self.simulations)
-            and (deadline is None or time.perf_counter() < deadline)
-        ):
+        while done == 0 or (done < limit and (deadline is None or time.perf_counter() < deadline)):
             world = view.sample_state(rng)
             shared_seed = rng.getrandbits(64)
             # The root actions are the searcher's own legal moves: the same in every world.

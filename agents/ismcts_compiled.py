@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit
 
 from agents.base import Observation, tile_set_of
-from agents.ismcts import REWARD_SCALE, SearchAgent
+from agents.ismcts import MAX_SIMULATIONS, REWARD_SCALE, SearchAgent
 from draw_env import engine as E
 from draw_env import tiles
 from draw_env.checks import check_int, check_number
@@ -760,17 +760,18 @@ class LocationModel(Protocol):
         ...
 
 
-def load_location_model(path: str | os.PathLike[str]) -> LocationModel:
-    """The hidden-tile model in the file ``path``.
+def load_location_model(path: str | os.PathLike[str], game: DrawGame | None = None) -> LocationModel:
+    """The hidden-tile model in the file ``path`` (for ``game``, if given: a model recorded for
+    another game is refused, naming its record and the field).
 
     Raises:
-        ValueError: naming the file, if it cannot be read or is not such a model.
+        ValueError: naming the file, if it cannot be read, is not such a model or is of another game.
     """
     # Imported on use: a search without a model never loads the model's code.
     from agents.hidden_tiles import load_hidden_tile_model
 
     try:
-        return load_hidden_tile_model(path)
+        return load_hidden_tile_model(path, game)
     except (OSError, ValueError) as error:
         raise ValueError(f"inference={os.fspath(path)}: {error}") from None
 
@@ -790,9 +791,14 @@ def log_placements(model: LocationModel, source: PlayerView | Observation, base:
     relative to ``searcher``), row :data:`BONEYARD_ROW` the boneyard; a probability 0 is ``-inf``.
 
     Raises:
-        ValueError: if the model's answer is not ``(P + 1, T)`` of finite probabilities.
+        ValueError: if the model is of another table size or set than ``base`` (a model that says
+            its game), or its answer is not ``(P + 1, T)`` of finite probabilities.
     """
     n, num_tiles = int(base[E.S_NUM_PLAYERS]), int(base[E.S_NUM_TILES])
+    game = getattr(model, "game", None)
+    if isinstance(game, DrawGame) and (game.num_players, game.num_tiles) != (n, num_tiles):
+        raise ValueError(f"the model is of {game.num_players} players and the double-{game.max_pip} set, "
+                         f"this decision of {n} players and the double-{int(base[E.S_MAX_PIP])} set")
     probabilities = np.asarray(model.location_probabilities(observation_vector(source)), np.float64)
     if probabilities.shape != (n + 1, num_tiles) or not np.all(np.isfinite(probabilities) & (probabilities >= 0)):
         raise ValueError(f"a hidden-tile model must give ({n + 1}, {num_tiles}) probabilities (finite, >= 0) "
@@ -807,12 +813,22 @@ def log_placements(model: LocationModel, source: PlayerView | Observation, base:
 
 
 def weighting(model: LocationModel | None, candidates: int, source: PlayerView | Observation, base: np.ndarray,
-              searcher: int) -> tuple[np.ndarray, np.ndarray]:
+              searcher: int, model_file: str | os.PathLike[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`weighted_determinize`'s ``(log_place, candidates)`` for one decision: without a model
-    or with one candidate, a single row of candidates (the uniform sampler, the model not asked)."""
+    or with one candidate, a single row of candidates (the uniform sampler, the model not asked).
+
+    Raises:
+        ValueError: as :func:`log_placements`, naming ``model_file`` (``inference=PATH: ...``) if given.
+    """
     if model is None or candidates <= 1:
         return np.zeros((SEATS + 1, E.MAX_TILES), np.float64), np.zeros((1, base.shape[0]), np.int64)
-    return log_placements(model, source, base, searcher), np.zeros((candidates, base.shape[0]), np.int64)
+    try:
+        log_place = log_placements(model, source, base, searcher)
+    except ValueError as error:
+        if model_file is None:
+            raise
+        raise ValueError(f"inference={os.fspath(model_file)}: {error}") from None
+    return log_place, np.zeros((candidates, base.shape[0]), np.int64)
 
 
 # ---------------------------------------------------------------------- the agent
@@ -959,6 +975,8 @@ class CompiledISMCTSAgent(SearchAgent):
     ) -> None:
         super().__init__(simulations, seconds, exploration, rollout_randomness, seed, protected)
         self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
+        #: The model's file, named by errors at a decision (a model of another game).
+        self.inference = inference
         self.model = None if inference is None else load_location_model(inference)
 
     @property
@@ -986,12 +1004,15 @@ class CompiledISMCTSAgent(SearchAgent):
     def search(self, view: PlayerView | Observation) -> SearchResult:
         """Run the simulations from ``view`` and return the root's statistics."""
         base, counts, searcher, _match = information_set(view, self.protected)
-        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher)
+        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher, self.inference)
         words = np.array([self._decision_seed(), 0], np.int64)
         tree = self._tree_for(_width(base))
         meta = np.array([1, tree.capacity, 0, 0, 0], np.int64)
         tree.children[0, :] = -1
-        simulations = self.simulations if self.simulations is not None else np.iinfo(np.int64).max
+        # A seconds budget alone stops at MAX_SIMULATIONS too: the tree never needs more than
+        # `most` nodes (whole determinizations: up to one more simulation per root action).
+        simulations = self.simulations if self.simulations is not None else MAX_SIMULATIONS
+        most = _NODES_PER_SIMULATION * (simulations + _width(base)) + 1
         seconds = self.seconds
         deadline = None if seconds is None else time.perf_counter() + seconds
         chunk = 1 if deadline is not None else np.iinfo(np.int64).max
@@ -1003,7 +1024,7 @@ class CompiledISMCTSAgent(SearchAgent):
             if status == _NO_DEAL:
                 raise ValueError("no deal of the hidden tiles is consistent with this view")
             if status == _NEED_ROOM:
-                tree.grow(2 * tree.capacity)
+                tree.grow(min(2 * tree.capacity, most))
                 meta[_M_END] = tree.capacity
                 continue
             if meta[_M_DONE] >= simulations:
@@ -1067,7 +1088,7 @@ class CompiledISMCTSAgent(SearchAgent):
         candidates = np.zeros((1, size), np.int64)
         for b, (base, seat_counts, searcher, in_match) in enumerate(sets):
             bases[b], counts[b], searchers[b], match[b] = base, seat_counts, searcher, in_match
-            log_places[b], candidates = weighting(self.model, self.candidates, views[b], base, searcher)
+            log_places[b], candidates = weighting(self.model, self.candidates, views[b], base, searcher, self.inference)
         observation_size = set_layout(tiles.tile_set(int(bases[0, E.S_MAX_PIP]) if count else tiles.DEFAULT_MAX_PIP)).size
         tree = _Tree(region * count, width)
         metas = np.zeros((count, META_SIZE), np.int64)

@@ -60,6 +60,7 @@ from numba import njit
 
 from agents.base import Observation, ValueSearchAgent
 from agents.baselines import placements_or_forced_of
+from agents.ismcts import MAX_PROTECTED, MAX_SECONDS
 from agents.ismcts_compiled import (
     DEFAULT_CANDIDATES,
     MAX_CANDIDATES,
@@ -448,7 +449,7 @@ class PIMCAgent(ValueSearchAgent):
             nodes with two or more actions to search; forced moves do not count.
         exact_tiles: solve a world to the end of the hand once at most this many tiles are left to
             place or draw (tiles in hands plus drawable boneyard tiles; 0 to 28, the whole set).
-        seconds: a wall-clock budget per decision (> 0), checked between worlds (at least one world
+        seconds: a wall-clock budget per decision (> 0, at most :data:`agents.ismcts.MAX_SECONDS`), checked between worlds (at least one world
             is solved). A time budget makes play depend on machine speed: reproducible from the
             seed only when ``worlds`` binds first.
         seed: seeds every decision's deals; ``None`` for fresh entropy.
@@ -478,13 +479,16 @@ class PIMCAgent(ValueSearchAgent):
         candidates: int = DEFAULT_CANDIDATES,
     ) -> None:
         super().__init__(seed)
-        self.protected = None if protected is None else check_int("protected", protected, minimum=0)
+        self.protected = None if protected is None else check_int("protected", protected, minimum=0,
+                                                                  maximum=MAX_PROTECTED)
         self.worlds = check_int("worlds", worlds, minimum=1, maximum=MAX_WORLDS)
         self.depth = check_int("depth", depth, minimum=1, maximum=MAX_DEPTH)
         self.exact_tiles = check_int("exact_tiles", exact_tiles, minimum=0, maximum=NUM_TILES)
-        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0,
+        self.seconds = None if seconds is None else check_number("seconds", seconds, minimum=0, maximum=MAX_SECONDS,
                                                                  exclusive_minimum=True)
         self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
+        #: The model's file, named by errors at a decision (a model of another game).
+        self.inference = inference
         self.model = None if inference is None else load_location_model(inference)
         self._table = Table()
         #: Nodes searched by the last decision (for benchmarks).
@@ -505,7 +509,7 @@ class PIMCAgent(ValueSearchAgent):
         """
         base, counts, searcher, _match = information_set(view, self.protected)
         width = E.draw_action(base) + 2
-        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher)
+        log_place, candidates = weighting(self.model, self.candidates, view, base, searcher, self.inference)
         words = np.array([self.rng.getrandbits(63), 0], np.int64)
         totals = np.zeros(width, np.float64)
         meta = np.zeros(2, np.int64)

@@ -317,7 +317,7 @@ def open_record(path: str | os.PathLike[str], what: str, format_name: str, versi
     target = Path(path)
     record_file = record_path(target)
     for needed in (target, record_file):
-        if not needed.is_file():
+        if not needed.exists():  # what is there but not a regular file, the readers refuse naming it
             raise ValueError(f"{what} {str(target)!r} needs {str(needed)!r}, which does not exist")
     record = read_json(record_file, max_bytes=MAX_RECORD_BYTES, expect=dict)
     if not isinstance(record, dict) or record.get("format") != format_name:

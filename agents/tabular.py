@@ -29,10 +29,24 @@ from draw_env.untrusted import ArrayHeader, read_json, read_npz
 
 FORMAT = "draw-dominoes-tabular-policy"
 VERSION = 1
-#: Rows a table may hold (the double-three game of three tiles a player has about 0.6 million).
-MAX_ROWS = 20_000_000
 #: The largest table file read (its arrays may be up to this many bytes too).
 MAX_TABLE_BYTES = 2 * 1024**3
+#: The most memory a loaded table may take (:func:`table_memory`), checked from the archive's
+#: headers before any array is read: the double-three game of three tiles a player, about 0.6
+#: million rows, takes about 0.3 GB.
+MAX_TABLE_MEMORY = 2 * 1024**3
+#: Bytes a row's entry in the agent's index takes beyond the row's own bytes: a bytes object's
+#: header and a dict slot.
+_INDEX_BYTES_PER_ROW = 40
+
+
+def table_memory(rows: int, width: int, actions: int) -> int:
+    """Bytes a table of ``rows`` observations of ``width`` entries and ``actions`` actions takes
+    at the peak of its loading into a :class:`TabularAgent`: its uint8 observations, its float32
+    probabilities as read and as float64, and the index from each row to its line. Measured with
+    tracemalloc on tables of random rows, the peak is at or below it: 368 bytes a row of double-two
+    (width 80, 14 actions; 368 estimated), 522 of double-three (532), 1,093 of the seeds' game (1,252)."""
+    return rows * (width + 4 * actions + 8 * actions + width + _INDEX_BYTES_PER_ROW)
 
 
 def record_path(path: str | os.PathLike[str]) -> Path:
@@ -87,21 +101,32 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, np.ndarray, np.n
             raise ValueError(f"arrays must be observations and probabilities, got {sorted(headers)}")
         rows = headers["observations"].shape[0] if len(headers["observations"].shape) == 2 else -1
         expected = {"observations": ((rows, width), np.uint8), "probabilities": ((rows, actions), np.float32)}
-        if not 0 < rows <= MAX_ROWS:
-            raise ValueError(f"observations must have shape (rows, {width}) with 1 to {MAX_ROWS} rows")
+        if rows < 1:
+            raise ValueError(f"observations must have shape (rows, {width}) with at least 1 row, got "
+                             f"{headers['observations'].shape}")
         for name, (shape, dtype) in expected.items():
             header = headers[name]
-            if header.shape != shape or header.dtype != np.dtype(dtype) or header.fortran_order:
+            if header.shape != shape or header.dtype != np.dtype(dtype):
                 raise ValueError(f"{name} must be {np.dtype(dtype)} of shape {shape}, got {header.dtype} {header.shape}")
+        needed = table_memory(rows, width, actions)
+        if needed > MAX_TABLE_MEMORY:
+            raise ValueError(
+                f"observations: {rows:,} rows take about {needed / 1024**2:,.0f} MiB once loaded, more than the "
+                f"{MAX_TABLE_MEMORY / 1024**2:,.0f} MiB a table may take "
+                f"(at most {MAX_TABLE_MEMORY // table_memory(1, width, actions):,} rows in this variant)"
+            )
 
     arrays = read_npz(where, check, max_bytes=MAX_TABLE_BYTES)
-    probabilities = arrays["probabilities"].astype(np.float64)
+    # A Fortran-order array reads as well as a C-order one; rows are looked up by their bytes.
+    observations = np.ascontiguousarray(arrays.pop("observations"))
+    probabilities = arrays.pop("probabilities").astype(np.float64)  # the float32 array is freed here
     if not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0):
         raise ValueError(f"{where}: probabilities must be finite and non-negative")
     sums = probabilities.sum(axis=1)
     if np.any(np.abs(sums - 1.0) > 1e-5):
         raise ValueError(f"{where}: each row of probabilities must sum to 1")
-    return game, arrays["observations"], probabilities / sums[:, None]
+    probabilities /= sums[:, None]
+    return game, observations, probabilities
 
 
 class TabularAgent(SeededAgent):
@@ -122,6 +147,9 @@ class TabularAgent(SeededAgent):
         self.path = check_path("path", path)
         self.game, observations, self.probabilities = load_table(self.path)
         self._rows = {row.tobytes(): index for index, row in enumerate(observations)}
+        if len(self._rows) != len(observations):
+            raise ValueError(f"{self.path}: observations must be distinct rows, but {len(observations) - len(self._rows):,} "
+                             "repeat an earlier one")
         self._width = observations.shape[1]
 
     def action_probabilities(self, observation: Observation) -> np.ndarray:

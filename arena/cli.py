@@ -11,11 +11,21 @@ import agents
 from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
 from arena.inputs import agent_files
-from arena.league import league, parse_sweep, sweep
-from arena.options import SEATINGS, RunOptions, add_variant_arguments, check_plays_variant, variant_of
+from arena.options import (
+    MAX_GAMES,
+    MAX_LEAGUE_AGENTS,
+    MAX_SWEEP_VALUES,
+    MAX_WORKERS,
+    SEATINGS,
+    RunOptions,
+    add_variant_arguments,
+    check_plays_variant,
+    variant_of,
+)
 from arena.results import GAME_NOUNS
 from arena.specs import agent_command
 from draw_env.checks import MAX_SEED, check_int
+from draw_env.commands import check_extras
 from draw_env.files import check_distinct, check_writable
 from draw_env.rules import EPISODES, PLAYER_COUNTS
 
@@ -52,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1000,
         help=(
-            "games in total, or per table with --league and --sweep (default 1000); rounded up to whole "
+            f"games in total, or per table with --league and --sweep (default 1000; a run plays at most {MAX_GAMES:,} "
+            "in all); rounded up to whole "
             "deals, since each deal is played under every seating (2 with 2 players, n rotations or n! "
             "permutations with n = 3-4)"
         ),
@@ -65,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--seatings", choices=SEATINGS, default="rotations", help="replays per deal with 3-4 players"
     )
     parser.add_argument("--seed", type=int, default=0, help="seeds the deals and the seeded agents")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--workers", type=int, default=1, help=f"worker processes (default 1, at most {MAX_WORKERS})")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the results as JSON here (checked before playing)")
     parser.add_argument("--png", type=Path, metavar="PATH", help="write a chart here (checked before playing)")
     parser.add_argument(
@@ -90,12 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument(
         "--league",
         action="store_true",
-        help="round robin of every table of --players agents, openskill ratings",
+        help=f"round robin of every table of --players agents (at most {MAX_LEAGUE_AGENTS}), openskill ratings",
     )
     mode.add_argument(
         "--sweep",
         metavar="KEY=V1,V2,...",
-        help="evaluate the first agent against the others once per value of one keyword (a budget curve)",
+        help="evaluate the first agent against the others once per value of one keyword (a budget curve; "
+        f"at most {MAX_SWEEP_VALUES} values)",
     )
     return parser
 
@@ -114,6 +126,9 @@ def _rounding_note(options: RunOptions) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``draw-eval`` command."""
+    check_extras("draw-eval")
+    from arena.league import league, parse_sweep, sweep  # openskill: the eval extra
+
     with agent_command(build_parser(), argv) as (args, specs):
         swept = parse_sweep(args.sweep) if args.sweep else None
         if args.league:
@@ -128,8 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             num_players = len(specs)
         # The command's numbers, named as the user typed them (the API names its parameters).
-        check_int("--games", args.games, minimum=1)
-        check_int("--workers", args.workers, minimum=1)
+        check_int("--games", args.games, minimum=1, maximum=MAX_GAMES)
+        check_int("--workers", args.workers, minimum=1, maximum=MAX_WORKERS)
+        if args.league and len(specs) > MAX_LEAGUE_AGENTS:
+            raise ValueError(f"--league takes at most {MAX_LEAGUE_AGENTS} agents, got {len(specs)}")
         check_int("--seed", args.seed, minimum=0, maximum=MAX_SEED)
         game = variant_of(args, num_players) if num_players in PLAYER_COUNTS else None
         if game is not None:

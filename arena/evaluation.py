@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.batched_play import batchable, play_batched
 from arena.deals import DealTask, FrozenSpec, deal_options, record_name
-from arena.options import RunOptions, RunSettings, check_specs_play_variant, seatings_for
+from arena.options import RunOptions, RunSettings, check_run_size, check_specs_play_variant, seatings_for
 from arena.parallel import process_map
 from arena.results import EvaluationResult, GameOutcome, summarise
 from arena.specs import (
@@ -268,6 +268,7 @@ def play_tables(tables: Sequence[TablePlan], options: RunOptions, description: s
     """
     from tqdm.auto import tqdm
 
+    check_run_size(len(tables), options)  # before any deal is planned
     check_specs_play_variant([spec for table in tables for spec in table.specs], options.game)
     directories: list[Path | None] = [None] * len(tables)
     if options.records is not None:

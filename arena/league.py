@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from openskill.models import PlackettLuce
 
 from arena.evaluation import TablePlan, play_tables
-from arena.options import RunOptions, RunSettings
+from arena.options import MAX_LEAGUE_AGENTS, MAX_SWEEP_VALUES, RunOptions, RunSettings
 from arena.results import GameOutcome, LeagueResult, Rating, SweepResult, Table, summarise
 from arena.specs import (
     AgentSpec,
@@ -85,7 +85,7 @@ def league(
         A :class:`~arena.results.LeagueResult`; the ratings are those of :func:`openskill_ratings`.
     """
     options = RunOptions(num_players, games_per_pairing, **settings)
-    specs = normalise_specs("agent_specs", agent_specs, minimum=options.num_players)
+    specs = normalise_specs("agent_specs", agent_specs, minimum=options.num_players, maximum=MAX_LEAGUE_AGENTS)
     labels = [spec_label(name, kwargs) for name, kwargs in specs]
     if len(set(labels)) != len(labels):
         raise ValueError(f"agent_specs must be distinct, got {labels}")
@@ -139,6 +139,8 @@ def parse_sweep(text: str) -> tuple[str, list[Any]]:
     parsed = [parse_value(value.strip()) for value in values.split(",") if value.strip()]
     if not equals or not key.strip() or not parsed:
         raise ValueError(f"--sweep must look like key=v1,v2,... (e.g. simulations=25,50,100), got {text!r}")
+    if len(parsed) > MAX_SWEEP_VALUES:
+        raise ValueError(f"--sweep takes at most {MAX_SWEEP_VALUES} values, got {len(parsed)}")
     return key.strip(), parsed
 
 
@@ -161,6 +163,8 @@ def sweep(
         raise ValueError(
             f"sweep needs a keyword name and at least one value, got key={key!r}, values={values!r}"
         )
+    if len(values) > MAX_SWEEP_VALUES:
+        raise ValueError(f"sweep takes at most {MAX_SWEEP_VALUES} values, got {len(values)}")
     options = RunOptions(1 + len(opponent_specs), num_games, **settings)
     swept = [(name, {**kwargs, key: value}) for value in values]
     check_buildable(swept)

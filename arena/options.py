@@ -23,6 +23,29 @@ from draw_env.rules import EPISODES, PLAYER_COUNTS, PROTECTED_BONEYARD, DrawGame
 from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP
 
 SEATINGS = ("rotations", "permutations")
+#: The most games one run plays, every table's and every duplicate replay counted (``--games``, and
+#: tables x games for a league or a sweep): each game's outcome stays in memory until the run is
+#: summed, about 4 KB a match (13 KB at the peak).
+MAX_GAMES = 100_000
+#: The most worker processes a run starts.
+MAX_WORKERS = 256
+#: The most agents of a league (1,820 tables of 4 players) and values of a sweep.
+MAX_LEAGUE_AGENTS = 16
+MAX_SWEEP_VALUES = 32
+
+
+def check_run_size(tables: int, options: RunOptions) -> None:
+    """Refuse a run of ``tables`` tables that would play more than :data:`MAX_GAMES` games in all.
+
+    Raises:
+        ValueError: naming the games per table, the tables and the maximum.
+    """
+    total = tables * options.games_per_table
+    if total > MAX_GAMES:
+        raise ValueError(
+            f"{tables} tables of {options.games_per_table} games are {total} games, more than the {MAX_GAMES} "
+            "a run plays at most (their outcomes stay in memory): ask for fewer games, agents or sweep values"
+        )
 
 
 def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent") -> None:
@@ -45,15 +68,23 @@ def check_plays_variant(names: Sequence[str], game: DrawGame, what: str = "agent
 
 
 def check_specs_play_variant(specs: Sequence[tuple[str, Mapping[str, Any]]], game: DrawGame, what: str = "agent") -> None:
-    """:func:`check_plays_variant` for agent specs: a network with a policy file plays the variant
-    that its file records (and no other, even of the same sizes).
+    """:func:`check_plays_variant` for agent specs, and the files they play checked against ``game``
+    before any deal: a network with a policy file plays the variant that its file records (and no
+    other, even of the same sizes), and a search's hidden-tile model (``inference=PATH``) must be
+    of ``game``'s table size and variant.
 
     Raises:
-        ValueError: naming the agent or the policy file, and both variants.
+        ValueError: naming the agent, the file and the field, and both games.
     """
+    from agents.ismcts_compiled import load_location_model
     from agents.policy_network import NetworkAgent, load_policy
 
     for name, kwargs in specs:
+        if kwargs.get("inference") is not None:
+            try:
+                load_location_model(kwargs["inference"], game)
+            except ValueError as error:
+                raise ValueError(f"{what} {name!r}: {error}") from None
         if not game.is_default and "path" in kwargs and issubclass(agents.agent_class(name), NetworkAgent):
             load_policy(kwargs["path"]).check_game(game)
         else:
@@ -123,14 +154,14 @@ class RunOptions:
 
     Attributes:
         num_players: seats per table, 2 to 4.
-        num_games: games per table, every duplicate replay counted; rounded up to whole deals
-            (see :attr:`games_per_table`).
+        num_games: games per table, every duplicate replay counted (at most :data:`MAX_GAMES`);
+            rounded up to whole deals (see :attr:`games_per_table`).
         episode: ``"match"`` (to 100 points, or 61 with 3-4 players) or ``"hand"``.
         duplicate: replay each deal under every seating of ``seatings``; else every game has its
             own deal and the seating rotates with the game index.
         seatings: with ``duplicate``, ``"rotations"`` (n replays per deal) or ``"permutations"`` (n!).
         seed: seeds every deal and every seeded agent (0 to 2**64 - 1).
-        workers: processes to play on (1 plays in this process).
+        workers: processes to play on (1 plays in this process; at most :data:`MAX_WORKERS`).
         progress: show a tqdm progress bar.
         records: a directory to write one game record (:mod:`draw_env.records`) per game into (kept as a
             ``Path``), or ``None``.
@@ -157,12 +188,12 @@ class RunOptions:
     def __post_init__(self) -> None:
         checked = {
             "num_players": check_choice("num_players", self.num_players, PLAYER_COUNTS),
-            "num_games": check_int("num_games", self.num_games, minimum=1),
+            "num_games": check_int("num_games", self.num_games, minimum=1, maximum=MAX_GAMES),
             "episode": check_choice("episode", self.episode, EPISODES),
             "duplicate": check_bool("duplicate", self.duplicate),
             "seatings": check_choice("seatings", self.seatings, SEATINGS),
             "seed": check_int("seed", self.seed, minimum=0, maximum=MAX_SEED),
-            "workers": check_int("workers", self.workers, minimum=1),
+            "workers": check_int("workers", self.workers, minimum=1, maximum=MAX_WORKERS),
             "progress": check_bool("progress", self.progress),
             "records": None if self.records is None else _as_path("records", self.records),
             "batched": check_bool("batched", self.batched),

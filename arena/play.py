@@ -26,12 +26,12 @@ import numpy as np
 import agents
 import draw_env
 from arena.inputs import agent_files
-from arena.options import add_variant_arguments, check_plays_variant, variant_of
+from arena.options import add_variant_arguments, check_plays_variant, check_specs_play_variant, variant_of
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED
-from draw_env.commands import reported_errors
+from draw_env.commands import check_extras, reported_errors
 from draw_env.files import check_distinct, check_writable
 from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
@@ -193,9 +193,9 @@ class Game:
             )
         parsed = [parse_agent_spec(spec) for spec in specs]
         self.game = game = variant_of(args, players)
-        check_plays_variant([name for name, _ in parsed], game, "--opponents agent")
+        check_specs_play_variant(parsed, game, "--opponents agent")
         self.hint_spec = parse_agent_spec(args.hint_agent)
-        check_plays_variant([self.hint_spec[0]], game, "--hint-agent")
+        check_specs_play_variant([self.hint_spec], game, "--hint-agent")
         self.opponents: dict[int, agents.Agent] = {}
         others = [seat for seat in range(players) if seat != self.you]
         for seat, (name, kwargs) in zip(others, parsed):
@@ -416,6 +416,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Run ``draw-play``; ``stdin``/``stdout`` default to the console (tests pass their own)."""
+    check_extras("draw-play")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not 0 <= args.seat < args.players:

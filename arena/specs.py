@@ -16,10 +16,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 import agents
-from draw_env.checks import check_path
+from draw_env.checks import check_path, check_seed
 from draw_env.commands import reported_errors
 
 #: An agent as the evaluator takes it: a registry name, or a name and its keyword arguments.
@@ -97,6 +96,8 @@ def check_arguments(name: str, kwargs: Mapping[str, Any]) -> None:
     try:
         for key in files:
             check_path(key, kwargs[key])
+        if "seed" in kwargs and "seed" in parameters:  # also for an agent checked only when built
+            check_seed("seed", kwargs["seed"])
         if any(key in parameters and parameters[key].default is inspect.Parameter.empty for key in files):
             return  # an agent that cannot be built without its file is checked when it is built
         cls(**{key: value for key, value in kwargs.items() if key not in files})
@@ -216,6 +217,9 @@ def agent_command(
 ) -> Iterator[tuple[argparse.Namespace, list[Spec]]]:
     """A command that plays the agent specs of its ``agents`` argument: its parsed arguments and
     those specs, with any ``ValueError`` of the body reported as one line and exit status 2."""
+    # The eval extra: imported once the command's draw_env.commands.check_extras found it.
+    from threadpoolctl import threadpool_limits
+
     args = parser.parse_args(argv)
     # Networks choose for many games at once with small matrix products, where several BLAS
     # threads only wait for each other (docs/agents.md measures it: benchmarks/policy_speed.py).

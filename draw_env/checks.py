@@ -125,12 +125,19 @@ def check_seed(name: str, value: object) -> int | None:
     return int(value)  # type: ignore[call-overload]
 
 
+#: The key PettingZoo's ``api_test`` resets with (``options={"options": 1}``) to see that ``reset``
+#: takes ``options``: it asks for nothing, so it is ignored without a warning, as a check that the
+#: environment keeps the API is no mistake of its user.
+API_TEST_OPTION = "options"
+
+
 def warn_unknown_options(options: Iterable[object], known: Sequence[str], stacklevel: int = 2) -> None:
-    """Warn, naming them, about the reset ``options`` keys not in ``known``, which are ignored.
+    """Warn, naming them, about the reset ``options`` keys not in ``known``, which are ignored
+    (:data:`API_TEST_OPTION` too, silently).
 
     ``stacklevel`` is what the caller would pass to :func:`warnings.warn` (2: the caller's caller).
     """
-    unknown = sorted(str(key) for key in options if key not in known)
+    unknown = sorted(str(key) for key in options if key not in known and key != API_TEST_OPTION)
     if not unknown:
         return
     if len(unknown) == 1:

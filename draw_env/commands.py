@@ -15,11 +15,18 @@ raises ``SystemExit(128 + signal)``, so that every ``finally`` and every unfinis
 ``SIGTERM``), without a traceback. Ctrl-C itself exits with status 130, also without one.
 
 :func:`check_outputs` is the check of a script's output files before its work starts.
+
+:func:`check_extras` is the first thing each of the eight commands of ``pyproject.toml``'s
+``[project.scripts]`` does: ``pip install -e .`` installs them all, but most need one of the
+project's extras (:data:`COMMAND_EXTRAS`). Without it the command ends with one line naming the
+extra to install and exit code 2, before it imports anything the extra brings (each command's
+module imports those only once its ``main`` has run this check).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import signal
 import sys
@@ -30,7 +37,16 @@ from types import FrameType
 
 from draw_env.files import check_distinct, check_writable
 
-__all__ = ["STOP_SIGNALS", "check_outputs", "error_line", "exit_on_signals", "reported_errors"]
+__all__ = [
+    "COMMAND_EXTRAS",
+    "EXTRA_MODULES",
+    "STOP_SIGNALS",
+    "check_extras",
+    "check_outputs",
+    "error_line",
+    "exit_on_signals",
+    "reported_errors",
+]
 
 #: The signals that stop a command the way Ctrl-C does (SIGHUP does not exist on Windows).
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -109,3 +125,62 @@ def check_outputs(
     except ValueError as error:
         print(f"{parser.prog}: error: {error_line(error)}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+#: Each extra of ``pyproject.toml`` that a command needs -> the top-level modules the commands
+#: import from what it installs (an extra's own extras included: ``train`` installs ``eval``).
+#: tests/test_extras.py checks each module against ``pyproject.toml`` and each command against them.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "eval": ("openskill", "tqdm", "matplotlib", "threadpoolctl"),
+    "train": (
+        "openskill", "tqdm", "matplotlib", "threadpoolctl",
+        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray",
+    ),
+    "benchmark": (
+        "openskill", "tqdm", "matplotlib", "threadpoolctl",
+        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray",
+        "rliable", "pyspiel", "cvxpy", "jax", "flax", "optax",
+    ),
+    "web": ("starlette", "uvicorn"),
+}
+
+#: Each command of ``[project.scripts]`` -> the extra it needs (``None``: ``pip install -e .`` is enough).
+COMMAND_EXTRAS: dict[str, str | None] = {
+    "draw-eval": "eval",
+    "draw-train": "train",
+    "draw-distill": None,  # it only names the command that replaced it
+    "draw-play": None,
+    "draw-replay": None,
+    "draw-exploit": "eval",
+    "draw-bench": "benchmark",
+    "draw-web": "web",
+}
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (torch takes seconds)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken or blocked package; a module without a spec
+        return False
+
+
+def check_extras(command: str) -> None:
+    """End ``command`` (a key of :data:`COMMAND_EXTRAS`) with one line on standard error and exit
+    code 2 if a module of the extra it needs is not installed, such as
+    ``draw-web needs the 'web' extra (not installed: uvicorn): pip install 'draw-dominoes[web]'``.
+
+    pip installs an extra of an installed distribution from its metadata, so the line's command
+    works for an editable install from a clone too.
+    """
+    extra = COMMAND_EXTRAS[command]
+    if extra is None:
+        return
+    missing = [module for module in EXTRA_MODULES[extra] if not _installed(module)]
+    if missing:
+        print(
+            f"{command} needs the {extra!r} extra (not installed: {', '.join(missing)}): "
+            f"pip install 'draw-dominoes[{extra}]'",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)

@@ -5,7 +5,8 @@ the target: the target holds either its old content or the whole new one, becaus
 :func:`os.replace` within one folder (one filesystem) is atomic. The temporary name lives in
 the same folder for that reason (a rename across filesystems is a copy).
 
-Only regular files are written. A symbolic link at the target is followed: its target is the
+Only regular files are written (and read: :func:`draw_env.untrusted.read_bytes` refuses the
+others, naming them with :func:`file_kind`). A symbolic link at the target is followed: its target is the
 file replaced (the link stays a link). A directory, a device (such as ``/dev/null``), a FIFO or a
 socket at the target, directly or behind a link, is refused with a ``ValueError`` naming the path
 and what it is: a rename would replace the special file itself. :func:`check_writable` checks it
@@ -33,6 +34,7 @@ __all__ = [
     "atomic_path",
     "check_distinct",
     "check_writable",
+    "file_kind",
     "regular_file_target",
     "temporary_name",
     "write_bytes_atomic",
@@ -68,6 +70,14 @@ _SPECIAL_KINDS = (
 )
 
 
+def file_kind(mode: int) -> str:
+    """What a file of ``stat`` mode ``mode`` is, for messages: ``"a regular file"``, ``"a FIFO
+    (named pipe)"``, ``"a character device"``..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
+
+
 def regular_file_target(path: str | os.PathLike[str]) -> Path:
     """The file that writing ``path`` replaces: ``path`` with every symbolic link resolved.
 
@@ -86,9 +96,8 @@ def regular_file_target(path: str | os.PathLike[str]) -> Path:
         raise ValueError(f"{path}: cannot write there: {error.strerror or error}") from None
     if stat.S_ISREG(mode):
         return resolved
-    kind = next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
     where = "" if os.path.abspath(path) == str(resolved) else f" links to {resolved}, which"
-    raise ValueError(f"{path}{where} is {kind}, not a regular file: only regular files are written")
+    raise ValueError(f"{path}{where} is {file_kind(mode)}, not a regular file: only regular files are written")
 
 
 @contextmanager

@@ -432,8 +432,9 @@ class DrawDominoes:
             hands: int32 ``(num_players, k)``, each seat's tile ids padded with -1, for any ``k``
                 from the longest hand to ``T`` (hands may differ in size for set-up positions).
             boneyard: int32 ``(m,)``, ``m <= T``: tile ids in drawing order (``boneyard[0]``
-                first), then -1 padding; at least ``protected`` tiles. Hands and boneyard hold
-                each tile once.
+                first), then -1 padding; at least ``protected`` tiles (``(0,)``, empty, when
+                ``protected`` is 0 and the hands hold every tile). Hands and boneyard hold each
+                tile once.
             opener: int32, the seat that leads.
             scores: int32 ``(num_players,)``, starting match scores below the target
                 (``episode="match"`` only); default zeros.
@@ -448,7 +449,7 @@ class DrawDominoes:
         boneyard = jnp.asarray(boneyard, jnp.int32)
         if hands.ndim != 2 or hands.shape[0] != n or not 1 <= hands.shape[1] <= num_tiles:
             raise ValueError(f"hands must be an int32 array ({n}, k) of tile ids padded with -1, got shape {hands.shape}")
-        fewest = max(self._protected, 1)
+        fewest = self._protected
         if boneyard.ndim != 1 or not fewest <= boneyard.shape[0] <= num_tiles:
             raise ValueError(
                 f"boneyard must be an int32 array (m,) with {fewest} <= m <= {num_tiles}, got shape {boneyard.shape}"
@@ -467,7 +468,7 @@ class DrawDominoes:
         masks = self._masks.of_tiles(jnp.any(hands[:, :, None] == tile_ids, axis=1))
         order = jnp.arange(boneyard.shape[0], dtype=jnp.int32)
         in_boneyard = boneyard[None, :] == tile_ids[:, None]
-        deck = jnp.max(jnp.where(in_boneyard, order[None, :], -1), axis=1)
+        deck = jnp.max(jnp.where(in_boneyard, order[None, :], -1), axis=1, initial=-1)  # initial: m may be 0
         bone_end = jnp.sum(boneyard >= 0, dtype=jnp.int32)
         return self._finish(self._new_hand(masks, deck, jnp.int32(0), bone_end, opener, scores, 0, key))
 

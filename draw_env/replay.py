@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from draw_env import describe
-from draw_env.commands import error_line, exit_on_signals
+from draw_env.commands import check_extras, error_line, exit_on_signals
 from draw_env.files import check_distinct, check_writable, write_text_atomic
 from draw_env.records import Position, positions, read_record, record_game, replay_record, variant_text
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
@@ -170,6 +170,7 @@ def step_through(record: Mapping[str, Any], stdin: IO[str], stdout: IO[str], lan
 
 
 def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    check_extras("draw-replay")
     parser = argparse.ArgumentParser(prog="draw-replay", description=__doc__.split("\n\n")[0])
     parser.add_argument("record", help="a game record (JSON, see docs/records.md)")
     parser.add_argument("--html", metavar="OUT", help="write one self-contained HTML page here instead")

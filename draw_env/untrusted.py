@@ -31,6 +31,7 @@ import lzma
 import math
 import os
 import re
+import stat
 import tokenize
 import zipfile
 import zlib
@@ -40,6 +41,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+
+from draw_env.files import file_kind
 
 __all__ = [
     "MAX_ARRAY_BYTES",
@@ -88,6 +91,8 @@ MAX_INT_DIGITS = 20
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 #: The most members one ``.npz`` may hold.
 MAX_NPZ_MEMBERS = 4096
+#: Bytes of an array read at a time (:func:`loads_npz`).
+_READ_CHUNK = 1024 * 1024
 
 
 class UntrustedInputError(ValueError):
@@ -95,11 +100,21 @@ class UntrustedInputError(ValueError):
 
 
 def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of ``path``, refused before reading when larger than ``max_bytes``."""
+    """The bytes of ``path``, refused before reading when larger than ``max_bytes``.
+
+    Only a regular file (or a link to one) is read: a FIFO, a device, a socket or a directory is
+    refused before it is opened (opening a FIFO waits for a writer, forever if none comes, and a
+    device may never end), and again on the open file, in case the path changed in between (it is
+    opened without waiting, so a FIFO put there meanwhile cannot hang the read either).
+    """
     name = os.fspath(path)
     try:
-        with open(name, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+        _check_regular(name, os.stat(name).st_mode)
+        descriptor = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(descriptor, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            _check_regular(name, status.st_mode)
+            size = status.st_size
             if size > max_bytes:
                 raise UntrustedInputError(f"{name}: the file is {size} bytes, more than the {max_bytes} allowed")
             # In chunks: one read(max_bytes + 1) would reserve max_bytes of memory for any file.
@@ -114,13 +129,16 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) ->
             data = b"".join(chunks)
     except FileNotFoundError:
         raise UntrustedInputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise UntrustedInputError(f"{name}: is a directory, not a file") from None
     except OSError as error:
         raise UntrustedInputError(f"{name}: cannot be read ({error.strerror or error})") from None
-    if len(data) > max_bytes:  # a file that grew while being read, or a device
+    if len(data) > max_bytes:  # a file that grew while being read
         raise UntrustedInputError(f"{name}: more than the {max_bytes} bytes allowed")
     return data
+
+
+def _check_regular(name: str, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise UntrustedInputError(f"{name}: is {file_kind(mode)}, not a regular file: only regular files are read")
 
 
 def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_FILE_BYTES) -> str:
@@ -596,16 +614,24 @@ def loads_npz(
         check_headers(check, headers, source)
         arrays: dict[str, np.ndarray] = {}
         for key, header in headers.items():
+            # Read in chunks into the array itself: the data is held once, not as bytes and a copy.
+            buffer = np.empty(header.nbytes, np.uint8)
+            filled = 0
             try:
                 with archive.open(f"{key}.npy") as member:
                     member.read(offsets[key])
-                    payload = member.read(header.nbytes)
+                    while filled < header.nbytes:
+                        chunk = member.read(min(_READ_CHUNK, header.nbytes - filled))
+                        if not chunk:
+                            break
+                        buffer[filled : filled + len(chunk)] = np.frombuffer(chunk, np.uint8)
+                        filled += len(chunk)
                     extra = member.read(1)  # reaching the end checks the member's CRC
             except ZIP_ERRORS as error:
                 raise fail(f"member {key + '.npy'!r} cannot be read: {error}") from None
-            if len(payload) != header.nbytes or extra:
+            if filled != header.nbytes or extra:
                 raise fail(f"member {key + '.npy'!r} does not hold the {header.nbytes} bytes its header promises")
-            array = np.frombuffer(payload, dtype=header.dtype).copy()
+            array = buffer.view(header.dtype)
             arrays[key] = array.reshape(header.shape, order="F" if header.fortran_order else "C")
         return arrays
 

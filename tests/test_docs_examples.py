@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import agents
 from draw_env.observation import BLOCKS, OFFSETS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -199,3 +200,21 @@ def test_each_module_says_what_it_holds(module: Path) -> None:
     assert PACKAGES
     docstring = ast.get_docstring(ast.parse(module.read_text(encoding="utf-8")))
     assert docstring and docstring.strip()
+
+
+#: Pages that list the agents playing variants: "the agents that play variants are `a`, ... and `z`".
+VARIANT_LISTS = ("getting_started.md", "evaluation.md")
+#: The shipped registry's, read before any example registers an agent of its own.
+VARIANT_AGENTS = agents.variant_agents()
+
+
+@pytest.mark.parametrize("name", VARIANT_LISTS)
+def test_the_agents_said_to_play_variants_are_the_registrys(name: str) -> None:
+    text = " ".join((ROOT / "docs" / name).read_text(encoding="utf-8").split())
+    listed = re.findall(r"agents that play variants are ((?:`[\w-]+`(?:, | and |,? and )?)+)", text)
+    assert listed, f"docs/{name} lists the agents that play variants"
+    for found in listed:
+        assert re.findall(r"`([\w-]+)`", found) == VARIANT_AGENTS, f"docs/{name}: {found}"
+    # The error line quoted lists them as the command does.
+    for quoted in re.findall(r"agents that play every variant: ([\w, -]+?)`", text):
+        assert quoted.split(", ") == VARIANT_AGENTS, f"docs/{name}: {quoted}"

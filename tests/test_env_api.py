@@ -51,7 +51,7 @@ def cases() -> list[Any]:
     return found
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # api_test passes an unknown reset option on purpose
+@pytest.mark.filterwarnings("error:reset option")  # api_test's options={"options": 1} warns of nothing
 @pytest.mark.parametrize(("players", "episode", "reward", "seed"), cases())
 def test_pettingzoo_api_test(players: int, episode: str, reward: str, seed: int) -> None:
     env = ShiftedSeeds(draw_env.env(num_players=players, episode=episode, reward=reward), shift=seed)
@@ -60,7 +60,7 @@ def test_pettingzoo_api_test(players: int, episode: str, reward: str, seed: int)
     api_test(env, num_cycles=1000)
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")  # api_test passes an unknown reset option on purpose
+@pytest.mark.filterwarnings("error:reset option")  # api_test's options={"options": 1} warns of nothing
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_pettingzoo_api_test_on_the_raw_env(players: int) -> None:
     api_test(draw_env.raw_env(num_players=players, episode="match"), num_cycles=1000)

@@ -215,10 +215,12 @@ def test_specs_take_a_model_file_and_candidates(tmp_path: Path, monkeypatch: pyt
     state = random_positions(2, hands=1, seed=1, min_legal=2)[0]
     assert state.is_legal(agent.act(observe(state, state.current)))
     state = random_positions(3, hands=1, seed=1, min_legal=2)[0]
-    with pytest.raises(ValueError, match=r"must give \(4, 28\) probabilities"):
+    # A model of another table size, met at a decision: the file and both games are named.
+    with pytest.raises(ValueError, match=r"^inference=.*model.npz: the model is of 2 players and the double-6 set, "
+                                         r"this decision of 3 players and the double-6 set$"):
         agent.act(observe(state, state.current))
     # A loader that cannot read the file is a ValueError naming it too.
-    def unreadable(path: object) -> None:
+    def unreadable(path: object, game: object = None) -> None:
         raise PermissionError("permission denied")
     monkeypatch.setitem(sys.modules, "agents.hidden_tiles", types.SimpleNamespace(load_hidden_tile_model=unreadable))
     with pytest.raises(ValueError, match="inference=.*model.npz: permission denied"):

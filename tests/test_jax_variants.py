@@ -103,3 +103,36 @@ def test_init_deal_takes_hands_of_any_width_and_the_variant_ids() -> None:
 def test_bad_variant_arguments(kwargs: dict, named: str) -> None:
     with pytest.raises(ValueError, match=named):
         DrawDominoes(2, **kwargs)
+
+
+def test_an_empty_boneyard_plays_as_the_aec_environment_plays_it() -> None:
+    """Double-two, three tiles each, none protected: every tile is dealt and the boneyard is empty.
+    ``draw_env.env()`` takes that deal; ``init_deal`` takes it too, and plays it step for step as
+    the AEC environment does (masks, observations, player to act, rewards)."""
+    import draw_env
+    from draw_env.rules import DrawGame
+
+    game = DrawGame(2, max_pip=2, hand_size=3, protected=0)
+    env = DrawDominoes(2, "hand", "zero_sum", max_pip=2, hand_size=3, protected=0)
+    options = {"xla_backend_optimization_level": 0}
+    deal, step = jax.jit(env.init_deal, compiler_options=options), jax.jit(env.step, compiler_options=options)
+    for seed in range(3):
+        hands, boneyard = game.deal(random.Random(seed))
+        assert boneyard == []
+        opener = seed % 2
+        state = deal(np.array(hands, np.int32), np.zeros(0, np.int32), opener)
+        aec = draw_env.raw_env(num_players=2, episode="hand", reward="zero_sum", max_pip=2, hand_size=3, protected=0)
+        aec.reset(options={"hands": hands, "boneyard": [], "opener": opener})
+        while True:
+            seat = aec.possible_agents.index(aec.agent_selection)
+            observed = aec.observe(aec.agent_selection)
+            assert int(state.current_player) == seat
+            assert np.array_equal(np.asarray(state.legal_action_mask), observed["action_mask"].astype(bool))
+            assert np.array_equal(np.asarray(state.observation), observed["observation"])
+            if aec.terminations[aec.agent_selection]:
+                assert bool(state.terminated)
+                break
+            action = int(np.flatnonzero(observed["action_mask"])[0])
+            aec.step(action)
+            state = step(state, action)
+            assert np.allclose(np.asarray(state.rewards), [aec.rewards[agent] for agent in aec.possible_agents])

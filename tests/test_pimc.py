@@ -276,7 +276,7 @@ def test_a_time_budget_stops_between_worlds() -> None:
         ({"worlds": 0}, r"worlds must be an integer in \[1, 1000000000\]"),
         ({"depth": 0}, r"depth must be an integer in \[1, 160\]"),
         ({"exact_tiles": -1}, r"exact_tiles must be an integer in \[0, 28\]"),
-        ({"seconds": 0.0}, "seconds must be a finite number > 0"),
+        ({"seconds": 0.0}, r"seconds must be a finite number in \(0, 3600.0\]"),
         ({"seed": -1}, "seed must be a non-negative integer or None"),
         ({"budget": 3}, "it takes: worlds, depth, exact_tiles, seconds, seed"),
     ],

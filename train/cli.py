@@ -24,11 +24,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from draw_env.commands import reported_errors
-from train.pipelines import PIPELINES, check_options, load_run
+from draw_env.commands import check_extras, reported_errors
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The pipelines' configs are pydantic models (the train extra): imported once check_extras passed.
+    from train.pipelines import PIPELINES
+
     parser = argparse.ArgumentParser(
         prog="draw-train",
         description="Train a Draw dominoes policy with one of the pipelines (the config's pipeline: key) and evaluate it.",
@@ -68,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    check_extras("draw-train")
+    from train.pipelines import check_options, load_run
+
     parser = build_parser()
     args = parser.parse_args(argv)
     with reported_errors(parser):
@@ -82,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def distill_main(argv: Sequence[str] | None = None) -> int:
     """The former ``draw-distill``: one line naming the command that replaced it, exit status 2."""
+    check_extras("draw-distill")
     print(
         "draw-distill: error: draw-distill was replaced by expert iteration's first iteration: "
         "run draw-train --config configs/distill_2p.yaml (a config of pipeline: exit with iterations: 1)",

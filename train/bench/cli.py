@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from draw_env.commands import reported_errors
+from draw_env.commands import check_extras, reported_errors
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    check_extras("draw-bench")
     parser = build_parser()
     args = parser.parse_args(argv)
     with reported_errors(parser):
