@@ -201,28 +201,49 @@ def check_entries(path: Path) -> None:
 
 
 class _Lock:
-    """An exclusive ``flock`` on a directory, held until this object is collected (or the process
-    ends: the kernel releases it then, so a killed run never leaves a folder locked)."""
+    """An exclusive ``flock`` held on an open directory until this object is collected (or the
+    process ends: the kernel releases it then, so a killed run never leaves a folder locked)."""
 
-    def __init__(self, path: Path) -> None:
-        if fcntl is None:
-            return
-        try:
-            descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except OSError as error:
-            raise ConfigError(f"output_dir {str(path)!r} cannot be opened ({error.strerror or error})") from None
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(descriptor)
-            raise ConfigError(
-                f"output_dir {str(path)!r} is in use by another run (its process holds the folder's lock): "
-                "wait for that run to end, or choose another output_dir"
-            ) from None
-        except BaseException:
-            os.close(descriptor)
-            raise
+    def __init__(self, descriptor: int) -> None:
         weakref.finalize(self, os.close, descriptor)
+
+
+#: The directories this process holds locked, by (device, inode): a run started again in the same
+#: interpreter (a command called twice) shares the lock, which only keeps other processes out.
+_HELD: weakref.WeakValueDictionary[tuple[int, int], _Lock] = weakref.WeakValueDictionary()
+
+
+def lock_directory(path: Path) -> _Lock | None:
+    """Lock the directory ``path`` against every other process, for as long as the result lives
+    (``None`` where the system has no ``flock``).
+
+    Raises:
+        ConfigError: another process holds it, or it cannot be opened.
+    """
+    if fcntl is None:
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as error:
+        raise ConfigError(f"output_dir {str(path)!r} cannot be opened ({error.strerror or error})") from None
+    try:
+        status = os.fstat(descriptor)
+        held = _HELD.get((status.st_dev, status.st_ino))
+        if held is not None:
+            os.close(descriptor)
+            return held
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise ConfigError(
+            f"output_dir {str(path)!r} is in use by another run (its process holds the folder's lock): "
+            "wait for that run to end, or choose another output_dir"
+        ) from None
+    except BaseException:
+        os.close(descriptor)
+        raise
+    lock = _HELD[(status.st_dev, status.st_ino)] = _Lock(descriptor)
+    return lock
 
 
 def _is_regular_file(path: Path) -> bool:
@@ -273,6 +294,7 @@ class RunDir:
         self.overwrite_option = overwrite_option
         #: The directory's lock, once it exists (:meth:`start` creates it and takes the lock then).
         self._lock: _Lock | None = None
+        self._locked = False
         self.settings = config.to_dict()
         # A key the saved config lacks (added since, at the top or in a section) counts as its default.
         self.defaults = type(config)().to_dict()
@@ -293,7 +315,8 @@ class RunDir:
             raise ConfigError(str(error)) from None
         if not self.path.is_dir():
             return None
-        self._lock = _Lock(self.path)  # before anything is read: what is read stays so
+        self._lock = lock_directory(self.path)  # before anything is read: what is read stays so
+        self._locked = True
         if not any(self.path.iterdir()):
             return None
         self.found = self._identify()
@@ -401,8 +424,9 @@ class RunDir:
         if self.overwrite and self.found is not None:
             run_files(self.path, self.found).remove()
         self.path.mkdir(parents=True, exist_ok=True)
-        if self._lock is None:  # the directory is new: locked now, and still empty
-            self._lock = _Lock(self.path)
+        if not self._locked:  # the directory is new: locked now, and still empty
+            self._lock = lock_directory(self.path)
+            self._locked = True
             if any(self.path.iterdir()):
                 raise ConfigError(
                     f"output_dir {str(self.path)!r} was written by another run since it was checked: "

@@ -126,7 +126,7 @@ def run_cell(cell: Cell, run: Path, config: BenchConfig, panels: Mapping[str, An
             return policy.save(attempt / "curve" / f"point_{index}", cell.game)
 
         _, score, measure = measurer.measure(policy, None, cell.game, save)
-        curve.append({"env_steps": int(env_steps), "cpu_seconds": round(float(cpu_seconds), 3), "score": score,
+        curve.append({"env_steps": int(env_steps), "cpu_seconds": round(float(cpu_seconds), 6), "score": score,
                       "measure": measure})
         last[:] = [policy]
         measuring[0] += time.process_time() - started
