@@ -176,12 +176,15 @@ def check_entries(path: Path) -> None:
     Raises:
         ConfigError: naming the first such entry and what it is, or a folder that cannot be listed.
     """
-
-    def scan(folder: Path) -> None:
-        with os.scandir(folder) as entries:
-            for entry in sorted(entries, key=lambda entry: entry.name):
+    folders = [path]  # a stack, not recursion: a folder may be nested thousands deep
+    try:
+        while folders:
+            with os.scandir(folders.pop()) as listed:
+                entries = sorted(listed, key=lambda entry: entry.name)
+            inside = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+            folders.extend(reversed(inside))  # the first in name order comes next
+            for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
-                    scan(Path(entry.path))
                     continue
                 try:
                     kind = not_regular(entry.path, follow_links=False)
@@ -193,9 +196,6 @@ def check_entries(path: Path) -> None:
                         "only the regular files and folders its run writes, and nothing in it is followed; "
                         "move that away or choose another output_dir"
                     )
-
-    try:
-        scan(path)
     except OSError as error:
         raise ConfigError(f"output_dir {str(path)!r} cannot be listed ({error.strerror or error})") from None
 
