@@ -472,3 +472,16 @@ def test_a_settings_file_that_is_a_fifo_is_refused_before_it_is_opened(
         error = refused(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--output", str(tmp_path / "b"),
                          f"settings_dir={settings}"], capsys)
     assert "cfr.yaml" in error and "is a FIFO (named pipe), not a regular file" in error
+
+
+def test_draw_train_overwrite_starts_a_benchmark_folder_over(finished_run: Path, tmp_path: Path) -> None:
+    from train import cli
+
+    run = copy_of(finished_run, tmp_path)
+    record = run / "cells" / "cfr-micro-s0.json"
+    before = record.stat().st_ino
+    (run / "work" / "cfr-micro-s0" / "2").mkdir()  # an attempt cut short, as a killed run leaves it
+    assert cli.main(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--overwrite", f"output_dir={run}", "seeds=[0]",
+                     f"settings_dir={ROOT / 'configs/bench/algorithms'}"]) == 0
+    assert record.stat().st_ino != before  # run again, not skipped
+    assert sorted(path.name for path in (run / "work" / "cfr-micro-s0").iterdir()) == ["1"]
