@@ -12,7 +12,9 @@ socket at the target, directly or behind a link, is refused with a ``ValueError`
 and what it is: a rename would replace the special file itself. :func:`check_writable` checks it
 before a long job, :func:`atomic_path` again when it writes (the path may have changed since).
 :func:`check_distinct` refuses a command's output path that is one of its inputs or another of
-its outputs.
+its outputs. On the reading side, :func:`check_regular_file` refuses an input that is not a
+regular file before it is opened (opening a FIFO waits for a writer), and :func:`not_regular`
+says what such a path is.
 
 Every atomic write of the project goes through :func:`atomic_path`; ``agents`` and ``train``
 import it from here (``draw_env`` imports neither of them).
@@ -33,8 +35,10 @@ from typing import Any
 __all__ = [
     "atomic_path",
     "check_distinct",
+    "check_regular_file",
     "check_writable",
     "file_kind",
+    "not_regular",
     "regular_file_target",
     "temporary_name",
     "write_bytes_atomic",
@@ -76,6 +80,40 @@ def file_kind(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "a regular file"
     return next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
+
+
+def not_regular(path: str | os.PathLike[str], *, follow_links: bool = True) -> str | None:
+    """What ``path`` is if it is no regular file, in words (``"a FIFO (named pipe)"``, ``"a
+    directory"``...; without ``follow_links``, ``"a symbolic link"`` too), or ``None`` for a
+    regular file. Only the file's status is read: a FIFO is never opened (opening one waits for a
+    writer).
+
+    Raises:
+        OSError: ``path`` cannot be looked at (``FileNotFoundError``: nothing there).
+    """
+    mode = os.stat(path).st_mode if follow_links else os.lstat(path).st_mode
+    if stat.S_ISREG(mode):
+        return None
+    return "a symbolic link" if stat.S_ISLNK(mode) else file_kind(mode)
+
+
+def check_regular_file(name: str, path: str | os.PathLike[str]) -> Path:
+    """``path`` as a ``Path`` if it is, or links to, a regular file: checked before the file is
+    opened, so that a FIFO or a device given as an input is refused at once instead of blocking
+    the reader (or feeding it without end).
+
+    Raises:
+        ValueError: naming ``name``, the path and what is there (or that nothing is).
+    """
+    try:
+        kind = not_regular(path)
+    except FileNotFoundError:
+        raise ValueError(f"{name} {os.fspath(path)!r} does not exist") from None
+    except OSError as error:
+        raise ValueError(f"{name} {os.fspath(path)!r} cannot be read ({error.strerror or error})") from None
+    if kind is not None:
+        raise ValueError(f"{name} {os.fspath(path)!r} is {kind}, not a regular file: only regular files are read")
+    return Path(path)
 
 
 def regular_file_target(path: str | os.PathLike[str]) -> Path:

@@ -12,6 +12,7 @@ import pytest
 
 from arena.exploitability import agent_probabilities, exploitability
 from arena.specs import build_agent, parse_agent_spec
+from tests.fifos import unblocked
 from train.bench import protocol, report
 from train.bench.cli import main
 from train.bench.config import BenchConfig
@@ -278,3 +279,209 @@ def test_a_jax_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: Path) -
     cell = protocol.Cell("jax_ppo", protocol.GAMES["micro"], 0, protocol.Budget(cpu_seconds=1.0), {}, 1)
     with pytest.raises(ValueError, match="give the budget env_steps"):
         protocol.algorithm("jax_ppo")(cell, tmp_path, lambda *_: None)
+
+
+# ---------------------------------------------------------------------------- the benchmark folder
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished benchmark folder of the tiny grid at seed 0 (copied by each test that changes it)."""
+    config = tiny(tmp_path_factory.mktemp("finished"), seeds=[0])
+    run_suite(config, plots=False, reps=100)
+    return Path(config.output_dir)
+
+
+def copy_of(run: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(run, tmp_path / "bench", symlinks=True))
+
+
+def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line on stderr of a draw-bench that exits with status 2."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    error = capsys.readouterr().err.strip()
+    assert stopped.value.code == 2 and "\n" not in error and error.startswith("draw-bench: error: "), error
+    return error
+
+
+@pytest.mark.parametrize("linked", ["summary.md", "report"])
+def test_a_report_never_writes_through_a_link_in_the_folder(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], linked: str
+) -> None:
+    run = copy_of(finished_run, tmp_path)
+    outside = tmp_path / "theirs"
+    (outside / "folder").mkdir(parents=True)
+    (outside / "notes.md").write_text("theirs")
+    (outside / "folder" / "iqm.png").write_text("theirs")
+    if linked == "summary.md":
+        (run / "summary.md").unlink()
+        (run / "summary.md").symlink_to(outside / "notes.md")
+    else:
+        (run / "report").symlink_to(outside / "folder", target_is_directory=True)
+    error = refused(["--report", str(run)], capsys)
+    assert f"{linked}' in the run directory" in error and "is a symbolic link" in error
+    assert (outside / "notes.md").read_text() == "theirs" and (outside / "folder" / "iqm.png").read_text() == "theirs"
+    assert sorted(path.name for path in (outside / "folder").iterdir()) == ["iqm.png"]
+
+
+def test_a_truncated_record_costs_only_its_cell(
+    finished_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_of(finished_run, tmp_path)
+    record = run / "cells" / "cfr-micro-s0.json"
+    truncated = record.read_bytes()[:100]
+    record.write_bytes(truncated)
+    ran: list[str] = []
+    solver = protocol.algorithm("cfr")
+
+    def counted(cell: protocol.Cell, work: Path, checkpoint: protocol.Checkpoint) -> protocol.Policy:
+        ran.append(cell.key)
+        return solver(cell, work, checkpoint)
+
+    monkeypatch.setitem(protocol.ALGORITHMS, "cfr", counted)
+    from train.bench.suite import bench_main
+
+    assert bench_main(tiny(tmp_path, seeds=[0, 1]), None) == 1
+    assert ran == ["cfr-micro-s1"]  # the other cell ran, the damaged one is left as it is
+    assert record.read_bytes() == truncated
+    assert (run / "cells" / "cfr-micro-s1.json").is_file()
+    captured = capsys.readouterr()
+    assert "| micro | cfr | 1 |" in captured.out  # the summary of the readable cell
+    assert "draw-bench: cell cfr-micro-s0 was not run: its record is unreadable (" in captured.err
+    assert "cfr-micro-s0.json" in captured.err and "move the record away" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "field"),
+    [
+        ("cells/cfr-micro-s0.json", lambda data: data["final"].update(value=1e300), "final.value"),
+        ("cells/cfr-micro-s0.json", lambda data: data["curve"][0].update(score=-1e300), "curve.0.score"),
+        ("cells/cfr-micro-s0.json", lambda data: data["used"].update(cpu_seconds=1e300), "used.cpu_seconds"),
+        ("reference-micro.json", lambda data: data.update(random=1e-300), "random"),
+        ("reference-micro.json", lambda data: data.update(random=-1e300), "random"),
+    ],
+)
+def test_extreme_figures_in_a_record_are_refused_and_no_summary_holds_a_nan(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, edit: Any, field: str
+) -> None:
+    run = copy_of(finished_run, tmp_path)
+    data = json.loads((run / file).read_text())
+    edit(data)
+    (run / file).write_text(json.dumps(data))
+    summary = (run / "summary.json").read_bytes()
+    error = refused(["--report", str(run)], capsys)
+    assert file.split("/")[-1] in error and f"field {field!r}" in error
+    assert (run / "summary.json").read_bytes() == summary
+
+
+def test_a_record_its_reader_would_refuse_is_never_written(
+    finished_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from train.bench import suite
+
+    record = json.loads((finished_run / "cells" / "cfr-micro-s0.json").read_text())
+    record["final"]["measure"]["exploitability"] = float("nan")
+    monkeypatch.setattr(suite, "run_cell", lambda *_: record)
+    summary = run_suite(tiny(tmp_path, seeds=[0]), plots=False, reps=100)
+    assert list(summary["failed"]) == ["cfr-micro-s0"] and "cfr-micro-s0.json" in summary["failed"]["cfr-micro-s0"]
+    assert list((tmp_path / "bench" / "cells").iterdir()) == []
+    record["final"]["measure"]["exploitability"] = 0.1
+    record["final"]["value"] = 1e300
+    summary = run_suite(tiny(tmp_path, seeds=[0]), plots=False, reps=100)
+    assert "field 'final.value'" in summary["failed"]["cfr-micro-s0"]
+    assert list((tmp_path / "bench" / "cells").iterdir()) == []
+
+
+def test_a_summary_that_would_hold_a_nan_is_not_written(finished_run: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    run = copy_of(finished_run, tmp_path)
+    summary = (run / "summary.json").read_bytes()
+    monkeypatch.setattr(report, "normalise", lambda *_: float("nan"))
+    with pytest.raises(ConfigError, match=r"summary\.json: the aggregate is not finite"):
+        report.report(run, plots=False, reps=100)
+    assert (run / "summary.json").read_bytes() == summary
+
+
+def test_draw_bench_messages_name_what_draw_bench_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from train.cfr.config import CfrConfig
+    from train.run_dir import RunDir
+
+    RunDir(build(CfrConfig, {"output_dir": str(tmp_path / "b")}), "cfr").start()
+    tiny_config = str(ROOT / "configs/bench/tiny.yaml")
+    error = refused(["--config", tiny_config, "--output", str(tmp_path / "b")], capsys)
+    assert "holds a run of pipeline: cfr, not bench: choose another output_dir" in error and "--overwrite" not in error
+
+
+def test_a_second_draw_bench_in_one_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    folder = tmp_path / "b"
+    folder.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; d = os.open(sys.argv[1], os.O_RDONLY); "
+         "fcntl.flock(d, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", str(folder)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        error = refused(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--output", str(folder)], capsys)
+        assert "is in use by another run" in error
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    assert list(folder.iterdir()) == []
+
+
+def test_an_address_where_no_ray_head_answers_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    from train.cluster import check_address
+
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    error = refused(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--output", str(tmp_path / "b"),
+                     "--address", f"127.0.0.1:{port}"], capsys)
+    assert f"--address 127.0.0.1:{port}: no Ray head answers there" in error
+    assert not (tmp_path / "b").exists()
+    with pytest.raises(ConfigError, match="must be HOST:PORT"):
+        check_address("127.0.0.1")
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        check_address(f"127.0.0.1:{listening.getsockname()[1]}")
+    check_address("local")
+
+
+def test_a_settings_file_that_is_a_fifo_is_refused_before_it_is_opened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import shutil
+
+    settings = tmp_path / "settings"
+    shutil.copytree(ROOT / "configs/bench/algorithms", settings)
+    (settings / "cfr.yaml").unlink()
+    os.mkfifo(settings / "cfr.yaml")
+    with unblocked(settings / "cfr.yaml"):
+        error = refused(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--output", str(tmp_path / "b"),
+                         f"settings_dir={settings}"], capsys)
+    assert "cfr.yaml" in error and "is a FIFO (named pipe), not a regular file" in error
+
+
+def test_draw_train_overwrite_starts_a_benchmark_folder_over(finished_run: Path, tmp_path: Path) -> None:
+    from train import cli
+
+    run = copy_of(finished_run, tmp_path)
+    record = run / "cells" / "cfr-micro-s0.json"
+    before = record.stat().st_ino
+    (run / "work" / "cfr-micro-s0" / "2").mkdir()  # an attempt cut short, as a killed run leaves it
+    assert cli.main(["--config", str(ROOT / "configs/bench/tiny.yaml"), "--overwrite", f"output_dir={run}", "seeds=[0]",
+                     f"settings_dir={ROOT / 'configs/bench/algorithms'}"]) == 0
+    assert record.stat().st_ino != before  # run again, not skipped
+    assert sorted(path.name for path in (run / "work" / "cfr-micro-s0").iterdir()) == ["1"]

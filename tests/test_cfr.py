@@ -198,3 +198,81 @@ def test_a_game_too_large_to_solve_is_one_line_and_writes_nothing(tmp_path: Path
     assert stopped.value.code == 2
     assert "GiB" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_rerun_never_writes_through_a_link_in_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from train.cli import main
+
+    config = _config(tmp_path, iterations=4)
+    assert main(["--config", str(config)]) == 0
+    run = tmp_path / "run"
+    (tmp_path / "theirs.png").write_bytes(b"theirs")
+    (run / "curve.png").unlink()
+    (run / "curve.png").symlink_to(tmp_path / "theirs.png")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stopped:
+        main(["--config", str(config), "iterations=8"])  # a free key: the run continues
+    (error,) = capsys.readouterr().err.strip().splitlines()
+    assert stopped.value.code == 2 and "curve.png' in the run directory" in error and "is a symbolic link" in error
+    assert (tmp_path / "theirs.png").read_bytes() == b"theirs"
+
+
+def _slow_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the solver's first compiled call cost 0.5 CPU-s, as a compile does on a fresh cache."""
+    import time
+
+    from train.cfr import solver
+
+    compiled = solver._half_iteration
+    calls = []
+
+    def half_iteration(*args: object) -> None:
+        if not calls:
+            end = time.process_time() + 0.5
+            while time.process_time() < end:
+                pass
+        calls.append(1)
+        compiled(*args)
+
+    monkeypatch.setattr(solver, "_half_iteration", half_iteration)
+
+
+def test_the_solvers_compile_is_not_counted_as_solving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from train.bench import protocol
+    from train.cli import main
+
+    _slow_first_call(monkeypatch)
+    assert main(["--config", str(_config(tmp_path, iterations=2))]) == 0
+    curve = json.loads((tmp_path / "run" / "curve.json").read_text())
+    assert curve[0]["iteration"] == 1 and curve[0]["cpu_seconds"] < 0.25
+    # The benchmark's cell alike: its first curve point counts iterations only.
+    _slow_first_call(monkeypatch)
+    points: list[float] = []
+    cell = protocol.Cell("cfr", protocol.GAMES["micro"], 0, protocol.Budget(env_steps=200_000), {}, 2)
+    protocol.algorithm("cfr")(cell, tmp_path, lambda steps, seconds, policy: points.append(seconds))
+    assert len(points) == 2 and points[0] < 0.25 and points[0] <= points[1]
+
+
+def test_the_progress_bar_expects_where_the_run_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    """Not at ``iterations`` when the target comes first: at most a few times the iterations the
+    target took, once two measurements tell the pace; and a line while the table is built."""
+    import tqdm.auto
+
+    from train.cli import main
+
+    totals: list[float] = []
+
+    class Recorded(tqdm.auto.tqdm):  # type: ignore[misc, name-defined]
+        def __setattr__(self, name: str, value: object) -> None:
+            if name == "total":
+                totals.append(value)  # type: ignore[arg-type]
+            super().__setattr__(name, value)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorded)
+    config = _config(tmp_path, iterations=10**9, target=0.0001, progress_bar=True)
+    assert main(["--config", str(config)]) == 0
+    stopped = json.loads((tmp_path / "run" / "summary.json").read_text())["iterations"]
+    assert stopped < 4096 and totals[-1] == stopped
+    assert max(totals[3:]) <= 8 * stopped, totals  # after iterations 1, 2 and 4: the target's pace
+    assert "CFR+: building the policy table" in capsys.readouterr().err

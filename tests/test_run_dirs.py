@@ -143,6 +143,8 @@ def snapshot(root: Path) -> dict[str, Any]:
                 entries[key] = ("link", os.readlink(path))
             elif path.is_dir():
                 entries[key] = ("folder",)
+            elif path.is_fifo():  # never opened: that would wait for a writer
+                entries[key] = ("fifo",)
             else:
                 entries[key] = ("file", path.read_bytes())
     return entries
@@ -234,16 +236,78 @@ def test_a_marker_of_another_format_or_version_is_no_run_even_with_overwrite(tmp
     assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json", "summary.json"]
 
 
-def test_a_link_in_a_run_is_never_followed(tmp_path: Path) -> None:
-    output, theirs = tmp_path / "run", tmp_path / "theirs"
-    theirs.mkdir()
-    (theirs / "step_999.zip").write_text("theirs")
+def _link_to_folder(output: Path, outside: Path) -> None:
+    (output / "checkpoints").symlink_to(outside, target_is_directory=True)
+
+
+def _link_to_file(output: Path, outside: Path) -> None:
+    (output / "summary.json").symlink_to(outside / "kept.txt")
+
+
+def _nested_link(output: Path, outside: Path) -> None:
+    (output / "checkpoints").mkdir()
+    (output / "checkpoints" / "step_256.zip").symlink_to(outside / "kept.txt")
+
+
+def _fifo(output: Path, outside: Path) -> None:
+    os.mkfifo(output / "eval.csv")
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+@pytest.mark.parametrize("entry", [_link_to_folder, _link_to_file, _nested_link, _fifo])
+def test_a_run_holding_a_link_or_a_special_file_is_refused_whether_it_continues_or_starts_over(
+    tmp_path: Path, entry: Any, overwrite: bool
+) -> None:
+    output, outside = tmp_path / "run", tmp_path / "theirs"
+    outside.mkdir()
+    (outside / "kept.txt").write_text("theirs")
     config = config_of("selfplay", output)
     RunDir(config, "selfplay").start()
-    (output / "checkpoints").symlink_to(theirs, target_is_directory=True)
-    with pytest.raises(ConfigError, match=r"holds '.*checkpoints', which no run of pipeline: selfplay writes"):
-        RunDir(config, "selfplay", overwrite=True)
-    assert (output / "checkpoints").is_symlink() and (theirs / "step_999.zip").read_text() == "theirs"
+    entry(output, outside)
+    before = snapshot(tmp_path)
+    with pytest.raises(ConfigError, match=r"in the run directory .* is (a symbolic link|a FIFO \(named pipe\)): "
+                                          r"a run directory holds only the regular files and folders"):
+        RunDir(config, "selfplay", overwrite=overwrite)
+    assert snapshot(tmp_path) == before and (outside / "kept.txt").read_text() == "theirs"
+
+
+def test_a_run_directory_is_worked_in_by_one_process_at_a_time(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    output = tmp_path / "run"
+    config = config_of("exit", output)
+    first = RunDir(config, "exit")
+    first.start()
+    # Another process holds the folder while this one's run lives.
+    probe = "import fcntl, os, sys; d = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(d, fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    assert subprocess.run([sys.executable, "-c", probe, str(output)], capture_output=True).returncode != 0
+    del first  # the run ends: its lock goes with it
+    assert subprocess.run([sys.executable, "-c", probe, str(output)], capture_output=True).returncode == 0
+    # A second run in the folder is refused in one line while the first runs.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", probe + "; print('held', flush=True); import time; time.sleep(60)", str(output)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(ConfigError, match=r"is in use by another run .*: wait for that run to end") as refused:
+            RunDir(config, "exit")
+        assert "\n" not in str(refused.value)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    RunDir(config, "exit")  # a killed process leaves no lock behind
+
+
+def test_two_runs_that_checked_a_new_folder_cannot_both_start_in_it(tmp_path: Path) -> None:
+    config = config_of("exit", tmp_path / "run")
+    first, second = RunDir(config, "exit"), RunDir(config, "exit")
+    first.start()
+    with pytest.raises(ConfigError, match="in use by another run|written by another run since it was checked"):
+        second.start()
+    assert sorted(path.name for path in (tmp_path / "run").iterdir()) == [MARKER, "config.json"]
 
 
 def test_temporary_files_of_a_killed_run_are_the_runs(tmp_path: Path) -> None:

@@ -105,6 +105,42 @@ def test_a_missing_file_and_a_malformed_override_are_config_errors(tmp_path: Pat
         load(TrainConfig, None, ["opponents={self: [1"])
 
 
+@pytest.mark.parametrize("text", ["", "\n# only a comment\n"])
+def test_a_config_file_without_settings_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    line = _draw_train_error(tmp_path, capsys, text, [])
+    assert line == (
+        f"draw-train: error: config file {str(tmp_path / 'config.yaml')!r} holds no settings (it is empty or only "
+        "comments): give a config such as configs/quick.yaml"
+    )
+
+
+def test_a_config_file_that_is_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
+    import os
+
+    from tests.fifos import unblocked
+
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    with unblocked(fifo), pytest.raises(ConfigError) as caught:
+        load(TrainConfig, fifo)
+    assert str(caught.value) == f"config file {str(fifo)!r} is a FIFO (named pipe), not a regular file: only regular files are read"
+
+
+def test_a_bad_value_in_a_mapping_of_sections_names_the_field_and_what_it_takes() -> None:
+    from train.bench.config import BenchConfig
+
+    with pytest.raises(ConfigError) as caught:
+        load(BenchConfig, None, ["budgets={micro: {env_steps: -5}}"])
+    assert str(caught.value) == "config key 'budgets.micro.env_steps' must be an integer in [1, 1e13], or null, got -5"
+    with pytest.raises(ConfigError) as caught:
+        load(BenchConfig, None, ["budget_overrides={cfr: {micro: {cpu_seconds: 0}}}"])
+    assert str(caught.value) == (
+        "config key 'budget_overrides.cfr.micro.cpu_seconds' must be a number in (0, 1e7], or null, got 0"
+    )
+
+
 def _rllib_script() -> ModuleType:
     return load_script("train/rllib_selfplay.py", "rllib_selfplay_cli")
 
@@ -112,9 +148,9 @@ def _rllib_script() -> ModuleType:
 BAD_INPUTS = [
     ("seed: 1\nseed: 2\n", [], "duplicate key 'seed'"),
     ("seed: [1\n", [], "not valid YAML"),
-    ("", ["seed=.nan"], "'seed' must be an integer"),
-    ("", ["nothing=1"], "'nothing' is not known"),
-    ("", ["seed"], "KEY=VALUE"),
+    ("seed: 0\n", ["seed=.nan"], "'seed' must be an integer"),
+    ("seed: 0\n", ["nothing=1"], "'nothing' is not known"),
+    ("seed: 0\n", ["seed"], "KEY=VALUE"),
 ]
 
 
@@ -162,10 +198,10 @@ def _draw_train_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: 
     ("text", "overrides", "key"),
     [
         (f"seed: {WIDE}\n", [], "seed"),
-        ("", [f"seed={WIDE}"], "seed"),
-        ("", [f"ppo.net_arch=[64, {WIDE}]"], "ppo.net_arch"),
-        ("", [f"opponents={{self: {WIDE}}}"], "opponents.self"),
-        ("", [f"ppo.gamma={WIDE}"], "ppo.gamma"),
+        ("seed: 0\n", [f"seed={WIDE}"], "seed"),
+        ("seed: 0\n", [f"ppo.net_arch=[64, {WIDE}]"], "ppo.net_arch"),
+        ("seed: 0\n", [f"opponents={{self: {WIDE}}}"], "opponents.self"),
+        ("seed: 0\n", [f"ppo.gamma={WIDE}"], "ppo.gamma"),
     ],
 )
 def test_an_integer_wider_than_any_key_takes_is_refused_naming_its_key(
@@ -177,7 +213,7 @@ def test_an_integer_wider_than_any_key_takes_is_refused_naming_its_key(
     )
 
 
-@pytest.mark.parametrize(("text", "overrides"), [(f"seed: {HUGE}\n", []), ("", [f"seed={HUGE}"])])
+@pytest.mark.parametrize(("text", "overrides"), [(f"seed: {HUGE}\n", []), ("seed: 0\n", [f"seed={HUGE}"])])
 def test_an_integer_too_long_to_print_is_one_line_naming_the_file_or_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, overrides: list[str]
 ) -> None:

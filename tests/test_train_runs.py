@@ -80,6 +80,13 @@ def test_rerunning_a_finished_run_says_it_is_complete(run: Path, capsys) -> None
     assert {path: path.stat().st_mtime_ns for path in run.rglob("*")} == before
 
 
+def test_draw_train_ends_naming_the_policy_file_to_play(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from train import cli
+
+    assert cli.main(["--config", str(ROOT / "configs" / "quick.yaml"), *TINY, f"output_dir={run}"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"policy written to {run / 'final.npz'}"
+
+
 def test_rerunning_under_a_changed_config_is_refused_naming_the_keys(run: Path) -> None:
     from train.selfplay.run import train
 

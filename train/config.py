@@ -35,6 +35,7 @@ from pydantic.fields import FieldInfo
 
 import agents
 from draw_env.checks import is_integer, is_number
+from draw_env.files import check_regular_file
 from draw_env.untrusted import loads_yaml, read_text
 
 #: The largest config file read (ours are a few kB).
@@ -438,15 +439,33 @@ def _expectation(field: FieldInfo) -> str | None:
     return None
 
 
+def _mapped_section(annotation: Any) -> tuple[int, type[Section]] | None:
+    """For a mapping field whose values are sections, directly or through more mappings
+    (``dict[str, BudgetSettings]``, ``dict[str, dict[str, BudgetSettings]]``): how many keys lead
+    to a section, and its class; else ``None``."""
+    levels = 0
+    while get_origin(annotation) is dict:
+        annotation = get_args(annotation)[1]
+        levels += 1
+    if levels and inspect.isclass(annotation) and issubclass(annotation, Section):
+        return levels, annotation
+    return None
+
+
 def _message(model: type[Section], error: Mapping[str, Any], data: Any) -> str:
     """One pydantic error as ``config key 'a.b' must be ..., got ...``."""
     loc = [part for part in error["loc"] if not isinstance(part, int)]
     names: list[str] = []
     cls: type[Section] | None = model
     field: FieldInfo | None = None
+    # A mapping field of sections (budgets: {micro: {...}}): the keys left before its section.
+    mapped: tuple[int, type[Section]] | None = None
     for part in loc:
         names.append(str(part))
         if cls is None:
+            if mapped is not None:  # a key of a mapping of sections
+                levels, section = mapped
+                cls, mapped = (section, None) if levels == 1 else (None, (levels - 1, section))
             continue  # a key inside a mapping field
         if str(part) not in cls.model_fields:
             known = ", ".join(cls.model_fields)
@@ -454,6 +473,7 @@ def _message(model: type[Section], error: Mapping[str, Any], data: Any) -> str:
         field = cls.model_fields[str(part)]
         annotation = field.annotation
         cls = annotation if inspect.isclass(annotation) and issubclass(annotation, Section) else None
+        mapped = _mapped_section(annotation) if cls is None else None
     key = ".".join(names) or "config"
     value = data
     for part in loc:  # the whole value given for the key (not the list item that failed)
@@ -489,12 +509,15 @@ def build(model: type[Model], data: Any) -> Model:
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """A YAML config file's mapping (empty file: ``{}``), every problem one :class:`ConfigError` line.
 
-    The file is read with :func:`draw_env.untrusted.read_yaml`: at most 1 MiB, no anchors or
-    aliases, bounded nesting, no repeated keys.
+    The file must be a regular file (or a link to one), checked before it is opened; it is read
+    with :func:`draw_env.untrusted.read_yaml`'s bounds: at most 1 MiB, no anchors or aliases,
+    bounded nesting, no repeated keys.
     """
+    try:
+        check_regular_file("config file", path)  # a FIFO would block the read below
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     name = f"config file {str(path)!r}"
-    if not Path(path).exists():
-        raise ConfigError(f"{name} does not exist")
     try:
         data = loads_yaml(read_text(path, MAX_CONFIG_BYTES), name)
     except ValueError as error:
@@ -547,8 +570,18 @@ def load(model: type[Model], path: str | Path | None, overrides: Sequence[str] =
 
 
 def raw_config(path: str | Path | None, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """The YAML config at ``path`` (``None``: empty) with the overrides applied, not yet validated."""
+    """The YAML config at ``path`` (``None``: empty) with the overrides applied, not yet validated.
+
+    Raises:
+        ConfigError: also for a file that holds no setting at all (empty, or comments only):
+            a run of every default is asked for by no file, not by an empty one.
+    """
     data = read_yaml(path) if path is not None else {}
+    if path is not None and not data:
+        raise ConfigError(
+            f"config file {str(path)!r} holds no settings (it is empty or only comments): "
+            "give a config such as configs/quick.yaml"
+        )
     for text in overrides:
         keys, value = parse_override(text)
         apply_override(data, keys, value)

@@ -10,6 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from arena.charts import save_figure
 
@@ -41,19 +42,33 @@ def plot_learning_curve(
 
     One panel per ``(attribute, label)`` of ``x_axes``: by default against environment steps,
     and against training minutes on the clock (``train_seconds``, shown in minutes; evaluation
-    time excluded). A dotted line marks the fair share, 1 / num_players.
+    time excluded). A dotted line marks the fair share, 1 / num_players. A panel whose points all
+    lie at one x (a run of one iteration) draws each baseline as a marker with its interval as an
+    error bar, side by side, on an axis from 0 to twice that x: a band of one point is invisible,
+    and matplotlib would centre a lone point on an axis a few hundredths wide.
     """
     opponents = list(dict.fromkeys(row.opponent for row in rows))
     figure, axes = plt.subplots(1, len(x_axes), figsize=(5.5 * len(x_axes), 4.2), sharey=True, squeeze=False)
     axes = axes[0]
     for axis, (x_name, label) in zip(axes, x_axes):
-        for opponent in opponents:
+        scale = 60.0 if x_name == "train_seconds" else 1.0
+        at = {getattr(row, x_name) / scale for row in rows}
+        single = len(at) == 1
+        for index, opponent in enumerate(opponents):
             points = [row for row in rows if row.opponent == opponent]
-            scale = 60.0 if x_name == "train_seconds" else 1.0
             xs = [getattr(row, x_name) / scale for row in points]
-            line = axis.plot(
-                xs, [row.win_rate for row in points], marker="o", markersize=3, label=f"vs {opponent}"
-            )
+            wins = [row.win_rate for row in points]
+            if single:
+                (x,) = at
+                dodge = (index - (len(opponents) - 1) / 2) * 0.05 * (abs(x) or 1.0)
+                axis.errorbar(
+                    [value + dodge for value in xs], wins,
+                    yerr=[[win - row.win_low for win, row in zip(wins, points)],
+                          [row.win_high - win for win, row in zip(wins, points)]],
+                    fmt="o", capsize=5, label=f"vs {opponent}",
+                )
+                continue
+            line = axis.plot(xs, wins, marker="o", markersize=3, label=f"vs {opponent}")
             axis.fill_between(
                 xs,
                 [row.win_low for row in points],
@@ -61,6 +76,11 @@ def plot_learning_curve(
                 color=line[0].get_color(),
                 alpha=0.2,
             )
+        if single:
+            (x,) = at
+            axis.set_xlim(*((0.0, 2 * x) if x > 0 else (x - 1.0, x + 1.0)))
+        if x_name != "train_seconds":  # iterations and steps are whole numbers
+            axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.axhline(1 / num_players, color="grey", linewidth=0.8, linestyle=":", label="fair share")
         axis.set_xlabel(label)
         axis.grid(alpha=0.3)

@@ -8,8 +8,17 @@ marker :data:`MARKER`, never by a ``config.json`` alone, and starting over remov
 its pipeline writes (its entry's ``files`` in :data:`train.pipelines.PIPELINES`). :func:`read_run_file` reads the JSON files a run keeps
 (which may have been edited, cut short or swapped) bounded, and checks their whole structure
 against a pydantic schema *before* the run acts on them. Every problem is one
-:class:`~train.config.ConfigError` line naming the file and the field. The protocol as users see
-it (resume, ``--overwrite``): the docs page "Training" (``docs/training.md``, run directories).
+:class:`~train.config.ConfigError` line naming the file and the field.
+
+One rule holds for everything inside a run directory (:func:`check_entries`): it is a regular
+file or a folder, never a symbolic link, a FIFO, a device or a socket. A run that continues, one
+that starts over and a report of one refuse such an entry before anything is read or written,
+so nothing is ever written through a link to a file elsewhere. And one process at a time works
+in a run directory: :class:`RunDir` holds an advisory lock on it (``flock``) while the run lives;
+the kernel releases it when the process ends, killed or not.
+
+The protocol as users see it (resume, ``--overwrite``): the docs page "Training"
+(``docs/training.md``, run directories).
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import os
 import re
 import stat
 import typing
+import weakref
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -26,12 +36,17 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from draw_env.files import PARTIAL, check_writable, write_json_atomic
+from draw_env.files import PARTIAL, check_writable, not_regular, write_json_atomic
 from draw_env.untrusted import ArrayHeader, read_json, read_npz
 from train.config import ConfigError, Section, build, shown
 from train.pipelines import DEFAULT_PIPELINE, PIPELINES
 
 T = TypeVar("T")
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; runs there are not locked against each other
+    fcntl = None  # type: ignore[assignment]
 
 #: The largest run file read (an evaluation history of thousands of rows is well below it).
 MAX_RUN_FILE_BYTES = 16 * 1024 * 1024
@@ -152,6 +167,85 @@ def run_files(path: Path, pipeline: str) -> RunFiles:
     return found
 
 
+def check_entries(path: Path) -> None:
+    """Refuse a run directory that holds, at any depth, anything but regular files and folders.
+
+    Links are looked at, never followed: a link in a run directory would make the run write
+    through it, or read someone else's file as its own.
+
+    Raises:
+        ConfigError: naming the first such entry and what it is, or a folder that cannot be listed.
+    """
+    folders = [path]  # a stack, not recursion: a folder may be nested thousands deep
+    try:
+        while folders:
+            with os.scandir(folders.pop()) as listed:
+                entries = sorted(listed, key=lambda entry: entry.name)
+            inside = [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+            folders.extend(reversed(inside))  # the first in name order comes next
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    kind = not_regular(entry.path, follow_links=False)
+                except FileNotFoundError:  # removed since it was listed
+                    continue
+                if kind is not None:
+                    raise ConfigError(
+                        f"{entry.path!r} in the run directory {str(path)!r} is {kind}: a run directory holds "
+                        "only the regular files and folders its run writes, and nothing in it is followed; "
+                        "move that away or choose another output_dir"
+                    )
+    except OSError as error:
+        raise ConfigError(f"output_dir {str(path)!r} cannot be listed ({error.strerror or error})") from None
+
+
+class _Lock:
+    """An exclusive ``flock`` held on an open directory until this object is collected (or the
+    process ends: the kernel releases it then, so a killed run never leaves a folder locked)."""
+
+    def __init__(self, descriptor: int) -> None:
+        weakref.finalize(self, os.close, descriptor)
+
+
+#: The directories this process holds locked, by (device, inode): a run started again in the same
+#: interpreter (a command called twice) shares the lock, which only keeps other processes out.
+_HELD: weakref.WeakValueDictionary[tuple[int, int], _Lock] = weakref.WeakValueDictionary()
+
+
+def lock_directory(path: Path) -> _Lock | None:
+    """Lock the directory ``path`` against every other process, for as long as the result lives
+    (``None`` where the system has no ``flock``).
+
+    Raises:
+        ConfigError: another process holds it, or it cannot be opened.
+    """
+    if fcntl is None:
+        return None
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as error:
+        raise ConfigError(f"output_dir {str(path)!r} cannot be opened ({error.strerror or error})") from None
+    try:
+        status = os.fstat(descriptor)
+        held = _HELD.get((status.st_dev, status.st_ino))
+        if held is not None:
+            os.close(descriptor)
+            return held
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise ConfigError(
+            f"output_dir {str(path)!r} is in use by another run (its process holds the folder's lock): "
+            "wait for that run to end, or choose another output_dir"
+        ) from None
+    except BaseException:
+        os.close(descriptor)
+        raise
+    lock = _HELD[(status.st_dev, status.st_ino)] = _Lock(descriptor)
+    return lock
+
+
 def _is_regular_file(path: Path) -> bool:
     """Whether ``path`` is a regular file itself (not a link to one: reading a FIFO would block)."""
     try:
@@ -169,25 +263,38 @@ class RunDir:
         overwrite: start over (:meth:`start` removes the earlier run's files).
         free: top-level keys that may differ from the saved config when the run continues
             (``None``: the pipeline's ``free_keys``).
+        overwrite_option: the command's option that starts a run over, as messages name it
+            (``None``: the command has none, and messages do not offer it).
 
     Attributes:
         path: the directory.
         earlier: the saved config of the run to continue, or ``None`` for a new run.
 
     Raises:
-        ConfigError: ``output_dir`` is a file or cannot be written; it holds files but no run
-            (refused even with ``overwrite``: nothing of someone else's is removed); with
-            ``overwrite``, the run there holds a file its pipeline does not write (named); without
-            it, a run of another pipeline or a run made with other settings (the message names
-            every differing key with both values).
+        ConfigError: ``output_dir`` is a file or cannot be written; another process works in it
+            (it holds the directory's lock); it holds files but no run (refused even with
+            ``overwrite``: nothing of someone else's is removed); it holds a link or a special file
+            (:func:`check_entries`); with ``overwrite``, the run there holds a file its pipeline
+            does not write (named); without it, a run of another pipeline or a run made with other
+            settings (the message names every differing key with both values).
     """
 
     def __init__(
-        self, config: Section, pipeline: str, *, overwrite: bool = False, free: Collection[str] | None = None
+        self,
+        config: Section,
+        pipeline: str,
+        *,
+        overwrite: bool = False,
+        free: Collection[str] | None = None,
+        overwrite_option: str | None = "--overwrite",
     ) -> None:
         self.path = Path(config.output_dir)
         self.pipeline = pipeline
         self.overwrite = overwrite
+        self.overwrite_option = overwrite_option
+        #: The directory's lock, once it exists (:meth:`start` creates it and takes the lock then).
+        self._lock: _Lock | None = None
+        self._locked = False
         self.settings = config.to_dict()
         # A key the saved config lacks (added since, at the top or in a section) counts as its default.
         self.defaults = type(config)().to_dict()
@@ -206,16 +313,21 @@ class RunDir:
             check_writable("config key 'output_dir'", self.path, directory=True, create=False)
         except ValueError as error:
             raise ConfigError(str(error)) from None
-        if not self.path.is_dir() or not any(self.path.iterdir()):
+        if not self.path.is_dir():
+            return None
+        self._lock = lock_directory(self.path)  # before anything is read: what is read stays so
+        self._locked = True
+        if not any(self.path.iterdir()):
             return None
         self.found = self._identify()
+        check_entries(self.path)
         if self.overwrite:
             run_files(self.path, self.found)
             return None
         if self.found != self.pipeline:
             raise ConfigError(
                 f"output_dir {str(self.path)!r} holds a run of pipeline: {self.found}, not {self.pipeline}: "
-                "pass --overwrite to replace it, or choose another output_dir"
+                f"{self._replace('replace it')}choose another output_dir"
             )
         self.earlier = read_run_file(self.path / "config.json", dict[str, Any])
         self.check_keys([key for key in self.settings if key not in free])
@@ -259,6 +371,10 @@ class RunDir:
                 "choose another output_dir" + (" (--overwrite does not remove it)" if self.overwrite else "")
             ) from None
 
+    def _replace(self, what: str) -> str:
+        """``pass --overwrite to WHAT, or `` where the command has an option that starts over."""
+        return f"pass {self.overwrite_option} to {what}, or " if self.overwrite_option else ""
+
     def check_keys(self, keys: Collection[str]) -> None:
         """Refuse to continue a run whose saved settings differ from the config's on ``keys``.
 
@@ -278,7 +394,7 @@ class RunDir:
             )
             raise ConfigError(
                 f"output_dir {str(self.path)!r} holds a run made with other settings ({details}): rerun with "
-                "its settings to continue it, pass --overwrite to replace it, or choose another output_dir"
+                f"its settings to continue it, {self._replace('replace it')}choose another output_dir"
             )
 
     @property
@@ -301,11 +417,21 @@ class RunDir:
         config and then the marker (a run cut short between them is still recognised).
 
         Raises:
-            ConfigError: with ``overwrite``, a file appeared that the earlier run did not write.
+            ConfigError: with ``overwrite``, a file appeared that the earlier run did not write;
+                for a directory that did not exist when it was checked, another run took it or
+                wrote in it since.
         """
         if self.overwrite and self.found is not None:
             run_files(self.path, self.found).remove()
         self.path.mkdir(parents=True, exist_ok=True)
+        if not self._locked:  # the directory is new: locked now, and still empty
+            self._lock = lock_directory(self.path)
+            self._locked = True
+            if any(self.path.iterdir()):
+                raise ConfigError(
+                    f"output_dir {str(self.path)!r} was written by another run since it was checked: "
+                    "run the command again"
+                )
         self.write_json("config.json", self.settings)
         self.write_json(MARKER, {"format": RUN_FORMAT, "version": RUN_VERSION, "pipeline": self.pipeline})
 
@@ -331,7 +457,7 @@ class RunDir:
         if not path.is_file():
             raise ConfigError(
                 f"output_dir {str(self.path)!r} holds an unfinished run of pipeline: {self.pipeline} ({why}): "
-                "pass --overwrite to start it again, or choose another output_dir"
+                f"{self._replace('start it again')}choose another output_dir"
             )
         summary = read_run_file(path, schema)
         print(self.complete(summary.progress(), name))
@@ -387,6 +513,16 @@ def read_run_file(path: str | os.PathLike[str], schema: type[T] | Any, *, what: 
         data = read_json(path, max_bytes=MAX_RUN_FILE_BYTES)
     except ValueError as error:
         raise ConfigError(str(error) if what is None else f"{name}: {error}") from None
+    return check_run_data(data, schema, name)
+
+
+def check_run_data(data: Any, schema: type[T] | Any, name: str) -> T:
+    """``data`` validated as ``schema``, as :func:`read_run_file` checks a file: also what a run is
+    about to write, so that it never writes a file its own reader refuses.
+
+    Raises:
+        ConfigError: ``name``, the field and what is wrong with it.
+    """
     try:
         return TypeAdapter(schema).validate_python(data, strict=True)  # type: ignore[no-any-return]
     except ValidationError as error:

@@ -67,7 +67,7 @@ class CfrSettings(Section):
 def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     """CFR+ on the game's tree until the budget; the policy is the average strategy's table."""
     from draw_env.game_tree import build_tree
-    from train.cfr.solver import SolverState, average_strategy, iterate, observation_table
+    from train.cfr.solver import SolverState, average_strategy, iterate, observation_table, warm_up
 
     if not cell.game.exact:
         raise _refuse(cell, "the solver needs a small 2-player one-hand game (micro, mini)")
@@ -75,6 +75,7 @@ def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     tree = build_tree(cell.game.rules, max_bytes=int(settings.max_memory_gib * 1024**3))
     steps_per_iteration = 2 * tree.num_nodes
     state = SolverState.fresh(tree)
+    warm_up(tree)  # the compile is no training: it would be most of the first curve point's CPU seconds
     clock, schedule = TrainingClock(), CurveSchedule(cell.budget, cell.curve_points)
 
     def policy() -> TablePolicy:

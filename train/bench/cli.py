@@ -39,11 +39,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.address is not None or args.output is not None or args.overrides:
                 raise ValueError("--report takes no --address, --output or overrides")
             from train.bench.report import report
-            from train.run_dir import MARKER, RunMarker, read_run_file
+            from train.run_dir import MARKER, RunMarker, check_entries, read_run_file
 
             folder = Path(args.report)
             if not (folder / MARKER).is_file():
                 raise ValueError(f"--report: {str(folder)!r} is no benchmark folder (no {MARKER})")
+            check_entries(folder)  # the report writes summary.md, summary.json, report/: never through a link
             marker: RunMarker = read_run_file(folder / MARKER, RunMarker)
             found = marker.pipeline
             if found != "bench":

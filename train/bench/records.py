@@ -5,19 +5,34 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import json
 import platform
 import subprocess
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from draw_env.files import write_text_atomic
 from train.bench.protocol import Cell
 from train.config import ConfigError
-from train.run_dir import RunFile, read_run_file
+from train.run_dir import RunFile, check_run_data, read_run_file
 
 FORMAT = "draw-bench-cell"
 VERSION = 1
+#: The largest magnitude of a score or a raw value (exploitability, points per hand) a record may
+#: hold: a hand of any game the benchmark plays is worth a few hundred points at most, so anything
+#: near this is no measurement (and values near a float's range overflow the aggregate to NaN).
+MAX_VALUE = 1e6
+#: The most CPU or wall seconds a record may count (a budget allows 1e7 CPU seconds).
+MAX_SECONDS = 1e9
+#: The most environment steps a record may count (a budget allows 1e13).
+MAX_STEPS = 10**15
+
+#: A score or raw value: finite (the base model allows no NaN or infinity) and bounded.
+Value = Annotated[float, Field(ge=-MAX_VALUE, le=MAX_VALUE)]
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS)]
+Steps = Annotated[int, Field(ge=0, le=MAX_STEPS)]
 #: Each algorithm's libraries, whose versions its records carry.
 LIBRARIES = {
     "cfr": ("numba",),
@@ -35,9 +50,9 @@ LIBRARIES = {
 class CurvePoint(RunFile):
     """A point of a cell's learning curve: the budget spent so far and the policy's measure."""
 
-    env_steps: int = Field(ge=0)
-    cpu_seconds: float = Field(ge=0)
-    score: float
+    env_steps: Steps
+    cpu_seconds: Seconds
+    score: Value
     measure: dict[str, Any]
 
 
@@ -46,17 +61,17 @@ class Final(RunFile):
 
     spec: str
     metric: Literal["exploitability", "panel_score"]
-    value: float
-    score: float
+    value: Value
+    score: Value
     measure: dict[str, Any]
     exploiter: dict[str, Any] | None = None
 
 
 class Used(RunFile):
-    env_steps: int = Field(ge=0)
-    cpu_seconds: float = Field(ge=0)
-    wall_seconds: float = Field(ge=0)
-    measure_cpu_seconds: float = Field(ge=0)
+    env_steps: Steps
+    cpu_seconds: Seconds
+    wall_seconds: Seconds
+    measure_cpu_seconds: Seconds
 
 
 class CellRecord(RunFile):
@@ -106,20 +121,42 @@ def git_commit() -> str | None:
     return commit + ("+dirty" if dirty else "")
 
 
-def read_record(path: Path, cell: Cell | None = None) -> CellRecord:
-    """A cell record, checked; with ``cell``, it must be that cell's (same settings and budget).
+def read_record(path: Path) -> CellRecord:
+    """A cell record, checked (:class:`CellRecord`: its whole structure, every figure finite and bounded).
 
     Raises:
-        ConfigError: naming the file and the field, or what differs.
+        ConfigError: naming the file and the field.
     """
     record: CellRecord = read_run_file(path, CellRecord)
-    if cell is not None:
-        expected = {"algorithm": cell.algorithm, "game": cell.game.to_dict(), "seed": cell.seed,
-                    "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points}
-        for key, value in expected.items():
-            if getattr(record, key) != value:
-                raise ConfigError(
-                    f"{path}: field {key!r} is {getattr(record, key)!r}, the suite's is {value!r}: move the record "
-                    "away to rerun the cell, or run with the settings it was made with"
-                )
     return record
+
+
+def check_cell(record: CellRecord, cell: Cell, path: Path) -> None:
+    """Refuse the record ``path`` of ``cell`` if it was made with other settings or another budget.
+
+    Raises:
+        ConfigError: naming the file, the field and both values.
+    """
+    expected = {"algorithm": cell.algorithm, "game": cell.game.to_dict(), "seed": cell.seed,
+                "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points}
+    for key, value in expected.items():
+        if getattr(record, key) != value:
+            raise ConfigError(
+                f"{path}: field {key!r} is {getattr(record, key)!r}, the suite's is {value!r}: move the record "
+                "away to rerun the cell, or run with the settings it was made with"
+            )
+
+
+def write_record(path: Path, record: dict[str, Any]) -> None:
+    """Write a cell's record atomically, once it passes the checks its reader makes
+    (:func:`read_record`): a record the benchmark cannot read back is never written.
+
+    Raises:
+        ConfigError: naming the cell's file and the field (a NaN anywhere included).
+    """
+    check_run_data(record, CellRecord, str(path))
+    try:
+        text = json.dumps(record, indent=1, allow_nan=False)
+    except ValueError as error:  # a NaN or an infinity in a free-form part (a measure)
+        raise ConfigError(f"{path}: {error}") from None
+    write_text_atomic(path, text)

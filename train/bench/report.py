@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from draw_env.files import write_json_atomic, write_text_atomic
+from draw_env.files import write_text_atomic
+from train.bench.records import MAX_VALUE
 from train.run_dir import RunFile, read_run_file
 
 #: Bootstrap resamples of the intervals (rliable's default is 50,000; 2,000 keep a report fast).
@@ -34,14 +36,25 @@ REPS = 2000
 BOOTSTRAP_SEED = 0
 #: Confidence of every interval.
 CONFIDENCE = 0.95
+#: The smallest magnitude of a reference the normalisation divides by: the uniform random
+#: policy's exploitability or panel score is a sizeable fraction of a point per hand on every game.
+MIN_REFERENCE = 1e-6
 
 
 class Reference(RunFile):
-    """``reference-GAME.json``: the uniform random policy's raw value on the game."""
+    """``reference-GAME.json``: the uniform random policy's raw value on the game (the
+    normalisation's divisor: its magnitude in [:data:`MIN_REFERENCE`, ``MAX_VALUE``])."""
 
     game: str
-    random: float = Field(allow_inf_nan=False)
+    random: float = Field(ge=-MAX_VALUE, le=MAX_VALUE)
     measure: dict[str, Any]
+
+    @field_validator("random")
+    @classmethod
+    def _divisor(cls, value: float) -> float:
+        if abs(value) < MIN_REFERENCE:
+            raise ValueError(f"must be at least {MIN_REFERENCE:g} in magnitude (the normalisation divides by it)")
+        return value
 
 
 def normalise(value: float, random_value: float, exact: bool) -> float:
@@ -293,8 +306,6 @@ def report(run: Path, paths: Sequence[Path] | None = None, plots: bool = True, r
         if not reference_path.exists():
             raise ConfigError(f"{reference_path} is missing: the normalisation of game {game!r} needs it")
         reference: Reference = read_run_file(reference_path, Reference)
-        if reference.random == 0:
-            raise ConfigError(f"{reference_path}: field 'random' must not be 0 (the normalisation divides by it)")
         exact = record.final.metric == "exploitability"
         rows.append({"algorithm": record.algorithm, "game": game, "seed": record.seed, "value": record.final.value,
                      "normalised": normalise(record.final.value, reference.random, exact), "cell": path.name,
@@ -311,7 +322,12 @@ def report(run: Path, paths: Sequence[Path] | None = None, plots: bool = True, r
         curves = _curves(records, folder)
         if curves is not None:
             result["plots"].append(curves)
-    write_json_atomic(run / "summary.json", result, indent=1)
+    try:
+        # Bounded records give finite figures; a summary never holds a NaN its own readers refuse.
+        summary_json = json.dumps(result, indent=1, allow_nan=False)
+    except ValueError as error:
+        raise ConfigError(f"{run / 'summary.json'}: the aggregate is not finite ({error}); nothing written") from None
+    write_text_atomic(run / "summary.json", summary_json)
     cpu = sum(row["cpu_seconds"] for row in rows)
     text = (f"# Benchmark summary: {run}\n\n{len(rows)} cells, {cpu:,.0f} training CPU seconds in all.\n\n"
             f"Normalised scores (1: Nash equilibrium or parity with the panel; 0: the uniform random policy).\n\n"

@@ -13,7 +13,8 @@
 
 Algorithms, seeds, workers and the progress bar may change between reruns (a larger grid reuses
 the done cells); the budgets, curve points, panel and settings may not: a done cell whose record
-differs from them is refused in one line naming both.
+differs from them is refused in one line naming both. A record that cannot be read (cut short,
+edited, out of bounds) costs only its cell: the cell is named as not run, the others go on.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from typing import Any
 from draw_env.files import write_json_atomic
 from train.bench.config import BenchConfig, read_settings
 from train.bench.protocol import GAMES, BenchGame, Cell, Policy, algorithm
-from train.bench.records import FORMAT, VERSION, git_commit, read_record, versions
+from train.bench.records import FORMAT, VERSION, check_cell, git_commit, read_record, versions, write_record
+from train.bench.report import Reference
 from train.config import ConfigError
-from train.run_dir import RunDir, RunFile, read_run_file
+from train.run_dir import RunDir, RunFile, check_run_data, read_run_file
 
 
 def cells_of(config: BenchConfig) -> list[Cell]:
@@ -124,7 +126,7 @@ def run_cell(cell: Cell, run: Path, config: BenchConfig, panels: Mapping[str, An
             return policy.save(attempt / "curve" / f"point_{index}", cell.game)
 
         _, score, measure = measurer.measure(policy, None, cell.game, save)
-        curve.append({"env_steps": int(env_steps), "cpu_seconds": round(float(cpu_seconds), 3), "score": score,
+        curve.append({"env_steps": int(env_steps), "cpu_seconds": round(float(cpu_seconds), 6), "score": score,
                       "measure": measure})
         last[:] = [policy]
         measuring[0] += time.process_time() - started
@@ -208,7 +210,9 @@ def references_of(config: BenchConfig, run: Path, panels: Mapping[str, Any]) -> 
         if path.exists():
             continue
         value, _, measure = measurer.measure(None, "random", game, lambda: "random")
-        write_json_atomic(path, {"game": game.name, "random": value, "measure": measure}, indent=1)
+        reference = {"game": game.name, "random": value, "measure": measure}
+        check_run_data(reference, Reference, str(path))  # what the report reads back, bounded alike
+        write_json_atomic(path, reference, indent=1)
 
 
 def _remote_cell(cell: Cell, run: str, config: BenchConfig, panels: Mapping[str, Any], command: str) -> dict[str, Any]:
@@ -216,31 +220,72 @@ def _remote_cell(cell: Cell, run: str, config: BenchConfig, panels: Mapping[str,
     return run_cell(cell, Path(run), config, panels, command)
 
 
+def done_cells(run: Path, cells: list[Cell]) -> tuple[set[str], dict[str, str]]:
+    """The keys of the ``cells`` that have a record in ``run``, and those whose record cannot be
+    read, each with why (:func:`~train.bench.records.read_record`'s line).
+
+    Raises:
+        ConfigError: a record made with other settings than its cell's (the suite's config changed).
+    """
+    done: set[str] = set()
+    unreadable: dict[str, str] = {}
+    for cell in cells:
+        path = record_path(run, cell)
+        if not path.exists():
+            continue
+        try:
+            record = read_record(path)
+        except ConfigError as error:
+            unreadable[cell.key] = str(error)
+            continue
+        check_cell(record, cell, path)
+        done.add(cell.key)
+    return done, unreadable
+
+
 def run_suite(
-    config: BenchConfig, address: str | None = None, command: str = "", plots: bool = True, reps: int | None = None
+    config: BenchConfig,
+    address: str | None = None,
+    command: str = "",
+    plots: bool = True,
+    reps: int | None = None,
+    *,
+    overwrite: bool = False,
+    overwrite_option: str | None = None,
 ) -> dict[str, Any]:
     """Run every cell of ``config`` without a record yet (as Ray tasks on the cluster at
     ``address``, else one after the other here), then aggregate them all.
 
+    Args:
+        overwrite: start the folder over (``draw-train --overwrite``); ``overwrite_option``: the
+            command's option that does, for messages (``draw-bench`` has none).
+
     Returns:
-        :func:`train.bench.report.report`'s summary.
+        :func:`train.bench.report.report`'s summary, with ``failed`` (the cells that failed, each
+        with its error) and ``unreadable`` (the cells not run because their record cannot be read,
+        each with why).
 
     Raises:
-        ConfigError: the folder holds another run or a suite of other settings, a settings file is
-            missing, or a done cell's record is malformed or made with other settings.
+        ConfigError: the folder holds another run or a suite of other settings, or another
+            process works in it; a settings file is missing; a done cell's record is made with
+            other settings; no Ray head answers at ``address``.
     """
     from tqdm.auto import tqdm
 
     from train.bench.report import report
 
-    run_dir = RunDir(config, "bench")
+    if address is not None:
+        from train.cluster import check_address
+
+        check_address(address)
+    run_dir = RunDir(config, "bench", overwrite=overwrite, overwrite_option=overwrite_option)
     cells = cells_of(config)
     run = run_dir.path
-    done = {cell.key for cell in cells if record_path(run, cell).exists() and read_record(record_path(run, cell), cell)}
+    done, unreadable = done_cells(run, cells) if run_dir.resuming else (set(), {})
     run_dir.start()
     for folder in ("cells", "policies"):
         (run / folder).mkdir(exist_ok=True)
-    todo = [cell for cell in cells if cell.key not in done]
+    todo = [cell for cell in cells if cell.key not in done and cell.key not in unreadable]
     panels = panels_of(config, run) if todo else {}
     if todo:
         references_of(config, run, panels)
@@ -249,7 +294,11 @@ def run_suite(
     with tqdm(total=len(cells), initial=len(done), unit="cell", desc="draw-bench", disable=not config.progress_bar,
               dynamic_ncols=True) as bar:
         def finished(cell: Cell, record: dict[str, Any]) -> None:
-            write_json_atomic(record_path(run, cell), record, indent=1)
+            try:
+                write_record(record_path(run, cell), record)
+            except ConfigError as error:  # figures its reader would refuse: the cell failed
+                failure(cell, error)
+                return
             bar.set_postfix_str(f"{cell.key}: score {record['final']['score']:.4g}")
             bar.update(1)
 
@@ -287,17 +336,27 @@ def run_suite(
                 ray.shutdown()
     from train.bench.report import REPS
 
-    summary = report(run, [record_path(run, cell) for cell in cells if cell.key not in failed], plots=plots,
+    left_out = failed.keys() | unreadable.keys()
+    summary = report(run, [record_path(run, cell) for cell in cells if cell.key not in left_out], plots=plots,
                      reps=reps or REPS)
     summary["failed"] = failed
+    summary["unreadable"] = unreadable
     return summary
 
 
 def bench_main(config: BenchConfig, args: Any) -> int:
-    """``draw-train`` (and ``draw-bench``) for a config with ``pipeline: bench``."""
-    summary = run_suite(config, getattr(args, "address", None), getattr(args, "command", ""))
+    """``draw-train`` (and ``draw-bench``) for a config with ``pipeline: bench``.
+
+    ``draw-train``'s ``--overwrite`` starts the folder over; ``draw-bench`` has no such option.
+    """
+    overwrite = getattr(args, "overwrite", None)
+    summary = run_suite(config, getattr(args, "address", None), getattr(args, "command", ""),
+                        overwrite=bool(overwrite), overwrite_option=None if overwrite is None else "--overwrite")
     print(summary["table"])
     print(f"Summary: {summary['markdown']}")
     for key, why in summary["failed"].items():
         print(f"draw-bench: cell {key} failed: {why}; rerun the same command to retry it", file=sys.stderr)
-    return 1 if summary["failed"] else 0
+    for key, why in summary["unreadable"].items():
+        print(f"draw-bench: cell {key} was not run: its record is unreadable ({why}); move the record away "
+              "to run the cell again", file=sys.stderr)
+    return 1 if summary["failed"] or summary["unreadable"] else 0

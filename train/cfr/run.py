@@ -17,6 +17,8 @@ Rerunning the same command continues the run. In ``output_dir``:
 from __future__ import annotations
 
 import argparse
+import math
+import sys
 import time
 from typing import Any
 
@@ -27,7 +29,7 @@ from arena.exploitability import exploitability, exploitability_of_tables
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree, build_tree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import SolverState, average_strategy, iterate, observation_table
+from train.cfr.solver import SolverState, average_strategy, iterate, observation_table, warm_up
 from train.config import ConfigError
 from train.run_dir import RunDir, RunFile, read_run_file
 
@@ -74,25 +76,32 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     last_checkpoint = progress.cpu_seconds
     from tqdm.auto import tqdm
 
-    with tqdm(total=config.iterations, initial=state.iteration, unit="it", desc="CFR+", disable=not config.progress_bar,
-              dynamic_ncols=True) as bar:
+    warm_up(tree)  # numba's compile (or cache load) is no iteration's CPU time
+    with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc="CFR+",
+              disable=not config.progress_bar, dynamic_ncols=True) as bar:
         while not _finished(config, progress, budget):
             todo = _next_chunk(config, state.iteration, progress, budget)
             started = time.process_time()
             iterate(tree, state, todo)
             progress.cpu_seconds += time.process_time() - started
             progress.iteration = state.iteration
-            bar.update(todo)
             if _is_measured(state.iteration) or _finished(config, progress, budget):
                 point = _measure(tree, state, progress)
                 progress.curve.append(point)
-                bar.set_postfix(exploitability=f"{point.exploitability:.3g}")
+                bar.set_postfix(exploitability=f"{point.exploitability:.3g}", target=f"{config.target:g}", refresh=False)
+            bar.total = _expected_iterations(config, progress, budget)
+            bar.update(todo)
             if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
                 _checkpoint(run, state, progress)
                 last_checkpoint = progress.cpu_seconds
+        bar.total = state.iteration  # where it stopped: the bar ends full
+        bar.refresh()
     if not progress.curve or progress.curve[-1].iteration != state.iteration:
         progress.curve.append(_measure(tree, state, progress))
     _checkpoint(run, state, progress)
+    if config.progress_bar:
+        print(f"CFR+: building the policy table of the average strategy and measuring it as played "
+              f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
     return _finish(config, run, tree, state, progress)
 
 
@@ -105,6 +114,26 @@ def _finished(config: CfrConfig, progress: Progress, budget: float) -> bool:
         progress.curve[-1].exploitability <= config.target
     )
     return progress.iteration >= config.iterations or progress.cpu_seconds >= budget or reached
+
+
+def _expected_iterations(config: CfrConfig, progress: Progress, budget: float) -> int:
+    """Where the run is expected to stop, for the progress bar's total and its time estimate: the
+    least of ``iterations``, the iteration where the CPU budget runs out at the pace so far, and,
+    with a ``target``, the measurement (a power of two) where the exploitability reaches it if it
+    keeps falling as it did between the last two (CFR+'s falls about as a power of the iterations)."""
+    expected = float(config.iterations)
+    done = progress.iteration
+    if done > 0 and progress.cpu_seconds > 0:
+        expected = min(expected, budget * done / progress.cpu_seconds)
+    measured = [point for point in progress.curve if point.exploitability > 0]
+    if config.target > 0 and len(measured) >= 2:
+        earlier, last = measured[-2], measured[-1]
+        if last.iteration > earlier.iteration and last.exploitability < earlier.exploitability:
+            # exploitability ~ C * iteration ** -power: the iteration of the target, in logarithms
+            power = math.log2(earlier.exploitability / last.exploitability) / math.log2(last.iteration / earlier.iteration)
+            at_target = math.log2(last.iteration) + max(0.0, math.log2(last.exploitability / config.target)) / power
+            expected = min(expected, 2.0 ** math.ceil(min(at_target, math.log2(expected))))
+    return max(done, math.ceil(expected))
 
 
 def _is_measured(iteration: int) -> bool:

@@ -88,6 +88,13 @@ def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
             strategies[seat] = current_strategy(tree, seat, state.regrets[seat])
 
 
+def warm_up(tree: GameTree) -> None:
+    """Compile the solver's functions for ``tree``'s arrays (or load them from numba's cache),
+    by one iteration on a throwaway state, so that a clock started after it counts iterations only:
+    the first call's compile takes about a second, far more than an iteration of a small game."""
+    iterate(tree, SolverState.fresh(tree), 1)
+
+
 @njit(cache=True)
 def _normalise(sums: np.ndarray, start: np.ndarray, out: np.ndarray) -> None:
     for index in range(start.shape[0] - 1):

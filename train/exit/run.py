@@ -150,10 +150,15 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
 
     Raises:
         ConfigError: before anything is written, for an ``output_dir`` holding another run (see
-            :func:`open_run`) or an ``init`` that is not a policy of this player count.
+            :func:`open_run`), an ``init`` that is not a policy of this player count, or an
+            ``address`` where no Ray head answers (:func:`train.cluster.check_address`).
     """
     from threadpoolctl import threadpool_limits
 
+    if address is not None:
+        from train.cluster import check_address
+
+        check_address(address)
     run, completed = open_run(config, overwrite)
     output_dir = run.path
     threadpool_limits(1, user_api="blas")

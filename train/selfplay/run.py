@@ -425,7 +425,7 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     final_path = output_dir / "final.zip"
     run.save(final_path)
     seconds = run.clock.seconds
-    print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min -> {final_path}")
+    print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min; checkpoint: {final_path}")
     settings = config.final_eval
     final_rows = evaluate_learner(
         ("ppo", {"path": str(final_path.with_suffix(".npz"))}),
@@ -477,6 +477,8 @@ def results_table(summary: dict[str, Any], num_players: int) -> str:
 def selfplay_main(config: TrainConfig, args: Any) -> int:
     """``draw-train`` for a self-play config (``args`` from :func:`train.cli.build_parser`).
 
+    Prints the final evaluation's table and ends with ``policy written to OUTPUT_DIR/final.npz``.
+
     Raises:
         ConfigError: a bad ``--resume`` checkpoint, or an ``output_dir`` holding another run.
         KeyboardInterrupt: after Ctrl-C, once the last checkpoint is saved.
@@ -489,4 +491,6 @@ def selfplay_main(config: TrainConfig, args: Any) -> int:
     if reached is not None:
         print(f"75% match win rate vs heaviest first reached after {reached / 60:.1f} training minutes")
     print(f"Summary: {config.output_dir}/summary.json")
+    # The file to play and share; final.zip beside it is the checkpoint a longer run continues from.
+    print(f"policy written to {Path(config.output_dir) / 'final.npz'}")
     return 0
