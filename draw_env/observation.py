@@ -488,6 +488,239 @@ def facts_of_observation(observed: Layout, observation: np.ndarray) -> np.ndarra
     return facts
 
 
+# ---------------------------------------------------------------------- the information state
+#
+# The observation forgets part of what its player knows: when another seat drew, and the order of
+# events beyond the placements. The information state keeps it all (perfect recall within the
+# hand): the observation unchanged as a prefix, then the observer's dealt tiles and the hand's
+# actions in order. It is a function of exactly the variant and table size, the public match
+# state (scores and target, in the prefix), the observer's dealt tiles and the hand's actions so
+# far, each with the relative seat that took it, a placement's tile and end, a draw (with its
+# tile where the observer drew it) and a pass.
+
+#: What the vector can be: the observation alone, or the information state.
+OBS_TYPES = ("observation", "information_state")
+#: The columns of one row of the ``events`` block: the relative seat that acted (one-hot, the
+#: observer first, then clockwise), the kind of action (one-hot) and a placement's end (one-hot).
+EVENT_COLUMNS = ("seat_0", "seat_1", "seat_2", "seat_3", "place", "draw", "pass", "left", "right")
+EVENT_WIDTH = len(EVENT_COLUMNS)
+_SEAT_COLUMN = EVENT_COLUMNS.index("seat_0")
+_PLACE, _DRAW, _PASS = (EVENT_COLUMNS.index(kind) for kind in ("place", "draw", "pass"))
+_LEFT_COLUMN = EVENT_COLUMNS.index("left")
+
+#: The facts the history blocks read, beside the observation's :data:`FACTS`.
+HISTORY_FACTS: dict[str, str] = {
+    "dealt": "per seat, the mask of the tiles it held when the hand started",
+    "placed_at": "per tile id, k if the hand's k-th action placed it, else 0",
+    "drawn_at": "per tile id, k if the hand's k-th action was the observer drawing it, else 0",
+    "events": "the hand's actions in order: seat, kind and end",
+}
+
+
+def _history_blocks(num_tiles: int, max_events: int) -> tuple[Block, ...]:
+    return (
+        Block("dealt", num_tiles, 1, "1 for each tile id the observer held when the hand started (its deal)",
+              "observer", "dealt", "bit"),
+        Block("placed_at", num_tiles, max_events, "per tile id, k if the hand's k-th action placed it, else 0",
+              fact="placed_at"),
+        Block("drawn_at", num_tiles, max_events,
+              "per tile id, k if the hand's k-th action was the observer drawing it, else 0 (others' draws: never)",
+              fact="drawn_at"),
+        Block(
+            "events",
+            max_events * EVENT_WIDTH,
+            1,
+            f"{max_events} rows x {EVENT_WIDTH}: row k-1 is the hand's k-th action: relative seat one-hot (4), "
+            "kind one-hot (place, draw, pass), end one-hot (left, right; placements only); zeros past the last",
+            fact="events",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class InformationLayout:
+    """The information state of one variant and table size: the observation's :class:`Layout`
+    unchanged as a prefix, then the history blocks (:data:`HISTORY_FACTS`).
+
+    Attributes:
+        observation: the prefix's layout (the variant's observation).
+        max_events: the rows of the ``events`` block, :attr:`draw_env.rules.DrawGame.max_hand_actions`.
+        blocks: the history blocks, in order after the prefix.
+        offsets: where every block starts in the vector, the prefix's and the history's.
+        size: the vector's length; ``high``: float32 ``(size,)``, each entry's upper bound (the
+            lower is 0). Every entry is an integer of at most ``max(max_events, prefix bound)``.
+    """
+
+    observation: Layout
+    max_events: int
+    blocks: tuple[Block, ...]
+    offsets: dict[str, int] = field(init=False)
+    size: int = field(init=False)
+    high: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        offsets, position = dict(self.observation.offsets), self.observation.size
+        for block in self.blocks:
+            offsets[block.name] = position
+            position += block.size
+        high = np.concatenate(
+            [self.observation.high, *(np.full(block.size, block.high, np.float32) for block in self.blocks)]
+        )
+        for name, value in (("offsets", offsets), ("size", position), ("high", high)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def history_size(self) -> int:
+        """The entries after the prefix."""
+        return self.size - self.observation.size
+
+    @property
+    def num_tiles(self) -> int:
+        """T, the tiles of the set (one ``dealt`` entry each)."""
+        return next(block.size for block in self.blocks if block.name == "dealt")
+
+    def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """The vector cut into its named blocks, the prefix's and the history's (views)."""
+        blocks = {**self.observation.split(vector[: self.observation.size])}
+        for block in self.blocks:
+            start = self.offsets[block.name]
+            blocks[block.name] = vector[start : start + block.size]
+        blocks["events"] = blocks["events"].reshape(self.max_events, EVENT_WIDTH)
+        return blocks
+
+
+def information_layout(game: DrawGame) -> InformationLayout:
+    """The information-state layout of ``game``'s variant and table size (shared: one object each)."""
+    return _information_layout(game.num_players, game.max_pip, game.hand_size, game.protected)
+
+
+@functools.cache
+def _information_layout(num_players: int, max_pip: int, hand_size: int, protected: int) -> InformationLayout:
+    game = DrawGame(num_players, max_pip, hand_size, protected)
+    return InformationLayout(layout(game), game.max_hand_actions, _history_blocks(game.num_tiles, game.max_hand_actions))
+
+
+def check_history_room(game: DrawGame, boneyard_size: int) -> None:
+    """Refuse a deal whose boneyard outgrows the information state's ``events`` rows.
+
+    :attr:`draw_env.rules.DrawGame.max_hand_actions` bounds the actions of a hand whose hands
+    hold at least the variant's ``n * hand_size`` tiles, i.e. whose boneyard holds at most
+    ``T - n * hand_size``; a set-up deal with a longer boneyard could take more actions.
+
+    Raises:
+        ValueError: naming the boneyard's size and the most it may hold.
+    """
+    room = game.num_tiles - game.num_players * game.hand_size
+    if boneyard_size > room:
+        raise ValueError(
+            f"with obs_type='information_state' the boneyard may hold at most {room} tiles (the variant deals "
+            f"{game.hand_size} to each of {game.num_players} players; the information state has rows for the "
+            f"actions of such a hand), got {boneyard_size}"
+        )
+
+
+def write_history(
+    info: InformationLayout, num_players: int, player: int, dealt: int, history: list[tuple[int, int, int]],
+    out: np.ndarray,
+) -> None:
+    """Write ``player``'s history blocks into ``out`` (the vector past the prefix, all zeros).
+
+    Args:
+        dealt: the mask of the tiles ``player`` held when the hand started.
+        history: the hand's actions in order, ``(absolute seat, action, tile drawn or -1)``
+            (:attr:`draw_env.rules.DrawState.history`).
+
+    Raises:
+        ValueError: for more actions than the ``events`` rows (a deal :func:`check_history_room`
+            refuses).
+    """
+    if len(history) > info.max_events:
+        raise ValueError(f"{len(history)} actions, more than the {info.max_events} rows of the information state")
+    prefix = info.observation.size
+    start = {block.name: info.offsets[block.name] - prefix for block in info.blocks}
+    for tile in tiles.tiles_in(dealt):
+        out[start["dealt"] + tile] = 1
+    draw = 2 * info.num_tiles
+    for index, (seat, action, tile) in enumerate(history, start=1):
+        row = start["events"] + (index - 1) * EVENT_WIDTH
+        out[row + _SEAT_COLUMN + (seat - player) % num_players] = 1
+        if action < draw:
+            out[row + _PLACE] = 1
+            out[row + _LEFT_COLUMN + (action & 1)] = 1
+            out[start["placed_at"] + (action >> 1)] = index
+        elif action == draw:
+            out[row + _DRAW] = 1
+            if seat == player:
+                out[start["drawn_at"] + tile] = index
+        else:
+            out[row + _PASS] = 1
+
+
+def information_state(state: DrawState, player: int, match: bool = False) -> np.ndarray:
+    """``player``'s information state of ``state``, from the rules' deal and history: the
+    reference every engine's writer is checked against."""
+    info = information_layout(state.game)
+    vector = np.zeros(info.size, np.float32)
+    vector[: info.observation.size] = observe_state(state, player, match)
+    write_history(info, state.num_players, player, state.dealt[player], state.history,
+                  vector[info.observation.size :])
+    return vector
+
+
+class InformationTable:
+    """Every player's information state of one hand, kept up to date action by action (the AEC
+    environment's): an :class:`ObservationTable` for the prefix and one history row per seat,
+    each action writing its event into every seat's row (:meth:`rebuild`, :meth:`record` as the
+    observation table's)."""
+
+    def __init__(self, game: DrawGame, match: bool) -> None:
+        self.game = game
+        self.info = information_layout(game)
+        self.observations = ObservationTable(game, match)
+        self.history = np.zeros((game.num_players, self.info.history_size), np.float32)
+        self._draw = game.draw_action
+        prefix = self.info.observation.size
+        self._start = {block.name: self.info.offsets[block.name] - prefix for block in self.info.blocks}
+
+    @property
+    def table(self) -> np.ndarray:
+        """The observation table's absolute array (``raw_env.state()``)."""
+        return self.observations.table
+
+    def observe(self, player: int) -> np.ndarray:
+        """``player``'s information state: a new array the table never writes again."""
+        return np.concatenate((self.observations.observe(player), self.history[player]))
+
+    def rebuild(self, state: DrawState) -> None:
+        self.observations.rebuild(state)
+        self.history[:] = 0
+        for player in range(self.game.num_players):
+            write_history(self.info, self.game.num_players, player, state.dealt[player], state.history,
+                          self.history[player])
+
+    def record(self, state: DrawState, seat: int, action: int, drawn: int) -> None:
+        """Bring the tables up to date after ``seat`` played ``action`` (``drawn``: a draw's tile)."""
+        self.observations.record(state, seat, action, drawn)
+        if state.is_hand_over:
+            self.rebuild(state)
+            return
+        index = len(state.history)
+        row = self._start["events"] + (index - 1) * EVENT_WIDTH
+        players = self.game.num_players
+        history = self.history
+        for player in range(players):
+            history[player, row + _SEAT_COLUMN + (seat - player) % players] = 1
+        if action < self._draw:
+            history[:, row + _PLACE] = 1
+            history[:, row + _LEFT_COLUMN + (action & 1)] = 1
+            history[:, self._start["placed_at"] + (action >> 1)] = index
+        elif action == self._draw:
+            history[:, row + _DRAW] = 1
+            history[seat, self._start["drawn_at"] + drawn] = index
+        else:
+            history[:, row + _PASS] = 1
+
+
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:
     """The seeds' game's observation vector cut into its named blocks (views, not copies);
     :meth:`Layout.split` cuts a variant's."""
