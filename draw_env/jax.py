@@ -964,7 +964,9 @@ class _FactTable:
             (offsets["events"] + row, np.full(row.size, _BIT), column),
         ]
         assert [block.name for block in information.blocks] == self._names[-4:]
-        return tuple(np.concatenate([old, *parts]) for old, *parts in zip((source, kind, argument), *reads))
+        sources, kinds, arguments = zip(*reads)
+        return (np.concatenate([source, *sources]), np.concatenate([kind, *kinds]),
+                np.concatenate([argument, *arguments]))
 
     def read(self, facts: dict[str, jax.Array]) -> jax.Array:
         """float32: the vector from every fact (int32, in relative seats), each fact's words last."""
