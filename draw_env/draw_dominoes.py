@@ -22,8 +22,8 @@ hold the single lowest total when the hand blocks. The rules live in `draw_env/r
 A dict with `observation` (the blocks of `draw_env.observation.BLOCKS`, relative seats: the
 observer first, then clockwise) and `action_mask` (1 for each legal action of the agent to act,
 all zeros for the others). Nothing in it depends on tiles the observer cannot see. With
-`obs_type="information_state"` the vector is that observation followed by the player's deal and
-the hand's actions in order (perfect recall; `draw_env.observation.information_layout`).
+`obs_type="information_state"` the vector is that observation followed by when the player drew
+each tile and the hand's actions in order (perfect recall; `draw_env.observation.information_layout`).
 
 ### Rewards
 Rewards arrive when a hand ends, for every agent. `zero_sum`: the agent's hand points minus
@@ -108,8 +108,8 @@ class raw_env(AECEnv):
             4 players) and boneyard tiles never drawn. The defaults are the seeds' game. A set of
             ``T`` tiles has ``Discrete(2T + 2)`` actions and its own observation length.
         obs_type: what ``observation`` holds: ``"observation"`` (the default; what the player
-            sees now) or ``"information_state"`` (that observation followed by the player's deal
-            and the hand's actions in order: perfect recall; :func:`draw_env.observation.information_layout`).
+            sees now) or ``"information_state"`` (that observation followed by when the player drew
+            each tile and the hand's actions in order: perfect recall; :func:`draw_env.observation.information_layout`).
 
     Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) hold the whole running game, the deal
     RNG included: a copy continues exactly like the original under the same actions, and the two

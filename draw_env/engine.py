@@ -52,7 +52,7 @@ slot                size   meaning
 ``line_start``      T      placements in order, ``tile | seat << 6 | end << 8``, from slot
                            ``S_BONEYARD + T`` (:data:`S_LINE` in the seeds' game)
 ``history_start``   E      optional: the hand's actions in order, from slot ``S_BONEYARD + 2T``,
-                           each as its information-state entries (``record_event``)
+                           each as its seat, kind and drawn tile (``record_event``)
 ==================  =====  ==============================================================
 
 Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
@@ -69,7 +69,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from draw_env import tiles
-from draw_env.observation import DEFAULT_LAYOUT, EVENT_COLUMNS, EVENT_WIDTH, Block, Layout, layout
+from draw_env.observation import DEFAULT_LAYOUT, EVENT_KINDS, Block, Layout, layout
 from draw_env.rules import MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame
 
 #: The index of a mask's lowest set bit (numba's intrinsic; numba code only).
@@ -131,17 +131,13 @@ WIN_LOSS = 2
 LINE_TILE_MASK = 63
 LINE_SEAT_SHIFT = 6
 LINE_END_SHIFT = 8
-#: A history entry (:func:`record_event`): the seat in the low 2 bits, two columns of its row,
-#: two flags, and where its number goes past the observation (up to 3T + 9E < 4096).
-EVENT_FIRST_SHIFT = 2
-EVENT_SECOND_SHIFT = 6
-EVENT_ONE = 1 << 10
-EVENT_DRAWER_ONLY = 1 << 11
-EVENT_TARGET_SHIFT = 12
-#: The columns of an information state's event row (:data:`draw_env.observation.EVENT_COLUMNS`).
-_COLUMN_PLACE, _COLUMN_DRAW, _COLUMN_PASS, _COLUMN_LEFT = (
-    EVENT_COLUMNS.index(name) for name in ("place", "draw", "pass", "left")
-)
+#: A history entry (:func:`record_event`): the seat in the low 2 bits, then the kind of action
+#: (an index of :data:`draw_env.observation.EVENT_KINDS`), then a draw's tile.
+EVENT_KIND_SHIFT = 2
+EVENT_TILE_SHIFT = 4
+#: The kinds of :data:`draw_env.observation.EVENT_KINDS` (a placement's is its end, ``action & 1``).
+_KINDS = len(EVENT_KINDS)
+_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
 
 
 #: Where each block of a seeds'-game observation starts (:data:`draw_env.observation.OFFSETS`), as
@@ -915,31 +911,18 @@ _OBSERVATION_SIZES = _observation_sizes()
 @njit(cache=True, inline="always")
 def record_event(state: np.ndarray, action: int) -> None:
     """Append ``action`` of the player to act (legal, about to be applied) to the state's
-    history slots (a state of :func:`history_state_size`).
-
-    The entry is what the writer stores, decided once here rather than at every observation:
-    the seat, the row's two columns besides the seat's (a placement's kind and end; a draw's or
-    a pass's kind twice), and one number: a placement's event index at its tile in
-    ``placed_at``, a draw's at its tile in ``drawn_at`` (the drawer's only), a pass's 1 at its
-    kind column again. :func:`write_information_state` then writes each row without a branch.
-    """
+    history slots (a state of :func:`history_state_size`): its seat, its kind and, for a draw,
+    the tile drawn (:data:`EVENT_KIND_SHIFT`, :data:`EVENT_TILE_SHIFT`)."""
     num_tiles = state[S_NUM_TILES]
-    seat = state[S_CURRENT]
     index = state[S_EVENTS]
     draw = 2 * num_tiles
     if action < draw:
-        columns = _COLUMN_PLACE << EVENT_FIRST_SHIFT | (_COLUMN_LEFT + (action & 1)) << EVENT_SECOND_SHIFT
-        target = num_tiles + (action >> 1)  # placed_at
-        flags = 0
+        entry = (action & 1) << EVENT_KIND_SHIFT
     elif action == draw:
-        columns = _COLUMN_DRAW << EVENT_FIRST_SHIFT | _COLUMN_DRAW << EVENT_SECOND_SHIFT
-        target = 2 * num_tiles + state[S_BONEYARD + state[S_BONE_POS]]  # drawn_at
-        flags = EVENT_DRAWER_ONLY
+        entry = _KIND_DRAW << EVENT_KIND_SHIFT | state[S_BONEYARD + state[S_BONE_POS]] << EVENT_TILE_SHIFT
     else:
-        columns = _COLUMN_PASS << EVENT_FIRST_SHIFT | _COLUMN_PASS << EVENT_SECOND_SHIFT
-        target = 3 * num_tiles + index * EVENT_WIDTH + _COLUMN_PASS
-        flags = EVENT_ONE
-    state[history_start(state) + index] = seat | columns | flags | target << EVENT_TARGET_SHIFT
+        entry = _KIND_PASS << EVENT_KIND_SHIFT
+    state[history_start(state) + index] = state[S_CURRENT] | entry
     state[S_EVENTS] = index + 1
 
 
@@ -947,15 +930,12 @@ def record_event(state: np.ndarray, action: int) -> None:
 def write_information_state(state: np.ndarray, player: int, match: bool, out: np.ndarray) -> None:
     """``player``'s information state of ``state`` (a state that keeps its history) into ``out``
     (float32, :func:`draw_env.observation.information_layout`'s size): the observation, then
-    the blocks ``dealt``, ``placed_at``, ``drawn_at`` and ``events`` written from the history
-    (:func:`record_event` says what each entry holds)."""
-    num_tiles = state[S_NUM_TILES]
-    prefix = _OBSERVATION_SIZES[state[S_MAX_PIP]]
-    # The observation's writer clears the whole of ``out`` before writing its blocks at their
-    # offsets: one pass over the vector, which costs more than everything written after it.
+    the blocks ``drawn_at`` and ``events`` written from the history (:func:`record_event`)."""
+    drawn_at = _OBSERVATION_SIZES[state[S_MAX_PIP]]
+    events = drawn_at + state[S_NUM_TILES]
+    # The observation's writer clears the whole of ``out`` (the history blocks too) before
+    # writing its blocks at their offsets.
     write_observation(state, player, match, out)
-    _write_bits(out, prefix, state[S_DEALT + player])
-    rows = prefix + 3 * num_tiles
     n = state[S_NUM_PLAYERS]
     first = history_start(state)
     for k in range(state[S_EVENTS]):
@@ -963,13 +943,10 @@ def write_information_state(state: np.ndarray, player: int, match: bool, out: np
         seat = entry & 3
         relative = seat - player
         relative += n * (relative < 0)
-        row = rows + k * EVENT_WIDTH
-        out[row + relative] = 1.0
-        out[row + ((entry >> EVENT_FIRST_SHIFT) & 15)] = 1.0
-        out[row + ((entry >> EVENT_SECOND_SHIFT) & 15)] = 1.0
-        one = (entry & EVENT_ONE) != 0
-        hidden = ((entry & EVENT_DRAWER_ONLY) != 0) & (seat != player)
-        out[prefix + (entry >> EVENT_TARGET_SHIFT)] = (k + 1) * (1 - one) * (1 - hidden) + one
+        kind = (entry >> EVENT_KIND_SHIFT) & 3
+        out[events + k] = 1 + _KINDS * relative + kind  # draw_env.observation.event_code
+        if kind == _KIND_DRAW and seat == player:
+            out[drawn_at + (entry >> EVENT_TILE_SHIFT)] = k + 1
 
 
 # ---------------------------------------------------------------------- batched kernels

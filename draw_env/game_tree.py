@@ -29,7 +29,7 @@ from numba import njit, types
 from numba.typed import Dict
 
 from draw_env.engine import write_placements
-from draw_env.observation import EVENT_COLUMNS, EVENT_WIDTH, information_layout, layout
+from draw_env.observation import EVENT_KINDS, information_layout, layout
 from draw_env.rules import DrawGame
 
 #: Bytes per node and per information-state action that :func:`build_tree` allocates (the node
@@ -106,8 +106,8 @@ class GameTree:
 
         Built on demand, not kept: each information state's history is read back from one of its
         nodes (parent links walked to the root, the deal of that root), so the memory is the
-        result's, ``len(rows) * size`` bytes (``max_pip=3, hand_size=3, protected=3``: 252
-        bytes each, about 0.38 GB for all of one seat's 1.5 million), plus four bytes a node
+        result's, ``len(rows) * size`` bytes (``max_pip=3, hand_size=3, protected=3``: 136
+        bytes each, about 0.21 GB for all of one seat's 1.5 million), plus four bytes a node
         while it is built. Distinct information states have distinct vectors.
         """
         count = self.num_infosets(seat)
@@ -653,10 +653,9 @@ def _first_nodes(player: np.ndarray, infoset: np.ndarray, seat: int, count: int)
     return first
 
 
-#: The information state's event columns, for the compiled writer below.
-_COLUMN_SEAT, _COLUMN_PLACE, _COLUMN_DRAW, _COLUMN_PASS, _COLUMN_LEFT = (
-    EVENT_COLUMNS.index(name) for name in ("seat_0", "place", "draw", "pass", "left")
-)
+#: The kinds of action of an event code, for the compiled writer below.
+_KINDS = len(EVENT_KINDS)
+_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
 
 
 @njit(cache=True)
@@ -666,12 +665,13 @@ def _write_histories(
     deals: np.ndarray, num_tiles: int, prefix: int, out: np.ndarray,
 ) -> None:
     """Write the history blocks of ``seat``'s information state at each of ``nodes`` into the
-    rows of ``out`` (the observation prefix already there): the deal of the node's root, then
-    every action on the path from the root, read from the parents' legal actions."""
+    rows of ``out`` (the observation prefix already there, the rest zeros): every action on the
+    path from the root, read from the parents' legal actions, and the tiles of the seat's draws
+    from the deal of the node's root (:func:`draw_env.observation.write_history`)."""
     path = np.zeros(3 * num_tiles, np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
     seats = np.zeros(path.shape[0], np.int64)
     draw = 2 * num_tiles
-    rows = prefix + 3 * num_tiles
+    events = prefix + num_tiles
     for r in range(nodes.shape[0]):
         node = nodes[r]
         length = 0
@@ -686,26 +686,16 @@ def _write_histories(
             node = above
         deal = deals[node]  # the roots are the deals, in order
         row = out[r]
-        hand = deal[1 + seat]
-        for tile in range(num_tiles):
-            row[prefix + tile] = (hand >> tile) & 1
         draws = 0
         for k in range(length):
             action = path[length - 1 - k]
             actor = seats[length - 1 - k]
-            event = rows + k * EVENT_WIDTH
-            row[event + _COLUMN_SEAT + (actor - seat) % 2] = 1
-            if action < draw:
-                row[event + _COLUMN_PLACE] = 1
-                row[event + _COLUMN_LEFT + (action & 1)] = 1
-                row[prefix + num_tiles + (action >> 1)] = k + 1
-            elif action == draw:
-                row[event + _COLUMN_DRAW] = 1
+            kind = action & 1 if action < draw else _KIND_DRAW if action == draw else _KIND_PASS
+            row[events + k] = 1 + _KINDS * ((actor - seat) % 2) + kind  # draw_env.observation.event_code
+            if action == draw:
                 if actor == seat:
-                    row[prefix + 2 * num_tiles + deal[3 + draws]] = k + 1
+                    row[prefix + deal[3 + draws]] = k + 1
                 draws += 1
-            else:
-                row[event + _COLUMN_PASS] = 1
 
 
 def best_response(tree: GameTree, responder: int, policy: np.ndarray) -> tuple[float, np.ndarray]:

@@ -37,7 +37,7 @@ import numpy as np
 
 from draw_env.checks import check_choice
 from draw_env.observation import (
-    EVENT_COLUMNS,
+    EVENT_KINDS,
     FACTS,
     OBS_TYPES,
     READS,
@@ -190,13 +190,10 @@ class State(_Pytree):
     these is an empty int32 ``(0,)``; ``E`` = ``DrawGame.max_hand_actions``):
 
     Attributes:
-        dealt: ``(n,) + M``, each seat's tiles when the hand started.
-        placed_at: int32 ``(T,)``, per tile ``k`` if the hand's k-th action placed it, else 0.
         drawn: int32 ``(T,)``, per tile ``k | seat << 9`` if the hand's k-th action was ``seat``
             drawing it, else 0.
-        events: int32 ``(E,)``, each action so far as its row's entries past the seat's, bit ``c``
-            the entry of column ``c`` of :data:`draw_env.observation.EVENT_COLUMNS` (never 0),
-            and its seat from bit 9; 0 past the last.
+        events: int32 ``(E,)``, each action so far as its code with absolute seats,
+            :func:`draw_env.observation.event_code` of ``(seat, kind)``; 0 past the last.
         event_count: int32 ``()``, the hand's actions so far.
     """
 
@@ -224,29 +221,16 @@ class State(_Pytree):
     opener: jax.Array
     hand_number: jax.Array
     key: jax.Array
-    dealt: jax.Array
-    placed_at: jax.Array
     drawn: jax.Array
     events: jax.Array
     event_count: jax.Array
 
 
-#: Where a seat starts in ``State.drawn`` and ``State.events`` (past the event index, up to 256,
-#: and past the row's 9 entries).
+#: Where a seat starts in ``State.drawn`` (past the event index, up to 256).
 _SEAT_SHIFT = 9
-
-
-def _row_bits(*names: str) -> int:
-    """The bits of the named columns of an event row (:data:`draw_env.observation.EVENT_COLUMNS`)."""
-    return sum(1 << EVENT_COLUMNS.index(name) for name in names)
-
-
-#: The column of relative seat 0 in an event row.
-_SEAT_COLUMN = EVENT_COLUMNS.index("seat_0")
-#: ``State.events``' entries past the seat's: a placement at the left and at the right end, a
-#: draw, a pass.
-_PLACE_LEFT, _PLACE_RIGHT = _row_bits("place", "left"), _row_bits("place", "right")
-_DRAWN, _PASSED = _row_bits("draw"), _row_bits("pass")
+#: The kinds of :data:`draw_env.observation.EVENT_KINDS` (a placement's is its end).
+_KINDS = len(EVENT_KINDS)
+_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
 
 
 @_pytree
@@ -590,9 +574,8 @@ class DrawDominoes:
     def _fresh_history(self, hands: jax.Array) -> dict[str, jax.Array]:
         """The history fields of a freshly dealt hand (empty arrays without information states)."""
         if not self._information:
-            return dict.fromkeys(("dealt", "placed_at", "drawn", "events", "event_count"), jnp.zeros(0, jnp.int32))
-        tiles = jnp.zeros(self._num_tiles, jnp.int32)
-        return {"dealt": hands, "placed_at": tiles, "drawn": tiles,
+            return dict.fromkeys(("drawn", "events", "event_count"), jnp.zeros(0, jnp.int32))
+        return {"drawn": jnp.zeros(self._num_tiles, jnp.int32),
                 "events": jnp.zeros(self._info.max_events, jnp.int32), "event_count": jnp.int32(0)}
 
     @staticmethod
@@ -707,11 +690,10 @@ class DrawDominoes:
         if self._information:
             index = state.event_count
             slot = jnp.arange(self._info.max_events, dtype=jnp.int32) == index
-            row = jnp.where(is_place, jnp.where(end == 0, _PLACE_LEFT, _PLACE_RIGHT), jnp.where(is_draw, _DRAWN, _PASSED))
+            kind = jnp.where(is_place, end, jnp.where(is_draw, _KIND_DRAW, _KIND_PASS))
             played = played.replace(
-                placed_at=jnp.where(placed_here, index + 1, state.placed_at),
                 drawn=jnp.where(is_draw & (tile_ids == drawn), (index + 1) | seat << _SEAT_SHIFT, state.drawn),
-                events=jnp.where(slot, row | seat << _SEAT_SHIFT, state.events),
+                events=jnp.where(slot, 1 + _KINDS * seat + kind, state.events),
                 event_count=index + 1,
             )
         if not self._match:
@@ -885,17 +867,15 @@ class DrawDominoes:
             "target": jnp.int32(self.target if self._match else 0),
         })
         if self._information:
-            # The history's facts (draw_env.observation.HISTORY_FACTS): the observer's deal, the
-            # placements' event indices, the event indices of the observer's own draws, and each
-            # action's row as bits, its seat's bit turned relative to the observer.
-            seat = state.events >> _SEAT_SHIFT
-            turned = seat - player + n * (seat < player)
-            row = state.events & ((1 << _SEAT_SHIFT) - 1)
+            # The history's facts (draw_env.observation.HISTORY_FACTS): the event indices of the
+            # observer's own draws, and each action's code with its seat turned relative to the
+            # observer (1 + 4 * seat + kind becomes 1 + 4 * relative + kind).
+            seat = (state.events - 1) >> 2
+            turned = state.events + _KINDS * (n * (seat < player) - player)
             drawer = state.drawn >> _SEAT_SHIFT
             facts.update({
-                "dealt": _pick(state.dealt, player), "placed_at": state.placed_at,
                 "drawn_at": jnp.where((state.drawn != 0) & (drawer == player), state.drawn & ((1 << _SEAT_SHIFT) - 1), 0),
-                "events": row | jnp.where(row != 0, 1 << (turned + _SEAT_COLUMN), 0),
+                "events": jnp.where(state.events != 0, turned, 0),
             })
         return self._facts.read(facts)
 
@@ -907,9 +887,8 @@ class _FactTable:
 
     With an :class:`draw_env.observation.InformationLayout` the table reads the information
     state: the observation's entries, then the history blocks' from the facts of
-    :data:`draw_env.observation.HISTORY_FACTS` (the observer's ``dealt`` mask words, one value
-    per tile of ``placed_at`` and ``drawn_at``, and per action its ``events`` row as bits, column
-    ``c`` at bit ``c``), all in the same one pass.
+    :data:`draw_env.observation.HISTORY_FACTS` (one value per tile of ``drawn_at`` and per
+    action of ``events``), all in the same one pass.
 
     Attributes:
         observer_only: per per-seat fact, whether the table reads only the observer's row (then
@@ -941,32 +920,23 @@ class _FactTable:
         argument = np.where(is_bit, argument % _WORD_BITS, argument)
         self._names = list(FACTS)
         if information is not None:
-            source, kind, argument = self._history(information, words, source, kind, argument)
+            source, kind, argument = self._history(information, source, kind, argument)
         self._source = source.astype(np.int32)
         self._kind = kind.astype(np.int32)
         self._argument = argument.astype(np.int32)
 
-    def _history(self, information: Any, words: int, source: np.ndarray, kind: np.ndarray,
+    def _history(self, information: Any, source: np.ndarray, kind: np.ndarray,
                  argument: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The reads of the history blocks, appended to the observation's: one gather writes the
-        whole vector (measured faster than writing the ``events`` rows apart and joining them)."""
+        whole vector. Both blocks read their facts as values, one entry each."""
         tiles, events = information.num_tiles, information.max_events
-        self._lengths.update({"dealt": words, "placed_at": tiles, "drawn_at": tiles, "events": events})
+        self._lengths.update({"drawn_at": tiles, "events": events})
         start = int(sum(self._lengths[name] for name in self._names))
-        self._names += ["dealt", "placed_at", "drawn_at", "events"]
-        offsets = dict(zip(self._names[-4:], np.cumsum([start, words, tiles, tiles]).tolist()))
-        tile = np.arange(tiles)
-        row, column = np.divmod(np.arange(events * len(EVENT_COLUMNS)), len(EVENT_COLUMNS))
-        reads = [  # (source, kind, argument) of each block's entries, in the layout's order
-            (offsets["dealt"] + tile // _WORD_BITS, np.full(tiles, _BIT), tile % _WORD_BITS),
-            (offsets["placed_at"] + tile, np.full(tiles, _VALUE), np.zeros(tiles, np.int64)),
-            (offsets["drawn_at"] + tile, np.full(tiles, _VALUE), np.zeros(tiles, np.int64)),
-            (offsets["events"] + row, np.full(row.size, _BIT), column),
-        ]
-        assert [block.name for block in information.blocks] == self._names[-4:]
-        sources, kinds, arguments = zip(*reads)
-        return (np.concatenate([source, *sources]), np.concatenate([kind, *kinds]),
-                np.concatenate([argument, *arguments]))
+        self._names += ["drawn_at", "events"]
+        assert [block.name for block in information.blocks] == self._names[-2:]
+        history = np.arange(start, start + tiles + events)
+        return (np.concatenate([source, history]), np.concatenate([kind, np.full(history.size, _VALUE)]),
+                np.concatenate([argument, np.zeros(history.size, np.int64)]))
 
     def read(self, facts: dict[str, jax.Array]) -> jax.Array:
         """float32: the vector from every fact (int32, in relative seats), each fact's words last."""

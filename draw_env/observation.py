@@ -497,47 +497,48 @@ def facts_of_observation(observed: Layout, observation: np.ndarray) -> np.ndarra
 #
 # The observation forgets part of what its player knows: when another seat drew, and the order of
 # events beyond the placements. The information state keeps it all (perfect recall within the
-# hand): the observation unchanged as a prefix, then the observer's dealt tiles and the hand's
-# actions in order. It is a function of exactly the variant and table size, the public match
+# hand): the observation unchanged as a prefix, then when the observer drew each tile and one code
+# per action of the hand. It is a function of exactly the variant and table size, the public match
 # state (scores and target, in the prefix), the observer's dealt tiles, who opens the hand (the
 # prefix's to_act before any action) and the hand's actions so far, each with the relative seat
 # that took it, a placement's tile and end, a draw (with its tile where the observer drew it) and
-# a pass.
+# a pass. The prefix already holds the rest of that history: a placement's tile is the tile whose
+# placement_order is its rank among the placements, and the deal is the hand now plus the tiles
+# the observer placed less those it drew (docs/environment.md, "Information states", proves it).
 
 #: What the vector can be: the observation alone, or the information state.
 OBS_TYPES = ("observation", "information_state")
-#: The columns of one row of the ``events`` block: the relative seat that acted (one-hot, the
-#: observer first, then clockwise), the kind of action (one-hot) and a placement's end (one-hot).
-EVENT_COLUMNS = ("seat_0", "seat_1", "seat_2", "seat_3", "place", "draw", "pass", "left", "right")
-EVENT_WIDTH = len(EVENT_COLUMNS)
-_SEAT_COLUMN = EVENT_COLUMNS.index("seat_0")
-_PLACE, _DRAW, _PASS = (EVENT_COLUMNS.index(kind) for kind in ("place", "draw", "pass"))
-_LEFT_COLUMN = EVENT_COLUMNS.index("left")
+#: The kinds of action an event code tells apart, in code order.
+EVENT_KINDS = ("place_left", "place_right", "draw", "pass")
+#: The codes of the ``events`` block: 0 before the action, else ``1 + 4 * relative seat + kind``
+#: (:func:`event_code`), so 1 to :data:`EVENT_CODES`.
+EVENT_CODES = SEATS * len(EVENT_KINDS)
 
 #: The facts the history blocks read, beside the observation's :data:`FACTS`.
 HISTORY_FACTS: dict[str, str] = {
-    "dealt": "per seat, the mask of the tiles it held when the hand started",
-    "placed_at": "per tile id, k if the hand's k-th action placed it, else 0",
     "drawn_at": "per tile id, k if the hand's k-th action was the observer drawing it, else 0",
-    "events": "the hand's actions in order: seat, kind and end",
+    "events": "per action of the hand in order, its code (event_code), 0 past the last",
 }
+
+
+def event_code(relative_seat: int, kind: int) -> int:
+    """The ``events`` entry of an action taken by ``relative_seat`` (0 the observer, then
+    clockwise) of kind ``kind`` (an index of :data:`EVENT_KINDS`; a placement's kind is
+    ``action & 1``, its end): ``1 + 4 * relative_seat + kind``."""
+    return 1 + len(EVENT_KINDS) * relative_seat + kind
 
 
 def _history_blocks(num_tiles: int, max_events: int) -> tuple[Block, ...]:
     return (
-        Block("dealt", num_tiles, 1, "1 for each tile id the observer held when the hand started (its deal)",
-              "observer", "dealt", "bit"),
-        Block("placed_at", num_tiles, max_events, "per tile id, k if the hand's k-th action placed it, else 0",
-              fact="placed_at"),
         Block("drawn_at", num_tiles, max_events,
               "per tile id, k if the hand's k-th action was the observer drawing it, else 0 (others' draws: never)",
               fact="drawn_at"),
         Block(
             "events",
-            max_events * EVENT_WIDTH,
-            1,
-            f"{max_events} rows x {EVENT_WIDTH}: row k-1 is the hand's k-th action: relative seat one-hot (4), "
-            "kind one-hot (place, draw, pass), end one-hot (left, right; placements only); zeros past the last",
+            max_events,
+            EVENT_CODES,
+            f"per action of the hand in order, a code: 0 for none yet, else 1 + 4 x relative seat + kind "
+            f"(0 place at the left end, 1 place at the right end, 2 draw, 3 pass); {max_events} entries",
             fact="events",
         ),
     )
@@ -550,7 +551,7 @@ class InformationLayout:
 
     Attributes:
         observation: the prefix's layout (the variant's observation).
-        max_events: the rows of the ``events`` block, :attr:`draw_env.rules.DrawGame.max_hand_actions`.
+        max_events: the entries of the ``events`` block, :attr:`draw_env.rules.DrawGame.max_hand_actions`.
         blocks: the history blocks, in order after the prefix.
         offsets: where every block starts in the vector, the prefix's and the history's.
         size: the vector's length; ``high``: float32 ``(size,)``, each entry's upper bound (the
@@ -582,8 +583,8 @@ class InformationLayout:
 
     @property
     def num_tiles(self) -> int:
-        """T, the tiles of the set (one ``dealt`` entry each)."""
-        return next(block.size for block in self.blocks if block.name == "dealt")
+        """T, the tiles of the set (one ``drawn_at`` entry each)."""
+        return next(block.size for block in self.blocks if block.name == "drawn_at")
 
     def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
         """The vector cut into its named blocks, the prefix's and the history's (views)."""
@@ -591,7 +592,6 @@ class InformationLayout:
         for block in self.blocks:
             start = self.offsets[block.name]
             blocks[block.name] = vector[start : start + block.size]
-        blocks["events"] = blocks["events"].reshape(self.max_events, EVENT_WIDTH)
         return blocks
 
 
@@ -607,7 +607,7 @@ def _information_layout(num_players: int, max_pip: int, hand_size: int, protecte
 
 
 def check_history_room(game: DrawGame, boneyard_size: int) -> None:
-    """Refuse a deal whose boneyard outgrows the information state's ``events`` rows.
+    """Refuse a deal whose boneyard outgrows the information state's ``events`` entries.
 
     :attr:`draw_env.rules.DrawGame.max_hand_actions` bounds the actions of a hand whose hands
     hold at least the variant's ``n * hand_size`` tiles, i.e. whose boneyard holds at most
@@ -620,56 +620,70 @@ def check_history_room(game: DrawGame, boneyard_size: int) -> None:
     if boneyard_size > room:
         raise ValueError(
             f"with obs_type='information_state' the boneyard may hold at most {room} tiles (the variant deals "
-            f"{game.hand_size} to each of {game.num_players} players; the information state has rows for the "
+            f"{game.hand_size} to each of {game.num_players} players; the information state has entries for the "
             f"actions of such a hand), got {boneyard_size}"
         )
 
 
 def write_history(
-    info: InformationLayout, num_players: int, player: int, dealt: int, history: list[tuple[int, int, int]],
+    info: InformationLayout, num_players: int, player: int, history: list[tuple[int, int, int]],
     out: np.ndarray,
 ) -> None:
     """Write ``player``'s history blocks into ``out`` (the vector past the prefix, all zeros).
 
     Args:
-        dealt: the mask of the tiles ``player`` held when the hand started.
         history: the hand's actions in order, ``(absolute seat, action, tile drawn or -1)``
             (:attr:`draw_env.rules.DrawState.history`; a draw whose tile is not known yet reads -1).
 
     Raises:
-        ValueError: for more actions than the ``events`` rows (a deal :func:`check_history_room`
+        ValueError: for more actions than the ``events`` entries (a deal :func:`check_history_room`
             refuses).
     """
     if len(history) > info.max_events:
-        raise ValueError(f"{len(history)} actions, more than the {info.max_events} rows of the information state")
+        raise ValueError(f"{len(history)} actions, more than the {info.max_events} events of the information state")
     prefix = info.observation.size
-    start = {block.name: info.offsets[block.name] - prefix for block in info.blocks}
-    for tile in tiles.tiles_in(dealt):
-        out[start["dealt"] + tile] = 1
+    drawn_at = info.offsets["drawn_at"] - prefix
+    events = info.offsets["events"] - prefix
     draw = 2 * info.num_tiles
     for index, (seat, action, tile) in enumerate(history, start=1):
-        row = start["events"] + (index - 1) * EVENT_WIDTH
-        out[row + _SEAT_COLUMN + (seat - player) % num_players] = 1
-        if action < draw:
-            out[row + _PLACE] = 1
-            out[row + _LEFT_COLUMN + (action & 1)] = 1
-            out[start["placed_at"] + (action >> 1)] = index
-        elif action == draw:
-            out[row + _DRAW] = 1
-            if seat == player and tile >= 0:  # OpenSpiel's chance node picks a draw's tile after it
-                out[start["drawn_at"] + tile] = index
-        else:
-            out[row + _PASS] = 1
+        kind = action & 1 if action < draw else 2 if action == draw else 3
+        out[events + index - 1] = event_code((seat - player) % num_players, kind)
+        if action == draw and seat == player and tile >= 0:  # OpenSpiel's chance node picks a draw's tile after it
+            out[drawn_at + tile] = index
+
+
+def expand_events(vector: np.ndarray, game: DrawGame) -> np.ndarray:
+    """The ``events`` block of information states of ``game`` as one-hot rows: what a network reads.
+
+    An event code names a token (who acted and how), not a quantity: a network reads each as a
+    one-hot row (as here) or through an embedding of its code, never scaled as a number.
+
+    Args:
+        vector: information states, ``(size,)`` or a batch ``(..., size)``.
+
+    Returns:
+        float32 ``(..., E, 16)``: row ``k`` is 1 at column ``code - 1`` of the hand's ``k+1``-th
+        action (:func:`event_code`) and all zeros past the last action.
+
+    Raises:
+        ValueError: for a vector whose last axis is not the layout's size.
+    """
+    info = information_layout(game)
+    vector = np.asarray(vector)
+    if vector.shape[-1:] != (info.size,):
+        raise ValueError(f"an information state of this game has {info.size} entries, got shape {vector.shape}")
+    start = info.offsets["events"]
+    codes = np.rint(vector[..., start : start + info.max_events]).astype(np.int64)
+    return (codes[..., None] == np.arange(1, EVENT_CODES + 1)).astype(np.float32)
 
 
 def information_state(state: DrawState, player: int, match: bool = False) -> np.ndarray:
-    """``player``'s information state of ``state``, from the rules' deal and history: the
-    reference every engine's writer is checked against."""
+    """``player``'s information state of ``state``, from the rules' history: the reference every
+    engine's writer is checked against."""
     info = information_layout(state.game)
     vector = np.zeros(info.size, np.float32)
     vector[: info.observation.size] = observe_state(state, player, match)
-    write_history(info, state.num_players, player, state.dealt[player], state.history,
-                  vector[info.observation.size :])
+    write_history(info, state.num_players, player, state.history, vector[info.observation.size :])
     return vector
 
 
@@ -686,7 +700,12 @@ class InformationTable:
         self.history = np.zeros((game.num_players, self.info.history_size), np.float32)
         self._draw = game.draw_action
         prefix = self.info.observation.size
-        self._start = {block.name: self.info.offsets[block.name] - prefix for block in self.info.blocks}
+        self._drawn_at = self.info.offsets["drawn_at"] - prefix
+        self._events = self.info.offsets["events"] - prefix
+        players = game.num_players
+        # [seat, observer]: the code of a place-left by ``seat`` as ``observer`` sees it.
+        self._codes = np.array([[event_code((seat - observer) % players, 0) for observer in range(players)]
+                                for seat in range(players)], np.float32)
 
     @property
     def table(self) -> np.ndarray:
@@ -701,8 +720,7 @@ class InformationTable:
         self.observations.rebuild(state)
         self.history[:] = 0
         for player in range(self.game.num_players):
-            write_history(self.info, self.game.num_players, player, state.dealt[player], state.history,
-                          self.history[player])
+            write_history(self.info, self.game.num_players, player, state.history, self.history[player])
 
     def record(self, state: DrawState, seat: int, action: int, drawn: int) -> None:
         """Bring the tables up to date after ``seat`` played ``action`` (``drawn``: a draw's tile)."""
@@ -711,20 +729,10 @@ class InformationTable:
             self.rebuild(state)
             return
         index = len(state.history)
-        row = self._start["events"] + (index - 1) * EVENT_WIDTH
-        players = self.game.num_players
-        history = self.history
-        for player in range(players):
-            history[player, row + _SEAT_COLUMN + (seat - player) % players] = 1
-        if action < self._draw:
-            history[:, row + _PLACE] = 1
-            history[:, row + _LEFT_COLUMN + (action & 1)] = 1
-            history[:, self._start["placed_at"] + (action >> 1)] = index
-        elif action == self._draw:
-            history[:, row + _DRAW] = 1
-            history[seat, self._start["drawn_at"] + drawn] = index
-        else:
-            history[:, row + _PASS] = 1
+        kind = action & 1 if action < self._draw else 2 if action == self._draw else 3
+        self.history[:, self._events + index - 1] = self._codes[seat] + kind
+        if action == self._draw:
+            self.history[seat, self._drawn_at + drawn] = index
 
 
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:

@@ -23,8 +23,8 @@ from draw_env.tiles import tile_id
 VARIANTS = {
     "micro": (2, 2, 1, 2),
     "mini": (2, 3, 3, 3),
-    "midi": (3, 3, 2, 2),
-    "double-three": (2, 3, 3, 2),
+    "three-players": (3, 3, 2, 2),
+    "midi": (2, 3, 3, 2),
     "seeds-2": (2, 6, None, 2),
     "seeds-4": (4, 6, None, 2),
 }

@@ -18,8 +18,11 @@ from pettingzoo.test import api_test
 import draw_env
 from draw_env import game_tree
 from draw_env.observation import (
-    EVENT_COLUMNS,
+    EVENT_CODES,
+    EVENT_KINDS,
     OBS_TYPES,
+    event_code,
+    expand_events,
     information_layout,
     information_state,
     layout,
@@ -69,15 +72,15 @@ def test_the_layout_is_the_observation_then_the_history_blocks(name: str) -> Non
     game = game_of(name)
     info, observed = information_layout(game), layout(game)
     assert info.observation is observed
-    assert [block.name for block in info.blocks] == ["dealt", "placed_at", "drawn_at", "events"]
+    assert [block.name for block in info.blocks] == ["drawn_at", "events"]
     assert info.max_events == game.max_hand_actions
-    sizes = [game.num_tiles] * 3 + [game.max_hand_actions * len(EVENT_COLUMNS)]
+    sizes = [game.num_tiles, game.max_hand_actions]
     assert [block.size for block in info.blocks] == sizes
-    assert info.size == observed.size + sum(sizes)
+    assert info.size == observed.size + sum(sizes) and info.num_tiles == game.num_tiles
     np.testing.assert_array_equal(info.high[: observed.size], observed.high)
     high = info.split(info.high)
-    assert (high["dealt"] == 1).all() and (high["events"] == 1).all()
-    assert (high["placed_at"] == game.max_hand_actions).all() and (high["drawn_at"] == game.max_hand_actions).all()
+    assert (high["drawn_at"] == game.max_hand_actions).all() and (high["events"] == EVENT_CODES).all()
+    assert EVENT_CODES == 16
     env = make_env(name)
     space = env.observation_space("player_0")["observation"]
     assert space.shape == (info.size,) and space.dtype == np.float32
@@ -88,7 +91,7 @@ def test_the_layout_is_the_observation_then_the_history_blocks(name: str) -> Non
 def test_the_bound_of_the_seeds_games() -> None:
     """``n(T - protected - n) + (T - n * hand_size - protected) + 1``: the docs' figures."""
     assert [DrawGame(n).max_hand_actions for n in (2, 3, 4)] == [61, 75, 91]
-    assert [information_layout(DrawGame(n)).size for n in (2, 3, 4)] == [891, 1017, 1161]
+    assert [information_layout(DrawGame(n)).size for n in (2, 3, 4)] == [347, 361, 377]
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -116,26 +119,75 @@ def _events(vector: np.ndarray, game: DrawGame) -> np.ndarray:
 
 
 def test_the_history_blocks_say_what_happened() -> None:
-    """Seat 1's view of a short hand: its deal, each action's row, the placed and drawn tiles."""
+    """Seat 1's view of a short hand: each action's code, the drawn tiles."""
     pair = recall_pairs()[1]  # seat 1 draws before its first placement
     game = pair.game
     deal, actions = pair.first
     state = replay(game, deal, actions)
     for player in (0, 1):
         blocks = information_layout(game).split(information_state(state, player))
-        assert np.flatnonzero(blocks["dealt"]).tolist() == sorted(deal.hands[player])
-        rows = [[EVENT_COLUMNS[c] for c in np.flatnonzero(row)] for row in blocks["events"][: len(actions)]]
-        kinds = [["place", "left"], ["draw"], ["place", "left"], ["place", "right"], ["place", "right"]]
-        seats = [f"seat_{(seat - player) % 2}" for seat in (0, 1, 1, 0, 1)]
-        assert rows == [[seat, *kind] for seat, kind in zip(seats, kinds)]
+        kinds = ["place_left", "draw", "place_left", "place_right", "place_right"]
+        expected = [1 + 4 * ((seat - player) % 2) + EVENT_KINDS.index(kind) for seat, kind in zip((0, 1, 1, 0, 1), kinds)]
+        assert blocks["events"][: len(actions)].tolist() == expected
         assert not blocks["events"][len(actions) :].any()
-        placed = {int(t): int(k) for t, k in enumerate(blocks["placed_at"]) if k}
-        assert placed == {action >> 1: k for k, action in enumerate(actions, 1) if action < game.draw_action}
         drawn = {int(t): int(k) for t, k in enumerate(blocks["drawn_at"]) if k}
         assert drawn == ({deal.boneyard[0]: 2} if player == 1 else {})
+    assert [event_code(seat, kind) for seat in range(4) for kind in range(4)] == list(range(1, 17))
 
 
-@pytest.mark.parametrize("name", ["micro", "mini", "midi"])
+def _read_back(vector: np.ndarray, game: DrawGame) -> tuple[int, list[tuple[int, int, int]]]:
+    """The observer's deal and the hand's actions as it knows them, ``(relative seat, action,
+    tile drawn or -1)``, read from its vector alone: the deal is the hand now plus the tiles it
+    placed less those it drew, the tile of the k-th placement is the tile placed k-th."""
+    blocks = information_layout(game).split(vector)
+    tile_of = {int(k): t for t, k in enumerate(blocks["placement_order"]) if k}
+    drawn = {int(k): t for t, k in enumerate(blocks["drawn_at"]) if k}
+    placed_by_me = blocks["placed_by"][: game.num_tiles]
+    dealt = {t for t in range(game.num_tiles) if blocks["hand"][t] or placed_by_me[t]} - set(drawn.values())
+    actions, placements = [], 0
+    for index, code in enumerate(blocks["events"].astype(int), start=1):
+        if not code:
+            break
+        seat, kind = divmod(code - 1, 4)
+        if kind < 2:
+            placements += 1
+            actions.append((seat, 2 * tile_of[placements] + kind, -1))
+        else:
+            actions.append((seat, game.draw_action + kind - 2, drawn.get(index, -1)))
+    return sum(1 << t for t in dealt), actions
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_the_deal_and_every_action_are_read_back_from_the_vector(name: str) -> None:
+    """The blocks left out (the deal, each placement's tile) are functions of the vector: read
+    back, they are the rules' own, and so is every action with its seat and the observer's draws."""
+    game = game_of(name)
+    players = game.num_players
+    for env, _ in random_histories(name, "hand", 4 if name.startswith("seeds") else 12, seed=4):
+        state = env.state_ref
+        for seat, agent in enumerate(env.possible_agents):
+            dealt, actions = _read_back(env.observe(agent)["observation"], game)
+            assert dealt == state.dealt[seat]
+            assert actions == [((actor - seat) % players, action, tile if actor == seat else -1)
+                               for actor, action, tile in state.history]
+
+
+def test_expand_events_is_the_one_hot_of_each_code() -> None:
+    game = game_of("mini")
+    info = information_layout(game)
+    vectors = np.zeros((3, info.size), np.float32)
+    start = info.offsets["events"]
+    vectors[1, start : start + 3] = [1, 16, 7]
+    expanded = expand_events(vectors, game)
+    assert expanded.shape == (3, info.max_events, 16) and expanded.dtype == np.float32
+    assert not expanded[0].any() and not expanded[1, 3:].any()
+    assert [int(np.flatnonzero(row)[0]) for row in expanded[1, :3]] == [0, 15, 6]
+    assert expand_events(vectors[1], game).shape == (info.max_events, 16)
+    with pytest.raises(ValueError, match=f"{info.size} entries, got shape"):
+        expand_events(vectors[:, 1:], game)
+
+
+@pytest.mark.parametrize("name", ["micro", "mini", "three-players"])
 @pytest.mark.parametrize("episode", EPISODES)
 def test_what_a_seat_knows_and_its_vector_determine_each_other(name: str, episode: str) -> None:
     """Over many random histories of a small variant (which meet the same histories often): two
@@ -220,7 +272,7 @@ def test_the_bound_on_a_hand_is_reached_on_micro_and_its_last_row_is_written() -
     assert longest is not None
     for player in (0, 1):
         rows = _events(information_state(longest, player), game)
-        assert rows[-1].any() and rows.shape == (7, len(EVENT_COLUMNS))
+        assert rows[-1] and rows.shape == (7,)
 
 
 def test_the_bound_holds_on_mini_and_on_the_longest_hand_found_in_the_seeds_game() -> None:
@@ -236,7 +288,7 @@ def test_the_bound_holds_on_mini_and_on_the_longest_hand_found_in_the_seeds_game
         env.step(action)
     assert env.state_ref.result is not None and len(env.state_ref.history) == 51
     rows = _events(env.observe(last)["observation"], game)
-    assert rows[50].any() and not rows[51:].any()
+    assert rows[50] and not rows[51:].any()
     np.testing.assert_array_equal(env.observe(last)["observation"], information_state(env.state_ref, 1))
 
 
@@ -276,8 +328,8 @@ def test_copies_carry_the_history() -> None:
 
 
 def test_seats_in_the_events_are_relative_like_the_observations_seats() -> None:
-    """Each action's row names its seat as the observation's seat blocks do: the observer first,
-    then clockwise; the opener's first row marks the seat that ``to_act`` marked before it."""
+    """Each action's code names its seat as the observation's seat blocks do: the observer first,
+    then clockwise; the opener's first code names the seat that ``to_act`` marked before it."""
     by_seat: dict[int, set] = defaultdict(set)
     for env, _ in random_histories("seeds-4", "hand", 2, seed=6):
         state = env.state_ref
@@ -285,8 +337,8 @@ def test_seats_in_the_events_are_relative_like_the_observations_seats() -> None:
             continue
         seat = state.history[-1][0]
         for player, agent in enumerate(env.possible_agents):
-            row = _events(env.observe(agent)["observation"], state.game)[len(state.history) - 1]
-            by_seat[(seat - player) % 4].add(int(np.flatnonzero(row[:4])[0]))
+            code = _events(env.observe(agent)["observation"], state.game)[len(state.history) - 1]
+            by_seat[(seat - player) % 4].add((int(code) - 1) // 4)
     assert dict(by_seat) == {0: {0}, 1: {1}, 2: {2}, 3: {3}}
 
 

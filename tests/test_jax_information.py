@@ -28,9 +28,9 @@ from tests.information import (  # noqa: E402
 )
 
 QUICK = {"xla_backend_optimization_level": 0}
-#: (variant, episode): the variants one hand at a time (double-three plays as mini does, with one
+#: (variant, episode): the variants one hand at a time (midi plays as mini does, with one
 #: more drawable tile), and matches of 2 and 4 players.
-CASES = [(name, "hand") for name in VARIANTS if name != "double-three"] + [("midi", "match"), ("seeds-4", "match")]
+CASES = [(name, "hand") for name in VARIANTS if name != "midi"] + [("three-players", "match"), ("seeds-4", "match")]
 
 
 @functools.cache
@@ -64,7 +64,7 @@ def _dealt(name: str, deal: Deal):  # type: ignore[no-untyped-def]
     return init_deal(hands, np.array(deal.boneyard, np.int32), deal.opener)
 
 
-@pytest.mark.parametrize("name", ["mini", "midi", "seeds-2"])
+@pytest.mark.parametrize("name", ["mini", "three-players", "seeds-2"])
 def test_what_a_seat_cannot_see_changes_nothing(name: str) -> None:
     _, step, observe = functions(name)
     swaps = 0

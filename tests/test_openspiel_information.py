@@ -115,7 +115,7 @@ def test_histories_a_seat_tells_apart_differ_in_tensor_and_string() -> None:
         assert tensors[0] != tensors[1] and strings[0] != strings[1], pair.what
 
 
-@pytest.mark.parametrize("name", ["micro", "mini", "midi"])
+@pytest.mark.parametrize("name", ["micro", "mini", "three-players"])
 def test_the_string_tells_apart_exactly_what_the_tensor_does(name: str) -> None:
     """Over many random hands (which meet the same histories often), at every decision, for
     each seat: one string per tensor and one tensor per string. (At chance nodes the two differ

@@ -69,7 +69,7 @@ def test_histories_a_seat_tells_apart_give_different_vectors() -> None:
         assert not np.array_equal(seen[0], seen[1]), pair.what
 
 
-@pytest.mark.parametrize("name", ["midi", "seeds-4"])
+@pytest.mark.parametrize("name", ["three-players", "seeds-4"])
 def test_observe_gives_every_seats_information_state_between_its_turns(name: str) -> None:
     deal, actions = played_hand(game_of(name), seed=8)
     env = make_env(name)

@@ -3,8 +3,8 @@
 ``tensor`` is the environment's observation vector of the game's variant (the blocks of
 :func:`draw_env.observation.layout`, 258 entries in the seeds' game); the information state
 (perfect recall within the hand) is the environment's ``obs_type="information_state"`` vector
-(:func:`draw_env.observation.information_layout`): that observation, then the observer's deal
-and the hand's actions in order. The strings hold the same facts as text; the information state
+(:func:`draw_env.observation.information_layout`): that observation, then when the observer
+drew each tile and the hand's actions in order. The strings hold the same facts as text; the information state
 string lists every action since the deal, with the tile of each of the observer's own draws and
 nothing of the others'. In a match, earlier hands enter both only through the scores, which is
 all they bear on the rest of the match.
@@ -164,9 +164,7 @@ class DrawDominoesObserver:
         if self.perfect_recall:
             history = self.tensor[observed:]
             history[:] = 0
-            # A hand from a position starts with the hand the observer held there.
-            dealt = play.start.hands[player] if play.start is not None else tiles.mask_of(play.own_deal(player))
-            write_history(self.information, play.num_players, player, dealt, play.events, history)
+            write_history(self.information, play.num_players, player, play.events, history)
 
     def _deal_observation(self, play: Progress, player: int) -> np.ndarray:
         """What ``player`` observes of the hand being dealt (kept while the deal stays the same)."""
