@@ -14,7 +14,7 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 from draw_env import openspiel as draw_openspiel  # noqa: E402
-from draw_env.observation import information_layout, observe_state  # noqa: E402
+from draw_env.observation import event_code, information_layout, observe_state  # noqa: E402
 from tests.information import (  # noqa: E402
     VARIANTS,
     Deal,
@@ -148,8 +148,8 @@ def test_the_string_tells_apart_exactly_what_the_tensor_does(name: str) -> None:
 
 
 def test_a_position_starts_the_history_from_the_hand_held_there() -> None:
-    """A state from a position (search's): its deal block is the hand held at the position, its
-    events the actions since."""
+    """A state from a position (search's): its prefix is the position's observation and its
+    history starts there, empty, then holds the actions since."""
     game = load("seeds-2")
     deal, actions = played_hand(game_of("seeds-2"), seed=3)
     env = make_env("seeds-2")
@@ -161,7 +161,12 @@ def test_a_position_starts_the_history_from_the_hand_held_there() -> None:
     info = information_layout(game.rules)
     for seat in range(2):
         blocks = info.split(np.asarray(state.information_state_tensor(seat), np.float32))
-        assert np.flatnonzero(blocks["dealt"]).tolist() == position.hand_tiles(seat)
-        assert not blocks["events"].any()
+        assert not blocks["events"].any() and not blocks["drawn_at"].any()
         np.testing.assert_array_equal(np.asarray(state.information_state_tensor(seat))[: info.observation.size],
                                       observe_state(position, seat))
+    action = state.legal_actions()[0]
+    state.apply_action(action)
+    for seat in range(2):
+        blocks = info.split(np.asarray(state.information_state_tensor(seat), np.float32))
+        kind = action & 1 if action < game.rules.draw_action else action - game.rules.draw_action + 2
+        assert blocks["events"][:2].tolist() == [event_code((position.current - seat) % 2, kind), 0]
