@@ -131,10 +131,6 @@ WIN_LOSS = 2
 LINE_TILE_MASK = 63
 LINE_SEAT_SHIFT = 6
 LINE_END_SHIFT = 8
-#: A history entry (:func:`record_event`): the seat in the low 2 bits, then the kind of action
-#: (an index of :data:`draw_env.observation.EVENT_KINDS`), then a draw's tile.
-EVENT_KIND_SHIFT = 2
-EVENT_TILE_SHIFT = 4
 #: The kinds of :data:`draw_env.observation.EVENT_KINDS` (a placement's is its end, ``action & 1``).
 _KINDS = len(EVENT_KINDS)
 _KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
@@ -238,8 +234,8 @@ def state_size(max_pip: int) -> int:
 
 def history_state_size(game: DrawGame) -> int:
     """Slots of a state of ``game`` that keeps the hand's history (for information states):
-    :func:`state_size`, then one slot per action a hand can take."""
-    return state_size(game.max_pip) + game.max_hand_actions
+    :func:`state_size`, then one slot per 16 actions a hand can take (:func:`record_event`)."""
+    return state_size(game.max_pip) + -(-game.max_hand_actions // 16)
 
 
 @njit(cache=True, inline="always")
@@ -911,18 +907,17 @@ _OBSERVATION_SIZES = _observation_sizes()
 @njit(cache=True, inline="always")
 def record_event(state: np.ndarray, action: int) -> None:
     """Append ``action`` of the player to act (legal, about to be applied) to the state's
-    history slots (a state of :func:`history_state_size`): its seat, its kind and, for a draw,
-    the tile drawn (:data:`EVENT_KIND_SHIFT`, :data:`EVENT_TILE_SHIFT`)."""
-    num_tiles = state[S_NUM_TILES]
+    history slots (a state of :func:`history_state_size`): the k-th action of the hand as
+    ``4 * seat + kind`` (kind an index of :data:`draw_env.observation.EVENT_KINDS`) in bits
+    ``4 * (k % 16)`` of history slot ``k // 16``. A draw's tile is not kept: the hand's j-th
+    draw takes its boneyard's j-th tile."""
     index = state[S_EVENTS]
-    draw = 2 * num_tiles
-    if action < draw:
-        entry = (action & 1) << EVENT_KIND_SHIFT
-    elif action == draw:
-        entry = _KIND_DRAW << EVENT_KIND_SHIFT | state[S_BONEYARD + state[S_BONE_POS]] << EVENT_TILE_SHIFT
-    else:
-        entry = _KIND_PASS << EVENT_KIND_SHIFT
-    state[history_start(state) + index] = state[S_CURRENT] | entry
+    draw = 2 * state[S_NUM_TILES]
+    kind = action & 1 if action < draw else _KIND_DRAW if action == draw else _KIND_PASS
+    slot = history_start(state) + (index >> 4)
+    shift = (index & 15) << 2
+    # The first event of a slot overwrites what an earlier hand left there.
+    state[slot] = state[slot] * (shift != 0) | (_KINDS * state[S_CURRENT] + kind) << shift
     state[S_EVENTS] = index + 1
 
 
@@ -936,17 +931,21 @@ def write_information_state(state: np.ndarray, player: int, match: bool, out: np
     # The observation's writer clears the whole of ``out`` (the history blocks too) before
     # writing its blocks at their offsets.
     write_observation(state, player, match, out)
-    n = state[S_NUM_PLAYERS]
+    codes = _KINDS * state[S_NUM_PLAYERS]
+    turn = _KINDS * player
     first = history_start(state)
+    drawn = S_BONEYARD + state[S_BONE_START]  # the boneyard's next tile to have been drawn
+    # Without a branch (the kinds of action come in no order a predictor learns): each event
+    # writes its index at its drawn tile where it is the observer's draw, else at its own entry,
+    # which its code then overwrites.
     for k in range(state[S_EVENTS]):
-        entry = state[first + k]
-        seat = entry & 3
-        relative = seat - player
-        relative += n * (relative < 0)
-        kind = (entry >> EVENT_KIND_SHIFT) & 3
-        out[events + k] = 1 + _KINDS * relative + kind  # draw_env.observation.event_code
-        if kind == _KIND_DRAW and seat == player:
-            out[drawn_at + (entry >> EVENT_TILE_SHIFT)] = k + 1
+        entry = (state[first + (k >> 4)] >> ((k & 15) << 2)) & 15
+        is_draw = (entry & 3) == _KIND_DRAW
+        own = is_draw & (entry >> 2 == player)
+        out[events + k + own * (drawn_at + state[drawn] - events - k)] = k + 1
+        drawn += is_draw
+        code = entry - turn
+        out[events + k] = 1 + code + codes * (code < 0)  # draw_env.observation.event_code
 
 
 # ---------------------------------------------------------------------- batched kernels
