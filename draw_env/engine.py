@@ -14,7 +14,8 @@ One game is one ``int64`` array (a batch is ``(N, size)``; row ``i`` is game ``i
 slots, then ``T`` boneyard slots and ``T`` line slots, ``T`` the variant's tiles, so
 :func:`state_size` slots (:data:`STATE_SIZE`, 96, in the seeds' game; :data:`MAX_STATE_SIZE`,
 150, holds any variant). A state that keeps the hand's history, for information states, has
-``E`` more slots (:func:`history_state_size`, ``E`` = ``DrawGame.max_hand_actions``). Rows only as long as the variant needs keep the memory a batched step
+``ceil(E / 16)`` more slots (:func:`history_state_size`, ``E`` = ``DrawGame.max_hand_actions``).
+Rows only as long as the variant needs keep the memory a batched step
 sweeps small (rows sized for 55 tiles would make a step of 4,096 games of the seeds' game a
 quarter slower). Copy a state with ``state.copy()`` or ``dst[:] = src``. Seats are absolute;
 slots of seats past ``num_players`` stay zero. The variant (the set, the hand size, the protected
@@ -51,8 +52,8 @@ slot                size   meaning
 ``S_BONEYARD``      T      boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
 ``line_start``      T      placements in order, ``tile | seat << 6 | end << 8``, from slot
                            ``S_BONEYARD + T`` (:data:`S_LINE` in the seeds' game)
-``history_start``   E      optional: the hand's actions in order, from slot ``S_BONEYARD + 2T``,
-                           each as its seat, kind and drawn tile (``record_event``)
+``history_start``   E/16   optional: the hand's actions in order, from slot ``S_BONEYARD + 2T``,
+                           16 to a slot, 4 bits each: ``4 * seat + kind`` (``record_event``)
 ==================  =====  ==============================================================
 
 Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
