@@ -102,8 +102,8 @@ def test_a_bad_obs_type_is_refused() -> None:
 def test_the_largest_sets_and_longest_hands_match_the_aec_environment(
     players: int, max_pip: int, hand_size: int | None, protected: int
 ) -> None:
-    """Double-nine (a draw's tile id up to 54 in a history slot) and the variant of the most
-    rows (4 players, one tile each, nothing protected: 256)."""
+    """Double-nine (a drawn tile id up to 54, read from the boneyard) and the variant of the most
+    actions (4 players, one tile each, nothing protected: 256, 16 history slots of 16 codes)."""
     venv = DrawVectorEnv(3, players, max_pip=max_pip, hand_size=hand_size, protected=protected,
                          obs_type="information_state")
     ended, _ = play_against_aec(venv, max_pip, 200)
