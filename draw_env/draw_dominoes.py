@@ -21,7 +21,9 @@ hold the single lowest total when the hand blocks. The rules live in `draw_env/r
 ### Observations
 A dict with `observation` (the blocks of `draw_env.observation.BLOCKS`, relative seats: the
 observer first, then clockwise) and `action_mask` (1 for each legal action of the agent to act,
-all zeros for the others). Nothing in it depends on tiles the observer cannot see.
+all zeros for the others). Nothing in it depends on tiles the observer cannot see. With
+`obs_type="information_state"` the vector is that observation followed by when the player drew
+each tile and the hand's actions in order (perfect recall; `draw_env.observation.information_layout`).
 
 ### Rewards
 Rewards arrive when a hand ends, for every agent. `zero_sum`: the agent's hand points minus
@@ -52,7 +54,14 @@ from pettingzoo.utils.wrappers import BaseWrapper
 
 from draw_env import render
 from draw_env.checks import check_bool, check_choice, check_int, check_seed, is_integer, warn_unknown_options
-from draw_env.observation import ObservationTable, layout
+from draw_env.observation import (
+    OBS_TYPES,
+    InformationTable,
+    ObservationTable,
+    check_history_room,
+    information_layout,
+    layout,
+)
 from draw_env.rules import (
     EPISODES,
     LANGUAGES,
@@ -98,6 +107,9 @@ class raw_env(AECEnv):
             double-``max_pip`` set (2 to 9), tiles dealt to each player (``None``: 7, or 6 with
             4 players) and boneyard tiles never drawn. The defaults are the seeds' game. A set of
             ``T`` tiles has ``Discrete(2T + 2)`` actions and its own observation length.
+        obs_type: what ``observation`` holds: ``"observation"`` (the default; what the player
+            sees now) or ``"information_state"`` (that observation followed by when the player drew
+            each tile and the hand's actions in order: perfect recall; :func:`draw_env.observation.information_layout`).
 
     Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) hold the whole running game, the deal
     RNG included: a copy continues exactly like the original under the same actions, and the two
@@ -123,6 +135,7 @@ class raw_env(AECEnv):
         max_pip: int = 6,
         hand_size: int | None = None,
         protected: int = 2,
+        obs_type: str = "observation",
     ) -> None:
         super().__init__()
         num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
@@ -131,6 +144,7 @@ class raw_env(AECEnv):
         check_reward_episode(reward, episode)
         check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         check_choice("lang", lang, LANGUAGES)
+        self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         self.game = DrawGame(num_players, max_pip, hand_size, protected)
         self.episode = episode
         self.reward_scheme = reward
@@ -138,7 +152,8 @@ class raw_env(AECEnv):
         self.lang = lang
         self.reveal_hands = check_bool("reveal_hands", reveal_hands)
         self.possible_agents = [f"player_{seat}" for seat in range(num_players)]
-        observed = layout(self.game)
+        information = obs_type == "information_state"
+        observed = information_layout(self.game) if information else layout(self.game)
         num_actions = self._num_actions = self.game.num_actions
         self._draw_action = self.game.draw_action
         self.observation_spaces = {
@@ -152,7 +167,10 @@ class raw_env(AECEnv):
         }
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
-        self._table = ObservationTable(self.game, match=episode == "match")
+        match = episode == "match"
+        self._table: InformationTable | ObservationTable = (
+            InformationTable(self.game, match) if information else ObservationTable(self.game, match)
+        )
         self._rng = random.Random()  # from entropy, until a reset gives a seed
         self._state: DrawState | None = None
         self._mask: bytes | None = None  # the acting agent's mask, computed on demand
@@ -247,7 +265,10 @@ class raw_env(AECEnv):
         if opener is None:
             opener = rng.randrange(game.num_players)
         try:
-            return game.state_from_deal(options["hands"], options["boneyard"], opener, scores)
+            state = game.state_from_deal(options["hands"], options["boneyard"], opener, scores)
+            if self.obs_type == "information_state":
+                check_history_room(game, len(state.boneyard))
+            return state
         except ValueError as error:
             rng.setstate(before)
             raise ValueError(f"options['hands'] / options['boneyard']: {error}") from None

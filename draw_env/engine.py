@@ -13,7 +13,9 @@ State layout
 One game is one ``int64`` array (a batch is ``(N, size)``; row ``i`` is game ``i``): 40 fixed
 slots, then ``T`` boneyard slots and ``T`` line slots, ``T`` the variant's tiles, so
 :func:`state_size` slots (:data:`STATE_SIZE`, 96, in the seeds' game; :data:`MAX_STATE_SIZE`,
-150, holds any variant). Rows only as long as the variant needs keep the memory a batched step
+150, holds any variant). A state that keeps the hand's history, for information states, has
+``ceil(E / 16)`` more slots (:func:`history_state_size`, ``E`` = ``DrawGame.max_hand_actions``).
+Rows only as long as the variant needs keep the memory a batched step
 sweeps small (rows sized for 55 tiles would make a step of 4,096 games of the seeds' game a
 quarter slower). Copy a state with ``state.copy()`` or ``dst[:] = src``. Seats are absolute;
 slots of seats past ``num_players`` stay zero. The variant (the set, the hand size, the protected
@@ -43,12 +45,15 @@ slot                size   meaning
 ``S_HAND_NUMBER``   1      hands dealt before this one in the match
 ``S_WINNER``        1      the seat that scored, -1 for none (or while playing)
 ``S_RNG``           1      this game's splitmix64 generator state (the bits of a uint64)
+``S_EVENTS``        1      actions recorded in the history slots this hand (0 without them)
 ``S_SCORES``        4      match scores, the finished hand included
 ``S_POINTS``        4      points each seat scored in the hand (valid once the hand is over)
 ``S_DEALT``         4      each hand as dealt at the start of the hand (for records)
 ``S_BONEYARD``      T      boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
 ``line_start``      T      placements in order, ``tile | seat << 6 | end << 8``, from slot
                            ``S_BONEYARD + T`` (:data:`S_LINE` in the seeds' game)
+``history_start``   E/16   optional: the hand's actions in order, from slot ``S_BONEYARD + 2T``,
+                           16 to a slot, 4 bits each: ``4 * seat + kind`` (``record_event``)
 ==================  =====  ==============================================================
 
 Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
@@ -65,7 +70,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from draw_env import tiles
-from draw_env.observation import DEFAULT_LAYOUT, Block, Layout, layout
+from draw_env.observation import DEFAULT_LAYOUT, EVENT_KINDS, Block, Layout, layout
 from draw_env.rules import MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame
 
 #: The index of a mask's lowest set bit (numba's intrinsic; numba code only).
@@ -102,6 +107,7 @@ S_OPENER = 23
 S_HAND_NUMBER = 24
 S_WINNER = 25
 S_RNG = 26
+S_EVENTS = 27
 S_SCORES = 28
 S_POINTS = 32
 S_DEALT = 36
@@ -126,6 +132,12 @@ WIN_LOSS = 2
 LINE_TILE_MASK = 63
 LINE_SEAT_SHIFT = 6
 LINE_END_SHIFT = 8
+#: The kinds of :data:`draw_env.observation.EVENT_KINDS` (a placement's is its end, ``action & 1``).
+_KINDS = len(EVENT_KINDS)
+_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
+#: Bit 0 of each of a history slot's 16 nibbles, and the kind's two bits of each.
+_NIBBLES = 0x1111111111111111
+_KIND_BITS = 0x3333333333333333
 
 
 #: Where each block of a seeds'-game observation starts (:data:`draw_env.observation.OFFSETS`), as
@@ -224,6 +236,26 @@ def state_size(max_pip: int) -> int:
     return S_BONEYARD + 2 * tiles.tile_set(max_pip).num_tiles
 
 
+def history_state_size(game: DrawGame) -> int:
+    """Slots of a state of ``game`` that keeps the hand's history (for information states):
+    :func:`state_size`, then one slot per 16 actions a hand can take (:func:`record_event`)."""
+    return state_size(game.max_pip) + -(-game.max_hand_actions // 16)
+
+
+@njit(cache=True, inline="always")
+def history_start(state: np.ndarray) -> int:
+    """The first history slot: after the variant's T boneyard and T line slots."""
+    return S_BONEYARD + 2 * state[S_NUM_TILES]
+
+
+@njit(cache=True, inline="always")
+def max_hand_actions(state: np.ndarray) -> int:
+    """The most actions a hand of the state's variant takes (``DrawGame.max_hand_actions``)."""
+    n = state[S_NUM_PLAYERS]
+    free = state[S_NUM_TILES] - state[S_PROTECTED]
+    return n * (free - n) + (free - n * state[S_HAND_SIZE]) + 1
+
+
 @njit(cache=True, inline="always")
 def boneyard_count(state: np.ndarray) -> int:
     return state[S_BONE_END] - state[S_BONE_POS]
@@ -316,6 +348,7 @@ def _start_hand(state: np.ndarray, opener: int) -> None:
     state[S_LINE_COUNT] = 0
     state[S_STATUS] = PLAYING
     state[S_WINNER] = -1
+    state[S_EVENTS] = 0
 
 
 @njit(cache=True)
@@ -861,6 +894,76 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
         _write_blocks(state, player, match, _PROGRAMS[max_pip], out)
 
 
+def _observation_sizes() -> np.ndarray:
+    """Every set's observation length, by ``max_pip`` (rows below 2 unused)."""
+    sizes = np.zeros(tiles.MAX_PIP + 1, np.int64)
+    for max_pip in range(tiles.MIN_PIP, tiles.MAX_PIP + 1):
+        sizes[max_pip] = layout(DrawGame(MIN_PLAYERS, max_pip, hand_size=1, protected=0)).size
+    return sizes
+
+
+_OBSERVATION_SIZES = _observation_sizes()
+
+
+# ---------------------------------------------------------------------- information states
+
+
+@njit(cache=True, inline="always")
+def record_event(state: np.ndarray, action: int) -> None:
+    """Append ``action`` of the player to act (legal, about to be applied) to the state's
+    history slots (a state of :func:`history_state_size`): the k-th action of the hand as
+    ``4 * seat + kind`` (kind an index of :data:`draw_env.observation.EVENT_KINDS`) in bits
+    ``4 * (k % 16)`` of history slot ``k // 16``. A draw's tile is not kept: the hand's j-th
+    draw takes its boneyard's j-th tile."""
+    index = state[S_EVENTS]
+    draw = 2 * state[S_NUM_TILES]
+    kind = action & 1 if action < draw else _KIND_DRAW if action == draw else _KIND_PASS
+    slot = history_start(state) + (index >> 4)
+    shift = (index & 15) << 2
+    # The first event of a slot overwrites what an earlier hand left there.
+    state[slot] = state[slot] * (shift != 0) | (_KINDS * state[S_CURRENT] + kind) << shift
+    state[S_EVENTS] = index + 1
+
+
+@njit(cache=True)
+def write_information_state(state: np.ndarray, player: int, match: bool, out: np.ndarray) -> None:
+    """``player``'s information state of ``state`` (a state that keeps its history) into ``out``
+    (float32, :func:`draw_env.observation.information_layout`'s size): the observation, then
+    the blocks ``drawn_at`` and ``events`` written from the history (:func:`record_event`)."""
+    drawn_at = _OBSERVATION_SIZES[state[S_MAX_PIP]]
+    events = drawn_at + state[S_NUM_TILES]
+    # The observation's writer clears the whole of ``out`` (the history blocks too) before
+    # writing its blocks at their offsets.
+    write_observation(state, player, match, out)
+    codes = _KINDS * state[S_NUM_PLAYERS]
+    turn = _KINDS * player
+    first = history_start(state)
+    count = state[S_EVENTS]
+    for k in range(count):  # no branch, no store but its own: the compiler vectorises it
+        code = ((state[first + (k >> 4)] >> ((k & 15) << 2)) & 15) - turn
+        out[events + k] = 1 + code + codes * (code < 0)  # draw_env.observation.event_code
+    # The observer's draws, found 16 actions at a time: bit 4i of ``drawn`` (``own``) is set where
+    # the slot's i-th action is a draw (the observer's draw). The j-th draw took the boneyard's
+    # j-th tile.
+    bone = S_BONEYARD + state[S_BONE_START]
+    mine = (_KINDS * player + _KIND_DRAW) * _NIBBLES
+    before = 0
+    for slot in range((count + 15) >> 4):
+        word = state[first + slot]
+        left = count - 16 * slot
+        valid = _NIBBLES if left >= 16 else _NIBBLES & ((1 << (left << 2)) - 1)
+        kind = (word & _KIND_BITS) ^ (_KIND_DRAW * _NIBBLES)
+        drawn = ~(kind | kind >> 1) & valid
+        same = word ^ mine
+        own = ~(same | same >> 1 | same >> 2 | same >> 3) & valid
+        while own:
+            bit = trailing_zeros(own)
+            tile = state[bone + before + popcount(drawn & ((1 << bit) - 1))]
+            out[drawn_at + tile] = 16 * slot + (bit >> 2) + 1
+            own &= own - 1
+        before += popcount(drawn)
+
+
 # ---------------------------------------------------------------------- batched kernels
 
 
@@ -891,12 +994,20 @@ def _record_deal(i: int, state: np.ndarray, deal_hands: np.ndarray, deal_boneyar
 
 
 @njit(cache=True, inline="always")
-def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, observe: bool, obs: np.ndarray,
-                   mask: np.ndarray, current: np.ndarray) -> None:
+def _observe(state: np.ndarray, player: int, match: bool, information: bool, out: np.ndarray) -> None:
+    if information:
+        write_information_state(state, player, match, out)
+    else:
+        write_observation(state, player, match, out)
+
+
+@njit(cache=True, inline="always")
+def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, observe: bool, information: bool,
+                   obs: np.ndarray, mask: np.ndarray, current: np.ndarray) -> None:
     seat = state[S_CURRENT]
     current[k] = seat
     if observe:
-        write_observation(state, seat, match, obs[k])
+        _observe(state, seat, match, information, obs[k])
     if finished:
         for a in range(mask.shape[1]):
             mask[k, a] = 0
@@ -911,7 +1022,7 @@ def _step_kernel(loop: type) -> Callable[..., int]:
 
     @njit(cache=True, parallel=loop is prange)
     def step(states: np.ndarray, rows: np.ndarray, actions: np.ndarray, match: bool, scheme: int, autoreset: bool,
-             observe: bool, bad: np.ndarray, finished: np.ndarray, hand_points: np.ndarray,
+             observe: bool, information: bool, bad: np.ndarray, finished: np.ndarray, hand_points: np.ndarray,
              hand_pips_out: np.ndarray, score_out: np.ndarray, blocked: np.ndarray, winner: np.ndarray,
              deal_hands: np.ndarray, deal_boneyard: np.ndarray, deal_opener: np.ndarray, hand_number: np.ndarray,
              obs: np.ndarray, mask: np.ndarray, current: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
@@ -924,8 +1035,10 @@ def _step_kernel(loop: type) -> Callable[..., int]:
         actions are ignored), the infos ``hand_points``, ``hand_pips_out``, ``score_out``
         ``(N, n)``, ``blocked`` and ``winner`` ``(N,)``, and the deal of the hand in play
         (``deal_hands`` ``(N, n)``, ``deal_boneyard`` ``(N, T)``, ``deal_opener`` and
-        ``hand_number`` ``(N,)``, written when a hand is dealt). Writes by row ``k``: ``obs``
-        ``(k, size)`` float32 (skipped when ``observe`` is False), ``mask`` ``(k, 2T+2)`` int8,
+        ``hand_number`` ``(N,)``, written when a hand is dealt). With ``information`` the states
+        keep their history (:func:`history_state_size`) and ``obs`` holds information states.
+        Writes by row ``k``: ``obs`` ``(k, size)`` float32 (skipped when ``observe`` is False),
+        ``mask`` ``(k, 2T+2)`` int8,
         ``current`` ``(k,)``, ``rewards`` ``(k, n)`` float32, ``terminated`` ``(k,)`` and
         ``hand_ended`` ``(k,)`` (a hand ended at this step; in a match also when the episode goes
         on).
@@ -947,6 +1060,8 @@ def _step_kernel(loop: type) -> Callable[..., int]:
             # An ended game stays ended: zero rewards, infos kept (pgx, AEC).
             terminated[k] = finished[i]
             if not finished[i]:
+                if information:
+                    record_event(state, actions[k])
                 status = apply_action(state, actions[k])
                 if status == PLAYING:
                     _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked, winner)
@@ -970,7 +1085,7 @@ def _step_kernel(loop: type) -> Callable[..., int]:
                         next_hand(state)
                     if not finished[i]:
                         _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
-            _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
+            _write_outputs(k, state, finished[i], match, observe, information, obs, mask, current)
         return 0
 
     return step
@@ -997,6 +1112,7 @@ def masks_of(states: np.ndarray, finished: np.ndarray, mask: np.ndarray) -> None
 def reset_batch(
     states: np.ndarray,
     match: bool,
+    information: bool,
     scores: np.ndarray,
     fixed: np.ndarray,
     fixed_hands: np.ndarray,
@@ -1020,7 +1136,7 @@ def reset_batch(
     """Start a new episode in every game: a fixed deal where ``fixed[i]``, else a random one.
 
     ``scores (N, 4)`` are the starting scores, ``openers (N,)`` the openers (-1: lottery); the
-    other arrays are :data:`step_batch`'s.
+    other arrays and ``information`` are :data:`step_batch`'s.
     """
     for i in range(states.shape[0]):
         state = states[i]
@@ -1034,21 +1150,23 @@ def reset_batch(
         finished[i] = False
         _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked, winner)
         _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
-        _write_outputs(i, state, False, match, True, obs, mask, current)
+        _write_outputs(i, state, False, match, True, information, obs, mask, current)
 
 
 @njit(cache=True)
-def observe_batch(states: np.ndarray, seat: int, match: bool, out: np.ndarray) -> None:
-    """Every game's observation from absolute seat ``seat`` into ``out`` (N, size)."""
+def observe_batch(states: np.ndarray, seat: int, match: bool, information: bool, out: np.ndarray) -> None:
+    """Every game's observation (``information``: information state) from absolute seat ``seat``
+    into ``out`` (N, size)."""
     for i in range(states.shape[0]):
-        write_observation(states[i], seat, match, out[i])
+        _observe(states[i], seat, match, information, out[i])
 
 
 @njit(cache=True)
-def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, out: np.ndarray) -> None:
-    """Game ``i``'s observation from absolute seat ``seats[i]`` into ``out[i]`` (N, size)."""
+def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, information: bool, out: np.ndarray) -> None:
+    """Game ``i``'s observation (``information``: information state) from absolute seat
+    ``seats[i]`` into ``out[i]`` (N, size)."""
     for i in range(states.shape[0]):
-        write_observation(states[i], seats[i], match, out[i])
+        _observe(states[i], seats[i], match, information, out[i])
 
 
 @njit(cache=True)

@@ -29,7 +29,7 @@ from numba import njit, types
 from numba.typed import Dict
 
 from draw_env.engine import write_placements
-from draw_env.observation import layout
+from draw_env.observation import EVENT_KINDS, information_layout, layout
 from draw_env.rules import DrawGame
 
 #: Bytes per node and per information-state action that :func:`build_tree` allocates (the node
@@ -97,6 +97,41 @@ class GameTree:
         rows = np.repeat(np.arange(count), np.diff(self.action_start[seat]))
         mask[rows, self.actions[seat]] = 1
         return mask
+
+    def information_states(self, seat: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """uint8 ``(len(rows), size)``: the information-state vector (the environment's
+        ``obs_type="information_state"``, :func:`draw_env.observation.information_layout`) of
+        each of ``seat``'s information states ``rows`` (default all), as float32 exactly the
+        environment's.
+
+        Built on demand, not kept: each information state's history is read back from one of its
+        nodes (parent links walked to the root, the deal of that root), so the memory is the
+        result's, ``len(rows) * size`` bytes (``max_pip=3, hand_size=3, protected=3``: 136
+        bytes each, about 0.21 GB for all of one seat's 1.5 million), plus four bytes a node
+        while it is built. Distinct information states have distinct vectors.
+        """
+        count = self.num_infosets(seat)
+        rows = np.arange(count) if rows is None else np.asarray(rows, np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= count)):
+            raise ValueError(f"rows must be information states of seat {seat}: integers in 0..{count - 1}")
+        return self.information_states_at(seat, _first_nodes(self.player, self.infoset, seat, count)[rows])
+
+    def information_states_at(self, seat: int, nodes: np.ndarray) -> np.ndarray:
+        """uint8 ``(len(nodes), size)``: ``seat``'s information-state vector at each of ``nodes``
+        (nodes where ``seat`` acts), read from each node's own path: the same for every node of
+        one information state."""
+        nodes = np.asarray(nodes, np.int64)
+        if nodes.ndim != 1 or not np.all(self.player[nodes] == seat):
+            raise ValueError(f"nodes must be nodes where seat {seat} acts")
+        info = information_layout(self.game)
+        out = np.zeros((len(nodes), info.size), np.uint8)
+        out[:, : info.observation.size] = self.observations[seat][self.infoset[nodes]]
+        _write_histories(
+            nodes, seat, _parents(self.first_child, self.num_children, self.player), self.player, self.infoset,
+            self.first_child, self.action_start[0], self.actions[0], self.action_start[1], self.actions[1],
+            deals(self.game), self.game.num_tiles, info.observation.size, out,
+        )
+        return out
 
 
 def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -373,6 +408,43 @@ def _count_nodes(
     return total
 
 
+def longest_hand(game: DrawGame) -> int:
+    """The most actions any hand of ``game`` (2 players) takes, every deal and every line of play
+    enumerated: how close :attr:`draw_env.rules.DrawGame.max_hand_actions` comes to the truth.
+
+    A walk of the whole tree without keeping it (``max_pip=3, hand_size=3, protected=3`` takes a
+    few seconds)."""
+    return _longest(deals(game), game.num_tiles, game.protected, *_tables(game))
+
+
+@njit(cache=True)
+def _longest(
+    deals: np.ndarray, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray, holding: np.ndarray,
+    pips: np.ndarray,
+) -> int:
+    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
+    stack = np.zeros(_stack_shape(num_tiles), np.int64)
+    legal = np.zeros(2 * num_tiles + 2, np.int64)
+    longest = 0
+    for d in range(deals.shape[0]):
+        deal = deals[d]
+        _start(stack[0], deal)
+        top = 1
+        while top:
+            top -= 1
+            row = stack[top].copy()
+            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            for k in range(count):
+                child = stack[top]
+                child[:] = row
+                child[_DEPTH] = row[_DEPTH] + 1
+                if np.isnan(_apply(child, deal, legal[k], num_tiles, low, high, pips)):
+                    top += 1
+                else:
+                    longest = max(longest, child[_DEPTH])
+    return longest
+
+
 @njit(cache=True)
 def _knuth_estimate(
     deals: np.ndarray, probes: int, seed: int, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray,
@@ -558,6 +630,72 @@ def _write_observation(
         else:
             out[i] = 1 if value == argument[i] else 0
 
+
+
+@njit(cache=True)
+def _parents(first_child: np.ndarray, num_children: np.ndarray, player: np.ndarray) -> np.ndarray:
+    """int32 ``(nodes,)``: each node's parent (-1 for a root)."""
+    parent = np.full(player.shape[0], -1, np.int32)
+    for node in range(player.shape[0]):
+        if player[node] >= 0:
+            for k in range(num_children[node]):
+                parent[first_child[node] + k] = node
+    return parent
+
+
+@njit(cache=True)
+def _first_nodes(player: np.ndarray, infoset: np.ndarray, seat: int, count: int) -> np.ndarray:
+    """int64 ``(count,)``: the first node of each of ``seat``'s information states."""
+    first = np.full(count, -1, np.int64)
+    for node in range(player.shape[0]):
+        if player[node] == seat and first[infoset[node]] < 0:
+            first[infoset[node]] = node
+    return first
+
+
+#: The kinds of action of an event code, for the compiled writer below.
+_KINDS = len(EVENT_KINDS)
+_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
+
+
+@njit(cache=True)
+def _write_histories(
+    nodes: np.ndarray, seat: int, parent: np.ndarray, player: np.ndarray, infoset: np.ndarray,
+    first_child: np.ndarray, start0: np.ndarray, actions0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
+    deals: np.ndarray, num_tiles: int, prefix: int, out: np.ndarray,
+) -> None:
+    """Write the history blocks of ``seat``'s information state at each of ``nodes`` into the
+    rows of ``out`` (the observation prefix already there, the rest zeros): every action on the
+    path from the root, read from the parents' legal actions, and the tiles of the seat's draws
+    from the deal of the node's root (:func:`draw_env.observation.write_history`)."""
+    path = np.zeros(3 * num_tiles, np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
+    seats = np.zeros(path.shape[0], np.int64)
+    draw = 2 * num_tiles
+    events = prefix + num_tiles
+    for r in range(nodes.shape[0]):
+        node = nodes[r]
+        length = 0
+        while parent[node] >= 0:
+            above = parent[node]
+            actor = player[above]
+            start = start0[infoset[above]] if actor == 0 else start1[infoset[above]]
+            index = start + node - first_child[above]
+            path[length] = actions0[index] if actor == 0 else actions1[index]
+            seats[length] = actor
+            length += 1
+            node = above
+        deal = deals[node]  # the roots are the deals, in order
+        row = out[r]
+        draws = 0
+        for k in range(length):
+            action = path[length - 1 - k]
+            actor = seats[length - 1 - k]
+            kind = action & 1 if action < draw else _KIND_DRAW if action == draw else _KIND_PASS
+            row[events + k] = 1 + _KINDS * ((actor - seat) % 2) + kind  # draw_env.observation.event_code
+            if action == draw:
+                if actor == seat:
+                    row[prefix + deal[3 + draws]] = k + 1
+                draws += 1
 
 
 def best_response(tree: GameTree, responder: int, policy: np.ndarray) -> tuple[float, np.ndarray]:

@@ -36,7 +36,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from draw_env.checks import check_choice
-from draw_env.observation import FACTS, READS, SEATS, layout
+from draw_env.observation import (
+    EVENT_KINDS,
+    FACTS,
+    OBS_TYPES,
+    READS,
+    SEATS,
+    check_history_room,
+    information_layout,
+    layout,
+)
 from draw_env.rules import (
     DEFAULT_MAX_PIP,
     EPISODES,
@@ -176,6 +185,16 @@ class State(_Pytree):
         opener: int32 ``()``, this hand's opener.
         hand_number: int32 ``()``, hands dealt before this one in the match.
         key: uint32 ``(2,)``, the key later hands of a match are dealt from.
+
+    The hand's history, for ``obs_type="information_state"`` (with ``"observation"`` each of
+    these is an empty int32 ``(0,)``; ``E`` = ``DrawGame.max_hand_actions``):
+
+    Attributes:
+        drawn: int32 ``(T,)``, per tile ``k | seat << 9`` if the hand's k-th action was ``seat``
+            drawing it, else 0.
+        events: int32 ``(E,)``, each action so far as its code with absolute seats,
+            :func:`draw_env.observation.event_code` of ``(seat, kind)``; 0 past the last.
+        event_count: int32 ``()``, the hand's actions so far.
     """
 
     current_player: jax.Array
@@ -202,6 +221,16 @@ class State(_Pytree):
     opener: jax.Array
     hand_number: jax.Array
     key: jax.Array
+    drawn: jax.Array
+    events: jax.Array
+    event_count: jax.Array
+
+
+#: Where a seat starts in ``State.drawn`` (past the event index, up to 256).
+_SEAT_SHIFT = 9
+#: The kinds of :data:`draw_env.observation.EVENT_KINDS` (a placement's is its end).
+_KINDS = len(EVENT_KINDS)
+_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
 
 
 @_pytree
@@ -351,6 +380,10 @@ class DrawDominoes:
         max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`): the
             double-``max_pip`` set, tiles dealt to each player (None: 7 with 2 or 3 players, 6
             with 4) and boneyard tiles never drawn.
+        obs_type: ``"observation"`` (the default) or ``"information_state"``: what
+            ``state.observation`` and :meth:`observe` give, as the AEC environment's argument of
+            that name (the observation, then the player's deal and the hand's actions in order;
+            the state then keeps the hand's history).
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
@@ -367,8 +400,10 @@ class DrawDominoes:
         max_pip: int = DEFAULT_MAX_PIP,
         hand_size: int | None = None,
         protected: int = PROTECTED_BONEYARD,
+        obs_type: str = "observation",
     ) -> None:
         self.num_players = check_choice("num_players", num_players, (2, 3, 4))
+        self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward = check_choice("reward", reward, REWARDS)
         check_reward_episode(self.reward, self.episode)
@@ -378,7 +413,9 @@ class DrawDominoes:
         self.target = game.target
         self.num_actions = game.num_actions
         observed = layout(game)
-        self.observation_shape = (observed.size,)
+        self._information = self.obs_type == "information_state"
+        self._info = information_layout(game)
+        self.observation_shape = (self._info.size if self._information else observed.size,)
         self._match = self.episode == "match"
         self._penalty = illegal_move_penalty(self.reward, game)
         self._num_tiles = game.num_tiles
@@ -394,7 +431,7 @@ class DrawDominoes:
         # reduction along the tile axis under vmap, slower on CPU)
         self._low_masks = [self._masks.const(self._mask_of(self._low == value)) for value in range(1, self._num_values)]
         self._high_masks = [self._masks.const(self._mask_of(self._high == value)) for value in range(1, self._num_values)]
-        self._facts = _FactTable(observed, self._masks.words)
+        self._facts = _FactTable(observed, self._masks.words, self._info if self._information else None)
         # zero_sum rewards by numerator n * points - total, from -max_points to (n - 1) * max_points
         others = self.num_players - 1
         points = game.max_hand_points
@@ -496,6 +533,8 @@ class DrawDominoes:
                 [int(t) for t in bone_ids if t >= 0],
                 int(seat),
             )
+            if self._information:
+                check_history_room(self.game, int(tiles_first.sum()))
         except ValueError as error:
             raise ValueError(f"init_deal: {error}") from None
 
@@ -530,7 +569,15 @@ class DrawDominoes:
             left=jnp.int32(-1), right=jnp.int32(-1), placed=jnp.zeros_like(hands),
             order=jnp.zeros(self._num_tiles, jnp.int32), line_count=jnp.int32(0), passes=jnp.int32(0),
             voids=zeros, opener=opener, hand_number=jnp.asarray(hand_number, jnp.int32), key=key,
+            **self._fresh_history(hands),
         )
+
+    def _fresh_history(self, hands: jax.Array) -> dict[str, jax.Array]:
+        """The history fields of a freshly dealt hand (empty arrays without information states)."""
+        if not self._information:
+            return dict.fromkeys(("drawn", "events", "event_count"), jnp.zeros(0, jnp.int32))
+        return {"drawn": jnp.zeros(self._num_tiles, jnp.int32),
+                "events": jnp.zeros(self._info.max_events, jnp.int32), "event_count": jnp.int32(0)}
 
     @staticmethod
     def _mask_of(held: np.ndarray) -> int:
@@ -641,6 +688,15 @@ class DrawDominoes:
             order=jnp.where(placed_here, state.line_count + 1, state.order),
             line_count=state.line_count + is_place.astype(jnp.int32), passes=passes, voids=voids,
         )
+        if self._information:
+            index = state.event_count
+            slot = jnp.arange(self._info.max_events, dtype=jnp.int32) == index
+            kind = jnp.where(is_place, end, jnp.where(is_draw, _KIND_DRAW, _KIND_PASS))
+            played = played.replace(
+                drawn=jnp.where(is_draw & (tile_ids == drawn), (index + 1) | seat << _SEAT_SHIFT, state.drawn),
+                events=jnp.where(slot, 1 + _KINDS * seat + kind, state.events),
+                event_count=index + 1,
+            )
         if not self._match:
             return played
         # A match deals the next hand in the step that ends one; the infos stay the ended hand's.
@@ -811,6 +867,17 @@ class DrawDominoes:
             "scores": relative_of(state.scores) if self._match else zeros,
             "target": jnp.int32(self.target if self._match else 0),
         })
+        if self._information:
+            # The history's facts (draw_env.observation.HISTORY_FACTS): the event indices of the
+            # observer's own draws, and each action's code with its seat turned relative to the
+            # observer (1 + 4 * seat + kind becomes 1 + 4 * relative + kind).
+            seat = (state.events - 1) >> 2
+            turned = state.events + _KINDS * (n * (seat < player) - player)
+            drawer = state.drawn >> _SEAT_SHIFT
+            facts.update({
+                "drawn_at": jnp.where((state.drawn != 0) & (drawer == player), state.drawn & ((1 << _SEAT_SHIFT) - 1), 0),
+                "events": jnp.where(state.events != 0, turned, 0),
+            })
         return self._facts.read(facts)
 
 
@@ -819,12 +886,17 @@ class _FactTable:
     (:meth:`draw_env.observation.Layout.fact_table`) with each tile-mask fact widened to its
     int32 words (a ``"bit"`` read of tile ``t`` reads bit ``t % 32`` of word ``t // 32``).
 
+    With an :class:`draw_env.observation.InformationLayout` the table reads the information
+    state: the observation's entries, then the history blocks' from the facts of
+    :data:`draw_env.observation.HISTORY_FACTS` (one value per tile of ``drawn_at`` and per
+    action of ``events``), all in the same one pass.
+
     Attributes:
         observer_only: per per-seat fact, whether the table reads only the observer's row (then
             the facts vector holds that row alone).
     """
 
-    def __init__(self, observed: Any, words: int) -> None:
+    def __init__(self, observed: Any, words: int, information: Any = None) -> None:
         declared_offsets, source, kind, argument = observed.fact_table()
         sizes = observed.fact_sizes()
         widths = {name: 1 for name in FACTS}
@@ -845,14 +917,32 @@ class _FactTable:
         offsets = dict(zip(FACTS, np.cumsum([0, *self._lengths.values()])[:-1].tolist()))
         is_bit = kind == _BIT
         widened = np.array([offsets[name] + row * widths[name] for name, row in zip(fact_of, rows)], np.int64)
-        self._source = (widened + np.where(is_bit, argument // _WORD_BITS, 0)).astype(np.int32)
+        source = widened + np.where(is_bit, argument // _WORD_BITS, 0)
+        argument = np.where(is_bit, argument % _WORD_BITS, argument)
+        self._names = list(FACTS)
+        if information is not None:
+            source, kind, argument = self._history(information, source, kind, argument)
+        self._source = source.astype(np.int32)
         self._kind = kind.astype(np.int32)
-        self._argument = np.where(is_bit, argument % _WORD_BITS, argument).astype(np.int32)
+        self._argument = argument.astype(np.int32)
+
+    def _history(self, information: Any, source: np.ndarray, kind: np.ndarray,
+                 argument: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The reads of the history blocks, appended to the observation's: one gather writes the
+        whole vector. Both blocks read their facts as values, one entry each."""
+        tiles, events = information.num_tiles, information.max_events
+        self._lengths.update({"drawn_at": tiles, "events": events})
+        start = int(sum(self._lengths[name] for name in self._names))
+        self._names += ["drawn_at", "events"]
+        assert [block.name for block in information.blocks] == self._names[-2:]
+        history = np.arange(start, start + tiles + events)
+        return (np.concatenate([source, history]), np.concatenate([kind, np.full(history.size, _VALUE)]),
+                np.concatenate([argument, np.zeros(history.size, np.int64)]))
 
     def read(self, facts: dict[str, jax.Array]) -> jax.Array:
-        """float32: the observation from every fact (int32, in relative seats), each fact's words last."""
+        """float32: the vector from every fact (int32, in relative seats), each fact's words last."""
         parts = []
-        for name in FACTS:
+        for name in self._names:
             part = jnp.asarray(facts[name], jnp.int32).reshape(-1)
             assert part.shape == (self._lengths[name],), (name, part.shape)
             parts.append(part)

@@ -14,6 +14,11 @@ Speed: an :class:`ObservationTable` keeps every block in absolute seats in one a
 through named views of that array, and serves a player's observation with one gather through a
 per-player index (which also rotates the seats and copies the data). :func:`observe_state`
 builds the same vector from scratch; the tests check the two agree after every action.
+
+The information state (``obs_type="information_state"``) is declared here too: the observation
+as a prefix, then the history blocks (:data:`HISTORY_FACTS`, :func:`information_layout`), written
+from the rules' history by :func:`information_state` (the reference) and kept up to date for the
+AEC environment by :class:`InformationTable`.
 """
 
 from __future__ import annotations
@@ -486,6 +491,248 @@ def facts_of_observation(observed: Layout, observation: np.ndarray) -> np.ndarra
     facts[source[one_hot]] = -1
     facts[source[one_hot & on]] = argument[one_hot & on]
     return facts
+
+
+# ---------------------------------------------------------------------- the information state
+#
+# The observation forgets part of what its player knows: when another seat drew, and the order of
+# events beyond the placements. The information state keeps it all (perfect recall within the
+# hand): the observation unchanged as a prefix, then when the observer drew each tile and one code
+# per action of the hand. It is a function of exactly the variant and table size, the public match
+# state (scores and target, in the prefix), the observer's dealt tiles, who opens the hand (the
+# prefix's to_act before any action) and the hand's actions so far, each with the relative seat
+# that took it, a placement's tile and end, a draw (with its tile where the observer drew it) and
+# a pass. The prefix already holds the rest of that history: a placement's tile is the tile whose
+# placement_order is its rank among the placements, and the deal is the hand now plus the tiles
+# the observer placed less those it drew (docs/environment.md, "Information states", proves it).
+
+#: What the vector can be: the observation alone, or the information state.
+OBS_TYPES = ("observation", "information_state")
+#: The kinds of action an event code tells apart, in code order.
+EVENT_KINDS = ("place_left", "place_right", "draw", "pass")
+#: The codes of the ``events`` block: 0 before the action, else ``1 + 4 * relative seat + kind``
+#: (:func:`event_code`), so 1 to :data:`EVENT_CODES`.
+EVENT_CODES = SEATS * len(EVENT_KINDS)
+
+#: The facts the history blocks read, beside the observation's :data:`FACTS`.
+HISTORY_FACTS: dict[str, str] = {
+    "drawn_at": "per tile id, k if the hand's k-th action was the observer drawing it, else 0",
+    "events": "per action of the hand in order, its code (event_code), 0 past the last",
+}
+
+
+def event_code(relative_seat: int, kind: int) -> int:
+    """The ``events`` entry of an action taken by ``relative_seat`` (0 the observer, then
+    clockwise) of kind ``kind`` (an index of :data:`EVENT_KINDS`; a placement's kind is
+    ``action & 1``, its end): ``1 + 4 * relative_seat + kind``."""
+    return 1 + len(EVENT_KINDS) * relative_seat + kind
+
+
+def _history_blocks(num_tiles: int, max_events: int) -> tuple[Block, ...]:
+    return (
+        Block("drawn_at", num_tiles, max_events,
+              "per tile id, k if the hand's k-th action was the observer drawing it, else 0 (others' draws: never)",
+              fact="drawn_at"),
+        Block(
+            "events",
+            max_events,
+            EVENT_CODES,
+            f"per action of the hand in order, a code: 0 for none yet, else 1 + 4 x relative seat + kind "
+            f"(0 place at the left end, 1 place at the right end, 2 draw, 3 pass); {max_events} entries",
+            fact="events",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class InformationLayout:
+    """The information state of one variant and table size: the observation's :class:`Layout`
+    unchanged as a prefix, then the history blocks (:data:`HISTORY_FACTS`).
+
+    Attributes:
+        observation: the prefix's layout (the variant's observation).
+        max_events: the entries of the ``events`` block, :attr:`draw_env.rules.DrawGame.max_hand_actions`.
+        blocks: the history blocks, in order after the prefix.
+        offsets: where every block starts in the vector, the prefix's and the history's.
+        size: the vector's length; ``high``: float32 ``(size,)``, each entry's upper bound (the
+            lower is 0). Every entry is an integer of at most ``max(max_events, prefix bound)``.
+    """
+
+    observation: Layout
+    max_events: int
+    blocks: tuple[Block, ...]
+    offsets: dict[str, int] = field(init=False)
+    size: int = field(init=False)
+    high: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        offsets, position = dict(self.observation.offsets), self.observation.size
+        for block in self.blocks:
+            offsets[block.name] = position
+            position += block.size
+        high = np.concatenate(
+            [self.observation.high, *(np.full(block.size, block.high, np.float32) for block in self.blocks)]
+        )
+        for name, value in (("offsets", offsets), ("size", position), ("high", high)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def history_size(self) -> int:
+        """The entries after the prefix."""
+        return self.size - self.observation.size
+
+    @property
+    def num_tiles(self) -> int:
+        """T, the tiles of the set (one ``drawn_at`` entry each)."""
+        return next(block.size for block in self.blocks if block.name == "drawn_at")
+
+    def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """The vector cut into its named blocks, the prefix's and the history's (views)."""
+        blocks = {**self.observation.split(vector[: self.observation.size])}
+        for block in self.blocks:
+            start = self.offsets[block.name]
+            blocks[block.name] = vector[start : start + block.size]
+        return blocks
+
+
+def information_layout(game: DrawGame) -> InformationLayout:
+    """The information-state layout of ``game``'s variant and table size (shared: one object each)."""
+    return _information_layout(game.num_players, game.max_pip, game.hand_size, game.protected)
+
+
+@functools.cache
+def _information_layout(num_players: int, max_pip: int, hand_size: int, protected: int) -> InformationLayout:
+    game = DrawGame(num_players, max_pip, hand_size, protected)
+    return InformationLayout(layout(game), game.max_hand_actions, _history_blocks(game.num_tiles, game.max_hand_actions))
+
+
+def check_history_room(game: DrawGame, boneyard_size: int) -> None:
+    """Refuse a deal whose boneyard outgrows the information state's ``events`` entries.
+
+    :attr:`draw_env.rules.DrawGame.max_hand_actions` bounds the actions of a hand whose hands
+    hold at least the variant's ``n * hand_size`` tiles, i.e. whose boneyard holds at most
+    ``T - n * hand_size``; a set-up deal with a longer boneyard could take more actions.
+
+    Raises:
+        ValueError: naming the boneyard's size and the most it may hold.
+    """
+    room = game.num_tiles - game.num_players * game.hand_size
+    if boneyard_size > room:
+        raise ValueError(
+            f"with obs_type='information_state' the boneyard may hold at most {room} tiles (the variant deals "
+            f"{game.hand_size} to each of {game.num_players} players; the information state has entries for the "
+            f"actions of such a hand), got {boneyard_size}"
+        )
+
+
+def write_history(
+    info: InformationLayout, num_players: int, player: int, history: list[tuple[int, int, int]],
+    out: np.ndarray,
+) -> None:
+    """Write ``player``'s history blocks into ``out`` (the vector past the prefix, all zeros).
+
+    Args:
+        history: the hand's actions in order, ``(absolute seat, action, tile drawn or -1)``
+            (:attr:`draw_env.rules.DrawState.history`; a draw whose tile is not known yet reads -1).
+
+    Raises:
+        ValueError: for more actions than the ``events`` entries (a deal :func:`check_history_room`
+            refuses).
+    """
+    if len(history) > info.max_events:
+        raise ValueError(f"{len(history)} actions, more than the {info.max_events} events of the information state")
+    prefix = info.observation.size
+    drawn_at = info.offsets["drawn_at"] - prefix
+    events = info.offsets["events"] - prefix
+    draw = 2 * info.num_tiles
+    for index, (seat, action, tile) in enumerate(history, start=1):
+        kind = action & 1 if action < draw else 2 if action == draw else 3
+        out[events + index - 1] = event_code((seat - player) % num_players, kind)
+        if action == draw and seat == player and tile >= 0:  # OpenSpiel's chance node picks a draw's tile after it
+            out[drawn_at + tile] = index
+
+
+def expand_events(vector: np.ndarray, game: DrawGame) -> np.ndarray:
+    """The ``events`` block of information states of ``game`` as one-hot rows: what a network reads.
+
+    An event code names a token (who acted and how), not a quantity: a network reads each as a
+    one-hot row (as here) or through an embedding of its code, never scaled as a number.
+
+    Args:
+        vector: information states, ``(size,)`` or a batch ``(..., size)``.
+
+    Returns:
+        float32 ``(..., E, 16)``: row ``k`` is 1 at column ``code - 1`` of the hand's ``k+1``-th
+        action (:func:`event_code`) and all zeros past the last action.
+
+    Raises:
+        ValueError: for a vector whose last axis is not the layout's size.
+    """
+    info = information_layout(game)
+    vector = np.asarray(vector)
+    if vector.shape[-1:] != (info.size,):
+        raise ValueError(f"an information state of this game has {info.size} entries, got shape {vector.shape}")
+    start = info.offsets["events"]
+    codes = np.rint(vector[..., start : start + info.max_events]).astype(np.int64)
+    return (codes[..., None] == np.arange(1, EVENT_CODES + 1)).astype(np.float32)
+
+
+def information_state(state: DrawState, player: int, match: bool = False) -> np.ndarray:
+    """``player``'s information state of ``state``, from the rules' history: the reference every
+    engine's writer is checked against."""
+    info = information_layout(state.game)
+    vector = np.zeros(info.size, np.float32)
+    vector[: info.observation.size] = observe_state(state, player, match)
+    write_history(info, state.num_players, player, state.history, vector[info.observation.size :])
+    return vector
+
+
+class InformationTable:
+    """Every player's information state of one hand, kept up to date action by action (the AEC
+    environment's): an :class:`ObservationTable` for the prefix and one history row per seat,
+    each action writing its event into every seat's row (:meth:`rebuild`, :meth:`record` as the
+    observation table's)."""
+
+    def __init__(self, game: DrawGame, match: bool) -> None:
+        self.game = game
+        self.info = information_layout(game)
+        self.observations = ObservationTable(game, match)
+        self.history = np.zeros((game.num_players, self.info.history_size), np.float32)
+        self._draw = game.draw_action
+        prefix = self.info.observation.size
+        self._drawn_at = self.info.offsets["drawn_at"] - prefix
+        self._events = self.info.offsets["events"] - prefix
+        players = game.num_players
+        # [seat, observer]: the code of a place-left by ``seat`` as ``observer`` sees it.
+        self._codes = np.array([[event_code((seat - observer) % players, 0) for observer in range(players)]
+                                for seat in range(players)], np.float32)
+
+    @property
+    def table(self) -> np.ndarray:
+        """The observation table's absolute array (``raw_env.state()``)."""
+        return self.observations.table
+
+    def observe(self, player: int) -> np.ndarray:
+        """``player``'s information state: a new array the table never writes again."""
+        return np.concatenate((self.observations.observe(player), self.history[player]))
+
+    def rebuild(self, state: DrawState) -> None:
+        self.observations.rebuild(state)
+        self.history[:] = 0
+        for player in range(self.game.num_players):
+            write_history(self.info, self.game.num_players, player, state.history, self.history[player])
+
+    def record(self, state: DrawState, seat: int, action: int, drawn: int) -> None:
+        """Bring the tables up to date after ``seat`` played ``action`` (``drawn``: a draw's tile)."""
+        self.observations.record(state, seat, action, drawn)
+        if state.is_hand_over:
+            self.rebuild(state)
+            return
+        index = len(state.history)
+        kind = action & 1 if action < self._draw else 2 if action == self._draw else 3
+        self.history[:, self._events + index - 1] = self._codes[seat] + kind
+        if action == self._draw:
+            self.history[seat, self._drawn_at + drawn] = index
 
 
 def split(observation: np.ndarray) -> dict[str, np.ndarray]:

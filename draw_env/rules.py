@@ -264,6 +264,26 @@ class DrawGame:
         """``max_pip``, ``hand_size`` and ``protected``, as the environments take them."""
         return {"max_pip": self.max_pip, "hand_size": self.hand_size, "protected": self.protected}
 
+    @property
+    def max_hand_actions(self) -> int:
+        """The most actions (placements, draws and passes, by all seats) one hand can take:
+        ``n(T - protected - n) + (T - n * hand_size - protected) + 1`` (61 in the seeds' game with
+        2 players, 91 with 4), for any deal whose hands hold at least ``n * hand_size`` tiles.
+
+        Proof. Draws: the boneyard starts with at most ``T - n * hand_size`` tiles and is never
+        drawn below ``protected``, so ``D <= T - n * hand_size - protected``. Placements: tiles
+        come from the hands, never from the protected tiles, and when the hand ends every seat
+        but the one that went out still holds a tile (every seat does after a block), so
+        ``P <= T - protected - (n - 1)`` after a domino and ``P <= T - protected - n`` after a
+        block. Passes: the opener's first turn ends with a placement (any tile fits the empty
+        line), a pass ends a turn, and ``n`` passes in a row block the hand, so at most ``n - 1``
+        passes follow each placement but the last, which a domino ends with none and a block
+        with ``n``. A domino takes ``P + D + (n - 1)(P - 1)`` actions at most and a block
+        ``P + D + (n - 1)(P - 1) + n``: with the bounds on ``P``, both come to
+        ``n(T - protected - n) + D + 1``.
+        """
+        n, free = self.num_players, self.num_tiles - self.protected
+        return n * (free - n) + (free - n * self.hand_size) + 1
 
     @property
     def target(self) -> int:
@@ -402,6 +422,8 @@ class DrawState:
         "opener",
         "hand_number",
         "result",
+        "dealt",
+        "history",
     )
 
     def __init__(
@@ -487,7 +509,7 @@ class DrawState:
         voids = [0] * game.num_players
         self._set(
             game, hands, boneyard, _NO_VALUE, _NO_VALUE, [], 0, opener, 0, voids, scores, opener, hand_number,
-            None,
+            None, tuple(hands), [],
         )
 
     def _set(
@@ -506,6 +528,8 @@ class DrawState:
         opener: int,
         hand_number: int,
         result: HandResult | None,
+        dealt: tuple[int, ...],
+        history: list[tuple[int, int, int]],
     ) -> None:
         """The one place that sets every field (for a new hand, a clone and a sampled state)."""
         self.game = game
@@ -527,6 +551,11 @@ class DrawState:
         self.opener = opener
         self.hand_number = hand_number
         self.result = result
+        #: Per seat, the bitmask of the tiles it held when the hand started (as dealt).
+        self.dealt = dealt
+        #: The hand's actions in order: ``(seat, action, tile drawn or -1)`` (what an information
+        #: state reads: :func:`draw_env.observation.information_state`).
+        self.history = history
 
     # ------------------------------------------------------------------ reading the position
 
@@ -617,8 +646,11 @@ class DrawState:
         seat = self.current
         if action == self.game.draw_action:
             # The drawer keeps the turn and may draw again or place any playable tile.
-            self.hands[seat] |= 1 << self.boneyard.pop(0)
+            tile = self.boneyard.pop(0)
+            self.hands[seat] |= 1 << tile
+            self.history.append((seat, action, tile))
             return
+        self.history.append((seat, action, -1))
         if action == self.game.pass_action:
             # A pass at the protected boneyard shows the passer holds neither open value,
             # and, with drawing over, never will again this hand.
@@ -729,6 +761,8 @@ class DrawState:
             self.opener,
             self.hand_number,
             self.result,
+            self.dealt,
+            self.history[:],
         )
         return other
 
@@ -801,7 +835,8 @@ class PlayerView:
 
         Hidden tiles are dealt uniformly among the deals that respect every opponent's hand
         size and shown voids (rejection sampling, with a constrained deal as fallback); the
-        boneyard gets the rest in random order.
+        boneyard gets the rest in random order. The view holds no history: the sampled state's
+        ``history`` starts empty and its ``dealt`` hands are the sampled ones.
         """
         opponents = [s for s in range(self.game.num_players) if s != self.player]
         unseen = list(tiles.tiles_in(self.unseen))
@@ -847,6 +882,8 @@ class PlayerView:
             self.opener,
             0,  # the view does not say which hand of the match this is
             None,
+            tuple(hands),  # the view holds no history: the sampled state's starts here
+            [],
         )
         return state
 
