@@ -15,7 +15,7 @@ with zero rewards) and then dealt anew in the same batch.
 Usage::
 
     python benchmarks/jax_differential.py [--decisions 150000] [--batch 64] [--seed 0]
-        [--max-pip 6] [--hand-size N] [--protected 2]
+        [--max-pip 6] [--hand-size N] [--protected 2] [--obs-type observation|information_state]
 
 (the variant options apply to every configuration; a player count the variant cannot deal to is
 skipped)
@@ -102,16 +102,22 @@ def empty_batch(env: DrawDominoes, size: int) -> State:
     return jax.tree_util.tree_map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
 
 
-def random_deal(rng: random.Random, game: DrawGame, odd: bool) -> tuple[list[list[int]], list[int], int]:
+def random_deal(
+    rng: random.Random, game: DrawGame, odd: bool, information: bool = False
+) -> tuple[list[list[int]], list[int], int]:
     """A normal deal, or (``odd``) a set-up deal: a boneyard of ``protected`` to ``protected + 4``
-    tiles (2 to 6 in the default game) and uneven hands."""
+    tiles (2 to 6 in the default game) and uneven hands; for ``information`` states, a boneyard
+    no longer than a normal deal's (``draw_env.observation.check_history_room``)."""
     players, num_tiles = game.num_players, game.num_tiles
     if not odd:
         hands, boneyard = game.deal(rng)
         return hands, boneyard, rng.randrange(players)
     deck = list(range(num_tiles))
     rng.shuffle(deck)
-    bones = rng.randint(game.protected, min(game.protected + 4, num_tiles - players))
+    longest = min(game.protected + 4, num_tiles - players)
+    if information:
+        longest = min(longest, num_tiles - players * game.hand_size)
+    bones = rng.randint(game.protected, longest)
     cuts = sorted(rng.sample(range(1, num_tiles - bones), players - 1))
     bounds = [0, *cuts, num_tiles - bones]
     hands = [deck[bounds[s] : bounds[s + 1]] for s in range(players)]
@@ -164,8 +170,9 @@ def compare(
     width = hand_width(game)
     rng = random.Random(seed)
     report = Report()
-    aecs = [draw_env.raw_env(num_players=n, episode=env.episode, reward=env.reward, **game.variant)
-            for _ in range(batch)]
+    information = env.obs_type == "information_state"
+    aecs = [draw_env.raw_env(num_players=n, episode=env.episode, reward=env.reward, obs_type=env.obs_type,
+                             **game.variant) for _ in range(batch)]
     agents = aecs[0].possible_agents
     state = empty_batch(env, batch)
     fresh = np.ones(batch, bool)  # deal this game anew at the next call
@@ -190,7 +197,7 @@ def compare(
                     fixed[i] = {"scores": None}
                 else:
                     kind[i] = DEAL
-                    deal_hands, deal_boneyard, deal_opener = random_deal(rng, game, odd=rng.random() < 0.5)
+                    deal_hands, deal_boneyard, deal_opener = random_deal(rng, game, rng.random() < 0.5, information)
                     for seat, hand in enumerate(deal_hands):
                         hands[i, seat, : len(hand)] = hand
                     boneyard[i, : len(deal_boneyard)] = deal_boneyard
@@ -303,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-pip", type=int, default=6, help="the set, double-N (default 6)")
     parser.add_argument("--hand-size", type=int, default=None, help="tiles dealt to each player (default the rules')")
     parser.add_argument("--protected", type=int, default=2, help="boneyard tiles never drawn (default 2)")
+    parser.add_argument("--obs-type", choices=("observation", "information_state"), default="observation",
+                        help="what the observations compared are (default observation)")
     args = parser.parse_args(argv)
     if args.decisions < 1 or args.batch < 1:
         parser.error("--decisions and --batch must be >= 1")
@@ -316,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'players':>7} {'episode':>7} {'reward':>8} {'games':>7} {'hands':>7} {'decisions':>10} {'disagree':>9} {'seconds':>8}")
     for index, (players, episode, reward) in enumerate(CONFIGS):
         try:
-            env = DrawDominoes(players, episode, reward, **variant)
+            env = DrawDominoes(players, episode, reward, **variant, obs_type=args.obs_type)
         except ValueError as error:
             print(f"{players:>7} {episode:>7} {reward:>8} skipped: {error}")
             continue

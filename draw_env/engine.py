@@ -13,7 +13,8 @@ State layout
 One game is one ``int64`` array (a batch is ``(N, size)``; row ``i`` is game ``i``): 40 fixed
 slots, then ``T`` boneyard slots and ``T`` line slots, ``T`` the variant's tiles, so
 :func:`state_size` slots (:data:`STATE_SIZE`, 96, in the seeds' game; :data:`MAX_STATE_SIZE`,
-150, holds any variant). Rows only as long as the variant needs keep the memory a batched step
+150, holds any variant). A state that keeps the hand's history, for information states, has
+``E`` more slots (:func:`history_state_size`, ``E`` = ``DrawGame.max_hand_actions``). Rows only as long as the variant needs keep the memory a batched step
 sweeps small (rows sized for 55 tiles would make a step of 4,096 games of the seeds' game a
 quarter slower). Copy a state with ``state.copy()`` or ``dst[:] = src``. Seats are absolute;
 slots of seats past ``num_players`` stay zero. The variant (the set, the hand size, the protected
@@ -43,12 +44,15 @@ slot                size   meaning
 ``S_HAND_NUMBER``   1      hands dealt before this one in the match
 ``S_WINNER``        1      the seat that scored, -1 for none (or while playing)
 ``S_RNG``           1      this game's splitmix64 generator state (the bits of a uint64)
+``S_EVENTS``        1      actions recorded in the history slots this hand (0 without them)
 ``S_SCORES``        4      match scores, the finished hand included
 ``S_POINTS``        4      points each seat scored in the hand (valid once the hand is over)
 ``S_DEALT``         4      each hand as dealt at the start of the hand (for records)
 ``S_BONEYARD``      T      boneyard tile ids; the next draw is ``S_BONEYARD + state[S_BONE_POS]``
 ``line_start``      T      placements in order, ``tile | seat << 6 | end << 8``, from slot
                            ``S_BONEYARD + T`` (:data:`S_LINE` in the seeds' game)
+``history_start``   E      optional: the hand's actions in order, from slot ``S_BONEYARD + 2T``,
+                           each as its information-state entries (``record_event``)
 ==================  =====  ==============================================================
 
 Every kernel is ``@njit(cache=True)``, callable from Python and from other numba code; the
@@ -65,7 +69,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from draw_env import tiles
-from draw_env.observation import DEFAULT_LAYOUT, Block, Layout, layout
+from draw_env.observation import DEFAULT_LAYOUT, EVENT_COLUMNS, EVENT_WIDTH, Block, Layout, layout
 from draw_env.rules import MIN_PLAYERS, PROTECTED_BONEYARD, DrawGame
 
 #: The index of a mask's lowest set bit (numba's intrinsic; numba code only).
@@ -102,6 +106,7 @@ S_OPENER = 23
 S_HAND_NUMBER = 24
 S_WINNER = 25
 S_RNG = 26
+S_EVENTS = 27
 S_SCORES = 28
 S_POINTS = 32
 S_DEALT = 36
@@ -126,6 +131,17 @@ WIN_LOSS = 2
 LINE_TILE_MASK = 63
 LINE_SEAT_SHIFT = 6
 LINE_END_SHIFT = 8
+#: A history entry (:func:`record_event`): the seat in the low 2 bits, two columns of its row,
+#: two flags, and where its number goes past the observation (up to 3T + 9E < 4096).
+EVENT_FIRST_SHIFT = 2
+EVENT_SECOND_SHIFT = 6
+EVENT_ONE = 1 << 10
+EVENT_DRAWER_ONLY = 1 << 11
+EVENT_TARGET_SHIFT = 12
+#: The columns of an information state's event row (:data:`draw_env.observation.EVENT_COLUMNS`).
+_COLUMN_PLACE, _COLUMN_DRAW, _COLUMN_PASS, _COLUMN_LEFT = (
+    EVENT_COLUMNS.index(name) for name in ("place", "draw", "pass", "left")
+)
 
 
 #: Where each block of a seeds'-game observation starts (:data:`draw_env.observation.OFFSETS`), as
@@ -224,6 +240,26 @@ def state_size(max_pip: int) -> int:
     return S_BONEYARD + 2 * tiles.tile_set(max_pip).num_tiles
 
 
+def history_state_size(game: DrawGame) -> int:
+    """Slots of a state of ``game`` that keeps the hand's history (for information states):
+    :func:`state_size`, then one slot per action a hand can take."""
+    return state_size(game.max_pip) + game.max_hand_actions
+
+
+@njit(cache=True, inline="always")
+def history_start(state: np.ndarray) -> int:
+    """The first history slot: after the variant's T boneyard and T line slots."""
+    return S_BONEYARD + 2 * state[S_NUM_TILES]
+
+
+@njit(cache=True, inline="always")
+def max_hand_actions(state: np.ndarray) -> int:
+    """The most actions a hand of the state's variant takes (``DrawGame.max_hand_actions``)."""
+    n = state[S_NUM_PLAYERS]
+    free = state[S_NUM_TILES] - state[S_PROTECTED]
+    return n * (free - n) + (free - n * state[S_HAND_SIZE]) + 1
+
+
 @njit(cache=True, inline="always")
 def boneyard_count(state: np.ndarray) -> int:
     return state[S_BONE_END] - state[S_BONE_POS]
@@ -316,6 +352,7 @@ def _start_hand(state: np.ndarray, opener: int) -> None:
     state[S_LINE_COUNT] = 0
     state[S_STATUS] = PLAYING
     state[S_WINNER] = -1
+    state[S_EVENTS] = 0
 
 
 @njit(cache=True)
@@ -861,6 +898,80 @@ def write_observation(state: np.ndarray, player: int, match: bool, out: np.ndarr
         _write_blocks(state, player, match, _PROGRAMS[max_pip], out)
 
 
+def _observation_sizes() -> np.ndarray:
+    """Every set's observation length, by ``max_pip`` (rows below 2 unused)."""
+    sizes = np.zeros(tiles.MAX_PIP + 1, np.int64)
+    for max_pip in range(tiles.MIN_PIP, tiles.MAX_PIP + 1):
+        sizes[max_pip] = layout(DrawGame(MIN_PLAYERS, max_pip, hand_size=1, protected=0)).size
+    return sizes
+
+
+_OBSERVATION_SIZES = _observation_sizes()
+
+
+# ---------------------------------------------------------------------- information states
+
+
+@njit(cache=True, inline="always")
+def record_event(state: np.ndarray, action: int) -> None:
+    """Append ``action`` of the player to act (legal, about to be applied) to the state's
+    history slots (a state of :func:`history_state_size`).
+
+    The entry is what the writer stores, decided once here rather than at every observation:
+    the seat, the row's two columns besides the seat's (a placement's kind and end; a draw's or
+    a pass's kind twice), and one number: a placement's event index at its tile in
+    ``placed_at``, a draw's at its tile in ``drawn_at`` (the drawer's only), a pass's 1 at its
+    kind column again. :func:`write_information_state` then writes each row without a branch.
+    """
+    num_tiles = state[S_NUM_TILES]
+    seat = state[S_CURRENT]
+    index = state[S_EVENTS]
+    draw = 2 * num_tiles
+    if action < draw:
+        columns = _COLUMN_PLACE << EVENT_FIRST_SHIFT | (_COLUMN_LEFT + (action & 1)) << EVENT_SECOND_SHIFT
+        target = num_tiles + (action >> 1)  # placed_at
+        flags = 0
+    elif action == draw:
+        columns = _COLUMN_DRAW << EVENT_FIRST_SHIFT | _COLUMN_DRAW << EVENT_SECOND_SHIFT
+        target = 2 * num_tiles + state[S_BONEYARD + state[S_BONE_POS]]  # drawn_at
+        flags = EVENT_DRAWER_ONLY
+    else:
+        columns = _COLUMN_PASS << EVENT_FIRST_SHIFT | _COLUMN_PASS << EVENT_SECOND_SHIFT
+        target = 3 * num_tiles + index * EVENT_WIDTH + _COLUMN_PASS
+        flags = EVENT_ONE
+    state[history_start(state) + index] = seat | columns | flags | target << EVENT_TARGET_SHIFT
+    state[S_EVENTS] = index + 1
+
+
+@njit(cache=True)
+def write_information_state(state: np.ndarray, player: int, match: bool, out: np.ndarray) -> None:
+    """``player``'s information state of ``state`` (a state that keeps its history) into ``out``
+    (float32, :func:`draw_env.observation.information_layout`'s size): the observation, then
+    the blocks ``dealt``, ``placed_at``, ``drawn_at`` and ``events`` written from the history
+    (:func:`record_event` says what each entry holds)."""
+    num_tiles = state[S_NUM_TILES]
+    prefix = _OBSERVATION_SIZES[state[S_MAX_PIP]]
+    # The observation's writer clears the whole of ``out`` before writing its blocks at their
+    # offsets: one pass over the vector, which costs more than everything written after it.
+    write_observation(state, player, match, out)
+    _write_bits(out, prefix, state[S_DEALT + player])
+    rows = prefix + 3 * num_tiles
+    n = state[S_NUM_PLAYERS]
+    first = history_start(state)
+    for k in range(state[S_EVENTS]):
+        entry = state[first + k]
+        seat = entry & 3
+        relative = seat - player
+        relative += n * (relative < 0)
+        row = rows + k * EVENT_WIDTH
+        out[row + relative] = 1.0
+        out[row + ((entry >> EVENT_FIRST_SHIFT) & 15)] = 1.0
+        out[row + ((entry >> EVENT_SECOND_SHIFT) & 15)] = 1.0
+        one = (entry & EVENT_ONE) != 0
+        hidden = ((entry & EVENT_DRAWER_ONLY) != 0) & (seat != player)
+        out[prefix + (entry >> EVENT_TARGET_SHIFT)] = (k + 1) * (1 - one) * (1 - hidden) + one
+
+
 # ---------------------------------------------------------------------- batched kernels
 
 
@@ -891,12 +1002,20 @@ def _record_deal(i: int, state: np.ndarray, deal_hands: np.ndarray, deal_boneyar
 
 
 @njit(cache=True, inline="always")
-def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, observe: bool, obs: np.ndarray,
-                   mask: np.ndarray, current: np.ndarray) -> None:
+def _observe(state: np.ndarray, player: int, match: bool, information: bool, out: np.ndarray) -> None:
+    if information:
+        write_information_state(state, player, match, out)
+    else:
+        write_observation(state, player, match, out)
+
+
+@njit(cache=True, inline="always")
+def _write_outputs(k: int, state: np.ndarray, finished: bool, match: bool, observe: bool, information: bool,
+                   obs: np.ndarray, mask: np.ndarray, current: np.ndarray) -> None:
     seat = state[S_CURRENT]
     current[k] = seat
     if observe:
-        write_observation(state, seat, match, obs[k])
+        _observe(state, seat, match, information, obs[k])
     if finished:
         for a in range(mask.shape[1]):
             mask[k, a] = 0
@@ -911,7 +1030,7 @@ def _step_kernel(loop: type) -> Callable[..., int]:
 
     @njit(cache=True, parallel=loop is prange)
     def step(states: np.ndarray, rows: np.ndarray, actions: np.ndarray, match: bool, scheme: int, autoreset: bool,
-             observe: bool, bad: np.ndarray, finished: np.ndarray, hand_points: np.ndarray,
+             observe: bool, information: bool, bad: np.ndarray, finished: np.ndarray, hand_points: np.ndarray,
              hand_pips_out: np.ndarray, score_out: np.ndarray, blocked: np.ndarray, winner: np.ndarray,
              deal_hands: np.ndarray, deal_boneyard: np.ndarray, deal_opener: np.ndarray, hand_number: np.ndarray,
              obs: np.ndarray, mask: np.ndarray, current: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
@@ -924,8 +1043,10 @@ def _step_kernel(loop: type) -> Callable[..., int]:
         actions are ignored), the infos ``hand_points``, ``hand_pips_out``, ``score_out``
         ``(N, n)``, ``blocked`` and ``winner`` ``(N,)``, and the deal of the hand in play
         (``deal_hands`` ``(N, n)``, ``deal_boneyard`` ``(N, T)``, ``deal_opener`` and
-        ``hand_number`` ``(N,)``, written when a hand is dealt). Writes by row ``k``: ``obs``
-        ``(k, size)`` float32 (skipped when ``observe`` is False), ``mask`` ``(k, 2T+2)`` int8,
+        ``hand_number`` ``(N,)``, written when a hand is dealt). With ``information`` the states
+        keep their history (:func:`history_state_size`) and ``obs`` holds information states.
+        Writes by row ``k``: ``obs`` ``(k, size)`` float32 (skipped when ``observe`` is False),
+        ``mask`` ``(k, 2T+2)`` int8,
         ``current`` ``(k,)``, ``rewards`` ``(k, n)`` float32, ``terminated`` ``(k,)`` and
         ``hand_ended`` ``(k,)`` (a hand ended at this step; in a match also when the episode goes
         on).
@@ -947,6 +1068,8 @@ def _step_kernel(loop: type) -> Callable[..., int]:
             # An ended game stays ended: zero rewards, infos kept (pgx, AEC).
             terminated[k] = finished[i]
             if not finished[i]:
+                if information:
+                    record_event(state, actions[k])
                 status = apply_action(state, actions[k])
                 if status == PLAYING:
                     _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked, winner)
@@ -970,7 +1093,7 @@ def _step_kernel(loop: type) -> Callable[..., int]:
                         next_hand(state)
                     if not finished[i]:
                         _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
-            _write_outputs(k, state, finished[i], match, observe, obs, mask, current)
+            _write_outputs(k, state, finished[i], match, observe, information, obs, mask, current)
         return 0
 
     return step
@@ -997,6 +1120,7 @@ def masks_of(states: np.ndarray, finished: np.ndarray, mask: np.ndarray) -> None
 def reset_batch(
     states: np.ndarray,
     match: bool,
+    information: bool,
     scores: np.ndarray,
     fixed: np.ndarray,
     fixed_hands: np.ndarray,
@@ -1020,7 +1144,7 @@ def reset_batch(
     """Start a new episode in every game: a fixed deal where ``fixed[i]``, else a random one.
 
     ``scores (N, 4)`` are the starting scores, ``openers (N,)`` the openers (-1: lottery); the
-    other arrays are :data:`step_batch`'s.
+    other arrays and ``information`` are :data:`step_batch`'s.
     """
     for i in range(states.shape[0]):
         state = states[i]
@@ -1034,21 +1158,23 @@ def reset_batch(
         finished[i] = False
         _fresh_infos(i, state, hand_points, hand_pips_out, score_out, blocked, winner)
         _record_deal(i, state, deal_hands, deal_boneyard, deal_opener, hand_number)
-        _write_outputs(i, state, False, match, True, obs, mask, current)
+        _write_outputs(i, state, False, match, True, information, obs, mask, current)
 
 
 @njit(cache=True)
-def observe_batch(states: np.ndarray, seat: int, match: bool, out: np.ndarray) -> None:
-    """Every game's observation from absolute seat ``seat`` into ``out`` (N, size)."""
+def observe_batch(states: np.ndarray, seat: int, match: bool, information: bool, out: np.ndarray) -> None:
+    """Every game's observation (``information``: information state) from absolute seat ``seat``
+    into ``out`` (N, size)."""
     for i in range(states.shape[0]):
-        write_observation(states[i], seat, match, out[i])
+        _observe(states[i], seat, match, information, out[i])
 
 
 @njit(cache=True)
-def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, out: np.ndarray) -> None:
-    """Game ``i``'s observation from absolute seat ``seats[i]`` into ``out[i]`` (N, size)."""
+def observe_seats(states: np.ndarray, seats: np.ndarray, match: bool, information: bool, out: np.ndarray) -> None:
+    """Game ``i``'s observation (``information``: information state) from absolute seat
+    ``seats[i]`` into ``out[i]`` (N, size)."""
     for i in range(states.shape[0]):
-        write_observation(states[i], seats[i], match, out[i])
+        _observe(states[i], seats[i], match, information, out[i])
 
 
 @njit(cache=True)

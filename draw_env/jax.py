@@ -36,7 +36,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from draw_env.checks import check_choice
-from draw_env.observation import FACTS, READS, SEATS, layout
+from draw_env.observation import (
+    EVENT_COLUMNS,
+    FACTS,
+    OBS_TYPES,
+    READS,
+    SEATS,
+    check_history_room,
+    information_layout,
+    layout,
+)
 from draw_env.rules import (
     DEFAULT_MAX_PIP,
     EPISODES,
@@ -176,6 +185,19 @@ class State(_Pytree):
         opener: int32 ``()``, this hand's opener.
         hand_number: int32 ``()``, hands dealt before this one in the match.
         key: uint32 ``(2,)``, the key later hands of a match are dealt from.
+
+    The hand's history, for ``obs_type="information_state"`` (with ``"observation"`` each of
+    these is an empty int32 ``(0,)``; ``E`` = ``DrawGame.max_hand_actions``):
+
+    Attributes:
+        dealt: ``(n,) + M``, each seat's tiles when the hand started.
+        placed_at: int32 ``(T,)``, per tile ``k`` if the hand's k-th action placed it, else 0.
+        drawn_at: int32 ``(T,)``, per tile ``k`` if the hand's k-th action drew it, else 0.
+        drawn_by: int32 ``(T,)``, per tile the seat that drew it (-1: none).
+        event_seat: int32 ``(E,)``, the seat of each action so far (-1 past the last).
+        event_kind: int32 ``(E,)``, each action: 0 placed at the left end, 1 at the right, 2
+            a draw, 3 a pass, 4 past the last.
+        event_count: int32 ``()``, the hand's actions so far.
     """
 
     current_player: jax.Array
@@ -202,6 +224,30 @@ class State(_Pytree):
     opener: jax.Array
     hand_number: jax.Array
     key: jax.Array
+    dealt: jax.Array
+    placed_at: jax.Array
+    drawn_at: jax.Array
+    drawn_by: jax.Array
+    event_seat: jax.Array
+    event_kind: jax.Array
+    event_count: jax.Array
+
+
+#: ``State.event_kind`` of a placement at the left and right end, a draw, a pass, and no action.
+_KIND_LEFT, _KIND_RIGHT, _KIND_DRAW, _KIND_PASS, _KIND_NONE = range(5)
+
+
+def _kind_rows() -> np.ndarray:
+    """Per ``event_kind`` of an action, the entries of its row besides the seat's (the
+    declared columns, :data:`draw_env.observation.EVENT_COLUMNS`)."""
+    table = np.zeros((_KIND_NONE, len(EVENT_COLUMNS)), np.int32)
+    for kind, names in enumerate((("place", "left"), ("place", "right"), ("draw",), ("pass",))):
+        for name in names:
+            table[kind, EVENT_COLUMNS.index(name)] = 1
+    return table
+
+
+_KIND_ROWS = _kind_rows()
 
 
 @_pytree
@@ -351,6 +397,10 @@ class DrawDominoes:
         max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`): the
             double-``max_pip`` set, tiles dealt to each player (None: 7 with 2 or 3 players, 6
             with 4) and boneyard tiles never drawn.
+        obs_type: ``"observation"`` (the default) or ``"information_state"``: what
+            ``state.observation`` and :meth:`observe` give, as the AEC environment's argument of
+            that name (the observation, then the player's deal and the hand's actions in order;
+            the state then keeps the hand's history).
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
@@ -367,8 +417,10 @@ class DrawDominoes:
         max_pip: int = DEFAULT_MAX_PIP,
         hand_size: int | None = None,
         protected: int = PROTECTED_BONEYARD,
+        obs_type: str = "observation",
     ) -> None:
         self.num_players = check_choice("num_players", num_players, (2, 3, 4))
+        self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward = check_choice("reward", reward, REWARDS)
         check_reward_episode(self.reward, self.episode)
@@ -378,7 +430,9 @@ class DrawDominoes:
         self.target = game.target
         self.num_actions = game.num_actions
         observed = layout(game)
-        self.observation_shape = (observed.size,)
+        self._information = self.obs_type == "information_state"
+        self._info = information_layout(game)
+        self.observation_shape = (self._info.size if self._information else observed.size,)
         self._match = self.episode == "match"
         self._penalty = illegal_move_penalty(self.reward, game)
         self._num_tiles = game.num_tiles
@@ -495,6 +549,8 @@ class DrawDominoes:
                 [int(t) for t in bone_ids if t >= 0],
                 int(seat),
             )
+            if self._information:
+                check_history_room(self.game, int(tiles_first.sum()))
         except ValueError as error:
             raise ValueError(f"init_deal: {error}") from None
 
@@ -529,7 +585,22 @@ class DrawDominoes:
             left=jnp.int32(-1), right=jnp.int32(-1), placed=jnp.zeros_like(hands),
             order=jnp.zeros(self._num_tiles, jnp.int32), line_count=jnp.int32(0), passes=jnp.int32(0),
             voids=zeros, opener=opener, hand_number=jnp.asarray(hand_number, jnp.int32), key=key,
+            **self._fresh_history(hands),
         )
+
+    def _fresh_history(self, hands: jax.Array) -> dict[str, jax.Array]:
+        """The history fields of a freshly dealt hand (empty arrays without information states)."""
+        if not self._information:
+            return dict.fromkeys(
+                ("dealt", "placed_at", "drawn_at", "drawn_by", "event_seat", "event_kind", "event_count"),
+                jnp.zeros(0, jnp.int32),
+            )
+        tiles, events = self._num_tiles, self._info.max_events
+        return {
+            "dealt": hands, "placed_at": jnp.zeros(tiles, jnp.int32), "drawn_at": jnp.zeros(tiles, jnp.int32),
+            "drawn_by": jnp.full(tiles, -1, jnp.int32), "event_seat": jnp.full(events, -1, jnp.int32),
+            "event_kind": jnp.full(events, _KIND_NONE, jnp.int32), "event_count": jnp.int32(0),
+        }
 
     @staticmethod
     def _mask_of(held: np.ndarray) -> int:
@@ -640,6 +711,18 @@ class DrawDominoes:
             order=jnp.where(placed_here, state.line_count + 1, state.order),
             line_count=state.line_count + is_place.astype(jnp.int32), passes=passes, voids=voids,
         )
+        if self._information:
+            index = state.event_count
+            slot = jnp.arange(self._info.max_events, dtype=jnp.int32) == index
+            kind = jnp.where(is_place, _KIND_LEFT + end, jnp.where(is_draw, _KIND_DRAW, _KIND_PASS))
+            drawn_here = is_draw & (tile_ids == drawn)
+            played = played.replace(
+                placed_at=jnp.where(placed_here, index + 1, state.placed_at),
+                drawn_at=jnp.where(drawn_here, index + 1, state.drawn_at),
+                drawn_by=jnp.where(drawn_here, seat, state.drawn_by),
+                event_seat=jnp.where(slot, seat, state.event_seat), event_kind=jnp.where(slot, kind, state.event_kind),
+                event_count=index + 1,
+            )
         if not self._match:
             return played
         # A match deals the next hand in the step that ends one; the infos stay the ended hand's.
@@ -674,7 +757,7 @@ class DrawDominoes:
     def _finish(self, state: State) -> State:
         """Fill in the acting player's legal-action mask and observation."""
         return state.replace(
-            legal_action_mask=self._legal_mask(state), observation=self._observation(state, state.current_player)
+            legal_action_mask=self._legal_mask(state), observation=self._vector(state, state.current_player)
         )
 
     def _legal_mask(self, state: State) -> jax.Array:
@@ -770,10 +853,30 @@ class DrawDominoes:
                 not an integer (checked at trace time under ``jit``).
         """
         if player is None:
-            return self._observation(state, state.current_player)
+            return self._vector(state, state.current_player)
         seat = _seat_index(player, self.num_players)
         in_range = (seat >= 0) & (seat < self.num_players)
-        return jnp.where(in_range, self._observation(state, seat), jnp.float32(0))
+        return jnp.where(in_range, self._vector(state, seat), jnp.float32(0))
+
+    def _vector(self, state: State, player: jax.Array) -> jax.Array:
+        """``player``'s observation or information state, by ``obs_type``."""
+        observation = self._observation(state, player)
+        if not self._information:
+            return observation
+        # The history blocks (draw_env.observation.information_layout): the deal's bits, the
+        # event index of each tile's placement and of each tile the observer drew, and per
+        # action its row of one-hots: relative seat, kind, end.
+        tiles = jnp.arange(self._num_tiles, dtype=jnp.int32)
+        dealt = self._masks.test(_pick(state.dealt, player), tiles)
+        drawn_at = jnp.where(state.drawn_by == player, state.drawn_at, 0)
+        relative = (state.event_seat - player) % self.num_players
+        columns = jnp.arange(len(EVENT_COLUMNS), dtype=jnp.int32)
+        acted = (state.event_kind != _KIND_NONE)[:, None]
+        rows = ((relative[:, None] == columns) & (columns < SEATS) & acted).astype(jnp.int32)
+        for kind, row in enumerate(_KIND_ROWS):
+            rows = rows + jnp.where((state.event_kind == kind)[:, None], jnp.asarray(row), 0)
+        history = jnp.concatenate([dealt, state.placed_at, drawn_at, rows.reshape(-1)])
+        return jnp.concatenate([observation, history.astype(jnp.float32)])
 
     def _observation(self, state: State, player: jax.Array) -> jax.Array:
         """:meth:`observe` of a seat in range (the step's own call: no check on its hot path).

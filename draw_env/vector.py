@@ -26,7 +26,7 @@ from draw_env.checks import (
     is_integer,
     warn_unknown_options,
 )
-from draw_env.observation import layout
+from draw_env.observation import OBS_TYPES, check_history_room, information_layout, layout
 from draw_env.rules import (
     EPISODES,
     PLAYER_COUNTS,
@@ -49,7 +49,9 @@ class VectorStep(NamedTuple):
 
     Attributes:
         observation: float32 ``(num_envs, size)``, the player to act's observation (the AEC
-            layout of the variant, :func:`draw_env.observation.layout`; 258 entries in the seeds' game).
+            layout of the variant, :func:`draw_env.observation.layout`; 258 entries in the seeds' game),
+            or with ``obs_type="information_state"`` its information state
+            (:func:`draw_env.observation.information_layout`).
         action_mask: int8 ``(num_envs, 2T+2)``, that player's legal actions (zeros in an ended game).
         current_player: int32 ``(num_envs,)``, the absolute seat to act.
         rewards: float32 ``(num_envs, n)`` by absolute seat, what the AEC environment gives each
@@ -120,6 +122,9 @@ class DrawVectorEnv:
         max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`): the
             double-``max_pip`` set (2 to 9), tiles dealt to each player (``None``: 7, or 6 with
             4 players), boneyard tiles never drawn.
+        obs_type: ``"observation"`` (the default) or ``"information_state"``: the AEC
+            environment's of the same name (the observation, then the player's deal and the
+            hand's actions in order); each game then keeps its hand's history in its state.
         parallel: step the games on all numba threads (``prange``). Off by default: it pays only
             on idle cores; on a shared machine a thread that waits for a core stalls every step.
 
@@ -149,6 +154,7 @@ class DrawVectorEnv:
         max_pip: int = DEFAULT_MAX_PIP,
         hand_size: int | None = None,
         protected: int = PROTECTED_BONEYARD,
+        obs_type: str = "observation",
         *,
         parallel: bool = False,
     ) -> None:
@@ -159,10 +165,12 @@ class DrawVectorEnv:
         check_reward_episode(self.reward, self.episode)
         self.autoreset = check_bool("autoreset", autoreset)
         self.parallel = check_bool("parallel", parallel)
+        self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)
         self._match = self.episode == "match"
         self._scheme = REWARDS.index(self.reward)
-        observed = layout(game)
+        self._information = information = self.obs_type == "information_state"
+        observed = information_layout(game) if information else layout(game)
         self._size, self._num_actions = observed.size, game.num_actions
         self.single_observation_space = spaces.Box(0.0, observed.high, (observed.size,), np.float32)
         self.single_action_space = spaces.Discrete(game.num_actions)
@@ -171,7 +179,8 @@ class DrawVectorEnv:
         )
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, game.num_actions))
         n, players = self.num_envs, self.num_players
-        self._states = np.zeros((n, engine.state_size(game.max_pip)), np.int64)
+        size = engine.history_state_size(game) if information else engine.state_size(game.max_pip)
+        self._states = np.zeros((n, size), np.int64)
         for i in range(n):
             engine.init_variant_state(self._states[i], players, 0, game.max_pip, game.hand_size, game.protected)
         self._finished = np.zeros(n, np.bool_)
@@ -238,7 +247,7 @@ class DrawVectorEnv:
         mask = np.empty((n, self._num_actions), np.int8)
         current = np.empty(n, np.int32)
         engine.reset_batch(
-            self._states, self._match, scores, fixed, hands, boneyards, lengths, openers,
+            self._states, self._match, self._information, scores, fixed, hands, boneyards, lengths, openers,
             self._finished, self._hand_points, self._hand_pips, self._score, self._blocked, self._winner,
             self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
         )
@@ -308,6 +317,8 @@ class DrawVectorEnv:
                 openers[i] = check_int(f"{where}['opener']", opener, minimum=0, maximum=players - 1)
             try:
                 state = self.game.state_from_deal(deal["hands"], deal["boneyard"], 0)
+                if self._information:
+                    check_history_room(self.game, len(state.boneyard))
             except ValueError as error:
                 raise ValueError(f"{where}: {error}") from None
             fixed[i] = True
@@ -354,7 +365,7 @@ class DrawVectorEnv:
         hand_ended = np.empty(n, np.bool_)
         kernel = engine.step_batch if self.parallel else engine.step_batch_serial
         if kernel(
-            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, self._bad,
+            self._states, rows, actions, self._match, self._scheme, self.autoreset, True, self._information, self._bad,
             self._finished, self._hand_points, self._hand_pips, self._score, self._blocked, self._winner,
             self._deal_hands, self._deal_boneyard, self._deal_opener, self._hand_number, obs, mask, current,
             rewards, terminated, hand_ended,
@@ -413,12 +424,13 @@ class DrawVectorEnv:
     # ------------------------------------------------------------------ observing
 
     def observe(self, seat: int) -> np.ndarray:
-        """Every game's observation from absolute seat ``seat``'s view: float32 ``(num_envs, size)``."""
+        """Every game's observation (or information state, by ``obs_type``) from absolute seat
+        ``seat``'s view: float32 ``(num_envs, size)``."""
         if not self._has_reset:
             raise RuntimeError("call reset() before observe()")
         seat = check_int("seat", seat, minimum=0, maximum=self.num_players - 1)
         out = np.empty((self.num_envs, self._size), np.float32)
-        engine.observe_batch(self._states, seat, self._match, out)
+        engine.observe_batch(self._states, seat, self._match, self._information, out)
         return out
 
     def observe_seats(self, seats: Any) -> np.ndarray:
@@ -434,7 +446,7 @@ class DrawVectorEnv:
         ):
             raise ValueError(f"seats must be integers in 0..{self.num_players - 1} of shape ({self.num_envs},)")
         out = np.empty((self.num_envs, self._size), np.float32)
-        engine.observe_seats(self._states, seats.astype(np.int64), self._match, out)
+        engine.observe_seats(self._states, seats.astype(np.int64), self._match, self._information, out)
         return out
 
     @property
@@ -453,7 +465,8 @@ class DrawVectorEnv:
 
     @property
     def states(self) -> np.ndarray:
-        """The engine states ``(num_envs, engine.state_size(max_pip))``, hidden tiles included: for tools,
+        """The engine states ``(num_envs, engine.state_size(max_pip))`` (``engine.history_state_size(game)``
+        with ``obs_type="information_state"``), hidden tiles included: for tools,
         tests and centralised critics, never for agents. A read-only view."""
         view = self._states.view()
         view.flags.writeable = False

@@ -323,17 +323,18 @@ def test_zero_sum_table_holds_the_aec_rewards(players: int) -> None:
 # ---------------------------------------------------------------------- the fast loop
 
 
-def test_fast_step_is_step_then_a_fresh_deal_from_the_pool() -> None:
+@pytest.mark.parametrize("obs_type", ["observation", "information_state"])
+def test_fast_step_is_step_then_a_fresh_deal_from_the_pool(obs_type: str) -> None:
     """``fast_step`` against ``step``: a game that goes on is exactly ``step``'s; a game that ends
     comes back terminated with its rewards, as a new deal whose observation and mask are the AEC
     environment's for that deal; every deal handed out is a new one (the pool wraps round)."""
-    env, batch, refill = DrawDominoes(2), 16, 8
+    env, batch, refill = DrawDominoes(2, obs_type=obs_type), 16, 8
     options = {"xla_backend_optimization_level": 0}
     fast = jax.jit(env.fast_step, static_argnums=3, compiler_options=options)
     step = jax.jit(jax.vmap(env.step), compiler_options=options)
     state = jax.vmap(env.init)(jax.random.split(jax.random.key(3), batch))
     pool = env.deal_pool(jax.random.key(4), 2 * refill)
-    aec = draw_env.raw_env(num_players=2)
+    aec = draw_env.raw_env(num_players=2, obs_type=obs_type)
     rng = np.random.default_rng(0)
     deals: set[tuple] = set()
     handed = 0

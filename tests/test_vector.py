@@ -31,7 +31,10 @@ def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def shadow(venv: DrawVectorEnv, i: int, scores: list[int] | None = None) -> draw_env.raw_env:
-    aec = draw_env.raw_env(num_players=venv.num_players, episode=venv.episode, reward=venv.reward, **venv.game.variant)
+    aec = draw_env.raw_env(
+        num_players=venv.num_players, episode=venv.episode, reward=venv.reward, obs_type=venv.obs_type,
+        **venv.game.variant,
+    )
     options = venv.deals()[i]
     if scores is not None:
         options["scores"] = scores
@@ -83,7 +86,8 @@ def play_against_aec(venv: DrawVectorEnv, seed: int, steps: int) -> tuple[int, i
         start = [None] + [[int(rng.integers(0, 61)) for _ in range(players)] for _ in range(num_envs - 1)]
         options = {"scores": start}
     out = venv.reset(seed=seed, options=options)
-    size = observation.layout(game).size
+    information = venv.obs_type == "information_state"
+    size = (observation.information_layout(game) if information else observation.layout(game)).size
     assert out.observation.dtype == np.float32 and out.observation.shape == (num_envs, size)
     assert out.action_mask.dtype == np.int8 and out.action_mask.shape == (num_envs, game.num_actions)
     assert out.rewards.shape == (num_envs, players)
