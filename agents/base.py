@@ -89,6 +89,31 @@ def observation_of(observation: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**observation, "observation": np.asarray(vector)[: _layout_of(_SET_OF_ACTIONS[actions]).size]}
 
 
+def obs_type_of(agent: object) -> str:
+    """What ``agent`` (a one-game agent or a batch actor) reads: its ``obs_type`` where it has one
+    (a network or ``tabular``: what its file records), else ``"observation"``."""
+    obs_type = getattr(agent, "obs_type", "observation")
+    return obs_type if isinstance(obs_type, str) else "observation"
+
+
+def observation_for(agent: object, observation: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What ``agent`` is given of ``observation``: the whole dict if the agent reads information
+    states (:func:`obs_type_of`), else the observation it holds (:func:`observation_of`). Where a
+    table gives information states, agents of observations sit at it through this."""
+    return observation if obs_type_of(agent) == "information_state" else observation_of(observation)
+
+
+def observations_for(agent: object, vectors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """:func:`observation_for` for a batch: ``vectors`` ``(N, L)`` cut to the observation's length
+    where they are information states and ``agent`` reads observations."""
+    if obs_type_of(agent) == "information_state" or np.ndim(vectors) != 2 or np.ndim(masks) != 2:
+        return vectors
+    actions = np.shape(masks)[1]
+    if not is_information_state(np.shape(vectors)[1], actions):
+        return vectors
+    return vectors[:, : _layout_of(_SET_OF_ACTIONS[actions]).size]
+
+
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 

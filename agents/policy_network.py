@@ -374,6 +374,11 @@ class NetworkAgent(BaseAgent):
         if self.num_players is not None:
             self.policy_for(self.num_players)
 
+    @staticmethod
+    def obs_type_of_file(path: str | os.PathLike[str]) -> str:
+        """What the policy file (or checkpoint) ``path`` reads (:func:`agents.spec_obs_type`)."""
+        return load_policy(path).obs_type
+
     @property
     def obs_type(self) -> str:
         """What the agent reads: its file's ``obs_type`` (the shipped policies read observations)."""

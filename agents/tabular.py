@@ -39,6 +39,8 @@ VERSION = 1
 MAX_ROWS = 20_000_000
 #: The largest table file read (its arrays may be up to this many bytes too).
 MAX_TABLE_BYTES = 2 * 1024**3
+#: The largest record read.
+MAX_RECORD_BYTES = 1024 * 1024
 
 
 def record_path(path: str | os.PathLike[str]) -> Path:
@@ -82,7 +84,7 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray,
         ValueError: naming the file and the field, for anything that is not such a table.
     """
     where = Path(path)
-    record = read_json(record_path(where), max_bytes=1024 * 1024)
+    record = read_json(record_path(where), max_bytes=MAX_RECORD_BYTES)
     if not isinstance(record, dict):
         raise ValueError(f"{record_path(where)}: must be a JSON object")
     if record.get("format") != FORMAT or record.get("version") != VERSION:
@@ -143,6 +145,15 @@ class TabularAgent(SeededAgent):
         self._width = observations.shape[1]
         other = next(kind for kind in OBS_TYPES if kind != self.obs_type)
         self._other = (other, observed_layout(self.game, other).size)
+
+    @staticmethod
+    def obs_type_of_file(path: str | os.PathLike[str]) -> str:
+        """What the table ``path`` is keyed by, from its record alone (:func:`agents.spec_obs_type`)."""
+        where = check_path("path", path)
+        record = read_json(record_path(where), max_bytes=MAX_RECORD_BYTES)
+        if not isinstance(record, dict):
+            raise ValueError(f"{record_path(where)}: must be a JSON object")
+        return read_obs_type(record, record_path(where))
 
     def _check_shapes(self, vector_size: int, mask_size: int) -> None:
         """Refuse vectors of the other ``obs_type`` or of another game, naming the file."""

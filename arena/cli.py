@@ -12,7 +12,7 @@ from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
 from arena.inputs import agent_files
 from arena.league import league, parse_sweep, sweep
-from arena.options import SEATINGS, RunOptions, add_variant_arguments, check_plays_variant, variant_of
+from arena.options import SEATINGS, RunOptions, add_obs_type_argument, add_variant_arguments, check_plays_variant, variant_of
 from arena.results import GAME_NOUNS
 from arena.specs import agent_command
 from draw_env.checks import MAX_SEED, check_int
@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     add_variant_arguments(parser)
+    add_obs_type_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--step-by-step",
@@ -146,6 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "max_pip": args.max_pip,
             "hand_size": args.hand_size,
             "protected": args.protected,
+            "obs_type": args.obs_type,
         }
         if 2 <= num_players <= 4:  # else evaluate() names the problem
             note = _rounding_note(RunOptions(num_players, args.games, **common))

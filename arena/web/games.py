@@ -33,6 +33,8 @@ import draw_env
 from arena.options import check_plays_variant
 from arena.play import result_text, summarise_turns
 from arena.play_messages import message
+from agents.base import observation_for
+from arena.options import table_obs_type
 from arena.specs import FILE_ARGUMENTS, build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED
@@ -211,19 +213,27 @@ class WebGame:
     _hinter: agents.Agent | None = None
 
     @classmethod
-    def start(cls, game_id: str, setup: Setup, named: Mapping[str, str] | None = None) -> WebGame:
-        """Deal and let the agents play up to the first person's turn."""
+    def start(
+        cls, game_id: str, setup: Setup, named: Mapping[str, str] | None = None, obs_type: str | None = None
+    ) -> WebGame:
+        """Deal and let the agents play up to the first person's turn; the environment gives
+        ``obs_type`` (``None``: what the agents and the hint agent read,
+        :func:`arena.options.table_obs_type`)."""
         named = dict(named or {})
         game = setup.game
         players = len(setup.seats)
         built: dict[int, agents.Agent] = {}
+        specs = []
         for seat, text in enumerate(setup.seats):
             if text != PERSON:
                 name, kwargs = parse_agent_spec(named.get(text, text))
+                specs.append((name, kwargs))
                 built[seat] = build_agent(name, kwargs, setup.seed, seat)
+        specs.append(parse_agent_spec(named.get(setup.hint, setup.hint)))
         labels = [PERSON if text == PERSON else text for text in setup.seats]
         env = RecordingWrapper(
-            draw_env.env(num_players=players, episode=setup.episode, reward="points", lang=setup.lang, **game.variant),
+            draw_env.env(num_players=players, episode=setup.episode, reward="points", lang=setup.lang,
+                         obs_type=table_obs_type(specs, obs_type), **game.variant),
             players=labels,
         )
         env.reset(seed=setup.seed)
@@ -307,7 +317,8 @@ class WebGame:
             seat = self.state.current
             observation = self.env.observe(f"player_{seat}")
             try:
-                action = int(self.seat_agents[seat].act(observation))
+                agent = self.seat_agents[seat]
+                action = int(agent.act(observation_for(agent, observation)))
             except ValueError as error:  # e.g. a solver's table for one hand, asked in a match
                 self.failure = f"{self.labels[seat]} (player_{seat}) cannot play this position: {error}"
                 return
@@ -472,7 +483,7 @@ class WebGame:
         if self._hinter is None:
             self._hinter = build_agent(name, kwargs, self.setup.seed, _HINT_STREAM)
         hinter = self._hinter
-        observation = self.env.observe(f"player_{seat}")
+        observation = observation_for(hinter, self.env.observe(f"player_{seat}"))
         values: dict[int, float] = {}
         values_of: Callable[[Any], Mapping[int, float]] | None = getattr(hinter, "action_values", None)
         try:
@@ -549,6 +560,7 @@ class GameStore:
         records: RecordsFolder | None = None,
         named: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        obs_type: str | None = None,
     ) -> None:
         if max_games < 1 or max_age <= 0:
             raise ValueError(f"max_games must be >= 1 and max_age > 0, got {max_games} and {max_age}")
@@ -557,6 +569,7 @@ class GameStore:
         self.records = records
         self.named = dict(named or {})
         self.clock = clock
+        self.obs_type = obs_type
         self._games: OrderedDict[str, WebGame] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -571,7 +584,7 @@ class GameStore:
     def create(self, setup: Setup) -> WebGame:
         """Start a game of ``setup`` under a new id (the agents' first moves included)."""
         game_id = secrets.token_urlsafe(16)
-        game = WebGame.start(game_id, setup, self.named)
+        game = WebGame.start(game_id, setup, self.named, self.obs_type)
         game.used = self.clock()
         self._maybe_save(game)
         with self._lock:

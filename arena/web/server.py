@@ -45,6 +45,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 import agents
+from arena.options import add_obs_type_argument
 from arena.specs import parse_agent_spec
 from arena.web.games import (
     DEFAULT_HINT,
@@ -323,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=AGENT",
         help="offer an agent under NAME, e.g. solver=tabular:path=table.npz (the page cannot name files itself); repeatable",
     )
+    add_obs_type_argument(parser)
     return parser
 
 
@@ -358,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     port = sock.getsockname()[1]
     shown = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
     url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/"
-    store = GameStore(args.max_games, args.max_age * 3600, RecordsFolder(records), named)
+    store = GameStore(args.max_games, args.max_age * 3600, RecordsFolder(records), named, obs_type=args.obs_type)
     hosts = ["127.0.0.1", "localhost", "[::1]"] if loopback else ["*"]
     app = create_app(store, hosts)
     print(f"draw-web: serving on {url} (records in {records}/; Ctrl-C stops)", flush=True)
