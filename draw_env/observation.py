@@ -628,7 +628,7 @@ def write_history(
     Args:
         dealt: the mask of the tiles ``player`` held when the hand started.
         history: the hand's actions in order, ``(absolute seat, action, tile drawn or -1)``
-            (:attr:`draw_env.rules.DrawState.history`).
+            (:attr:`draw_env.rules.DrawState.history`; a draw whose tile is not known yet reads -1).
 
     Raises:
         ValueError: for more actions than the ``events`` rows (a deal :func:`check_history_room`
@@ -650,7 +650,7 @@ def write_history(
             out[start["placed_at"] + (action >> 1)] = index
         elif action == draw:
             out[row + _DRAW] = 1
-            if seat == player:
+            if seat == player and tile >= 0:  # OpenSpiel's chance node picks a draw's tile after it
                 out[start["drawn_at"] + tile] = index
         else:
             out[row + _PASS] = 1

@@ -15,6 +15,7 @@ from open_spiel.python.observation import make_observation
 
 import draw_env
 from draw_env import openspiel as draw_openspiel
+from draw_env.observation import information_layout
 from draw_env.rules import DRAW, DrawGame, IllegalActionError
 
 SPECS = [
@@ -49,7 +50,7 @@ def test_game_type_and_info_follow_the_parameters() -> None:
     assert game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
     assert game.num_distinct_actions() == 58 and game.max_chance_outcomes() == 28
     assert game.observation_tensor_shape() == [258]
-    assert game.information_state_tensor_shape() == [258 + 28]
+    assert game.information_state_tensor_shape() == [information_layout(DrawGame(4)).size] == [1161]
     assert game.max_game_length() == draw_openspiel.max_hand_length(4)
     points = _load({"players": 3, "reward": "points"})
     assert points.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
@@ -181,8 +182,10 @@ def test_the_information_state_ignores_hidden_tiles_and_remembers_own_draws() ->
     assert state.information_state_tensor(0) == twin.information_state_tensor(0)
     assert state.information_state_string(1) != twin.information_state_string(1)
     assert "0:draw[6|6]" in state.information_state_string(0)
-    assert state.information_state_tensor(0)[258 + 27] == 1  # its first draw
-    assert state.information_state_tensor(1)[258:] == [0.0] * 28
+    info = information_layout(game.rules)
+    own, other = (info.split(np.asarray(state.information_state_tensor(seat))) for seat in (0, 1))
+    assert np.flatnonzero(own["drawn_at"]).tolist() == [27] and own["drawn_at"][27] == 1  # its first action
+    assert not other["drawn_at"].any() and other["events"][0, 1] == 1 and other["events"][0, 5] == 1  # seat 0 drew
 
 
 def test_python_observers_match_the_state_methods() -> None:

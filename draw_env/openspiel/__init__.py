@@ -22,12 +22,10 @@ from draw_env.openspiel.game import (
     game_type,
     max_hand_length,
 )
-from draw_env.openspiel.observer import DRAWN_SIZE, INFORMATION_STATE_SIZE, DrawDominoesObserver
+from draw_env.openspiel.observer import DrawDominoesObserver
 from draw_env.openspiel.serialization import deserialize_game_and_state, serialize_game_and_state
 
 __all__ = [
-    "DRAWN_SIZE",
-    "INFORMATION_STATE_SIZE",
     "MAX_MATCH_HANDS",
     "PARAMETERS",
     "SHORT_NAME",

@@ -101,6 +101,10 @@ def max_hand_length(game: DrawGame | int) -> int:
     At most ``T - protected`` tiles are ever held (26 in the seeds' game), so at most as many
     placements; the opener places first (any tile fits the empty line); passes happen only once
     drawing is over, at most ``n - 1`` between two placements and ``n`` at the end.
+
+    Looser than :attr:`draw_env.rules.DrawGame.max_hand_actions` (which also counts the tiles
+    still held at the end) on purpose: OpenSpiel bounds a history, chance nodes included, by twice
+    this, and in the smallest variants the deal's chance nodes outnumber the tighter bound.
     """
     rules = game if isinstance(game, DrawGame) else DrawGame(game)
     players = rules.num_players

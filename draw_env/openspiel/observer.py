@@ -2,11 +2,12 @@
 
 ``tensor`` is the environment's observation vector of the game's variant (the blocks of
 :func:`draw_env.observation.layout`, 258 entries in the seeds' game); the information state
-(perfect recall within the hand) adds the ``drawn`` block: one entry per tile (28 in the seeds'
-game), ``k`` where the observer drew that tile as its ``k``-th draw of the hand. The strings hold
-the same facts as text; the information state string lists every action since the deal, with the
-tile of each of the observer's own draws and nothing of the others'. In a match, earlier hands
-enter both only through the scores, which is all they bear on the rest of the match.
+(perfect recall within the hand) is the environment's ``obs_type="information_state"`` vector
+(:func:`draw_env.observation.information_layout`): that observation, then the observer's deal
+and the hand's actions in order. The strings hold the same facts as text; the information state
+string lists every action since the deal, with the tile of each of the observer's own draws and
+nothing of the others'. In a match, earlier hands enter both only through the scores, which is
+all they bear on the rest of the match.
 
 The observer reads a game and its states through :class:`ObservedGame` and
 :class:`ObservedState`, so that it needs nothing from :mod:`draw_env.openspiel.game` (which
@@ -21,20 +22,9 @@ import numpy as np
 import pyspiel
 
 from draw_env import tiles
-from draw_env.observation import OBSERVATION_SIZE, ObservationTable, layout
+from draw_env.observation import ObservationTable, information_layout, layout, write_history
 from draw_env.openspiel.progress import OPENER, Progress, events_text
 from draw_env.rules import DrawGame, DrawState
-from draw_env.tiles import NUM_TILES
-
-#: Size of the ``drawn`` block in the seeds' game (a variant's: its number of tiles).
-DRAWN_SIZE = NUM_TILES
-#: The information state tensor's size in the seeds' game (:func:`information_state_size`).
-INFORMATION_STATE_SIZE = OBSERVATION_SIZE + DRAWN_SIZE
-
-
-def information_state_size(rules: DrawGame) -> int:
-    """The information state tensor's size: the observation vector, then one entry per tile."""
-    return layout(rules).size + rules.num_tiles
 
 
 class ObservedGame(Protocol):
@@ -148,13 +138,15 @@ class DrawDominoesObserver:
         self.target = game.rules.target if game.match else 0
         self.perfect_recall = perfect_recall
         self.layout = layout(game.rules)
+        self.information = information_layout(game.rules)
         # The environment's observation table, rebuilt from the rules state at each call.
         self._table = ObservationTable(game.rules, game.match)
         observed = self.layout.size
-        self.tensor = np.zeros(information_state_size(game.rules) if perfect_recall else observed, np.float32)
+        self.tensor = np.zeros(self.information.size if perfect_recall else observed, np.float32)
         self.dict: dict[str, Any] = {"observation": self.tensor[:observed]}
         if perfect_recall:
-            self.dict["drawn"] = self.tensor[observed:]
+            history = self.information.split(self.tensor)
+            self.dict.update((block.name, history[block.name]) for block in self.information.blocks)
         # OpenSpiel sets an observer from a fresh initial state before each tensor it asks of a
         # state (to size it): the last deal observed, and its vector, are kept.
         self._deal_seen: tuple[Any, ...] | None = None
@@ -170,10 +162,11 @@ class DrawDominoesObserver:
         else:
             self.tensor[:observed] = self._deal_observation(play, player)
         if self.perfect_recall:
-            drawn = self.tensor[observed:]
-            drawn[:] = 0
-            for order, tile in enumerate(play.own_draws(player), 1):
-                drawn[tile] = order
+            history = self.tensor[observed:]
+            history[:] = 0
+            # A hand from a position starts with the hand the observer held there.
+            dealt = play.start.hands[player] if play.start is not None else tiles.mask_of(play.own_deal(player))
+            write_history(self.information, play.num_players, player, dealt, play.events, history)
 
     def _deal_observation(self, play: Progress, player: int) -> np.ndarray:
         """What ``player`` observes of the hand being dealt (kept while the deal stays the same)."""
