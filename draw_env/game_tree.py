@@ -29,7 +29,7 @@ from numba import njit, types
 from numba.typed import Dict
 
 from draw_env.engine import write_placements
-from draw_env.observation import layout
+from draw_env.observation import EVENT_COLUMNS, EVENT_WIDTH, information_layout, layout
 from draw_env.rules import DrawGame
 
 #: Bytes per node and per information-state action that :func:`build_tree` allocates (the node
@@ -97,6 +97,41 @@ class GameTree:
         rows = np.repeat(np.arange(count), np.diff(self.action_start[seat]))
         mask[rows, self.actions[seat]] = 1
         return mask
+
+    def information_states(self, seat: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """uint8 ``(len(rows), size)``: the information-state vector (the environment's
+        ``obs_type="information_state"``, :func:`draw_env.observation.information_layout`) of
+        each of ``seat``'s information states ``rows`` (default all), as float32 exactly the
+        environment's.
+
+        Built on demand, not kept: each information state's history is read back from one of its
+        nodes (parent links walked to the root, the deal of that root), so the memory is the
+        result's, ``len(rows) * size`` bytes (``max_pip=3, hand_size=3, protected=3``: 252
+        bytes each, about 0.38 GB for all of one seat's 1.5 million), plus four bytes a node
+        while it is built. Distinct information states have distinct vectors.
+        """
+        count = self.num_infosets(seat)
+        rows = np.arange(count) if rows is None else np.asarray(rows, np.int64)
+        if rows.ndim != 1 or (rows.size and (rows.min() < 0 or rows.max() >= count)):
+            raise ValueError(f"rows must be information states of seat {seat}: integers in 0..{count - 1}")
+        return self.information_states_at(seat, _first_nodes(self.player, self.infoset, seat, count)[rows])
+
+    def information_states_at(self, seat: int, nodes: np.ndarray) -> np.ndarray:
+        """uint8 ``(len(nodes), size)``: ``seat``'s information-state vector at each of ``nodes``
+        (nodes where ``seat`` acts), read from each node's own path: the same for every node of
+        one information state."""
+        nodes = np.asarray(nodes, np.int64)
+        if nodes.ndim != 1 or not np.all(self.player[nodes] == seat):
+            raise ValueError(f"nodes must be nodes where seat {seat} acts")
+        info = information_layout(self.game)
+        out = np.zeros((len(nodes), info.size), np.uint8)
+        out[:, : info.observation.size] = self.observations[seat][self.infoset[nodes]]
+        _write_histories(
+            nodes, seat, _parents(self.first_child, self.num_children, self.player), self.player, self.infoset,
+            self.first_child, self.action_start[0], self.actions[0], self.action_start[1], self.actions[1],
+            deals(self.game), self.game.num_tiles, info.observation.size, out,
+        )
+        return out
 
 
 def distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -595,6 +630,82 @@ def _write_observation(
         else:
             out[i] = 1 if value == argument[i] else 0
 
+
+
+@njit(cache=True)
+def _parents(first_child: np.ndarray, num_children: np.ndarray, player: np.ndarray) -> np.ndarray:
+    """int32 ``(nodes,)``: each node's parent (-1 for a root)."""
+    parent = np.full(player.shape[0], -1, np.int32)
+    for node in range(player.shape[0]):
+        if player[node] >= 0:
+            for k in range(num_children[node]):
+                parent[first_child[node] + k] = node
+    return parent
+
+
+@njit(cache=True)
+def _first_nodes(player: np.ndarray, infoset: np.ndarray, seat: int, count: int) -> np.ndarray:
+    """int64 ``(count,)``: the first node of each of ``seat``'s information states."""
+    first = np.full(count, -1, np.int64)
+    for node in range(player.shape[0]):
+        if player[node] == seat and first[infoset[node]] < 0:
+            first[infoset[node]] = node
+    return first
+
+
+#: The information state's event columns, for the compiled writer below.
+_COLUMN_SEAT, _COLUMN_PLACE, _COLUMN_DRAW, _COLUMN_PASS, _COLUMN_LEFT = (
+    EVENT_COLUMNS.index(name) for name in ("seat_0", "place", "draw", "pass", "left")
+)
+
+
+@njit(cache=True)
+def _write_histories(
+    nodes: np.ndarray, seat: int, parent: np.ndarray, player: np.ndarray, infoset: np.ndarray,
+    first_child: np.ndarray, start0: np.ndarray, actions0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
+    deals: np.ndarray, num_tiles: int, prefix: int, out: np.ndarray,
+) -> None:
+    """Write the history blocks of ``seat``'s information state at each of ``nodes`` into the
+    rows of ``out`` (the observation prefix already there): the deal of the node's root, then
+    every action on the path from the root, read from the parents' legal actions."""
+    path = np.zeros(3 * num_tiles, np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
+    seats = np.zeros(path.shape[0], np.int64)
+    draw = 2 * num_tiles
+    rows = prefix + 3 * num_tiles
+    for r in range(nodes.shape[0]):
+        node = nodes[r]
+        length = 0
+        while parent[node] >= 0:
+            above = parent[node]
+            actor = player[above]
+            start = start0[infoset[above]] if actor == 0 else start1[infoset[above]]
+            index = start + node - first_child[above]
+            path[length] = actions0[index] if actor == 0 else actions1[index]
+            seats[length] = actor
+            length += 1
+            node = above
+        deal = deals[node]  # the roots are the deals, in order
+        row = out[r]
+        hand = deal[1 + seat]
+        for tile in range(num_tiles):
+            row[prefix + tile] = (hand >> tile) & 1
+        draws = 0
+        for k in range(length):
+            action = path[length - 1 - k]
+            actor = seats[length - 1 - k]
+            event = rows + k * EVENT_WIDTH
+            row[event + _COLUMN_SEAT + (actor - seat) % 2] = 1
+            if action < draw:
+                row[event + _COLUMN_PLACE] = 1
+                row[event + _COLUMN_LEFT + (action & 1)] = 1
+                row[prefix + num_tiles + (action >> 1)] = k + 1
+            elif action == draw:
+                row[event + _COLUMN_DRAW] = 1
+                if actor == seat:
+                    row[prefix + 2 * num_tiles + deal[3 + draws]] = k + 1
+                draws += 1
+            else:
+                row[event + _COLUMN_PASS] = 1
 
 
 def best_response(tree: GameTree, responder: int, policy: np.ndarray) -> tuple[float, np.ndarray]:
