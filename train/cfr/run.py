@@ -9,8 +9,9 @@ Rerunning the same command continues the run. In ``output_dir``:
 - ``state.npz`` and ``progress.json``: the solver's tables and its curve so far (the checkpoint,
   written every ``checkpoint_minutes`` of CPU and at the end);
 - ``curve.json`` and ``curve.png``: exploitability against CPU seconds and iterations;
-- ``policy.npz`` and ``policy.json``: the average strategy as a table from observations to action
-  probabilities, which the ``tabular`` agent plays (``tabular:path=.../policy.npz``);
+- ``policy.npz`` and ``policy.json``: the average strategy as a table from observations (or, with
+  ``obs_type: information_state``, information states) to action probabilities, which the
+  ``tabular`` agent plays (``tabular:path=.../policy.npz``);
 - ``summary.json``: the final figures, those of the table as played included.
 """
 
@@ -27,7 +28,7 @@ from arena.exploitability import exploitability, exploitability_of_tables
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree, build_tree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import SolverState, average_strategy, iterate, observation_table
+from train.cfr.solver import SolverState, average_strategy, information_table, iterate, observation_table, tied_entries
 from train.config import ConfigError
 from train.run_dir import RunDir, RunFile, read_run_file
 
@@ -67,7 +68,8 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     """Run (or continue) the solver of ``config`` in ``run``; returns the summary."""
     game = config.game()
     tree = build_tree(game, max_bytes=int(config.max_memory_gib * 1024**3))
-    state, progress = _resume(run, tree) if run.resuming else (SolverState.fresh(tree), _no_progress())
+    tied = tied_entries(tree) if config.obs_type == "information_state" else None
+    state, progress = _resume(run, tree, tied) if run.resuming else (SolverState.fresh(tree, tied), _no_progress())
     if not run.resuming:
         run.start()
     budget = config.cpu_minutes * 60
@@ -144,13 +146,16 @@ def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
     run.write_json("progress.json", progress.model_dump())
 
 
-def _resume(run: RunDir, tree: GameTree) -> tuple[SolverState, Progress]:
+def _resume(
+    run: RunDir, tree: GameTree, tied: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[SolverState, Progress]:
     """The checkpoint of the run to continue (a run cut short before its first one starts afresh)."""
     if not (run.path / "progress.json").exists():
-        return SolverState.fresh(tree), _no_progress()
+        return SolverState.fresh(tree, tied), _no_progress()
     progress = read_run_file(run.path / "progress.json", Progress)
     arrays = _read_state(run, tree)
-    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]])
+    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]],
+                        tied)
     return state, progress
 
 
@@ -178,13 +183,14 @@ def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
 
 def _finish(config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress) -> dict[str, Any]:
     averages = _averages(tree, state)
-    observations, probabilities = observation_table(tree, averages)
+    make_table = information_table if config.obs_type == "information_state" else observation_table
+    observations, probabilities = make_table(tree, averages)
     index = {row.tobytes(): i for i, row in enumerate(observations)}
 
     def table(rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return probabilities[[index[row.astype(np.uint8).tobytes()] for row in rows]]
 
-    played = exploitability(tree, table)
+    played = exploitability(tree, table, obs_type=config.obs_type)
     final = progress.curve[-1]
     summary = {
         "variant": ", ".join(f"{key}={value}" for key, value in config.game().variant.items()),
@@ -193,13 +199,14 @@ def _finish(config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, 
         "exploitability": final.exploitability,
         "nash_conv": final.nash_conv,
         "table_exploitability": played.exploitability,
+        "obs_type": config.obs_type,
         "info_states": played.info_states,
         "table_rows": int(len(observations)),
         "nodes": tree.num_nodes,
     }
     save_table(run.path / "policy.npz", tree.game, observations, probabilities,
                {"solver": "CFR+", "iterations": state.iteration, "exploitability": final.exploitability,
-                "table_exploitability": played.exploitability})
+                "table_exploitability": played.exploitability}, config.obs_type)
     run.write_json("curve.json", [point.model_dump() for point in progress.curve])
     _plot(progress.curve, run.path / "curve.png", summary["variant"])
     run.write_json("summary.json", summary)

@@ -9,6 +9,15 @@ best response ``draw-exploit`` computes) is the measure of how close it is.
 
 Tables are laid out as the tree's ``actions[seat]`` (one entry per legal action of each
 information state). One iteration costs two passes over every node per seat.
+
+One policy plays both seats (the ``tabular`` agent answers whoever asks), and an environment's
+information state says nothing of the absolute seat: the information state of seat 0 and the one of
+seat 1 in the mirrored position are the same vector. With ``tied`` entries (:func:`tied_entries`)
+the two share their regrets and strategy sums: each half-iteration's update of one seat's entries
+is copied onto the other seat's entries of the same vector and action, so that the average
+strategy gives both the same distribution and a table keyed by information states
+(:func:`information_table`) plays exactly the solution. (Without ties, the seats' strategies
+differ, and a table keyed by observations merges them: :func:`observation_table`.)
 """
 
 from __future__ import annotations
@@ -34,12 +43,16 @@ class SolverState:
     iteration: int
     regrets: list[np.ndarray]
     strategy_sums: list[np.ndarray]
+    #: Per seat, the other seat's entry of the same information-state vector and action, or -1
+    #: (:func:`tied_entries`); ``None``: the seats' tables are apart.
+    tied: tuple[np.ndarray, np.ndarray] | None = None
     # Scratch arrays of one per node, kept to spare the allocation at every iteration.
     _scratch: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
     @classmethod
-    def fresh(cls, tree: GameTree) -> SolverState:
-        return cls(0, [np.zeros(len(tree.actions[s])) for s in (0, 1)], [np.zeros(len(tree.actions[s])) for s in (0, 1)])
+    def fresh(cls, tree: GameTree, tied: tuple[np.ndarray, np.ndarray] | None = None) -> SolverState:
+        return cls(0, [np.zeros(len(tree.actions[s])) for s in (0, 1)], [np.zeros(len(tree.actions[s])) for s in (0, 1)],
+                   tied)
 
     def check_fits(self, tree: GameTree) -> None:
         """Raise ``ValueError`` unless the tables have the tree's shapes."""
@@ -56,6 +69,55 @@ def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray) -> np.ndarr
     strategy = np.zeros(len(regrets))
     _normalise(np.maximum(regrets, 0.0), tree.action_start[seat], strategy)
     return strategy
+
+
+def tied_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
+    """Per seat, int64 ``(len(tree.actions[seat]),)``: for each entry (an information state's
+    action), the other seat's entry of the same information-state vector
+    (:meth:`draw_env.game_tree.GameTree.information_states`) and the same action; -1 where the
+    other seat has no such information state.
+
+    Raises:
+        ValueError: if two information states of one vector have different legal actions (the
+            vector holds the mask's facts, so this would be a bug of the tree).
+    """
+    vectors = [tree.information_states(seat) for seat in (0, 1)]
+    count = len(vectors[0])
+    _, _, inverse = distinct_rows(np.concatenate(vectors))
+    del vectors
+    rows = int(inverse.max()) + 1 if len(inverse) else 0
+    infoset_of_row = []
+    for seat, shared in ((0, inverse[:count]), (1, inverse[count:])):
+        found = np.full(rows, -1, np.int64)
+        found[shared] = np.arange(len(shared))
+        infoset_of_row.append((shared, found))
+    pairs = []
+    for seat in (0, 1):
+        other = 1 - seat
+        shared = infoset_of_row[seat][0]
+        partner = infoset_of_row[other][1][shared]  # the other seat's information state of the same vector
+        start, other_start = tree.action_start[seat], tree.action_start[other]
+        counts = np.diff(start)
+        owner = np.repeat(np.arange(len(counts)), counts)
+        offset = np.arange(len(tree.actions[seat])) - start[owner]
+        mate = partner[owner]
+        pair = np.where(mate >= 0, other_start[np.maximum(mate, 0)] + offset, -1)
+        matched = mate >= 0
+        if np.any(np.diff(other_start)[mate[matched]] != counts[owner[matched]]) or np.any(
+            tree.actions[other][pair[matched]] != tree.actions[seat][matched]
+        ):
+            raise ValueError("information states of one vector must have the same legal actions")
+        pairs.append(pair.astype(np.int64))
+    return pairs[0], pairs[1]
+
+
+def _copy_tied(state: SolverState, seat: int) -> None:
+    """Copy ``seat``'s regrets and strategy sums onto the other seat's tied entries."""
+    assert state.tied is not None
+    pair = state.tied[seat]
+    matched = pair >= 0
+    for tables in (state.regrets, state.strategy_sums):
+        tables[1 - seat][pair[matched]] = tables[seat][matched]
 
 
 def average_strategy(tree: GameTree, seat: int, strategy_sums: np.ndarray) -> np.ndarray:
@@ -86,6 +148,9 @@ def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
             )
             np.maximum(state.regrets[seat], 0.0, out=state.regrets[seat])
             strategies[seat] = current_strategy(tree, seat, state.regrets[seat])
+            if state.tied is not None:
+                _copy_tied(state, seat)
+                strategies[1 - seat] = current_strategy(tree, 1 - seat, state.regrets[1 - seat])
 
 
 @njit(cache=True)
@@ -157,6 +222,30 @@ def _half_iteration(
             if reach > 0:
                 for k in range(count):
                     regrets[start + k] += reach * sign * (value[first + k] - total)
+
+
+def information_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The strategies as a table from information states to action probabilities, for play on an
+    environment of ``obs_type="information_state"``: one row per distinct vector of either seat,
+    the strategy of its first information state (seat 0's before seat 1's).
+
+    A solver with :func:`tied_entries` gives the seats' information states of one vector the same
+    strategy, and the table then plays exactly ``strategies``.
+
+    Returns:
+        ``(vectors, probabilities)``: uint8 ``(K, L)`` distinct rows, float64 ``(K, 2T + 2)``.
+    """
+    width = tree.game.num_actions
+    vectors, dense = [], []
+    for seat in (0, 1):
+        count = tree.num_infosets(seat)
+        rows = np.repeat(np.arange(count), np.diff(tree.action_start[seat]))
+        table = np.zeros((count, width))
+        table[rows, tree.actions[seat]] = strategies[seat]
+        dense.append(table)
+        vectors.append(tree.information_states(seat))
+    distinct, first, _ = distinct_rows(np.concatenate(vectors))
+    return distinct, np.concatenate(dense)[first]
 
 
 def observation_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
