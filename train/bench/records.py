@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from agents.inputs import OBS_TYPES
 from train.bench.protocol import Cell
 from train.config import ConfigError
 from train.run_dir import RunFile, read_run_file
@@ -70,6 +71,7 @@ class CellRecord(RunFile):
     seed: int = Field(ge=0)
     budget: dict[str, Any]
     curve_points: int = Field(ge=1)
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]  # absent in the records before it
     step_unit: str
     used: Used
     versions: dict[str, str | None]
@@ -115,7 +117,8 @@ def read_record(path: Path, cell: Cell | None = None) -> CellRecord:
     record: CellRecord = read_run_file(path, CellRecord)
     if cell is not None:
         expected = {"algorithm": cell.algorithm, "game": cell.game.to_dict(), "seed": cell.seed,
-                    "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points}
+                    "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points,
+                    "obs_type": cell.obs_type}
         for key, value in expected.items():
             if getattr(record, key) != value:
                 raise ConfigError(

@@ -14,8 +14,8 @@ class CfrConfig(VariantSettings):
     """CFR+ on one hand of a small 2-player variant (the defaults: ``mini``, double-three, three
     tiles each, three protected), for a budget of CPU time or iterations; :meth:`game` is the
     variant solved. ``obs_type``: what the table it writes is keyed by; with
-    ``"information_state"`` the seats' mirrored information states share their tables
-    (:func:`train.cfr.solver.tied_entries`) and the table plays exactly the solution."""
+    ``"information_state"`` the solution is the seats' strategies mixed into one policy
+    (:func:`train.cfr.solver.symmetric_strategies`), which the table plays exactly."""
 
     pipeline: Literal["cfr"] = "cfr"
     num_players: Literal[2] = 2

@@ -28,7 +28,15 @@ from arena.exploitability import exploitability, exploitability_of_tables
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree, build_tree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import SolverState, average_strategy, information_table, iterate, observation_table, tied_entries
+from train.cfr.solver import (
+    SolverState,
+    average_strategy,
+    information_table,
+    iterate,
+    mirrored_entries,
+    observation_table,
+    symmetric_strategies,
+)
 from train.config import ConfigError
 from train.run_dir import RunDir, RunFile, read_run_file
 
@@ -68,8 +76,10 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     """Run (or continue) the solver of ``config`` in ``run``; returns the summary."""
     game = config.game()
     tree = build_tree(game, max_bytes=int(config.max_memory_gib * 1024**3))
-    tied = tied_entries(tree) if config.obs_type == "information_state" else None
-    state, progress = _resume(run, tree, tied) if run.resuming else (SolverState.fresh(tree, tied), _no_progress())
+    # A table of information states plays one policy in both seats: the solution is the seats'
+    # strategies mixed into one (train.cfr.solver), and that is what is measured and written.
+    mirror = mirrored_entries(tree) if config.obs_type == "information_state" else None
+    state, progress = _resume(run, tree) if run.resuming else (SolverState.fresh(tree), _no_progress())
     if not run.resuming:
         run.start()
     budget = config.cpu_minutes * 60
@@ -86,16 +96,16 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
             progress.iteration = state.iteration
             bar.update(todo)
             if _is_measured(state.iteration) or _finished(config, progress, budget):
-                point = _measure(tree, state, progress)
+                point = _measure(tree, state, progress, mirror)
                 progress.curve.append(point)
                 bar.set_postfix(exploitability=f"{point.exploitability:.3g}")
             if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
                 _checkpoint(run, state, progress)
                 last_checkpoint = progress.cpu_seconds
     if not progress.curve or progress.curve[-1].iteration != state.iteration:
-        progress.curve.append(_measure(tree, state, progress))
+        progress.curve.append(_measure(tree, state, progress, mirror))
     _checkpoint(run, state, progress)
-    return _finish(config, run, tree, state, progress)
+    return _finish(config, run, tree, state, progress, mirror)
 
 
 def _no_progress() -> Progress:
@@ -125,8 +135,8 @@ def _next_chunk(config: CfrConfig, iteration: int, progress: Progress, budget: f
     return max(1, chunk)
 
 
-def _measure(tree: GameTree, state: SolverState, progress: Progress) -> CurvePoint:
-    result = exploitability_of_tables(tree, _averages(tree, state))
+def _measure(tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror) -> CurvePoint:
+    result = exploitability_of_tables(tree, _averages(tree, state, mirror))
     return CurvePoint(
         iteration=state.iteration,
         cpu_seconds=round(progress.cpu_seconds, 3),
@@ -135,8 +145,15 @@ def _measure(tree: GameTree, state: SolverState, progress: Progress) -> CurvePoi
     )
 
 
-def _averages(tree: GameTree, state: SolverState) -> tuple[np.ndarray, np.ndarray]:
-    return average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
+#: Per seat, the mirrored entries of the other seat (a table of information states), or ``None``.
+Mirror = tuple[np.ndarray, np.ndarray] | None
+
+
+def _averages(tree: GameTree, state: SolverState, mirror: Mirror) -> tuple[np.ndarray, np.ndarray]:
+    """The solution: the average strategies, mixed into one policy of both seats for a table of
+    information states."""
+    averages = average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
+    return averages if mirror is None else symmetric_strategies(tree, averages, mirror)
 
 
 def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
@@ -146,16 +163,13 @@ def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
     run.write_json("progress.json", progress.model_dump())
 
 
-def _resume(
-    run: RunDir, tree: GameTree, tied: tuple[np.ndarray, np.ndarray] | None
-) -> tuple[SolverState, Progress]:
+def _resume(run: RunDir, tree: GameTree) -> tuple[SolverState, Progress]:
     """The checkpoint of the run to continue (a run cut short before its first one starts afresh)."""
     if not (run.path / "progress.json").exists():
-        return SolverState.fresh(tree, tied), _no_progress()
+        return SolverState.fresh(tree), _no_progress()
     progress = read_run_file(run.path / "progress.json", Progress)
     arrays = _read_state(run, tree)
-    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]],
-                        tied)
+    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]])
     return state, progress
 
 
@@ -181,8 +195,10 @@ def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _finish(config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress) -> dict[str, Any]:
-    averages = _averages(tree, state)
+def _finish(
+    config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror
+) -> dict[str, Any]:
+    averages = _averages(tree, state, mirror)
     make_table = information_table if config.obs_type == "information_state" else observation_table
     observations, probabilities = make_table(tree, averages)
     index = {row.tobytes(): i for i, row in enumerate(observations)}

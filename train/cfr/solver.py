@@ -10,14 +10,14 @@ best response ``draw-exploit`` computes) is the measure of how close it is.
 Tables are laid out as the tree's ``actions[seat]`` (one entry per legal action of each
 information state). One iteration costs two passes over every node per seat.
 
-One policy plays both seats (the ``tabular`` agent answers whoever asks), and an environment's
-information state says nothing of the absolute seat: the information state of seat 0 and the one of
-seat 1 in the mirrored position are the same vector. With ``tied`` entries (:func:`tied_entries`)
-the two share their regrets and strategy sums: each half-iteration's update of one seat's entries
-is copied onto the other seat's entries of the same vector and action, so that the average
-strategy gives both the same distribution and a table keyed by information states
-(:func:`information_table`) plays exactly the solution. (Without ties, the seats' strategies
-differ, and a table keyed by observations merges them: :func:`observation_table`.)
+A table plays one policy in both seats (the ``tabular`` agent answers whoever asks), and an
+environment's information state says nothing of the absolute seat: the information state of seat
+0 and the one of seat 1 in the mirrored position are the same vector (:func:`mirrored_entries`).
+The solver's two average strategies differ there; :func:`symmetric_strategies` mixes them into one
+policy of both seats (the mean of their realisation plans), which a best response exploits at most
+as much as the pair (its best-response value is convex in the plan: on ``mini``, less), and which a
+table keyed by information states (:func:`information_table`) plays exactly. A table keyed by
+observations merges more: :func:`observation_table`.
 """
 
 from __future__ import annotations
@@ -43,16 +43,12 @@ class SolverState:
     iteration: int
     regrets: list[np.ndarray]
     strategy_sums: list[np.ndarray]
-    #: Per seat, the other seat's entry of the same information-state vector and action, or -1
-    #: (:func:`tied_entries`); ``None``: the seats' tables are apart.
-    tied: tuple[np.ndarray, np.ndarray] | None = None
     # Scratch arrays of one per node, kept to spare the allocation at every iteration.
     _scratch: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
     @classmethod
-    def fresh(cls, tree: GameTree, tied: tuple[np.ndarray, np.ndarray] | None = None) -> SolverState:
-        return cls(0, [np.zeros(len(tree.actions[s])) for s in (0, 1)], [np.zeros(len(tree.actions[s])) for s in (0, 1)],
-                   tied)
+    def fresh(cls, tree: GameTree) -> SolverState:
+        return cls(0, [np.zeros(len(tree.actions[s])) for s in (0, 1)], [np.zeros(len(tree.actions[s])) for s in (0, 1)])
 
     def check_fits(self, tree: GameTree) -> None:
         """Raise ``ValueError`` unless the tables have the tree's shapes."""
@@ -71,7 +67,7 @@ def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray) -> np.ndarr
     return strategy
 
 
-def tied_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
+def mirrored_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
     """Per seat, int64 ``(len(tree.actions[seat]),)``: for each entry (an information state's
     action), the other seat's entry of the same information-state vector
     (:meth:`draw_env.game_tree.GameTree.information_states`) and the same action; -1 where the
@@ -111,13 +107,42 @@ def tied_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
     return pairs[0], pairs[1]
 
 
-def _copy_tied(state: SolverState, seat: int) -> None:
-    """Copy ``seat``'s regrets and strategy sums onto the other seat's tied entries."""
-    assert state.tied is not None
-    pair = state.tied[seat]
-    matched = pair >= 0
-    for tables in (state.regrets, state.strategy_sums):
-        tables[1 - seat][pair[matched]] = tables[seat][matched]
+def symmetric_strategies(
+    tree: GameTree, strategies: tuple[np.ndarray, np.ndarray], mirror: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """One policy of both seats from the seats' ``strategies``: at each pair of mirrored
+    information states (``mirror``: :func:`mirrored_entries`), the seats' distributions weighted
+    by how likely each seat's own actions make its state (its own reach: the behaviour of the
+    mean of the two realisation plans); elsewhere each seat's own.
+
+    A best response's value is convex in the plan it answers, so the result is exploited at most
+    as much as ``strategies``.
+    """
+    own = []
+    for seat in (0, 1):
+        # The other seat's actions all at probability 1: a node's reach is chance's share times
+        # this seat's own reach, the same at every node of one information state.
+        played = tuple(strategies[s] if s == seat else np.ones(len(tree.actions[s])) for s in (0, 1))
+        reach = reach_probabilities(tree, (played[0], played[1]))
+        acting = tree.player == seat
+        of_state = np.zeros(tree.num_infosets(seat))
+        of_state[tree.infoset[acting]] = reach[acting]
+        owner = np.repeat(np.arange(tree.num_infosets(seat)), np.diff(tree.action_start[seat]))
+        own.append(of_state[owner])
+    pair = mirror[0]
+    matched = np.flatnonzero(pair >= 0)
+    mates = pair[matched]
+    weight0, weight1 = own[0][matched], own[1][mates]
+    total = weight0 + weight1
+    mixed = np.where(
+        total > 0,
+        (weight0 * strategies[0][matched] + weight1 * strategies[1][mates]) / np.where(total > 0, total, 1.0),
+        (strategies[0][matched] + strategies[1][mates]) / 2,
+    )
+    first, second = strategies[0].copy(), strategies[1].copy()
+    first[matched] = mixed
+    second[mates] = mixed
+    return first, second
 
 
 def average_strategy(tree: GameTree, seat: int, strategy_sums: np.ndarray) -> np.ndarray:
@@ -148,9 +173,6 @@ def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
             )
             np.maximum(state.regrets[seat], 0.0, out=state.regrets[seat])
             strategies[seat] = current_strategy(tree, seat, state.regrets[seat])
-            if state.tied is not None:
-                _copy_tied(state, seat)
-                strategies[1 - seat] = current_strategy(tree, 1 - seat, state.regrets[1 - seat])
 
 
 @njit(cache=True)
@@ -229,8 +251,8 @@ def information_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray])
     environment of ``obs_type="information_state"``: one row per distinct vector of either seat,
     the strategy of its first information state (seat 0's before seat 1's).
 
-    A solver with :func:`tied_entries` gives the seats' information states of one vector the same
-    strategy, and the table then plays exactly ``strategies``.
+    Where the seats' information states of one vector have the same strategy
+    (:func:`symmetric_strategies`), the table plays exactly ``strategies``.
 
     Returns:
         ``(vectors, probabilities)``: uint8 ``(K, L)`` distinct rows, float64 ``(K, 2T + 2)``.
