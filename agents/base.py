@@ -21,7 +21,7 @@ import contextlib
 import functools
 import hashlib
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -76,12 +76,12 @@ def is_information_state(vector_size: int, num_actions: int) -> bool:
     return history > 0 and history % EVENT_WIDTH == 0
 
 
-def observation_of(observation: Mapping[str, Any]) -> Mapping[str, Any]:
+def observation_of(observation: Observation) -> Observation:
     """The observation an information state holds: the dict with its vector cut to the
     observation's length (the information state's prefix is exactly the observation). Any other
     dict (an observation, or something malformed for the agent to refuse) is returned as it is."""
     vector, mask = observation.get("observation"), observation.get("action_mask")
-    if np.ndim(vector) != 1 or np.ndim(mask) != 1:
+    if vector is None or mask is None or np.ndim(vector) != 1 or np.ndim(mask) != 1:
         return observation
     size, actions = np.shape(vector)[0], np.shape(mask)[0]
     if not is_information_state(size, actions):
@@ -96,7 +96,7 @@ def obs_type_of(agent: object) -> str:
     return obs_type if isinstance(obs_type, str) else "observation"
 
 
-def observation_for(agent: object, observation: Mapping[str, Any]) -> Mapping[str, Any]:
+def observation_for(agent: object, observation: Observation) -> Observation:
     """What ``agent`` is given of ``observation``: the whole dict if the agent reads information
     states (:func:`obs_type_of`), else the observation it holds (:func:`observation_of`). Where a
     table gives information states, agents of observations sit at it through this."""
@@ -121,7 +121,7 @@ def _on_observation(method: _Method) -> _Method:
     """``method(self, observation, ...)`` given :func:`observation_of` ``observation``."""
 
     @functools.wraps(method)
-    def reading_observation(self: Any, observation: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+    def reading_observation(self: Any, observation: Observation, *args: Any, **kwargs: Any) -> Any:
         return method(self, observation_of(observation), *args, **kwargs)
 
     reading_observation.__wrapped_for_observation__ = True  # type: ignore[attr-defined]

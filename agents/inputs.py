@@ -16,6 +16,7 @@ This module imports numpy and draw_env only.
 from __future__ import annotations
 
 import functools
+
 import numpy as np
 
 from draw_env.checks import check_choice
@@ -31,7 +32,7 @@ DEFAULT_OBS_TYPE = OBS_TYPES[0]
 
 def check_obs_type(name: str, value: object) -> str:
     """``value`` if it is one of :data:`OBS_TYPES`, else a ``ValueError`` naming ``name``."""
-    return check_choice(name, value, OBS_TYPES)
+    return str(check_choice(name, value, OBS_TYPES))
 
 
 def observed_layout(game: DrawGame, obs_type: str) -> Layout | InformationLayout:

@@ -23,7 +23,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import BaseAgent, Observation, legal_actions, num_players, observation_of, one_hot, seeded_from
+from agents.base import (
+    BaseAgent,
+    Observation,
+    legal_actions,
+    num_players,
+    observation_of,
+    one_hot,
+    seeded_from,
+)
 from agents.ismcts import MAX_SIMULATIONS
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy

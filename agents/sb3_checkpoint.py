@@ -23,7 +23,15 @@ from typing import Any, TypedDict
 import numpy as np
 
 from agents.inputs import DEFAULT_OBS_TYPE, check_obs_type, input_size
-from agents.policy_file import ACTIVATIONS, MAX_RECORD_BYTES, OUTPUTS, VARIANT_KEYS, VERSION, PolicyWeights, read_obs_type
+from agents.policy_file import (
+    ACTIVATIONS,
+    MAX_RECORD_BYTES,
+    OUTPUTS,
+    VARIANT_KEYS,
+    VERSION,
+    PolicyWeights,
+    read_obs_type,
+)
 from agents.torch_archive import TensorHeader, read_tensors
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES

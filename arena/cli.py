@@ -12,7 +12,14 @@ from arena.charts import plot_evaluation, plot_league, plot_sweep
 from arena.evaluation import evaluate
 from arena.inputs import agent_files
 from arena.league import league, parse_sweep, sweep
-from arena.options import SEATINGS, RunOptions, add_obs_type_argument, add_variant_arguments, check_plays_variant, variant_of
+from arena.options import (
+    SEATINGS,
+    RunOptions,
+    add_obs_type_argument,
+    add_variant_arguments,
+    check_plays_variant,
+    variant_of,
+)
 from arena.results import GAME_NOUNS
 from arena.specs import agent_command
 from draw_env.checks import MAX_SEED, check_int

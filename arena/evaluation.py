@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.base import observation_for
 from arena.batched_play import batchable, play_batched
 from arena.deals import DealTask, FrozenSpec, deal_options, record_name
-from agents.base import observation_for
 from arena.options import RunOptions, RunSettings, check_specs_play_variant, seatings_for, table_obs_type
 from arena.parallel import process_map
 from arena.results import EvaluationResult, GameOutcome, summarise

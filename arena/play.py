@@ -25,9 +25,15 @@ import numpy as np
 
 import agents
 import draw_env
-from arena.inputs import agent_files
 from agents.base import observation_for, observation_of
-from arena.options import add_obs_type_argument, add_variant_arguments, check_plays_variant, table_obs_type, variant_of
+from arena.inputs import agent_files
+from arena.options import (
+    add_obs_type_argument,
+    add_variant_arguments,
+    check_plays_variant,
+    table_obs_type,
+    variant_of,
+)
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe

@@ -14,7 +14,12 @@ from agents.base import observation_of
 from agents.inputs import encode_inputs, input_size
 from agents.policy_file import PolicyWeights, load_policy_file, record_path, save_policy_file
 from agents.policy_network import POLICY_DIR, NetworkAgent, NumpyPolicy
-from agents.sb3_checkpoint import checkpoint_record_path, read_checkpoint, sb3_state_dict, write_checkpoint_record
+from agents.sb3_checkpoint import (
+    checkpoint_record_path,
+    read_checkpoint,
+    sb3_state_dict,
+    write_checkpoint_record,
+)
 from draw_env.features import encode_batch
 from draw_env.observation import information_layout, layout
 from draw_env.rules import DrawGame
@@ -44,7 +49,7 @@ def play_hand(agent: agents.Agent, game: DrawGame, obs_type: str = INFO, seed: i
     env = draw_env.env(num_players=game.num_players, episode="hand", obs_type=obs_type, **game.variant)
     env.reset(seed=seed)
     decisions = 0
-    for name in env.agent_iter():
+    for _name in env.agent_iter():
         observation, _reward, terminated, truncated, _info = env.last()
         if terminated or truncated:
             env.step(None)

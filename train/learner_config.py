@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from agents.inputs import OBS_TYPES, input_size
 from arena.options import check_specs_play_variant
 from arena.specs import parse_agent_spec
-from agents.inputs import OBS_TYPES, input_size
 from draw_env.features import FEATURES
 from draw_env.rules import DrawGame, reward_fits_episode
 from draw_env.tiles import MAX_PIP, MIN_PIP

@@ -30,11 +30,10 @@ import numpy as np
 
 import agents
 import draw_env
-from arena.options import check_plays_variant
+from agents.base import observation_for
+from arena.options import check_plays_variant, table_obs_type
 from arena.play import result_text, summarise_turns
 from arena.play_messages import message
-from agents.base import observation_for
-from arena.options import table_obs_type
 from arena.specs import FILE_ARGUMENTS, build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED

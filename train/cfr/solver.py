@@ -82,8 +82,8 @@ def mirrored_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
     _, _, inverse = distinct_rows(np.concatenate(vectors))
     del vectors
     rows = int(inverse.max()) + 1 if len(inverse) else 0
-    infoset_of_row = []
-    for seat, shared in ((0, inverse[:count]), (1, inverse[count:])):
+    infoset_of_row = []  # per seat: each state's row, and each row's state (-1: none)
+    for shared in (inverse[:count], inverse[count:]):
         found = np.full(rows, -1, np.int64)
         found[shared] = np.arange(len(shared))
         infoset_of_row.append((shared, found))

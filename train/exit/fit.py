@@ -6,9 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agents.inputs import encode_inputs
 from agents.policy_file import PolicyWeights
 from arena.specs import seed_sequence_int
-from agents.inputs import encode_inputs
 from train.config import ConfigError
 from train.exit.collect import ExitData, search_targets
 from train.exit.config import ExitConfig
