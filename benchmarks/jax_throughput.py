@@ -10,6 +10,11 @@ Subjects, each playing uniformly random legal actions in every game of a batch:
 * ``DrawVectorEnv`` (CPU only, numba, one thread): the batched NumPy environment, its random
   legal actions from ``engine.random_actions`` (as ``benchmarks/throughput.py`` runs it).
 
+``--obs-type information_state`` makes the draw_env subjects (``draw_env.jax``, its fast loop and
+``DrawVectorEnv``) serve information states instead of observations; ``--obs-type both`` runs
+each both ways (the information-state subjects named with `` information_state``) and prints the
+ratio of their step times, information state over observation, per subject and batch size.
+
 The JAX subjects run the same jitted step (pgx's benchmark loop): a uniform legal action per game
 (:func:`random_legal`, a hashed random word per game and action), then ``jax.vmap(pgx.experimental.auto_reset(env.step, env.init))``
 (``fast_step`` for the fast loop), observations computed at every step. A step of N games is N decisions. Compilation is timed apart: the first
@@ -21,6 +26,7 @@ Usage::
 
     python benchmarks/jax_throughput.py [--device cpu|gpu] [--batch-sizes 1,64,1024,4096,16384]
         [--rounds 5] [--seconds 1.0] [--players 2] [--png docs/figures/jax_throughput.png] [--json out.json]
+        [--obs-type observation|information_state|both] [--no-pgx]
 
 Prints one line per subject and batch size: device, subject, batch, decisions per second, compile
 seconds, and the ratios to pgx ``connect_four``, ``leduc_holdem`` and ``sparrow_mahjong`` at the
@@ -40,7 +46,7 @@ import jax
 import jax.numpy as jnp
 
 from arena.charts import save_figure
-from benchmarks.throughput import check_rounds_and_batches, run_vector
+from benchmarks.throughput import INFORMATION, check_rounds_and_batches, run_vector
 from draw_env.commands import check_outputs
 from draw_env.files import write_json_atomic
 
@@ -152,10 +158,10 @@ def fast_runner(env: object, num_envs: int, device: jax.Device) -> tuple[Runner,
     return run, compile_seconds
 
 
-def vector_runner(num_players: int, num_envs: int) -> tuple[Runner, float]:
+def vector_runner(num_players: int, num_envs: int, obs_type: str = "observation") -> tuple[Runner, float]:
     """``DrawVectorEnv`` as ``benchmarks/throughput.py`` runs it (numba; compile time from its cache)."""
     start = time.perf_counter()
-    run = run_vector(num_players, num_envs)
+    run = run_vector(num_players, num_envs, obs_type=obs_type)
     rng = random.Random(0)
     run(0.01, rng)
     return (lambda seconds: run(seconds, rng)), time.perf_counter() - start
@@ -169,6 +175,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per subject per round (default 1.0)")
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players in draw_env (default 2)")
     parser.add_argument("--no-vector", action="store_true", help="skip DrawVectorEnv")
+    parser.add_argument("--no-pgx", action="store_true", help="skip pgx's games (the ratios to them then read nan)")
+    parser.add_argument(
+        "--obs-type", choices=("observation", "information_state", "both"), default="observation",
+        help="what the draw_env subjects serve (default observation; both: each, and the ratio of their step times)",
+    )
     parser.add_argument("--png", help="plot decisions per second against batch size into this PNG file")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
@@ -183,40 +194,68 @@ def main(argv: list[str] | None = None) -> dict:
 
     from draw_env.jax import DrawDominoes
 
-    draw = DrawDominoes(args.players)
-    games = {
-        "draw_env.jax": draw,
-        "pgx connect_four": pgx.make("connect_four"),
-        "pgx leduc_holdem": pgx.make("leduc_holdem"),
-        "pgx sparrow_mahjong": pgx.make("sparrow_mahjong"),
-    }
+    obs_types = ("observation", "information_state") if args.obs_type == "both" else (args.obs_type,)
+
+    def named(name: str, obs_type: str) -> str:
+        return name if obs_type == "observation" else f"{name} {INFORMATION}"
+
+    draws = {obs_type: DrawDominoes(args.players, obs_type=obs_type) for obs_type in obs_types}
+    games = {named("draw_env.jax", obs_type): env for obs_type, env in draws.items()}
+    if not args.no_pgx:
+        games.update({
+            "pgx connect_four": pgx.make("connect_four"),
+            "pgx leduc_holdem": pgx.make("leduc_holdem"),
+            "pgx sparrow_mahjong": pgx.make("sparrow_mahjong"),
+        })
     subjects: dict[tuple[str, int], Runner] = {}
     compile_seconds: dict[tuple[str, int], float] = {}
     for size in batch_sizes:
         for name, env in games.items():
             subjects[name, size], compile_seconds[name, size] = jax_runner(env, size, device)
-        subjects[FAST, size], compile_seconds[FAST, size] = fast_runner(draw, size, device)
-        if args.device == "cpu" and not args.no_vector:
-            subjects["DrawVectorEnv", size], compile_seconds["DrawVectorEnv", size] = vector_runner(args.players, size)
+        for obs_type, draw in draws.items():
+            fast = named(FAST, obs_type)
+            subjects[fast, size], compile_seconds[fast, size] = fast_runner(draw, size, device)
+            if args.device == "cpu" and not args.no_vector:
+                vector = named("DrawVectorEnv", obs_type)
+                subjects[vector, size], compile_seconds[vector, size] = vector_runner(args.players, size, obs_type)
     rates: dict[tuple[str, int], list[float]] = {subject: [] for subject in subjects}
+    # Decisions per second of this process's CPU time (all its threads), for the step-time ratios:
+    # on a machine shared with other jobs the wall clock also measures the share of cores a
+    # subject got.
+    cpu_rates: dict[tuple[str, int], list[float]] = {subject: [] for subject in subjects}
     for _round in range(args.rounds):
         for subject, run in subjects.items():
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             decisions = run(args.seconds)
             rates[subject].append(decisions / (time.perf_counter() - start))
+            cpu_rates[subject].append(decisions / max(time.process_time() - cpu_start, 1e-9))
 
     def ratio(subject: tuple[str, int], to: str = "pgx connect_four") -> float:
+        if (to, subject[1]) not in rates:
+            return float("nan")
         reference = rates[to, subject[1]]
         return statistics.median(a / b for a, b in zip(rates[subject], reference))
 
     device_name = f"{args.device} ({device.device_kind})"
+    width = max(20, *(len(name) for name, _ in subjects))
     print(f"Random legal play, {args.players}-player draw_env; medians of {args.rounds} interleaved rounds of {args.seconds:g} s")
-    print(f"{'device':<24} {'subject':<20} {'batch':>6} {'decisions/s':>13} {'compile s':>10} "
+    print(f"{'device':<24} {'subject':<{width}} {'batch':>6} {'decisions/s':>13} {'compile s':>10} "
           f"{'/ connect_four':>15} {'/ leduc':>8} {'/ sparrow':>10}")
     for subject in sorted(subjects, key=lambda s: (s[1], s[0])):
-        print(f"{device_name:<24} {subject[0]:<20} {subject[1]:>6} {statistics.median(rates[subject]):>13,.0f} "
+        print(f"{device_name:<24} {subject[0]:<{width}} {subject[1]:>6} {statistics.median(rates[subject]):>13,.0f} "
               f"{compile_seconds[subject]:>10.1f} {ratio(subject):>14.2f}x {ratio(subject, 'pgx leduc_holdem'):>7.2f}x "
               f"{ratio(subject, 'pgx sparrow_mahjong'):>9.2f}x")
+    # Rates are decisions per second: the step time's ratio is their inverse ratio.
+    pairs = [(name, size) for name, size in subjects if (f"{name} {INFORMATION}", size) in subjects]
+    step_time_ratios = {f"{name} N={size}": ratio((name, size), f"{name} {INFORMATION}") for name, size in pairs}
+    step_cpu_ratios = {
+        f"{name} N={size}": statistics.median(
+            a / b for a, b in zip(cpu_rates[name, size], cpu_rates[f"{name} {INFORMATION}", size])
+        )
+        for name, size in pairs
+    }
+    for name, value in step_time_ratios.items():
+        print(f"step time, {INFORMATION} / observation: {name}: {value:.2f}x (CPU time: {step_cpu_ratios[name]:.2f}x)")
     figures = {
         "device": device_name,
         "players": args.players,
@@ -229,6 +268,8 @@ def main(argv: list[str] | None = None) -> dict:
         "ratio_to_sparrow_mahjong": {
             f"{name} N={size}": ratio((name, size), "pgx sparrow_mahjong") for name, size in subjects
         },
+        "step_time_information_state_over_observation": step_time_ratios,
+        "step_cpu_time_information_state_over_observation": step_cpu_ratios,
     }
     if args.json:
         write_json_atomic(args.json, figures, indent=2)

@@ -17,6 +17,10 @@ Subjects, each playing uniformly random legal actions:
   largest batch (``parallel=True``);
 * ``batched core N=...``: the compiled rules alone (``engine.play_random``: legal actions, a random
   choice and the step inside one compiled loop over the games, on all threads), no observations;
+* with ``--obs-type information_state`` the batched environment serves information states
+  (``obs_type="information_state"``) instead; with ``--obs-type both`` it runs both ways, and
+  the ratio of their step times (information state over observation, per wall-clock and per
+  CPU second) is printed for each batch size;
 * ``pgx connect_four N=...`` and ``pgx leduc_holdem N=...``: pgx's games under ``jax.jit`` +
   ``jax.vmap`` with pgx's ``auto_reset``, random legal actions (``jax.random.categorical`` over the
   mask) drawn inside the jitted step, the same batch sizes, observations computed every step.
@@ -32,6 +36,7 @@ Usage::
 
     python benchmarks/throughput.py [--players 2] [--rounds 7] [--seconds 1.0] [--json out.json]
         [--batch-sizes 1,64,1024,4096] [--no-pgx] [--no-compile-time]
+        [--obs-type observation|information_state|both]
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ from draw_env.files import write_json_atomic
 from draw_env.rules import DrawGame
 
 Runner = Callable[[float, random.Random], int]
+#: The subject names' suffix of the batched environment serving information states.
+INFORMATION = "information_state"
 
 
 def run_aec(make_env: Callable[[], object]) -> Runner:
@@ -125,12 +132,13 @@ def run_open_spiel(observe: bool) -> Runner:
     return run
 
 
-def run_vector(num_players: int, num_envs: int, parallel: bool = False) -> Runner:
-    """The batched environment, observations and masks every step, random legal actions."""
+def run_vector(num_players: int, num_envs: int, parallel: bool = False, obs_type: str = "observation") -> Runner:
+    """The batched environment, observations (or information states) and masks every step,
+    random legal actions."""
     from draw_env import engine
     from draw_env.vector import DrawVectorEnv
 
-    env = DrawVectorEnv(num_envs, num_players, parallel=parallel)
+    env = DrawVectorEnv(num_envs, num_players, parallel=parallel, obs_type=obs_type)
     words = np.random.SeedSequence(0).generate_state(num_envs, np.uint64).view(np.int64)
     actions = np.zeros(num_envs, np.int64)
 
@@ -287,6 +295,10 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--no-pgx", action="store_true", help="skip the pgx subjects")
     parser.add_argument("--no-compile-time", action="store_true", help="skip the numba compile-time measurement")
+    parser.add_argument(
+        "--obs-type", choices=("observation", "information_state", "both"), default="observation",
+        help="what DrawVectorEnv serves (default observation; both: each, and the ratio of their step times)",
+    )
     args = parser.parse_args(argv)
     batch_sizes = check_rounds_and_batches(parser, args)
     check_outputs(parser, [("--json", args.json)])
@@ -303,8 +315,12 @@ def main(argv: list[str] | None = None) -> dict:
         "python_block_dominoes (observation)": run_open_spiel(observe=True),
     }
     for size in batch_sizes:
-        subjects[f"DrawVectorEnv N={size}"] = run_vector(players, size)
-    subjects[f"DrawVectorEnv N={largest} parallel"] = run_vector(players, largest, parallel=True)
+        if args.obs_type != "information_state":
+            subjects[f"DrawVectorEnv N={size}"] = run_vector(players, size)
+        if args.obs_type != "observation":
+            subjects[f"DrawVectorEnv N={size} {INFORMATION}"] = run_vector(players, size, obs_type="information_state")
+    if args.obs_type != "information_state":
+        subjects[f"DrawVectorEnv N={largest} parallel"] = run_vector(players, largest, parallel=True)
     subjects[f"batched core N={largest} (no observation)"] = run_batched_core(players, largest)
     if not args.no_pgx:
         for game in ("connect_four", "leduc_holdem"):
@@ -344,12 +360,18 @@ def main(argv: list[str] | None = None) -> dict:
         "env() / raw_env (cost of the protections)": (ratio("draw_env env()", "draw_env raw_env"), None),
         "env() / raw_env + PettingZoo wrappers": (ratio("draw_env env()", "raw_env + PettingZoo wrappers"), None),
     }
-    vector = f"DrawVectorEnv N={largest}"
-    batched = {
-        f"{vector} / env()": (ratio(vector, "draw_env env()"), 30.0),
-        f"{vector} parallel / env()": (ratio(f"{vector} parallel", "draw_env env()"), None),
-    }
-    if not args.no_pgx:
+    vector = f"DrawVectorEnv N={largest}" + (f" {INFORMATION}" if args.obs_type == "information_state" else "")
+    batched = {f"{vector} / env()": (ratio(vector, "draw_env env()"), 30.0)}
+    if args.obs_type != "information_state":
+        batched[f"{vector} parallel / env()"] = (ratio(f"{vector} parallel", "draw_env env()"), None)
+    if args.obs_type == "both":
+        # Rates are decisions per second: the step time's ratio is their inverse ratio.
+        for size in batch_sizes:
+            name = f"DrawVectorEnv N={size}"
+            batched[f"{name} step time, {INFORMATION} / observation"] = (ratio(name, f"{name} {INFORMATION}"), None)
+            cpu = statistics.median(a / b for a, b in zip(cpu_rates[name], cpu_rates[f"{name} {INFORMATION}"]))
+            batched[f"{name} step CPU time, {INFORMATION} / observation"] = (cpu, None)
+    if not args.no_pgx and args.obs_type != "information_state":
         for game in ("connect_four", "leduc_holdem"):
             goal = 1.0 if game == "connect_four" else None
             batched[f"{vector} / pgx {game} N={largest}"] = (ratio(vector, f"pgx {game} N={largest}"), goal)
@@ -366,10 +388,11 @@ def main(argv: list[str] | None = None) -> dict:
     for name, values in rates.items():
         print(f"{name:<42} {statistics.median(values):>12,.0f} {statistics.median(cpu_rates[name]):>12,.0f}")
     print()
-    print(f"{'ratio':<50} {'median':>7}  goal")
+    width = max(50, *map(len, ratios))
+    print(f"{'ratio':<{width}} {'median':>7}  goal")
     for name, (value, goal) in ratios.items():
         verdict = "" if goal is None else f">= {goal:g}x: {'met' if value >= goal else 'NOT met'}"
-        print(f"{name:<50} {value:>6.2f}x  {verdict}")
+        print(f"{name:<{width}} {value:>6.2f}x  {verdict}")
     print()
     print(
         f"batched core N={largest}: {core_rate:,.0f} decisions/s; goal >= 10,000,000: "
@@ -396,6 +419,7 @@ def main(argv: list[str] | None = None) -> dict:
         "ratios": {name: value for name, (value, _goal) in ratios.items()},
         "batch_sizes": batch_sizes,
         "compile_seconds": compiled,
+        "obs_type": args.obs_type,
     }
     if args.json:
         write_json_atomic(args.json, figures, indent=2)

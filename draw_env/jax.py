@@ -192,11 +192,11 @@ class State(_Pytree):
     Attributes:
         dealt: ``(n,) + M``, each seat's tiles when the hand started.
         placed_at: int32 ``(T,)``, per tile ``k`` if the hand's k-th action placed it, else 0.
-        drawn_at: int32 ``(T,)``, per tile ``k`` if the hand's k-th action drew it, else 0.
-        drawn_by: int32 ``(T,)``, per tile the seat that drew it (-1: none).
-        event_seat: int32 ``(E,)``, the seat of each action so far (-1 past the last).
-        event_kind: int32 ``(E,)``, each action: 0 placed at the left end, 1 at the right, 2
-            a draw, 3 a pass, 4 past the last.
+        drawn: int32 ``(T,)``, per tile ``k | seat << 9`` if the hand's k-th action was ``seat``
+            drawing it, else 0.
+        events: int32 ``(E,)``, each action so far as its row's entries past the seat's, bit ``c``
+            the entry of column ``c`` of :data:`draw_env.observation.EVENT_COLUMNS` (never 0),
+            and its seat from bit 9; 0 past the last.
         event_count: int32 ``()``, the hand's actions so far.
     """
 
@@ -226,28 +226,27 @@ class State(_Pytree):
     key: jax.Array
     dealt: jax.Array
     placed_at: jax.Array
-    drawn_at: jax.Array
-    drawn_by: jax.Array
-    event_seat: jax.Array
-    event_kind: jax.Array
+    drawn: jax.Array
+    events: jax.Array
     event_count: jax.Array
 
 
-#: ``State.event_kind`` of a placement at the left and right end, a draw, a pass, and no action.
-_KIND_LEFT, _KIND_RIGHT, _KIND_DRAW, _KIND_PASS, _KIND_NONE = range(5)
+#: Where a seat starts in ``State.drawn`` and ``State.events`` (past the event index, up to 256,
+#: and past the row's 9 entries).
+_SEAT_SHIFT = 9
 
 
-def _kind_rows() -> np.ndarray:
-    """Per ``event_kind`` of an action, the entries of its row besides the seat's (the
-    declared columns, :data:`draw_env.observation.EVENT_COLUMNS`)."""
-    table = np.zeros((_KIND_NONE, len(EVENT_COLUMNS)), np.int32)
-    for kind, names in enumerate((("place", "left"), ("place", "right"), ("draw",), ("pass",))):
-        for name in names:
-            table[kind, EVENT_COLUMNS.index(name)] = 1
-    return table
+def _row_bits(*names: str) -> int:
+    """The bits of the named columns of an event row (:data:`draw_env.observation.EVENT_COLUMNS`)."""
+    return sum(1 << EVENT_COLUMNS.index(name) for name in names)
 
 
-_KIND_ROWS = _kind_rows()
+#: The column of relative seat 0 in an event row.
+_SEAT_COLUMN = EVENT_COLUMNS.index("seat_0")
+#: ``State.events``' entries past the seat's: a placement at the left and at the right end, a
+#: draw, a pass.
+_PLACE_LEFT, _PLACE_RIGHT = _row_bits("place", "left"), _row_bits("place", "right")
+_DRAWN, _PASSED = _row_bits("draw"), _row_bits("pass")
 
 
 @_pytree
@@ -448,7 +447,7 @@ class DrawDominoes:
         # reduction along the tile axis under vmap, slower on CPU)
         self._low_masks = [self._masks.const(self._mask_of(self._low == value)) for value in range(1, self._num_values)]
         self._high_masks = [self._masks.const(self._mask_of(self._high == value)) for value in range(1, self._num_values)]
-        self._facts = _FactTable(observed, self._masks.words)
+        self._facts = _FactTable(observed, self._masks.words, self._info if self._information else None)
         # zero_sum rewards by numerator n * points - total, from -max_points to (n - 1) * max_points
         others = self.num_players - 1
         points = game.max_hand_points
@@ -591,16 +590,10 @@ class DrawDominoes:
     def _fresh_history(self, hands: jax.Array) -> dict[str, jax.Array]:
         """The history fields of a freshly dealt hand (empty arrays without information states)."""
         if not self._information:
-            return dict.fromkeys(
-                ("dealt", "placed_at", "drawn_at", "drawn_by", "event_seat", "event_kind", "event_count"),
-                jnp.zeros(0, jnp.int32),
-            )
-        tiles, events = self._num_tiles, self._info.max_events
-        return {
-            "dealt": hands, "placed_at": jnp.zeros(tiles, jnp.int32), "drawn_at": jnp.zeros(tiles, jnp.int32),
-            "drawn_by": jnp.full(tiles, -1, jnp.int32), "event_seat": jnp.full(events, -1, jnp.int32),
-            "event_kind": jnp.full(events, _KIND_NONE, jnp.int32), "event_count": jnp.int32(0),
-        }
+            return dict.fromkeys(("dealt", "placed_at", "drawn", "events", "event_count"), jnp.zeros(0, jnp.int32))
+        tiles = jnp.zeros(self._num_tiles, jnp.int32)
+        return {"dealt": hands, "placed_at": tiles, "drawn": tiles,
+                "events": jnp.zeros(self._info.max_events, jnp.int32), "event_count": jnp.int32(0)}
 
     @staticmethod
     def _mask_of(held: np.ndarray) -> int:
@@ -714,13 +707,11 @@ class DrawDominoes:
         if self._information:
             index = state.event_count
             slot = jnp.arange(self._info.max_events, dtype=jnp.int32) == index
-            kind = jnp.where(is_place, _KIND_LEFT + end, jnp.where(is_draw, _KIND_DRAW, _KIND_PASS))
-            drawn_here = is_draw & (tile_ids == drawn)
+            row = jnp.where(is_place, jnp.where(end == 0, _PLACE_LEFT, _PLACE_RIGHT), jnp.where(is_draw, _DRAWN, _PASSED))
             played = played.replace(
                 placed_at=jnp.where(placed_here, index + 1, state.placed_at),
-                drawn_at=jnp.where(drawn_here, index + 1, state.drawn_at),
-                drawn_by=jnp.where(drawn_here, seat, state.drawn_by),
-                event_seat=jnp.where(slot, seat, state.event_seat), event_kind=jnp.where(slot, kind, state.event_kind),
+                drawn=jnp.where(is_draw & (tile_ids == drawn), (index + 1) | seat << _SEAT_SHIFT, state.drawn),
+                events=jnp.where(slot, row | seat << _SEAT_SHIFT, state.events),
                 event_count=index + 1,
             )
         if not self._match:
@@ -757,7 +748,7 @@ class DrawDominoes:
     def _finish(self, state: State) -> State:
         """Fill in the acting player's legal-action mask and observation."""
         return state.replace(
-            legal_action_mask=self._legal_mask(state), observation=self._vector(state, state.current_player)
+            legal_action_mask=self._legal_mask(state), observation=self._observation(state, state.current_player)
         )
 
     def _legal_mask(self, state: State) -> jax.Array:
@@ -853,30 +844,10 @@ class DrawDominoes:
                 not an integer (checked at trace time under ``jit``).
         """
         if player is None:
-            return self._vector(state, state.current_player)
+            return self._observation(state, state.current_player)
         seat = _seat_index(player, self.num_players)
         in_range = (seat >= 0) & (seat < self.num_players)
-        return jnp.where(in_range, self._vector(state, seat), jnp.float32(0))
-
-    def _vector(self, state: State, player: jax.Array) -> jax.Array:
-        """``player``'s observation or information state, by ``obs_type``."""
-        observation = self._observation(state, player)
-        if not self._information:
-            return observation
-        # The history blocks (draw_env.observation.information_layout): the deal's bits, the
-        # event index of each tile's placement and of each tile the observer drew, and per
-        # action its row of one-hots: relative seat, kind, end.
-        tiles = jnp.arange(self._num_tiles, dtype=jnp.int32)
-        dealt = self._masks.test(_pick(state.dealt, player), tiles)
-        drawn_at = jnp.where(state.drawn_by == player, state.drawn_at, 0)
-        relative = (state.event_seat - player) % self.num_players
-        columns = jnp.arange(len(EVENT_COLUMNS), dtype=jnp.int32)
-        acted = (state.event_kind != _KIND_NONE)[:, None]
-        rows = ((relative[:, None] == columns) & (columns < SEATS) & acted).astype(jnp.int32)
-        for kind, row in enumerate(_KIND_ROWS):
-            rows = rows + jnp.where((state.event_kind == kind)[:, None], jnp.asarray(row), 0)
-        history = jnp.concatenate([dealt, state.placed_at, drawn_at, rows.reshape(-1)])
-        return jnp.concatenate([observation, history.astype(jnp.float32)])
+        return jnp.where(in_range, self._observation(state, seat), jnp.float32(0))
 
     def _observation(self, state: State, player: jax.Array) -> jax.Array:
         """:meth:`observe` of a seat in range (the step's own call: no check on its hot path).
@@ -913,6 +884,19 @@ class DrawDominoes:
             "scores": relative_of(state.scores) if self._match else zeros,
             "target": jnp.int32(self.target if self._match else 0),
         })
+        if self._information:
+            # The history's facts (draw_env.observation.HISTORY_FACTS): the observer's deal, the
+            # placements' event indices, the event indices of the observer's own draws, and each
+            # action's row as bits, its seat's bit turned relative to the observer.
+            seat = state.events >> _SEAT_SHIFT
+            turned = seat - player + n * (seat < player)
+            row = state.events & ((1 << _SEAT_SHIFT) - 1)
+            drawer = state.drawn >> _SEAT_SHIFT
+            facts.update({
+                "dealt": _pick(state.dealt, player), "placed_at": state.placed_at,
+                "drawn_at": jnp.where((state.drawn != 0) & (drawer == player), state.drawn & ((1 << _SEAT_SHIFT) - 1), 0),
+                "events": row | jnp.where(row != 0, 1 << (turned + _SEAT_COLUMN), 0),
+            })
         return self._facts.read(facts)
 
 
@@ -921,12 +905,18 @@ class _FactTable:
     (:meth:`draw_env.observation.Layout.fact_table`) with each tile-mask fact widened to its
     int32 words (a ``"bit"`` read of tile ``t`` reads bit ``t % 32`` of word ``t // 32``).
 
+    With an :class:`draw_env.observation.InformationLayout` the table reads the information
+    state: the observation's entries, then the history blocks' from the facts of
+    :data:`draw_env.observation.HISTORY_FACTS` (the observer's ``dealt`` mask words, one value
+    per tile of ``placed_at`` and ``drawn_at``, and per action its ``events`` row as bits, column
+    ``c`` at bit ``c``), all in the same one pass.
+
     Attributes:
         observer_only: per per-seat fact, whether the table reads only the observer's row (then
             the facts vector holds that row alone).
     """
 
-    def __init__(self, observed: Any, words: int) -> None:
+    def __init__(self, observed: Any, words: int, information: Any = None) -> None:
         declared_offsets, source, kind, argument = observed.fact_table()
         sizes = observed.fact_sizes()
         widths = {name: 1 for name in FACTS}
@@ -947,14 +937,41 @@ class _FactTable:
         offsets = dict(zip(FACTS, np.cumsum([0, *self._lengths.values()])[:-1].tolist()))
         is_bit = kind == _BIT
         widened = np.array([offsets[name] + row * widths[name] for name, row in zip(fact_of, rows)], np.int64)
-        self._source = (widened + np.where(is_bit, argument // _WORD_BITS, 0)).astype(np.int32)
+        source = widened + np.where(is_bit, argument // _WORD_BITS, 0)
+        argument = np.where(is_bit, argument % _WORD_BITS, argument)
+        self._names = list(FACTS)
+        if information is not None:
+            source, kind, argument = self._history(information, words, source, kind, argument)
+        self._source = source.astype(np.int32)
         self._kind = kind.astype(np.int32)
-        self._argument = np.where(is_bit, argument % _WORD_BITS, argument).astype(np.int32)
+        self._argument = argument.astype(np.int32)
+
+    def _history(self, information: Any, words: int, source: np.ndarray, kind: np.ndarray,
+                 argument: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The reads of the history blocks, appended to the observation's: one gather writes the
+        whole vector (measured faster than writing the ``events`` rows apart and joining them)."""
+        tiles, events = information.num_tiles, information.max_events
+        self._lengths.update({"dealt": words, "placed_at": tiles, "drawn_at": tiles, "events": events})
+        start = int(sum(self._lengths[name] for name in self._names))
+        self._names += ["dealt", "placed_at", "drawn_at", "events"]
+        offsets = dict(zip(self._names[-4:], np.cumsum([start, words, tiles, tiles]).tolist()))
+        tile = np.arange(tiles)
+        row, column = np.divmod(np.arange(events * len(EVENT_COLUMNS)), len(EVENT_COLUMNS))
+        reads = [  # (source, kind, argument) of each block's entries, in the layout's order
+            (offsets["dealt"] + tile // _WORD_BITS, np.full(tiles, _BIT), tile % _WORD_BITS),
+            (offsets["placed_at"] + tile, np.full(tiles, _VALUE), np.zeros(tiles, np.int64)),
+            (offsets["drawn_at"] + tile, np.full(tiles, _VALUE), np.zeros(tiles, np.int64)),
+            (offsets["events"] + row, np.full(row.size, _BIT), column),
+        ]
+        assert [block.name for block in information.blocks] == self._names[-4:]
+        sources, kinds, arguments = zip(*reads)
+        return (np.concatenate([source, *sources]), np.concatenate([kind, *kinds]),
+                np.concatenate([argument, *arguments]))
 
     def read(self, facts: dict[str, jax.Array]) -> jax.Array:
-        """float32: the observation from every fact (int32, in relative seats), each fact's words last."""
+        """float32: the vector from every fact (int32, in relative seats), each fact's words last."""
         parts = []
-        for name in FACTS:
+        for name in self._names:
             part = jnp.asarray(facts[name], jnp.int32).reshape(-1)
             assert part.shape == (self._lengths[name],), (name, part.shape)
             parts.append(part)

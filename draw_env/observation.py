@@ -14,6 +14,11 @@ Speed: an :class:`ObservationTable` keeps every block in absolute seats in one a
 through named views of that array, and serves a player's observation with one gather through a
 per-player index (which also rotates the seats and copies the data). :func:`observe_state`
 builds the same vector from scratch; the tests check the two agree after every action.
+
+The information state (``obs_type="information_state"``) is declared here too: the observation
+as a prefix, then the history blocks (:data:`HISTORY_FACTS`, :func:`information_layout`), written
+from the rules' history by :func:`information_state` (the reference) and kept up to date for the
+AEC environment by :class:`InformationTable`.
 """
 
 from __future__ import annotations
@@ -494,9 +499,10 @@ def facts_of_observation(observed: Layout, observation: np.ndarray) -> np.ndarra
 # events beyond the placements. The information state keeps it all (perfect recall within the
 # hand): the observation unchanged as a prefix, then the observer's dealt tiles and the hand's
 # actions in order. It is a function of exactly the variant and table size, the public match
-# state (scores and target, in the prefix), the observer's dealt tiles and the hand's actions so
-# far, each with the relative seat that took it, a placement's tile and end, a draw (with its
-# tile where the observer drew it) and a pass.
+# state (scores and target, in the prefix), the observer's dealt tiles, who opens the hand (the
+# prefix's to_act before any action) and the hand's actions so far, each with the relative seat
+# that took it, a placement's tile and end, a draw (with its tile where the observer drew it) and
+# a pass.
 
 #: What the vector can be: the observation alone, or the information state.
 OBS_TYPES = ("observation", "information_state")

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from draw_env.observation import BLOCKS, OFFSETS
+from draw_env.observation import BLOCKS, OFFSETS, information_layout
+from draw_env.rules import DrawGame
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -78,20 +79,33 @@ def test_few_examples_are_skipped() -> None:
     assert len(skipped) <= 3, [param.id for param in skipped]
 
 
-def test_observation_table_lists_every_block_at_its_offset() -> None:
+def _block_rows(section: str) -> list[tuple[str, ...]]:
+    """The rows ``| first..last | `name` | size | 0..high |`` of a section of docs/environment.md."""
     text = (ROOT / "docs" / "environment.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| (\d+)\.\.(\d+) \| `(\w+)` \| (\d+) \| 0\.\.(\d+) \|", text, re.MULTILINE)
-    expected = [
-        (
-            str(OFFSETS[block.name]),
-            str(OFFSETS[block.name] + block.size - 1),
-            block.name,
-            str(block.size),
-            f"{block.high:g}",
-        )
-        for block in BLOCKS
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| (\d+)\.\.(\d+) \| `(\w+)` \| (\d+) \| 0\.\.(\d+) \|", body, re.MULTILINE)
+
+
+def _expected_rows(blocks: tuple, offsets: dict[str, int]) -> list[tuple[str, ...]]:
+    return [
+        (str(offsets[block.name]), str(offsets[block.name] + block.size - 1), block.name, str(block.size),
+         f"{block.high:g}")
+        for block in blocks
     ]
-    assert rows == expected
+
+
+def test_observation_table_lists_every_block_at_its_offset() -> None:
+    assert _block_rows("Observations") == _expected_rows(BLOCKS, OFFSETS)
+
+
+def test_information_state_table_lists_every_history_block_at_its_offset() -> None:
+    """The table is the 2-player seeds' game's; its text gives the other table sizes' lengths."""
+    info = information_layout(DrawGame(2))
+    assert _block_rows("Information states") == _expected_rows(info.blocks, info.offsets)
+    text = " ".join((ROOT / "docs" / "environment.md").read_text(encoding="utf-8").split())
+    for players in (2, 3, 4):
+        game = DrawGame(players)
+        assert f"`E` = {game.max_hand_actions} and the vector has {information_layout(game).size:,}" in text
 
 
 def test_readme_is_short_and_names_the_two_commands() -> None:

@@ -13,6 +13,7 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from pettingzoo.test import api_test
 
 import draw_env
 from draw_env import game_tree
@@ -287,3 +288,11 @@ def test_seats_in_the_events_are_relative_like_the_observations_seats() -> None:
             row = _events(env.observe(agent)["observation"], state.game)[len(state.history) - 1]
             by_seat[(seat - player) % 4].add(int(np.flatnonzero(row[:4])[0]))
     assert dict(by_seat) == {0: {0}, 1: {1}, 2: {2}, 3: {3}}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # api_test passes an unknown reset option on purpose
+@pytest.mark.parametrize("name", ["micro", "seeds-4"])
+def test_pettingzoo_api_test_with_information_states(name: str) -> None:
+    players, max_pip, hand_size, protected = VARIANTS[name]
+    api_test(draw_env.env(num_players=players, max_pip=max_pip, hand_size=hand_size, protected=protected,
+                          obs_type="information_state"), num_cycles=300)

@@ -115,4 +115,4 @@ def test_a_bad_obs_type_is_refused_and_the_observation_keeps_no_history() -> Non
     with pytest.raises(ValueError, match="obs_type must be one of 'observation', 'information_state'"):
         DrawDominoes(2, obs_type="history")
     plain = jax.jit(DrawDominoes(2).init)(jax.random.key(0))
-    assert plain.event_seat.shape == (0,) and plain.observation.shape == (258,)
+    assert plain.events.shape == (0,) and plain.observation.shape == (258,)
