@@ -16,7 +16,14 @@ from arena.play import main as play_main
 from arena.web.games import GameStore, Setup
 from draw_env import game_tree
 from draw_env.rules import DrawGame
-from train.cfr.solver import SolverState, average_strategy, information_table, iterate, mirrored_entries, symmetric_strategies
+from train.cfr.solver import (
+    SolverState,
+    average_strategy,
+    information_table,
+    iterate,
+    mirrored_entries,
+    symmetric_strategies,
+)
 
 MICRO = DrawGame(2, max_pip=2, hand_size=1, protected=2)
 VARIANT = ["--max-pip", "2", "--hand-size", "1", "--protected", "2"]

@@ -217,3 +217,15 @@ def test_a_bench_refuses_an_algorithm_of_observations_on_information_states(tmp_
     with pytest.raises(ConfigError, match="config key 'obs_type': algorithm 'nfsp' trains on observations only"):
         bench(tmp_path, algorithms={"nfsp": ["micro"]})
     assert bench(tmp_path, obs_type="observation", algorithms={"nfsp": ["micro"]}).obs_type == "observation"
+
+
+def test_a_target_of_information_states_needs_games_of_information_states(tmp_path: Path) -> None:
+    from agents.policy_file import save_policy_file
+    from tests.test_information_agents import random_policy
+    from train.exploit.config import ExploitConfig
+
+    path = save_policy_file(random_policy(MINI, INFO), tmp_path / "info.npz")
+    keys = {"max_pip": 3, "hand_size": 3, "protected": 3, "target": f"network:path={path}"}
+    with pytest.raises(ConfigError, match=r"config key 'target': agent 'network' reads information states"):
+        build(ExploitConfig, keys)
+    assert build(ExploitConfig, {**keys, "obs_type": INFO}).obs_type == INFO

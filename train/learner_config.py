@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from agents.inputs import OBS_TYPES, input_size
-from arena.options import check_specs_play_variant
+from arena.options import check_specs_play_variant, table_obs_type
 from arena.specs import parse_agent_spec
 from draw_env.features import FEATURES
 from draw_env.rules import DrawGame, reward_fits_episode
@@ -92,10 +92,14 @@ class VariantSettings(Section):
         """The variant played (the defaults: the seeds' game)."""
         return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
 
-    def check_variant_agents(self, key: str, specs: Iterable[str]) -> None:
-        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant."""
+    def check_variant_agents(self, key: str, specs: Iterable[str], obs_type: str | None = None) -> None:
+        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant,
+        or that reads information states where the games give observations (``obs_type``; ``None``:
+        games that give what their agents read, as evaluations do)."""
         try:
-            check_specs_play_variant([parse_agent_spec(spec) for spec in specs], self.game())
+            parsed = [parse_agent_spec(spec) for spec in specs]
+            check_specs_play_variant(parsed, self.game())
+            table_obs_type(parsed, obs_type)
         except ValueError as error:
             raise ConfigError(f"config key {key!r}: {error}") from None
 

@@ -209,7 +209,7 @@ class ExitConfig(VariantSettings, Evaluated):
     @model_validator(mode="after")
     def _agents_play_the_variant(self) -> ExitConfig:
         """The partners and the evaluation's opponents play the variant."""
-        self.check_variant_agents("partners", [name for name in self.partners if name != TEACHER])
+        self.check_variant_agents("partners", [name for name in self.partners if name != TEACHER], self.obs_type)
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         return self
 
