@@ -1,4 +1,5 @@
-"""Agents that play Draw dominoes from their observation alone.
+"""Agents that play Draw dominoes from their observation alone (or, for a network or a table
+whose file says so, from their information state: :func:`spec_obs_type`, ``agents.base``).
 
 ``agents.make(name, **kwargs)`` builds an agent; ``agents.available()`` lists the names. Every
 agent follows :class:`agents.base.Agent`: ``act(observation) -> int`` returns a legal action for

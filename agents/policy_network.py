@@ -5,7 +5,8 @@
 ``agents.make("network", path=...)`` plays one policy file (``.npz`` + ``.json``) or ``draw-train``
 checkpoint (``.zip``), read without running code (:mod:`agents.policy_file`, :mod:`agents.sb3_checkpoint`; the files and how
 they load: ``docs/agents.md``). A file trained for another player count than the table's is
-refused. ``ppo`` is another name of the same agent (:data:`NAMES`). Play runs on NumPy: one small
+refused, and so is a vector of the other ``obs_type`` than the file records (observations or
+information states: :mod:`agents.inputs`). ``ppo`` is another name of the same agent (:data:`NAMES`). Play runs on NumPy: one small
 matrix product per layer, much faster than a torch call for a single observation, and the same
 code serves the opponents inside training workers. Training runs the same network as a torch
 module, :class:`train.network.PolicyValueNetwork`.

@@ -203,3 +203,12 @@ def test_every_agent_plays_through_information_states(tmp_path: Path, name: str,
     kwargs = _spec(name, tmp_path, game)
     agent = agents.make(name, **kwargs)
     assert play_hand(agent, game, INFO) > 0
+
+
+def test_only_an_information_states_shape_is_cut_to_its_observation() -> None:
+    mask = np.zeros(58, np.int8)
+    for size in (258, 258 + 5, 258 + 3 * 28, 891 + 1):  # an observation, and lengths of no information state
+        given = {"observation": np.zeros(size, np.float32), "action_mask": mask}
+        assert observation_of(given) is given
+    cut = observation_of({"observation": np.arange(891, dtype=np.float32), "action_mask": mask})
+    np.testing.assert_array_equal(cut["observation"], np.arange(258))
