@@ -24,7 +24,9 @@ from draw_env.features import encode_batch, feature_size
 from draw_env.observation import OBS_TYPES, InformationLayout, Layout, information_layout, layout
 from draw_env.rules import DrawGame
 
-__all__ = ["DEFAULT_OBS_TYPE", "OBS_TYPES", "check_obs_type", "encode_inputs", "input_size", "observed_layout"]
+__all__ = [
+    "DEFAULT_OBS_TYPE", "OBS_TYPES", "check_obs_type", "encode_inputs", "history_scale", "input_size", "observed_layout",
+]
 
 #: The ``obs_type`` of a file or agent that does not say (every file written before the field).
 DEFAULT_OBS_TYPE = OBS_TYPES[0]
@@ -54,10 +56,16 @@ def input_size(features: str, game: DrawGame, obs_type: str = DEFAULT_OBS_TYPE) 
     return size
 
 
+def history_scale(game: DrawGame) -> tuple[int, np.ndarray]:
+    """Where an information state's history starts (the observation's length), and float32 the
+    inverse of each history entry's upper bound: what scales the history into [0, 1]."""
+    return _history_scale(game.num_players, game.max_pip, game.hand_size, game.protected)
+
+
 @functools.cache
-def _history_scale(num_players: int, max_pip: int, hand_size: int, protected: int) -> np.ndarray:
+def _history_scale(num_players: int, max_pip: int, hand_size: int, protected: int) -> tuple[int, np.ndarray]:
     info = information_layout(DrawGame(num_players, max_pip, hand_size, protected))
-    return (1.0 / info.high[info.observation.size :]).astype(np.float32)
+    return info.observation.size, (1.0 / info.high[info.observation.size :]).astype(np.float32)
 
 
 def encode_inputs(
@@ -68,7 +76,6 @@ def encode_inputs(
     if check_obs_type("obs_type", obs_type) == "observation":
         return encode_batch(observations, masks, features, _features_game(game))
     observations = np.asarray(observations, np.float32)
-    prefix = layout(game).size
-    scale = _history_scale(game.num_players, game.max_pip, game.hand_size, game.protected)
+    prefix, scale = history_scale(game)
     encoded = encode_batch(observations[:, :prefix], masks, features, _features_game(game))
     return np.concatenate([encoded, observations[:, prefix:] * scale], axis=1)

@@ -77,6 +77,22 @@ def save_table(
     return target
 
 
+def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The record beside the table ``path``, of this format and version (its other fields unchecked).
+
+    Raises:
+        ValueError: naming the record and the field.
+    """
+    where = record_path(path)
+    record = read_json(where, max_bytes=MAX_RECORD_BYTES)
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: must be a JSON object")
+    if record.get("format") != FORMAT or record.get("version") != VERSION:
+        raise ValueError(f"{where}: format must be {FORMAT!r} version {VERSION}, got "
+                         f"{record.get('format')!r} version {record.get('version')!r}")
+    return record
+
+
 def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray, np.ndarray]:
     """Read a table and its record: ``(game, obs_type, observations, probabilities)``.
 
@@ -84,12 +100,7 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray,
         ValueError: naming the file and the field, for anything that is not such a table.
     """
     where = Path(path)
-    record = read_json(record_path(where), max_bytes=MAX_RECORD_BYTES)
-    if not isinstance(record, dict):
-        raise ValueError(f"{record_path(where)}: must be a JSON object")
-    if record.get("format") != FORMAT or record.get("version") != VERSION:
-        raise ValueError(f"{record_path(where)}: format must be {FORMAT!r} version {VERSION}, got "
-                         f"{record.get('format')!r} version {record.get('version')!r}")
+    record = read_record(where)
     try:
         game = DrawGame(2, record.get("max_pip"), record.get("hand_size"), record.get("protected"))  # type: ignore[arg-type]
     except ValueError as error:
@@ -150,10 +161,7 @@ class TabularAgent(SeededAgent):
     def obs_type_of_file(path: str | os.PathLike[str]) -> str:
         """What the table ``path`` is keyed by, from its record alone (:func:`agents.spec_obs_type`)."""
         where = check_path("path", path)
-        record = read_json(record_path(where), max_bytes=MAX_RECORD_BYTES)
-        if not isinstance(record, dict):
-            raise ValueError(f"{record_path(where)}: must be a JSON object")
-        return read_obs_type(record, record_path(where))
+        return read_obs_type(read_record(where), record_path(where))
 
     def _check_shapes(self, vector_size: int, mask_size: int) -> None:
         """Refuse vectors of the other ``obs_type`` or of another game, naming the file."""

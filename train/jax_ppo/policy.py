@@ -27,9 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from agents.inputs import DEFAULT_OBS_TYPE, input_size
+from agents.inputs import DEFAULT_OBS_TYPE, history_scale, input_size
 from agents.policy_file import PolicyWeights
-from draw_env.observation import information_layout, layout
+from draw_env.observation import layout
 from draw_env.rules import DEFAULT_GAME, DrawGame
 
 FEATURES = "extended"
@@ -82,12 +82,6 @@ def _variant_constants(max_pip: int, protected: int) -> _Constants:
     )
 
 
-@functools.cache
-def _history_scale(num_players: int, max_pip: int, hand_size: int, protected: int) -> tuple[int, np.ndarray]:
-    info = information_layout(DrawGame(num_players, max_pip, hand_size, protected))
-    return info.observation.size, (1.0 / info.high[info.observation.size :]).astype(np.float32)
-
-
 def encode(
     observation: jax.Array, mask: jax.Array, game: DrawGame = DEFAULT_GAME, obs_type: str = DEFAULT_OBS_TYPE
 ) -> jax.Array:
@@ -108,7 +102,7 @@ def encode(
         obs_type)``), equal to NumPy's encoding up to float rounding.
     """
     if obs_type == "information_state":
-        prefix, scale = _history_scale(game.num_players, game.max_pip, game.hand_size, game.protected)
+        prefix, scale = history_scale(game)
         features = encode(observation[..., :prefix], mask, game)
         return jnp.concatenate([features, observation[..., prefix:].astype(jnp.float32) * scale], axis=-1)
     constants = _constants(game)
