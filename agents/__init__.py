@@ -1,4 +1,5 @@
-"""Agents that play Draw dominoes from their observation alone.
+"""Agents that play Draw dominoes from their observation alone (or, for a network or a table
+whose file says so, from their information state: :func:`spec_obs_type`, ``agents.base``).
 
 ``agents.make(name, **kwargs)`` builds an agent; ``agents.available()`` lists the names. Every
 agent follows :class:`agents.base.Agent`: ``act(observation) -> int`` returns a legal action for
@@ -36,6 +37,7 @@ __all__ = [
     "plays_deterministically",
     "plays_variants",
     "register",
+    "spec_obs_type",
     "variant_agents",
 ]
 
@@ -212,6 +214,20 @@ def check_keywords(name: str, keywords: Iterable[str]) -> type:
             takes = ", ".join(allowed) if allowed else "no keyword arguments"
             raise ValueError(f"agent {name!r} got unknown keyword(s) {', '.join(unknown)}; it takes: {takes}")
     return cls
+
+
+def spec_obs_type(name: str, kwargs: Mapping[str, Any]) -> str:
+    """What the agent of spec ``(name, kwargs)`` reads: ``"information_state"`` for an agent whose
+    file says so (a network's policy file, a ``tabular`` table: read from the file's record, the
+    class's ``obs_type_of_file``), else ``"observation"`` (every other agent reads the observation,
+    and is given the observation an information state holds: :class:`agents.base.BaseAgent`).
+
+    Raises:
+        ValueError: if ``name`` is unknown or its file cannot be read.
+    """
+    reader = getattr(agent_class(name), "obs_type_of_file", None)
+    path = kwargs.get("path")
+    return "observation" if reader is None or path is None else str(reader(path))
 
 
 def make(name: str, **kwargs: Any) -> Agent:

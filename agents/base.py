@@ -7,6 +7,12 @@ vector (hand, line, open ends, seats in play) into the bitmasks of :mod:`draw_en
 
 A variant's set of ``T`` tiles gives masks of ``2T + 2`` entries: the helpers read the set from
 the mask's length (:func:`tile_set_of`), so the agents built on them play every set.
+
+An environment made with ``obs_type="information_state"`` gives the observation followed by the
+player's deal and the hand's actions (:func:`draw_env.observation.information_layout`). The agents
+here read the observation alone: :class:`BaseAgent` hands every subclass's :meth:`act` and
+:meth:`action_probabilities` the observation an information state holds (:func:`observation_of`),
+unless the class says it reads information states itself (:attr:`BaseAgent.reads_information_state`).
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ import contextlib
 import functools
 import hashlib
 import random
-from collections.abc import Iterator
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -59,6 +65,68 @@ def _layout_of(tile_set: TileSet) -> Layout:
     return layout(DrawGame(2, tile_set.max_pip, hand_size=1, protected=0))
 
 
+def is_information_state(vector_size: int, num_actions: int) -> bool:
+    """Whether a vector of ``vector_size`` entries, beside a mask of ``num_actions = 2T + 2``, has an
+    information state's shape: the set's observation, then ``drawn_at`` (``T`` entries) and at least
+    one ``events`` entry (an observation is exactly the observation's length)."""
+    tile_set = _SET_OF_ACTIONS.get(num_actions)
+    if tile_set is None:
+        return False
+    return vector_size - _layout_of(tile_set).size - tile_set.num_tiles > 0
+
+
+def observation_of(observation: Observation) -> Observation:
+    """The observation an information state holds: the dict with its vector cut to the
+    observation's length (the information state's prefix is exactly the observation). Any other
+    dict (an observation, or something malformed for the agent to refuse) is returned as it is."""
+    vector, mask = observation.get("observation"), observation.get("action_mask")
+    if vector is None or mask is None or np.ndim(vector) != 1 or np.ndim(mask) != 1:
+        return observation
+    size, actions = np.shape(vector)[0], np.shape(mask)[0]
+    if not is_information_state(size, actions):
+        return observation
+    return {**observation, "observation": np.asarray(vector)[: _layout_of(_SET_OF_ACTIONS[actions]).size]}
+
+
+def obs_type_of(agent: object) -> str:
+    """What ``agent`` (a one-game agent or a batch actor) reads: its ``obs_type`` where it has one
+    (a network or ``tabular``: what its file records), else ``"observation"``."""
+    obs_type = getattr(agent, "obs_type", "observation")
+    return obs_type if isinstance(obs_type, str) else "observation"
+
+
+def observation_for(agent: object, observation: Observation) -> Observation:
+    """What ``agent`` is given of ``observation``: the whole dict if the agent reads information
+    states (:func:`obs_type_of`), else the observation it holds (:func:`observation_of`). Where a
+    table gives information states, agents of observations sit at it through this."""
+    return observation if obs_type_of(agent) == "information_state" else observation_of(observation)
+
+
+def observations_for(agent: object, vectors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """:func:`observation_for` for a batch: ``vectors`` ``(N, L)`` cut to the observation's length
+    where they are information states and ``agent`` reads observations."""
+    if obs_type_of(agent) == "information_state" or np.ndim(vectors) != 2 or np.ndim(masks) != 2:
+        return vectors
+    actions = np.shape(masks)[1]
+    if not is_information_state(np.shape(vectors)[1], actions):
+        return vectors
+    return vectors[:, : _layout_of(_SET_OF_ACTIONS[actions]).size]
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _on_observation(method: _Method) -> _Method:
+    """``method(self, observation, ...)`` given :func:`observation_of` ``observation``."""
+
+    @functools.wraps(method)
+    def reading_observation(self: Any, observation: Observation, *args: Any, **kwargs: Any) -> Any:
+        return method(self, observation_of(observation), *args, **kwargs)
+
+    reading_observation.__wrapped_for_observation__ = True  # type: ignore[attr-defined]
+    return reading_observation  # type: ignore[return-value]
+
+
 @runtime_checkable
 class Agent(Protocol):
     """What the evaluator and the training code expect of a player.
@@ -90,9 +158,29 @@ class Agent(Protocol):
 
 
 class BaseAgent:
-    """Shared plumbing: a name, a no-op :meth:`reset` and a readable ``repr``."""
+    """Shared plumbing: a name, a no-op :meth:`reset`, a readable ``repr``, and the observation of
+    an information state.
+
+    Attributes:
+        reads_information_state: ``False`` (the default): the agent reads the observation, and an
+            information state reaches the :meth:`act` and :meth:`action_probabilities` of every
+            subclass as the observation it holds (:func:`observation_of`), whatever the
+            environment's ``obs_type``. ``True``: the agent takes the vector whole and checks
+            which ``obs_type`` it is given (the network and ``tabular`` agents, whose files say
+            which they read).
+    """
 
     name = "base"
+    reads_information_state: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.reads_information_state:
+            return
+        for name in ("act", "action_probabilities"):
+            method = cls.__dict__.get(name)
+            if callable(method) and not getattr(method, "__wrapped_for_observation__", False):
+                setattr(cls, name, _on_observation(method))
 
     def reset(self) -> None:
         """Nothing to forget by default."""

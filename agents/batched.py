@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 import agents
-from agents.base import Agent
+from agents.base import Agent, obs_type_of
 from agents.policy_network import NetworkAgent, NumpyPolicy
 from draw_env.checks import check_seed
 from draw_env.observation import OFFSETS
@@ -205,6 +205,11 @@ class OneByOne:
     def __init__(self, agent: Agent) -> None:
         self.agent = agent
         self.name = str(getattr(agent, "name", type(agent).__name__))
+
+    @property
+    def obs_type(self) -> str:
+        """What its agent reads (:func:`agents.base.obs_type_of`)."""
+        return obs_type_of(self.agent)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return np.array(

@@ -23,7 +23,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agents.base import BaseAgent, Observation, legal_actions, num_players, one_hot, seeded_from
+from agents.base import (
+    BaseAgent,
+    Observation,
+    legal_actions,
+    num_players,
+    observation_of,
+    one_hot,
+    seeded_from,
+)
 from agents.ismcts import MAX_SIMULATIONS
 from agents.ismcts_compiled import CompiledISMCTSAgent, Evaluator
 from agents.policy_network import NumpyPolicy, load_policy, shipped_policy
@@ -98,9 +106,11 @@ def root_guided_values(
     with the policy's logits of all of them from one forward pass.
 
     Args:
-        views: observation dicts of the players to act (``observation`` (258,), ``action_mask`` (58,)).
+        views: observation dicts of the players to act (``observation`` (258,), ``action_mask`` (58,)),
+            or their information states when ``policy`` reads them (the search is given the
+            observation each holds).
     """
-    found = [search.search(view) for view in views]
+    found = [search.search(observation_of(view)) for view in views]
     observations = np.stack([np.asarray(view["observation"]) for view in views])
     masks = np.stack([np.asarray(view["action_mask"]) for view in views])
     logits = policy.logits_batch(policy.encode_batch(observations, masks))
@@ -134,8 +144,9 @@ class NetworkSearchAgent(BaseAgent):
         seed: seeds every decision's search; ``None`` for fresh entropy.
 
     Raises:
-        ValueError: if an argument is out of range or ``path`` is not a policy (the message
-            names it), or, in :meth:`act`, the file was trained for another table size.
+        ValueError: if an argument is out of range, ``path`` is not a policy (the message
+            names it) or reads information states (the search's positions are observations),
+            or, in :meth:`act`, the file was trained for another table size.
     """
 
     name = "ppo_search"
@@ -160,6 +171,11 @@ class NetworkSearchAgent(BaseAgent):
         self.prior_weight = check_number("prior_weight", prior_weight, minimum=0)
         self._search = CompiledISMCTSAgent(simulations=self.simulations, exploration=exploration, seed=seed)
         self._fixed = None if path is None else load_policy(path)
+        if self._fixed is not None and self._fixed.obs_type != "observation":
+            raise ValueError(
+                f"the policy {str(path)!r} reads obs_type={self._fixed.obs_type!r}; ppo_search asks its network "
+                "about the search's positions, which are observations: give it a policy of observations"
+            )
         self._evaluators: dict[int, tuple[Evaluator, float, NumpyPolicy]] = {}
 
     def _evaluator(self, players: int) -> tuple[Evaluator, float, NumpyPolicy]:

@@ -13,6 +13,8 @@ pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
      "num_players": 2,                 # the table the policy was trained for
      "max_pip": 3, "hand_size": 4, "protected": 1,   # its variant: only when not the seeds' game
      "features": "extended",           # its input encoding (draw_env.features)
+     "obs_type": "information_state",  # what it reads (agents.inputs): written only for an
+                                       # information state; a record without it reads observations
      "activation": "relu",             # "relu" or "tanh"
      "networks": {"policy": {"widths": [340, 512, 512, 58], "arrays": ["policy/0/weight", ...]},
                   "value": {"widths": [340, 256, 256, 1], "arrays": [...]}},   # optional
@@ -38,8 +40,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, input_size
 from draw_env.checks import check_choice
-from draw_env.features import FEATURES, feature_size
+from draw_env.features import FEATURES
 from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import (
@@ -76,6 +79,8 @@ class PolicyWeights:
         provenance: free-form JSON data: what it was trained from, the commands, the results.
         variant: ``{"max_pip", "hand_size", "protected"}`` of the game it was trained for;
             ``None`` (what a seeds' game variant becomes): the seeds' game.
+        obs_type: what the network reads, ``"observation"`` or ``"information_state"``
+            (:mod:`agents.inputs`); its input size follows.
     """
 
     policy: tuple[Layer, ...]
@@ -85,10 +90,12 @@ class PolicyWeights:
     value: tuple[Layer, ...] | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
     variant: Mapping[str, int] | None = None
+    obs_type: str = DEFAULT_OBS_TYPE
 
     def __post_init__(self) -> None:
         check_choice("activation", self.activation, ACTIVATIONS)
         check_choice("features", self.features, FEATURES)
+        check_obs_type("obs_type", self.obs_type)
         if self.num_players is not None:
             check_choice("num_players", self.num_players, PLAYER_COUNTS)
         if self.variant is not None:
@@ -98,7 +105,7 @@ class PolicyWeights:
             # The seeds' game is stored as None, so that its files stay as they always were.
             object.__setattr__(self, "variant", None if game.is_default else game.variant)
         game = self.game
-        inputs = feature_size(self.features, None if self.variant is None else game)
+        inputs = input_size(self.features, game, self.obs_type)
         for name, layers in self.networks().items():
             check_layers(name, layers, inputs, game.num_actions if name == "policy" else OUTPUTS[name])
 
@@ -190,6 +197,8 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
         "num_players": weights.num_players,
         **(weights.variant or {}),
         "features": weights.features,
+        # Written for an information state only, so that the files of observations stay as they were.
+        **({} if weights.obs_type == DEFAULT_OBS_TYPE else {"obs_type": weights.obs_type}),
         "activation": weights.activation,
         "networks": networks,
         "sha256": hashlib.sha256(data).hexdigest(),
@@ -249,6 +258,7 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             expected[f"{name}/{index}/bias"] = (outputs,)
         layer_names[name] = names
     variant = _read_variant(record, record_file)
+    obs_type = read_obs_type(record, record_file)
     provenance = record.get("provenance", {})
     if not isinstance(provenance, dict):
         fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
@@ -286,9 +296,19 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             value=layers.get("value"),
             provenance=provenance,
             variant=variant,
+            obs_type=obs_type,
         )
     except ValueError as error:
         raise ValueError(f"{record_file}: {error}") from None
+
+
+def read_obs_type(record: Mapping[str, Any], record_file: Path) -> str:
+    """The record's ``obs_type``: ``"observation"`` when it names none (a file written before the
+    field), else one of :data:`agents.inputs.OBS_TYPES`."""
+    obs_type = record.get("obs_type", DEFAULT_OBS_TYPE)
+    if obs_type not in OBS_TYPES:
+        fail(record_file, "obs_type", f"must be one of {', '.join(map(repr, OBS_TYPES))}, got {short(obs_type)}")
+    return str(obs_type)
 
 
 def _read_variant(record: Mapping[str, Any], record_file: Path) -> dict[str, int] | None:

@@ -5,7 +5,8 @@
 ``agents.make("network", path=...)`` plays one policy file (``.npz`` + ``.json``) or ``draw-train``
 checkpoint (``.zip``), read without running code (:mod:`agents.policy_file`, :mod:`agents.sb3_checkpoint`; the files and how
 they load: ``docs/agents.md``). A file trained for another player count than the table's is
-refused. ``ppo`` is another name of the same agent (:data:`NAMES`). Play runs on NumPy: one small
+refused, and so is a vector of the other ``obs_type`` than the file records (observations or
+information states: :mod:`agents.inputs`). ``ppo`` is another name of the same agent (:data:`NAMES`). Play runs on NumPy: one small
 matrix product per layer, much faster than a torch call for a single observation, and the same
 code serves the opponents inside training workers. Training runs the same network as a torch
 module, :class:`train.network.PolicyValueNetwork`.
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import BaseAgent, Observation, legal_actions, num_players, tile_set_of
+from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, encode_inputs, observed_layout
 from agents.policy_file import (
     PLAYER_COUNTS,
     PolicyWeights,
@@ -33,8 +35,6 @@ from agents.policy_file import (
 )
 from agents.sb3_checkpoint import read_checkpoint
 from draw_env.checks import check_bool, check_choice, check_path, check_seed
-from draw_env.features import encode_batch, encode_observation
-from draw_env.observation import layout
 from draw_env.rules import DrawGame
 
 POLICY_DIR = Path(__file__).resolve().parent / "policies"
@@ -87,10 +87,11 @@ class NumpyPolicy:
         self.rng = rng
         self.source = source
         self._activate = _ACTIVATIONS[weights.activation]
-        #: The variant the inputs are encoded for; ``None``: the seeds' game.
-        self._variant_game = None if weights.variant is None else weights.game
         game = weights.game
-        self._sizes = (layout(game).size, game.num_actions)
+        self._sizes = (observed_layout(game, weights.obs_type).size, game.num_actions)
+        other = next(kind for kind in OBS_TYPES if kind != weights.obs_type)
+        #: The vector size of the other obs_type, named in the refusal of such a vector.
+        self._other_size = (other, observed_layout(game, other).size)
 
     def playing(self, deterministic: bool, rng: np.random.Generator | None = None) -> NumpyPolicy:
         """The same network (its weights shared) playing deterministically or sampling with ``rng``."""
@@ -110,17 +111,29 @@ class NumpyPolicy:
             )
 
     def check_observation(self, vector_size: int, mask_size: int) -> None:
-        """Refuse an observation (or rows) of another variant than the policy's.
+        """Refuse an observation (or rows) of another variant or ``obs_type`` than the policy's.
 
         Raises:
-            ValueError: naming the file, its variant and the observation's set and sizes.
+            ValueError: naming the file and, for a vector of the other ``obs_type``, both types;
+                else its variant and the observation's set and sizes.
         """
+        if (vector_size, mask_size) == (self._other_size[1], self._sizes[1]):
+            raise ValueError(
+                f"the policy {self.source!r} reads obs_type={self.obs_type!r}, and this vector is an "
+                f"{self._other_size[0]} ({vector_size} entries): play it on an environment made with "
+                f"obs_type={self.obs_type!r}"
+            )
         if (vector_size, mask_size) != self._sizes:
             raise ValueError(
                 f"the policy {self.source!r} was trained for {describe_variant(self.weights.game)} "
                 f"({self._sizes[0]} observation entries, {self._sizes[1]} actions); this observation is of another "
                 f"variant ({_set_of_mask(mask_size)}: {vector_size} entries, {mask_size} actions)"
             )
+
+    @property
+    def obs_type(self) -> str:
+        """What the network reads: ``"observation"`` or ``"information_state"`` (:mod:`agents.inputs`)."""
+        return self.weights.obs_type
 
     @property
     def features(self) -> str:
@@ -137,18 +150,18 @@ class NumpyPolicy:
         return self.weights.value is not None
 
     def encode(self, observation: Observation) -> np.ndarray:
-        """The network's input for one observation dict of the policy's variant."""
-        return encode_observation(observation, self.features, self._variant_game)
+        """The network's input for one observation dict of the policy's variant and ``obs_type``."""
+        return self.encode_batch(np.asarray(observation["observation"])[None], np.asarray(observation["action_mask"])[None])[0]
 
     def encode_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """The network's inputs for observation vectors ``(N, L)`` and masks ``(N, A)`` of the
-        policy's variant.
+        """The network's inputs for vectors ``(N, L)`` and masks ``(N, A)`` of the policy's variant
+        and ``obs_type``.
 
         Raises:
-            ValueError: if they are another variant's (:meth:`check_observation`).
+            ValueError: if they are another variant's or obs_type's (:meth:`check_observation`).
         """
         self.check_observation(np.shape(observations)[-1], np.shape(masks)[-1])
-        return encode_batch(observations, masks, self.features, self._variant_game)
+        return encode_inputs(observations, masks, self.features, self.weights.game, self.obs_type)
 
     def logits(self, inputs: np.ndarray) -> np.ndarray:
         """Unmasked action logits, shape ``(58,)``, for one input vector ``(feature_size,)``."""
@@ -341,6 +354,8 @@ class NetworkAgent(BaseAgent):
     """
 
     name = NAMES[0]
+    # It reads what its file records, and refuses a vector of the other obs_type.
+    reads_information_state = True
 
     def __init__(
         self,
@@ -359,6 +374,16 @@ class NetworkAgent(BaseAgent):
         self._fixed = None if self.path is None else load_policy(self.path)
         if self.num_players is not None:
             self.policy_for(self.num_players)
+
+    @staticmethod
+    def obs_type_of_file(path: str | os.PathLike[str]) -> str:
+        """What the policy file (or checkpoint) ``path`` reads (:func:`agents.spec_obs_type`)."""
+        return load_policy(path).obs_type
+
+    @property
+    def obs_type(self) -> str:
+        """What the agent reads: its file's ``obs_type`` (the shipped policies read observations)."""
+        return DEFAULT_OBS_TYPE if self._fixed is None else self._fixed.obs_type
 
     def policy_for(self, players: int) -> NumpyPolicy:
         """The policy that plays at a table of ``players``.

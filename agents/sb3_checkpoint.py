@@ -3,7 +3,7 @@
 :func:`read_checkpoint` reads a checkpoint without unpickling anything: only its ``policy.pth``
 entry, as a torch archive of plain tensors (:mod:`agents.torch_archive`), and the side file
 :func:`write_checkpoint_record` writes beside it (``final.zip`` -> ``final.policy.json``), which
-says the activation, the features and the player count. The SB3 parameter names of an MLP policy
+says the activation, the features, the player count, the variant and the ``obs_type``. The SB3 parameter names of an MLP policy
 live here too (:func:`sb3_layers`, :func:`weights_from_state_dict`, :func:`sb3_state_dict`). The
 project's own format, the policy file ``.npz`` + ``.json``, is :mod:`agents.policy_file`.
 
@@ -22,10 +22,19 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from agents.policy_file import ACTIVATIONS, MAX_RECORD_BYTES, OUTPUTS, VARIANT_KEYS, VERSION, PolicyWeights
+from agents.inputs import DEFAULT_OBS_TYPE, check_obs_type, input_size
+from agents.policy_file import (
+    ACTIVATIONS,
+    MAX_RECORD_BYTES,
+    OUTPUTS,
+    VARIANT_KEYS,
+    VERSION,
+    PolicyWeights,
+    read_obs_type,
+)
 from agents.torch_archive import TensorHeader, read_tensors
 from draw_env.checks import check_choice
-from draw_env.features import FEATURES, feature_size
+from draw_env.features import FEATURES
 from draw_env.files import write_text_atomic
 from draw_env.rules import PLAYER_COUNTS, DrawGame
 from draw_env.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, open_zip, read_bytes, read_json
@@ -59,6 +68,7 @@ class WeightsRecord(TypedDict, total=False):
     value: bool
     provenance: Mapping[str, Any] | None
     game: DrawGame | None
+    obs_type: str
 
 
 def weights_from_state_dict(
@@ -70,6 +80,7 @@ def weights_from_state_dict(
     value: bool = True,
     provenance: Mapping[str, Any] | None = None,
     game: DrawGame | None = None,
+    obs_type: str = DEFAULT_OBS_TYPE,
 ) -> PolicyWeights:
     """The networks of a ``MaskableActorCriticPolicy`` state dict (an MLP policy, SB3's names).
 
@@ -81,13 +92,16 @@ def weights_from_state_dict(
         value: keep the value network too.
         provenance: stored with the weights.
         game: the variant it was trained for (``None``: the seeds' game), recorded with the weights.
+        obs_type: what it reads (:mod:`agents.inputs`), recorded with the weights.
 
     Raises:
         ValueError: if a parameter is not one of an MLP policy's, or the shapes do not fit
             (checked before any parameter is converted).
     """
     shapes = {key: _shape_of(tensor) for key, tensor in state.items()}
-    layers, features = sb3_layers(shapes, features=features, value=value, game=game)
+    layers, features = sb3_layers(
+        shapes, features=features, value=value, game=_sized_game(game, num_players), obs_type=obs_type
+    )
     networks = {
         name: tuple((_to_float32(weight, state[weight]), _to_float32(bias, state[bias])) for weight, bias in keys)
         for name, keys in layers.items()
@@ -100,7 +114,14 @@ def weights_from_state_dict(
         value=networks.get("value"),
         provenance=dict(provenance or {}),
         variant=None if game is None else game.variant,
+        obs_type=obs_type,
     )
+
+
+def _sized_game(game: DrawGame | None, num_players: int | None) -> DrawGame:
+    """The game that sizes a network's input: ``game``, or the seeds' game at the table (an
+    information state's length depends on the player count)."""
+    return game if game is not None else DrawGame(num_players or 2)
 
 
 def sb3_layers(
@@ -109,6 +130,7 @@ def sb3_layers(
     features: str | None = None,
     value: bool = True,
     game: DrawGame | None = None,
+    obs_type: str = DEFAULT_OBS_TYPE,
 ) -> tuple[dict[str, tuple[tuple[str, str], ...]], str]:
     """The layers of an SB3 MLP policy from its parameters' names and shapes alone.
 
@@ -118,6 +140,7 @@ def sb3_layers(
         value: the value network too (without, its parameters need only SB3's names).
         game: the variant the network plays (``None``: the seeds' game), which sizes its input
             and its action logits.
+        obs_type: what it reads (:mod:`agents.inputs`), which sizes its input too.
 
     Returns:
         ``{"policy": layers, "value": layers}``, each layer its ``(weight name, bias name)``,
@@ -157,14 +180,17 @@ def sb3_layers(
     if len(shapes[first]) != 2:
         raise ValueError(f"{first} has the shape {shapes[first]}, not (out, in)")
     inputs = shapes[first][1]
+    sized = game or DrawGame(2)
     if features is None:
-        matching = [name for name in FEATURES if feature_size(name, game) == inputs]
+        matching = [name for name in FEATURES if input_size(name, sized, obs_type) == inputs]
         if not matching:
-            raise ValueError(f"input size {inputs} matches no encoding of draw_env.features ({FEATURES})")
+            raise ValueError(f"input size {inputs} matches no encoding of draw_env.features ({FEATURES}) "
+                             f"with obs_type={obs_type!r}")
         features = matching[0]
-    elif feature_size(features, game) != inputs:
+    elif input_size(features, sized, obs_type) != inputs:
         raise ValueError(
-            f"features {features!r} give {feature_size(features, game)} inputs, the network takes {inputs}"
+            f"features {features!r} with obs_type={obs_type!r} give {input_size(features, sized, obs_type)} inputs, "
+            f"the network takes {inputs}"
         )
     outputs = {**OUTPUTS, "policy": game.num_actions} if game is not None else OUTPUTS
     for name, keys in layers.items():
@@ -231,9 +257,11 @@ def write_checkpoint_record(
     features: str,
     activation: str,
     game: DrawGame | None = None,
+    obs_type: str = DEFAULT_OBS_TYPE,
 ) -> Path:
     """Write the side file that lets :func:`read_checkpoint` play ``checkpoint`` (atomically);
-    ``game``: the variant it plays, recorded unless it is the seeds' game.
+    ``game``: the variant it plays, recorded unless it is the seeds' game; ``obs_type``: what it
+    reads.
 
     Training calls this next to every ``model.save(checkpoint)``.
 
@@ -243,11 +271,13 @@ def write_checkpoint_record(
     check_choice("num_players", num_players, PLAYER_COUNTS)
     check_choice("features", features, FEATURES)
     check_choice("activation", activation, ACTIVATIONS)
+    check_obs_type("obs_type", obs_type)
     record = {
         "format": CHECKPOINT_FORMAT,
         "version": VERSION,
         "num_players": int(num_players),
         "features": features,
+        **({} if obs_type == DEFAULT_OBS_TYPE else {"obs_type": obs_type}),  # as a policy file's record
         "activation": activation,
         **(game.variant if game is not None and not game.is_default else {}),
     }
@@ -285,11 +315,13 @@ def read_checkpoint(path: str | os.PathLike[str]) -> PolicyWeights:
             "(write one with agents.sb3_checkpoint.write_checkpoint_record)",
             stacklevel=2,
         )
-        settings = {"activation": SB3_DEFAULT_ACTIVATION, "features": None, "num_players": None, "game": None}
+        settings = {"activation": SB3_DEFAULT_ACTIVATION, "features": None, "num_players": None, "game": None,
+                    "obs_type": DEFAULT_OBS_TYPE}
 
     def check(headers: Mapping[str, TensorHeader]) -> None:
         shapes = {key: header.shape for key, header in headers.items()}
-        sb3_layers(shapes, features=settings["features"], game=settings["game"])
+        sb3_layers(shapes, features=settings["features"], game=_sized_game(settings["game"], settings["num_players"]),
+                   obs_type=settings["obs_type"])
 
     tensors = read_tensors(payload, f"{target}: policy.pth", check, MAX_ARRAY_BYTES // 4)
     try:
@@ -333,6 +365,7 @@ def _read_checkpoint_record(side: Path) -> dict[str, Any]:
         except ValueError as error:
             raise ValueError(f"{side}: {error}") from None
     settings["game"] = _read_game(record, side, record["num_players"])  # checked above
+    settings["obs_type"] = read_obs_type(record, side)
     return settings
 
 

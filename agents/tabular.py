@@ -1,14 +1,19 @@
-"""``tabular``: a policy given as a table from observations to action probabilities.
+"""``tabular``: a policy given as a table from observations (or information states) to action
+probabilities.
 
 The exact solver (``draw-train`` with ``pipeline: cfr``) writes its average strategy this way for
 the small 2-player variant it solved: ``NAME.npz`` holds ``observations`` (uint8 ``(K, L)``, every
-observation the seat to act can have in one hand of the variant, ``L`` the variant's observation
-length) and ``probabilities`` (float32 ``(K, 2T + 2)``), and ``NAME.json`` beside it says what the
-table is (``format``, ``version``, the variant, and how it was made). Both are read as hostile
-files: bounded, names, shapes and dtypes checked before the arrays are read, nothing unpickled.
+vector the seat to act can be given in one hand of the variant) and ``probabilities`` (float32 or
+float64 ``(K, 2T + 2)``), and ``NAME.json`` beside it says what the table is (``format``,
+``version``, the variant, ``obs_type``: what its rows are keyed by, and how it was made). The
+rows are the environment's vectors of that ``obs_type``: observations (``L`` the variant's
+observation length) or information states (:func:`draw_env.observation.information_layout`); a
+record without ``obs_type`` is keyed by observations. Both files are read as hostile files:
+bounded, names, shapes and dtypes checked before the arrays are read, nothing unpickled.
 
-The agent plays one hand (``episode="hand"``) of that variant, in either seat; any other
-observation (another variant, a match) is refused with one ``ValueError``.
+The agent plays one hand (``episode="hand"``) of that variant, in either seat, given vectors of
+its table's ``obs_type``; any other vector (the other ``obs_type``, another variant, a match) is
+refused with one ``ValueError`` naming the file.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from typing import Any
 import numpy as np
 
 from agents.base import Observation, SeededAgent, legal_actions
+from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, observed_layout
+from agents.policy_file import read_obs_type
 from draw_env.checks import check_path
 from draw_env.files import atomic_path, write_json_atomic
-from draw_env.observation import layout
 from draw_env.rules import DrawGame
 from draw_env.untrusted import ArrayHeader, read_json, read_npz
 
@@ -38,15 +44,18 @@ MAX_TABLE_MEMORY = 2 * 1024**3
 #: Bytes a row's entry in the agent's index takes beyond the row's own bytes: a bytes object's
 #: header and a dict slot.
 _INDEX_BYTES_PER_ROW = 40
+#: The largest record read.
+MAX_RECORD_BYTES = 1024 * 1024
 
 
-def table_memory(rows: int, width: int, actions: int) -> int:
-    """Bytes a table of ``rows`` observations of ``width`` entries and ``actions`` actions takes
-    at the peak of its loading into a :class:`TabularAgent`: its uint8 observations, its float32
-    probabilities as read and as float64, and the index from each row to its line. Measured with
-    tracemalloc on tables of random rows, the peak is at or below it: 368 bytes a row of double-two
-    (width 80, 14 actions; 368 estimated), 522 of double-three (532), 1,093 of the seeds' game (1,252)."""
-    return rows * (width + 4 * actions + 8 * actions + width + _INDEX_BYTES_PER_ROW)
+def table_memory(rows: int, width: int, actions: int, probability_bytes: int = 4) -> int:
+    """Bytes a table of ``rows`` vectors of ``width`` entries and ``actions`` actions takes at the
+    peak of its loading into a :class:`TabularAgent`: its uint8 vectors, its probabilities as read
+    (``probability_bytes`` an entry: float32 or float64) and as float64, and the index from each
+    row to its line. Measured with tracemalloc on tables of random float32 rows, the peak is at or
+    below it: 368 bytes a row of double-two (width 80, 14 actions; 368 estimated), 522 of
+    double-three (532), 1,093 of the seeds' game (1,252)."""
+    return rows * (width + probability_bytes * actions + 8 * actions + width + _INDEX_BYTES_PER_ROW)
 
 
 def record_path(path: str | os.PathLike[str]) -> Path:
@@ -56,59 +65,78 @@ def record_path(path: str | os.PathLike[str]) -> Path:
 
 def save_table(
     path: str | os.PathLike[str], game: DrawGame, observations: np.ndarray, probabilities: np.ndarray,
-    about: Mapping[str, Any],
+    about: Mapping[str, Any], obs_type: str = DEFAULT_OBS_TYPE,
 ) -> Path:
     """Write a table (atomically, the record last) for the 2-player hand of ``game``.
 
     Args:
-        observations: uint8 ``(K, L)``, distinct.
-        probabilities: ``(K, 2T + 2)``, each row a distribution over the legal actions.
+        observations: ``(K, L)`` distinct vectors of ``obs_type``, whole numbers in 0..255.
+        probabilities: ``(K, 2T + 2)``, each row a distribution over the legal actions (kept in
+            float64: a table played through the environment gives the solver's figures exactly).
         about: how the table was made (JSON-ready), stored in the record.
+        obs_type: what the rows are: ``"observation"`` or ``"information_state"``.
     """
     target = Path(path)
     if target.suffix != ".npz":
         raise ValueError(f"a table's path must end in .npz, got {str(target)!r}")
+    check_obs_type("obs_type", obs_type)
+    width = observed_layout(game, obs_type).size
+    if np.shape(observations)[1:] != (width,) or np.any(observations != np.asarray(observations).astype(np.uint8)):
+        raise ValueError(f"observations must be whole numbers in 0..255 of shape (K, {width}) for obs_type={obs_type!r}")
     with atomic_path(target) as temporary:
         np.savez_compressed(temporary, observations=observations.astype(np.uint8),
-                            probabilities=probabilities.astype(np.float32))
+                            probabilities=probabilities.astype(np.float64))
     record = {"format": FORMAT, "version": VERSION, "num_players": 2, "episode": "hand", **game.variant,
-              "rows": int(len(observations)), "about": dict(about)}
+              "obs_type": obs_type, "rows": int(len(observations)), "about": dict(about)}
     write_json_atomic(record_path(target), record, indent=1)
     return target
 
 
-def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, np.ndarray, np.ndarray]:
-    """Read a table and its record: ``(game, observations, probabilities)``.
+def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The record beside the table ``path``, of this format and version (its other fields unchecked).
+
+    Raises:
+        ValueError: naming the record and the field.
+    """
+    where = record_path(path)
+    record = read_json(where, max_bytes=MAX_RECORD_BYTES)
+    if not isinstance(record, dict):
+        raise ValueError(f"{where}: must be a JSON object")
+    if record.get("format") != FORMAT or record.get("version") != VERSION:
+        raise ValueError(f"{where}: format must be {FORMAT!r} version {VERSION}, got "
+                         f"{record.get('format')!r} version {record.get('version')!r}")
+    return record
+
+
+def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray, np.ndarray]:
+    """Read a table and its record: ``(game, obs_type, observations, probabilities)``.
 
     Raises:
         ValueError: naming the file and the field, for anything that is not such a table.
     """
     where = Path(path)
-    record = read_json(record_path(where), max_bytes=1024 * 1024)
-    if not isinstance(record, dict):
-        raise ValueError(f"{record_path(where)}: must be a JSON object")
-    if record.get("format") != FORMAT or record.get("version") != VERSION:
-        raise ValueError(f"{record_path(where)}: format must be {FORMAT!r} version {VERSION}, got "
-                         f"{record.get('format')!r} version {record.get('version')!r}")
+    record = read_record(where)
     try:
         game = DrawGame(2, record.get("max_pip"), record.get("hand_size"), record.get("protected"))  # type: ignore[arg-type]
     except ValueError as error:
         raise ValueError(f"{record_path(where)}: {error}") from None
-    width, actions = layout(game).size, game.num_actions
+    obs_type = read_obs_type(record, record_path(where))
+    width, actions = observed_layout(game, obs_type).size, game.num_actions
 
     def check(headers: Mapping[str, ArrayHeader]) -> None:
         if set(headers) != {"observations", "probabilities"}:
             raise ValueError(f"arrays must be observations and probabilities, got {sorted(headers)}")
         rows = headers["observations"].shape[0] if len(headers["observations"].shape) == 2 else -1
-        expected = {"observations": ((rows, width), np.uint8), "probabilities": ((rows, actions), np.float32)}
+        expected = {"observations": ((rows, width), (np.uint8,)), "probabilities": ((rows, actions), (np.float32, np.float64))}
         if rows < 1:
-            raise ValueError(f"observations must have shape (rows, {width}) with at least 1 row, got "
-                             f"{headers['observations'].shape}")
-        for name, (shape, dtype) in expected.items():
+            raise ValueError(f"observations must have shape (rows, {width}) with at least 1 row "
+                             f"(obs_type={obs_type!r}), got {headers['observations'].shape}")
+        for name, (shape, dtypes) in expected.items():
             header = headers[name]
-            if header.shape != shape or header.dtype != np.dtype(dtype):
-                raise ValueError(f"{name} must be {np.dtype(dtype)} of shape {shape}, got {header.dtype} {header.shape}")
-        needed = table_memory(rows, width, actions)
+            if header.shape != shape or header.dtype not in dtypes:
+                kinds = " or ".join(str(np.dtype(dtype)) for dtype in dtypes)
+                raise ValueError(f"{name} must be {kinds} of shape {shape}, got {header.dtype} {header.shape}")
+        needed = table_memory(rows, width, actions, headers["probabilities"].dtype.itemsize)
         if needed > MAX_TABLE_MEMORY:
             raise ValueError(
                 f"observations: {rows:,} rows take about {needed / 1024**2:,.0f} MiB once loaded, more than the "
@@ -126,11 +154,12 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, np.ndarray, np.n
     if np.any(np.abs(sums - 1.0) > 1e-5):
         raise ValueError(f"{where}: each row of probabilities must sum to 1")
     probabilities /= sums[:, None]
-    return game, observations, probabilities
+    return game, obs_type, observations, probabilities
 
 
 class TabularAgent(SeededAgent):
-    """Plays the distributions of a table (``draw-train`` with ``pipeline: cfr`` writes them).
+    """Plays the distributions of a table (``draw-train`` with ``pipeline: cfr`` writes them),
+    given the vectors its table is keyed by (:attr:`obs_type`).
 
     Args:
         path: the table's ``.npz`` (its ``.json`` record beside it).
@@ -141,20 +170,40 @@ class TabularAgent(SeededAgent):
     """
 
     name = "tabular"
+    # Its table says which vectors it is keyed by; the other obs_type is refused.
+    reads_information_state = True
 
     def __init__(self, path: str | os.PathLike[str], seed: int | None = None) -> None:
         super().__init__(seed)
         self.path = check_path("path", path)
-        self.game, observations, self.probabilities = load_table(self.path)
+        self.game, self.obs_type, observations, self.probabilities = load_table(self.path)
         self._rows = {row.tobytes(): index for index, row in enumerate(observations)}
         if len(self._rows) != len(observations):
             raise ValueError(f"{self.path}: observations must be distinct rows, but {len(observations) - len(self._rows):,} "
                              "repeat an earlier one")
         self._width = observations.shape[1]
+        other = next(kind for kind in OBS_TYPES if kind != self.obs_type)
+        self._other = (other, observed_layout(self.game, other).size)
+
+    @staticmethod
+    def obs_type_of_file(path: str | os.PathLike[str]) -> str:
+        """What the table ``path`` is keyed by, from its record alone (:func:`agents.spec_obs_type`)."""
+        where = check_path("path", path)
+        return read_obs_type(read_record(where), record_path(where))
+
+    def _check_shapes(self, vector_size: int, mask_size: int) -> None:
+        """Refuse vectors of the other ``obs_type`` or of another game, naming the file."""
+        if (vector_size, mask_size) == (self._other[1], self.game.num_actions):
+            raise ValueError(
+                f"tabular policy {self.path} is keyed by obs_type={self.obs_type!r}, and this vector is an "
+                f"{self._other[0]} ({vector_size} entries): play it on an environment made with "
+                f"obs_type={self.obs_type!r}"
+            )
 
     def action_probabilities(self, observation: Observation) -> np.ndarray:
         vector = np.asarray(observation["observation"])
         mask = np.asarray(observation["action_mask"])
+        self._check_shapes(vector.size, mask.size)
         if vector.shape != (self._width,) or mask.shape != (self.game.num_actions,):
             raise ValueError(
                 f"tabular policy {self.path} plays one 2-player hand of {self._variant()}; this observation "
@@ -176,6 +225,8 @@ class TabularAgent(SeededAgent):
         observations = np.asarray(observations)
         if observations.ndim != 2 or len(observations) != len(masks):
             raise ValueError(f"observations must be (k, {self._width}) with one mask each, got {observations.shape}")
+        if observations.ndim == 2 and np.ndim(masks) == 2:
+            self._check_shapes(observations.shape[1], np.shape(masks)[1])
         rows = [self._rows.get(row.astype(np.uint8).tobytes(), -1) for row in observations]
         if observations.shape[1] != self._width or np.shape(masks)[1:] != (self.game.num_actions,) or min(rows, default=0) < 0:
             return np.array([self.action_probabilities({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)])

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 import agents
+from agents.base import observations_for
 from agents.batched import BatchActor, batch_actor
 from arena.deals import DealTask, deal_options
 from arena.options import RunOptions
@@ -78,7 +79,7 @@ def _play_games(
 ) -> list[GameOutcome]:
     n, players, episode = len(games), options.num_players, options.episode
     participants = [_batch_agent(name, dict(kwargs), players) for name, kwargs in specs]
-    venv = DrawVectorEnv(n, players, episode, "zero_sum", autoreset=False)
+    venv = DrawVectorEnv(n, players, episode, "zero_sum", autoreset=False, obs_type=games[0][0].obs_type)
     first_hands = [deal_options(players, seed_sequence_int(task.seed, task.deal, 0)) for task, _, _ in games]
     seeds = [seed_sequence_int(task.seed, task.deal, 1) for task, _, _ in games]
     out = venv.reset(options={"deals": first_hands, "seeds": seeds})
@@ -103,7 +104,8 @@ def _play_games(
             if not mine.size:
                 continue
             started = time.process_time()
-            actions[mine] = agent.act_batch(out.observation[mine], out.action_mask[mine])
+            masks = out.action_mask[mine]
+            actions[mine] = agent.act_batch(observations_for(agent, out.observation[mine], masks), masks)
             spent = time.process_time() - started
             deciding = mine[real[mine]]
             decisions[deciding, participant] += 1

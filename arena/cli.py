@@ -18,6 +18,7 @@ from arena.options import (
     MAX_WORKERS,
     SEATINGS,
     RunOptions,
+    add_obs_type_argument,
     add_variant_arguments,
     check_plays_variant,
     variant_of,
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     add_variant_arguments(parser)
+    add_obs_type_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--step-by-step",
@@ -163,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "max_pip": args.max_pip,
             "hand_size": args.hand_size,
             "protected": args.protected,
+            "obs_type": args.obs_type,
         }
         if 2 <= num_players <= 4:  # else evaluate() names the problem
             note = _rounding_note(RunOptions(num_players, args.games, **common))

@@ -32,6 +32,7 @@ class DealTask:
         seatings: the seatings to play, in order; ``seating[seat]`` is a participant index.
         records: the directory this table's game records go to, or ``None``.
         game: the game played: the players and the variant.
+        obs_type: what the environment gives (:func:`arena.options.table_obs_type`).
     """
 
     specs: tuple[FrozenSpec, ...]
@@ -42,6 +43,7 @@ class DealTask:
     seatings: tuple[tuple[int, ...], ...]
     records: str | None
     game: DrawGame
+    obs_type: str = "observation"
 
 
 def deal_options(num_players: int, deal_seed: int, game: DrawGame | None = None) -> dict[str, Any]:

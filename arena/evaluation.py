@@ -22,9 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agents.base import observation_for
 from arena.batched_play import batchable, play_batched
 from arena.deals import DealTask, FrozenSpec, deal_options, record_name
-from arena.options import RunOptions, RunSettings, check_run_size, check_specs_play_variant, seatings_for
+from arena.options import (
+    RunOptions,
+    RunSettings,
+    check_run_size,
+    check_specs_play_variant,
+    seatings_for,
+    table_obs_type,
+)
 from arena.parallel import process_map
 from arena.results import EvaluationResult, GameOutcome, summarise
 from arena.specs import (
@@ -71,6 +79,7 @@ def play_game(
     agent_seed: tuple[int, int, int],
     players: Sequence[str] | None = None,
     game: DrawGame | None = None,
+    obs_type: str = "observation",
 ) -> tuple[GameOutcome, dict[str, Any] | None]:
     """Play one game of the deal ``deal_seed`` with ``seating[seat]`` = participant index.
 
@@ -83,6 +92,8 @@ def play_game(
         agent_seed: ``(seed, deal, replay)``, from which seeded agents get their seeds.
         players: per participant, its label; given, the game is recorded (:mod:`draw_env.records`).
         game: the variant played (default: the seeds' game of ``len(specs)`` players).
+        obs_type: what the environment gives; each agent is given what it reads
+            (:func:`agents.base.observation_for`).
 
     Returns:
         The outcome, and the game record if ``players`` was given (else ``None``).
@@ -101,6 +112,7 @@ def play_game(
         max_pip=game.max_pip,
         hand_size=game.hand_size,
         protected=game.protected,
+        obs_type=obs_type,
     )
     recorder = None if players is None else RecordingWrapper(base, [players[p] for p in seating])
     env = base if recorder is None else recorder
@@ -128,7 +140,8 @@ def play_game(
         observation = base.observe(agent_name)
         # CPU time, not wall time: on a shared machine the agent's own cost is what is comparable.
         started = time.process_time()
-        action = agents_by_participant[participant].act(observation)
+        player = agents_by_participant[participant]
+        action = player.act(observation_for(player, observation))
         if observation["action_mask"].sum() > 1:
             think[participant] += time.process_time() - started
             decisions[participant] += 1
@@ -199,6 +212,7 @@ def play_deal(task: DealTask) -> list[GameOutcome]:
             (task.seed, task.deal, replay),
             players=None if task.records is None else task.labels,
             game=task.game,
+            obs_type=task.obs_type,
         )
         if record is not None and task.records is not None:
             write_record(record, Path(task.records) / record_name(task.deal, seating))
@@ -248,6 +262,7 @@ def plan_deals(table: TablePlan, options: RunOptions, records: Path | None) -> l
             tuple(order) if options.duplicate else (rotations[deal % len(rotations)],),
             directory,
             options.game,
+            table_obs_type(table.specs, options.obs_type),
         )
         for deal in range(options.num_deals)
     ]
@@ -306,7 +321,8 @@ def evaluate(players: Sequence[AgentSpec], num_games: int = 2000, **settings: Un
             ``episode`` (``"match"``), ``duplicate`` (True), ``seatings``, ``seed``, ``workers``,
             ``progress``, ``records`` (a directory; each game's record is written into a
             sub-directory named after the table, :func:`table_directory`, one file per game,
-            :func:`record_name`) and ``batched``.
+            :func:`record_name`), ``batched`` and ``obs_type`` (what the environment gives:
+            by default what the agents read, :func:`arena.options.table_obs_type`).
 
     Returns:
         An :class:`~arena.results.EvaluationResult`; ``summary()`` is a readable table,

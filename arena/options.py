@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import agents
+from agents.inputs import OBS_TYPES
 from draw_env.checks import MAX_SEED, check_bool, check_choice, check_int
 from draw_env.rules import EPISODES, PLAYER_COUNTS, PROTECTED_BONEYARD, DrawGame
 from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP
@@ -91,6 +92,29 @@ def check_specs_play_variant(specs: Sequence[tuple[str, Mapping[str, Any]]], gam
             check_plays_variant([name], game, what)
 
 
+def table_obs_type(specs: Sequence[tuple[str, Mapping[str, Any]]], obs_type: str | None = None) -> str:
+    """What the environment of a table of ``specs`` gives: ``obs_type`` if given, else
+    ``"information_state"`` when one of the agents reads information states (its file says so:
+    :func:`agents.spec_obs_type`), else ``"observation"``. An agent of observations is given the
+    observation an information state holds (:func:`agents.base.observation_for`), so agents of
+    both kinds share a table of information states.
+
+    Raises:
+        ValueError: if ``obs_type`` is ``"observation"`` and an agent reads information states
+            (naming it and its file), or ``obs_type`` is not one of the types.
+    """
+    if obs_type is not None:
+        check_choice("obs_type", obs_type, OBS_TYPES)
+    readers = [(name, kwargs) for name, kwargs in specs if agents.spec_obs_type(name, kwargs) == "information_state"]
+    if obs_type == "observation" and readers:
+        name, kwargs = readers[0]
+        raise ValueError(
+            f"agent {name!r} reads information states (its file {kwargs.get('path')}), which an environment of "
+            "obs_type='observation' does not give: play it with obs_type='information_state'"
+        )
+    return obs_type or ("information_state" if readers else "observation")
+
+
 def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
     """The seatings one deal is replayed under: ``seating[seat]`` is a participant index.
 
@@ -112,6 +136,19 @@ def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
         "--hand-size", type=int, default=None, help="tiles dealt to each player (default 7, or 6 with 4 players)"
     )
     group.add_argument("--protected", type=int, default=2, help="boneyard tiles never drawn (default 2)")
+
+
+def add_obs_type_argument(parser: argparse.ArgumentParser, meaning: str | None = None) -> None:
+    """``--obs-type``: what the environment gives the agents (draw-eval, draw-play, draw-web,
+    draw-exploit); by default what the agents' files record (:func:`table_obs_type`)."""
+    parser.add_argument(
+        "--obs-type", choices=OBS_TYPES, default=None,
+        help=meaning or (
+            "what the environment gives the agents (default: information_state if an agent's file reads "
+            "information states, else observation); agents of observations are given the observation "
+            "an information state holds"
+        ),
+    )
 
 
 def variant_of(args: argparse.Namespace, num_players: int) -> DrawGame:
@@ -146,6 +183,7 @@ class RunSettings(TypedDict, total=False):
     max_pip: int
     hand_size: int | None
     protected: int
+    obs_type: str | None
 
 
 @dataclass(frozen=True)
@@ -169,6 +207,9 @@ class RunOptions:
             environment (:mod:`arena.batched_play`); False plays every game step by step.
         max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`); the
             defaults are the seeds' game.
+        obs_type: what the environment gives the agents: ``None`` (the default), what they read
+            (:func:`table_obs_type`, table by table), or ``"observation"`` /
+            ``"information_state"`` for every table.
     """
 
     num_players: int
@@ -184,6 +225,7 @@ class RunOptions:
     max_pip: int = DEFAULT_MAX_PIP
     hand_size: int | None = None
     protected: int = PROTECTED_BONEYARD
+    obs_type: str | None = None
 
     def __post_init__(self) -> None:
         checked = {
@@ -197,6 +239,7 @@ class RunOptions:
             "progress": check_bool("progress", self.progress),
             "records": None if self.records is None else _as_path("records", self.records),
             "batched": check_bool("batched", self.batched),
+            "obs_type": None if self.obs_type is None else check_choice("obs_type", self.obs_type, OBS_TYPES),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)  # the plain Python value of each check

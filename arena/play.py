@@ -25,8 +25,16 @@ import numpy as np
 
 import agents
 import draw_env
+from agents.base import observation_for, observation_of
 from arena.inputs import agent_files
-from arena.options import add_variant_arguments, check_plays_variant, check_specs_play_variant, variant_of
+from arena.options import (
+    add_obs_type_argument,
+    add_variant_arguments,
+    check_plays_variant,
+    check_specs_play_variant,
+    table_obs_type,
+    variant_of,
+)
 from arena.play_messages import message
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
@@ -202,8 +210,10 @@ class Game:
             self.opponents[seat] = build_agent(name, kwargs, args.seed, seat)
         labels = ["human" if seat == self.you else specs[others.index(seat)] for seat in range(players)]
         self.hinter: agents.Agent | None = None
+        obs_type = table_obs_type([*parsed, self.hint_spec], args.obs_type)
         self.env = RecordingWrapper(
-            draw_env.env(num_players=players, episode=args.episode, reward="points", lang=args.lang, **game.variant),
+            draw_env.env(num_players=players, episode=args.episode, reward="points", lang=args.lang,
+                         obs_type=obs_type, **game.variant),
             players=labels,
         )
         self.events: list[tuple[int, int]] = []  # actions since your last turn
@@ -315,10 +325,11 @@ class Game:
             self.hinter = build_agent(name, kwargs, self.args.seed, _HINT_STREAM)
         values_of = getattr(self.hinter, "action_values", None)
         if values_of is None:
-            choice = self.hinter.act(observation)
+            choice = self.hinter.act(observation_for(self.hinter, observation))
             self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
             return
-        values = values_of(view_from_observation(observation["observation"], self.env.unwrapped.game.num_players))
+        vector = observation_of(observation)["observation"]
+        values = values_of(view_from_observation(vector, self.env.unwrapped.game.num_players))
         # The search's own rule: the best mean value, ties to the lowest action id.
         choice = max(values, key=lambda action: (values[action], -action))
         self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
@@ -355,7 +366,8 @@ class Game:
                     self.show_turn(state, legal)
                     action = self.ask(observation, legal)
                 else:
-                    action = int(self.opponents[seat].act(observation))
+                    opponent = self.opponents[seat]
+                    action = int(opponent.act(observation_for(opponent, observation)))
                 # The rules, on a copy, say whether this action ends the hand (a match deals on at once)
                 # and which tile a draw brings.
                 probe = state.clone()
@@ -411,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--record", help="save the game as a JSON game record here, to be replayed with draw-replay FILE")
     add_variant_arguments(parser)
+    add_obs_type_argument(parser)
     return parser
 
 

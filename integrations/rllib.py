@@ -30,8 +30,9 @@ from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaski
 
 import agents
 import draw_env
+from agents.base import is_information_state
+from agents.inputs import DEFAULT_OBS_TYPE, observed_layout
 from draw_env.checks import check_number
-from draw_env.observation import layout
 from draw_env.rules import DrawGame
 
 #: The policy (RLModule) id of the shared, trained self-play policy.
@@ -42,13 +43,14 @@ SELF = "self"
 #: Each plays every variant.
 BASELINES = ("random", "random_forced", "heaviest", "variety")
 #: The env config keys :class:`DrawMultiAgentEnv` takes.
-ENV_KEYS = ("num_players", "max_pip", "hand_size", "protected", "episode", "reward", "reward_scale")
+ENV_KEYS = ("num_players", "max_pip", "hand_size", "protected", "episode", "reward", "reward_scale", "obs_type")
 
 
-def spaces(game: DrawGame) -> tuple[gymnasium.spaces.Dict, gymnasium.spaces.Discrete]:
-    """The observation and action spaces of an agent of ``game``: its observation layout
-    (:func:`draw_env.observation.layout`, bounded by its ``high``) and its ``2T + 2`` actions."""
-    observed = layout(game)
+def spaces(game: DrawGame, obs_type: str = DEFAULT_OBS_TYPE) -> tuple[gymnasium.spaces.Dict, gymnasium.spaces.Discrete]:
+    """The observation and action spaces of an agent of ``game``: the layout of its observation
+    (:func:`draw_env.observation.layout`) or information state (``obs_type``), bounded by its
+    ``high``, and its ``2T + 2`` actions."""
+    observed = observed_layout(game, obs_type)
     observation_space = gymnasium.spaces.Dict(
         {
             "observations": gymnasium.spaces.Box(0.0, observed.high, (observed.size,), np.float32),
@@ -66,8 +68,8 @@ class DrawMultiAgentEnv(MultiAgentEnv):
     """The AEC env (``draw_env.env``) as an RLlib ``MultiAgentEnv``: one acting agent per step.
 
     ``config`` keys (all optional): ``num_players`` (2), the variant ``max_pip``, ``hand_size``,
-    ``protected`` (the seeds' game), ``episode`` (``"hand"``), ``reward`` (``"zero_sum"``) as in
-    :func:`draw_env.env`, and ``reward_scale`` (0.02: every reward is multiplied by it, so a
+    ``protected`` (the seeds' game), ``episode`` (``"hand"``), ``reward`` (``"zero_sum"``),
+    ``obs_type`` (``"observation"``) as in :func:`draw_env.env`, and ``reward_scale`` (0.02: every reward is multiplied by it, so a
     50-point hand is worth 1).
 
     Each step returns the observation of the agent to act next only; when a hand ends, every
@@ -89,9 +91,10 @@ class DrawMultiAgentEnv(MultiAgentEnv):
         # with the documented penalty instead of raising.
         self.aec = draw_env.env(**config)
         self.game: DrawGame = self.aec.unwrapped.game
+        self.obs_type: str = self.aec.unwrapped.obs_type
         self.possible_agents = list(self.aec.possible_agents)
         self.agents = []
-        observation_space, action_space = spaces(self.game)
+        observation_space, action_space = spaces(self.game, self.obs_type)
         self.observation_spaces = dict.fromkeys(self.possible_agents, observation_space)
         self.action_spaces = dict.fromkeys(self.possible_agents, action_space)
 
@@ -260,6 +263,10 @@ class RLlibAgent:
             raise ValueError(f"path must be an RLlib checkpoint directory, got {path!r} (not found)")
         self.module = RLModule.from_checkpoint(module_dir)
         self.module.eval()
+        # What it reads, from its module's spaces: the information state's shape or the observation's.
+        inputs = self.module.observation_space["observations"].shape[0]
+        actions = self.module.action_space.n
+        self.obs_type = "information_state" if is_information_state(inputs, actions) else DEFAULT_OBS_TYPE
         self.deterministic = deterministic
         self._generator = torch.Generator().manual_seed(0 if seed is None else seed)
 

@@ -97,7 +97,7 @@ def test_the_tabular_agent_plays_a_hand_of_its_variant(tmp_path: Path, tree: gam
 
 def test_a_table_reads_back_what_was_written(tmp_path: Path, tree: game_tree.GameTree, solved: tuple) -> None:
     path = _saved(tmp_path, tree, solved)
-    game, observations, probabilities = load_table(path)
+    game, _, observations, probabilities = load_table(path)
     expected = observation_table(tree, solved)
     assert game == SMALL
     assert np.array_equal(observations, expected[0])

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES
 from agents.policy_file import ACTIVATIONS, PolicyWeights
 from agents.policy_network import NumpyPolicy
 from agents.sb3_checkpoint import read_checkpoint, read_zip_member, write_checkpoint_record
@@ -42,9 +43,12 @@ from train.run_dir import RunFile, read_run_file, row_schema, seconds
 STATE_FORMAT = "draw-train-state"
 STATE_VERSION = 1
 #: Config keys that fix the model: a resume under other values would keep the old model silently.
-MODEL_KEYS = ("num_players", "max_pip", "hand_size", "protected", "features", "ppo.net_arch", "ppo.activation")
-#: Model keys added since earlier checkpoints were saved, with the value those played: the seeds' game.
-_ADDED_MODEL_KEYS = {"max_pip": 6, "hand_size": None, "protected": 2}
+MODEL_KEYS = (
+    "num_players", "max_pip", "hand_size", "protected", "features", "obs_type", "ppo.net_arch", "ppo.activation"
+)
+#: Model keys added since earlier checkpoints were saved, with the value those played: the seeds'
+#: game, read through observations.
+_ADDED_MODEL_KEYS = {"max_pip": 6, "hand_size": None, "protected": 2, "obs_type": DEFAULT_OBS_TYPE}
 
 
 def pool_path(checkpoint: Path) -> Path:
@@ -70,6 +74,7 @@ def _pool_arrays(snapshots: Sequence[NumpyPolicy]) -> tuple[dict[str, np.ndarray
                 "features": weights.features,
                 "num_players": weights.num_players,
                 **({"variant": dict(weights.variant)} if weights.variant is not None else {}),
+                **({"obs_type": weights.obs_type} if weights.obs_type != DEFAULT_OBS_TYPE else {}),
             }
         )
     return arrays, described
@@ -83,9 +88,11 @@ def save_model(
     features: str,
     side_files: Mapping[Path, bytes] | None = None,
     game: DrawGame | None = None,
+    obs_type: str = DEFAULT_OBS_TYPE,
 ) -> None:
     """Write the model zip ``path``, its ``.policy.json`` and ``side_files``, the zip renamed last
-    (``game``: the variant the model plays, recorded in ``.policy.json``; ``None``: the seeds' game).
+    (``game``: the variant the model plays, recorded in ``.policy.json``; ``None``: the seeds' game;
+    ``obs_type``: what it reads, recorded there too).
 
     Every file is written under a temporary name and renamed into place, so that an interrupted
     save leaves no truncated file and no zip without its side files.
@@ -103,6 +110,7 @@ def save_model(
             features=features,
             activation=model.policy.activation_fn.__name__.lower(),
             game=game,
+            obs_type=obs_type,
         )
 
 
@@ -115,6 +123,7 @@ def save_checkpoint(
     num_players: int,
     features: str,
     game: DrawGame | None = None,
+    obs_type: str = DEFAULT_OBS_TYPE,
 ) -> None:
     """Write the checkpoint ``path`` (the model zip) and all its side files (see :func:`save_model`).
 
@@ -122,8 +131,8 @@ def save_checkpoint(
         model: the ``MaskablePPO`` model.
         snapshots: the snapshot pool.
         state: run state (JSON data) stored in ``.state.json``, with ``timesteps`` and the pool's layout added.
-        num_players, features, game: what the policy plays, for ``.policy.json`` (``game``: the
-            variant, ``None`` for the seeds' game).
+        num_players, features, game, obs_type: what the policy plays and reads, for
+            ``.policy.json`` (``game``: the variant, ``None`` for the seeds' game).
     """
     arrays, described = _pool_arrays(snapshots)
     buffer = io.BytesIO()
@@ -139,7 +148,7 @@ def save_checkpoint(
         pool_path(path): buffer.getvalue(),
         state_path(path): (json.dumps(record, indent=1) + "\n").encode("utf-8"),
     }
-    save_model(model, path, num_players=num_players, features=features, side_files=side, game=game)
+    save_model(model, path, num_players=num_players, features=features, side_files=side, game=game, obs_type=obs_type)
 
 
 @dataclass
@@ -187,6 +196,7 @@ class SnapshotEntry(RunFile):
     features: Literal[FEATURES]  # type: ignore[valid-type]
     num_players: Literal[2, 3, 4]
     variant: dict[str, int] | None = None  # the seeds' game when absent
+    obs_type: Literal[OBS_TYPES] = DEFAULT_OBS_TYPE  # type: ignore[valid-type]
 
 
 EVAL_ROW = row_schema(EvalRow)
@@ -290,6 +300,7 @@ def _read_pool(path: Path, described: list[SnapshotEntry], name: str) -> list[Nu
                     features=entry.features,
                     num_players=entry.num_players,
                     variant=entry.variant,
+                    obs_type=entry.obs_type,
                 )
             )
             for index, entry in enumerate(described)

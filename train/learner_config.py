@@ -13,9 +13,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from arena.options import check_specs_play_variant
+from agents.inputs import OBS_TYPES, input_size
+from arena.options import check_specs_play_variant, table_obs_type
 from arena.specs import parse_agent_spec
-from draw_env.features import FEATURES, feature_size
+from draw_env.features import FEATURES
 from draw_env.rules import DrawGame, reward_fits_episode
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from train.config import (
@@ -44,11 +45,11 @@ GAME_BYTES = 16 * 1024
 _ROLLOUT_SCALARS = 7
 
 
-def decision_bytes(features: str, game: DrawGame | None = None) -> int:
+def decision_bytes(features: str, game: DrawGame | None = None, obs_type: str = OBS_TYPES[0]) -> int:
     """Bytes a rollout decision takes: float32 in SB3's rollout buffer, and again in its flattened copy
-    (``game``: the variant played, default the seeds' game)."""
+    (``game``: the variant played, default the seeds' game; ``obs_type``: what the learner reads)."""
     game = game or DrawGame(2)
-    return 2 * 4 * (feature_size(features, game) + game.num_actions + _ROLLOUT_SCALARS)
+    return 2 * 4 * (input_size(features, game, obs_type) + game.num_actions + _ROLLOUT_SCALARS)
 
 
 class PPOSettings(Section):
@@ -91,10 +92,14 @@ class VariantSettings(Section):
         """The variant played (the defaults: the seeds' game)."""
         return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
 
-    def check_variant_agents(self, key: str, specs: Iterable[str]) -> None:
-        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant."""
+    def check_variant_agents(self, key: str, specs: Iterable[str], obs_type: str | None = None) -> None:
+        """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant,
+        or that reads information states where the games give observations (``obs_type``; ``None``:
+        games that give what their agents read, as evaluations do)."""
         try:
-            check_specs_play_variant([parse_agent_spec(spec) for spec in specs], self.game())
+            parsed = [parse_agent_spec(spec) for spec in specs]
+            check_specs_play_variant(parsed, self.game())
+            table_obs_type(parsed, obs_type)
         except ValueError as error:
             raise ConfigError(f"config key {key!r}: {error}") from None
 
@@ -108,6 +113,7 @@ class LearnerSettings(VariantSettings):
     reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
     reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
     features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
     skip_forced: bool = True
     ppo: PPOSettings = Field(default_factory=PPOSettings)
 
@@ -120,7 +126,7 @@ class LearnerSettings(VariantSettings):
             raise fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward)
         if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
             raise fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size)
-        per_decision = decision_bytes(self.features, game)
+        per_decision = decision_bytes(self.features, game, self.obs_type)
         check_memory(
             ("n_envs", "ppo.n_steps"),
             self.n_envs * (GAME_BYTES + self.ppo.n_steps * per_decision),

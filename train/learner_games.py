@@ -25,12 +25,12 @@ import numpy as np
 from gymnasium import spaces
 
 import agents
+from agents.base import observations_for
 from agents.batched import BatchActor, OneByOne, batch_actor, make_batched
+from agents.inputs import DEFAULT_OBS_TYPE, check_obs_type, encode_inputs, input_size, observed_layout
 from agents.policy_network import NumpyPolicy
 from arena.specs import parse_agent_spec
 from draw_env.checks import check_bool, check_number, check_seed
-from draw_env.features import encode_batch, feature_size
-from draw_env.observation import layout
 from draw_env.rules import DrawGame
 from draw_env.single_agent import DEFAULT_REWARD_SCALE
 from draw_env.vector import DrawVectorEnv, GameOptions
@@ -113,6 +113,10 @@ class LearnerGames:
         reward_scale: the learner's reward is its AEC reward times this (> 0).
         features: ``"scaled"`` (258 entries) or ``"extended"`` (340) observation encodings
             (:mod:`draw_env.features`).
+        obs_type: what the learner reads, ``"observation"`` or ``"information_state"`` (its
+            encoding: :mod:`agents.inputs`); the games are :class:`draw_env.vector.DrawVectorEnv`'s
+            of that ``obs_type``, and each opponent is given what it reads (an opponent of
+            observations, the observation an information state holds).
         skip_forced: play the learner's forced moves (one legal action) for it.
         opponents: name -> weight (>= 0): ``"self"`` (the learner's current policy, sent by
             :meth:`update_pool`), ``"snapshots"`` (frozen past learners, the weight shared among
@@ -142,18 +146,20 @@ class LearnerGames:
         *,
         reward_scale: float = DEFAULT_REWARD_SCALE,
         features: str = "extended",
+        obs_type: str = DEFAULT_OBS_TYPE,
         skip_forced: bool = True,
         opponents: Mapping[str, float] | None = None,
         seed: int | None = 0,
         **game_options: Unpack[GameOptions],
     ) -> None:
-        self.venv = DrawVectorEnv(num_envs, num_players, autoreset=True, **game_options)
+        self.obs_type = check_obs_type("obs_type", obs_type)
+        self.venv = DrawVectorEnv(num_envs, num_players, autoreset=True, obs_type=obs_type, **game_options)
         self.game = game = self.venv.game
         self.num_envs = self.venv.num_envs
         self.num_players = self.venv.num_players
         self.reward_scale = check_number("reward_scale", reward_scale, minimum=0, exclusive_minimum=True)
         self.features = features
-        self.feature_size = feature_size(features, game)
+        self.feature_size = input_size(features, game, obs_type)
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.feature_size,), np.float32)
         self.single_action_space = spaces.Discrete(game.num_actions)
         self.skip_forced = check_bool("skip_forced", skip_forced)
@@ -170,7 +176,7 @@ class LearnerGames:
         self._pool_weights = np.zeros(0)
         self._seed_streams(self.seed_value)
         self._reset_once = False
-        self._obs = np.zeros((n, layout(game).size), np.float32)
+        self._obs = np.zeros((n, observed_layout(game, obs_type).size), np.float32)
         self._mask = np.zeros((n, game.num_actions), np.int8)
         self._current = np.zeros(n, np.int64)
         # The learner's encoded observation now: what the last reset or step returned.
@@ -319,11 +325,13 @@ class LearnerGames:
             for code in np.unique(codes[asked]):
                 rows = np.flatnonzero(asked & (codes == code))
                 picked = games[rows]
-                actions[rows] = self._players[code].act_batch(self._obs[picked], self._mask[picked])
+                player = self._players[code]
+                actions[rows] = player.act_batch(observations_for(player, self._obs[picked], self._mask[picked]),
+                                                 self._mask[picked])
             self._absorb(games, self.venv.step(actions, games=games), rewards, dones)
 
     def _encode(self) -> np.ndarray:
-        return encode_batch(self._obs, self._mask, self.features, None if self.game.is_default else self.game)
+        return encode_inputs(self._obs, self._mask, self.features, self.game, self.obs_type)
 
     def _random(self) -> Opponent:
         """Uniformly random legal play, batched in the seeds' game."""
@@ -352,6 +360,7 @@ class LearnerOptions(GameOptions, total=False):
 
     reward_scale: float
     features: str
+    obs_type: str
     skip_forced: bool
     opponents: Mapping[str, float] | None
     seed: int | None

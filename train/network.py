@@ -25,9 +25,10 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from agents.inputs import DEFAULT_OBS_TYPE, check_obs_type, input_size
 from agents.policy_file import Layer, PolicyWeights, save_policy_file
 from draw_env.checks import check_choice
-from draw_env.features import FEATURES, feature_size
+from draw_env.features import FEATURES
 from draw_env.rules import DrawGame
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}
@@ -64,6 +65,8 @@ class PolicyValueNetwork(torch.nn.Module):
         seed: the fresh weights' seed (the global torch generator is left as it was).
         game: the variant it plays (its inputs and actions have the variant's sizes, and its
             policy files record the variant); ``None``: the seeds' game.
+        obs_type: what it reads (:mod:`agents.inputs`: an information state's inputs depend on the
+            player count too, so give ``game`` with the table's players for one).
 
     Attributes:
         policy: the policy network's ``nn.Linear`` layers, input first.
@@ -78,15 +81,17 @@ class PolicyValueNetwork(torch.nn.Module):
         activation: str = "relu",
         seed: int = 0,
         game: DrawGame | None = None,
+        obs_type: str = DEFAULT_OBS_TYPE,
     ) -> None:
         super().__init__()
         #: The variant played; ``None``: the seeds' game (the files of which record no variant).
         self.game = None if game is None or game.is_default else game
+        self.obs_type = check_obs_type("obs_type", obs_type)
         self.features = check_choice("features", features, FEATURES)
         self.activation = check_choice("activation", activation, tuple(ACTIVATIONS))
         self._activate = ACTIVATIONS[activation]()
         self._actor, self._critic = [int(width) for width in actor], [int(width) for width in critic]
-        inputs = feature_size(features, self.game)
+        inputs = input_size(features, game or DrawGame(2), obs_type)
         num_actions = (self.game or DrawGame(2)).num_actions
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
@@ -168,7 +173,7 @@ class PolicyValueNetwork(torch.nn.Module):
         network's hidden widths (from ``seed``); of the variant the weights record."""
         actor = _hidden_widths(weights.policy)
         critic = actor if weights.value is None else _hidden_widths(weights.value)
-        network = cls(weights.features, actor, critic, weights.activation, seed, weights.game)
+        network = cls(weights.features, actor, critic, weights.activation, seed, weights.game, weights.obs_type)
         with torch.no_grad():
             for name, arrays in weights.networks().items():
                 for layer, (weight, bias) in zip(getattr(network, name), arrays, strict=True):
@@ -189,6 +194,7 @@ class PolicyValueNetwork(torch.nn.Module):
             value=_arrays(self.value) if value else None,
             provenance=dict(provenance or {}),
             variant=None if self.game is None else self.game.variant,
+            obs_type=self.obs_type,
         )
 
     def save(

@@ -103,7 +103,7 @@ def learner_vec_env(config: LearnerSettings, opponents: Mapping[str, float]) -> 
     """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
     options = LearnerOptions(
         episode=config.episode, reward=config.reward, reward_scale=config.reward_scale, features=config.features,
-        skip_forced=config.skip_forced, opponents=opponents, seed=config.seed,
+        obs_type=config.obs_type, skip_forced=config.skip_forced, opponents=opponents, seed=config.seed,
         max_pip=config.max_pip, hand_size=config.hand_size, protected=config.protected,
     )
     return VecMonitor(DrawLearnerVecEnv(config.n_envs, config.num_players, **options))

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 import agents
-from agents.base import Observation
+from agents.base import Observation, observation_for
 from arena.specs import agent_seed, build_agent
 
 #: Tables a worker keeps (``tabular:path=...``, one per distinct file): a table can be hundreds
@@ -98,7 +98,9 @@ def decide(task: Task) -> Any:
         ValueError: the agent cannot read this position (or its file).
     """
     agent = build(task.name, task.kwargs, task.coordinates)
-    observation = task.observation
+    # The game's environment gives information states where one of its agents reads them; an
+    # agent of observations is given the observation each holds.
+    observation = observation_for(agent, task.observation)
     if task.kind == "act":
         return int(agent.act(observation))
     probabilities = np.asarray(agent.action_probabilities(observation), np.float64)

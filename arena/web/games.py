@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import draw_env
-from arena.options import check_plays_variant
+from arena.options import check_plays_variant, table_obs_type
 from arena.play import result_text, summarise_turns
 from arena.play_messages import message
 from arena.specs import FILE_ARGUMENTS, Spec, parse_agent_spec
@@ -243,19 +243,26 @@ class WebGame:
     _hint: tuple[int, dict[str, Any]] | None = None
 
     @classmethod
-    def start(cls, game_id: str, setup: Setup, decide: Decide, named: Mapping[str, str] | None = None) -> WebGame:
-        """Deal and let the agents play up to the first person's turn."""
+    def start(
+        cls, game_id: str, setup: Setup, decide: Decide, named: Mapping[str, str] | None = None,
+        obs_type: str | None = None,
+    ) -> WebGame:
+        """Deal and let the agents play up to the first person's turn; the environment gives
+        ``obs_type`` (``None``: what the agents and the hint agent read,
+        :func:`arena.options.table_obs_type`)."""
         named = dict(named or {})
         game = setup.game
         players = len(setup.seats)
         specs = {seat: resolve_spec(text, named) for seat, text in enumerate(setup.seats) if text != PERSON}
+        hint = resolve_spec(setup.hint, named)
         labels = [PERSON if text == PERSON else text for text in setup.seats]
         env = RecordingWrapper(
-            draw_env.env(num_players=players, episode=setup.episode, reward="points", lang=setup.lang, **game.variant),
+            draw_env.env(num_players=players, episode=setup.episode, reward="points", lang=setup.lang,
+                         obs_type=table_obs_type([*specs.values(), hint], obs_type), **game.variant),
             players=labels,
         )
         env.reset(seed=setup.seed)
-        web_game = cls(game_id, setup, labels, specs, resolve_spec(setup.hint, named), env, decide)
+        web_game = cls(game_id, setup, labels, specs, hint, env, decide)
         web_game.advance()
         return web_game
 
@@ -635,6 +642,7 @@ class GameStore:
         clock: Callable[[], float] = time.monotonic,
         *,
         decide: Decide,
+        obs_type: str | None = None,
     ) -> None:
         if max_games < 1 or max_age <= 0:
             raise ValueError(f"max_games must be >= 1 and max_age > 0, got {max_games} and {max_age}")
@@ -644,6 +652,7 @@ class GameStore:
         self.named = dict(named or {})
         self.clock = clock
         self.decide = decide
+        self.obs_type = obs_type
         self._games: OrderedDict[str, WebGame] = OrderedDict()
         self._lock = threading.Lock()
         #: Finished games whose record is not written yet, oldest first (held or dropped).
@@ -665,7 +674,7 @@ class GameStore:
             PoolClosed: the server is stopping.
         """
         game_id = secrets.token_urlsafe(16)
-        game = WebGame.start(game_id, setup, self.decide, self.named)
+        game = WebGame.start(game_id, setup, self.decide, self.named, self.obs_type)
         game.used = self.clock()
         self._maybe_save(game)
         with self._lock:

@@ -56,6 +56,7 @@ from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 import agents
+from arena.options import add_obs_type_argument
 from arena.specs import check_buildable, parse_agent_spec
 from arena.web.budgets import PAGE_AGENTS, SEARCH_SECONDS, page_agents
 from arena.web.decisions import DecisionPool, PoolClosed
@@ -546,6 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_REQUEST_SECONDS,
         help=f"the time a connection has to send a whole request (default {DEFAULT_REQUEST_SECONDS:g})",
     )
+    add_obs_type_argument(parser)
     return parser
 
 
@@ -591,7 +593,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     shown = ("::1" if family == socket.AF_INET6 else "127.0.0.1") if _is_wildcard(args.host) else args.host
     url = f"http://{host_text(shown)}:{port}/"
     pool = DecisionPool(args.workers, args.decision_seconds)
-    store = GameStore(args.max_games, args.max_age * 3600, RecordsFolder(records), named, decide=pool.decide)
+    store = GameStore(args.max_games, args.max_age * 3600, RecordsFolder(records), named, decide=pool.decide,
+                      obs_type=args.obs_type)
     server = make_server(store, pool, hosts, args.request_seconds, args.max_connections)
     print(f"draw-web: serving on {url} (records in {records}/; Ctrl-C stops)", flush=True)
     if not args.no_browser:

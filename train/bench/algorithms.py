@@ -67,22 +67,35 @@ class CfrSettings(Section):
 def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     """CFR+ on the game's tree until the budget; the policy is the average strategy's table."""
     from draw_env.game_tree import build_tree
-    from train.cfr.solver import SolverState, average_strategy, iterate, observation_table, warm_up
+    from train.cfr.solver import (
+        SolverState,
+        average_strategy,
+        information_table,
+        iterate,
+        mirrored_entries,
+        observation_table,
+        symmetric_strategies,
+        warm_up,
+    )
 
     if not cell.game.exact:
         raise _refuse(cell, "the solver needs a small 2-player one-hand game (micro, mini)")
     settings = _build(cell, CfrSettings, dict(cell.settings))
     tree = build_tree(cell.game.rules, max_bytes=int(settings.max_memory_gib * 1024**3))
     steps_per_iteration = 2 * tree.num_nodes
+    # A table of information states: the seats' strategies mixed into one policy, as draw-train's.
+    mirror = mirrored_entries(tree) if cell.obs_type == "information_state" else None
     state = SolverState.fresh(tree)
     warm_up(tree)  # the compile is no training: it would be most of the first curve point's CPU seconds
     clock, schedule = TrainingClock(), CurveSchedule(cell.budget, cell.curve_points)
 
     def policy() -> TablePolicy:
         averages = (average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1]))
-        observations, probabilities = observation_table(tree, averages)
-        return TablePolicy(observations, probabilities, {"solver": "CFR+", "iterations": state.iteration,
-                                                         "benchmark_cell": cell.key})
+        if mirror is not None:
+            averages = symmetric_strategies(tree, averages, mirror)
+        rows, probabilities = (observation_table if mirror is None else information_table)(tree, averages)
+        return TablePolicy(rows, probabilities, {"solver": "CFR+", "iterations": state.iteration,
+                                                 "benchmark_cell": cell.key}, cell.obs_type)
 
     while not cell.budget.spent(state.iteration * steps_per_iteration, clock.seconds):
         # Whole iterations up to the next curve point by steps; one at a time under a CPU bound.
@@ -117,7 +130,7 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     budget = cell.budget
     data = {
         **dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
-        "output_dir": str(work / "selfplay"), "tensorboard": False, "progress_bar": False,
+        "obs_type": cell.obs_type, "output_dir": str(work / "selfplay"), "tensorboard": False, "progress_bar": False,
         # Training stops at the budget; no periodic checkpoint or evaluation of the pipeline's own.
         "total_timesteps": min(budget.env_steps or MAX_INT, MAX_INT), "checkpoint_every": MAX_INT,
         "eval": {"every": 0},
@@ -128,7 +141,7 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     clock, schedule = TrainingClock(), CurveSchedule(budget, cell.curve_points)
 
     def policy(model: Any) -> NetworkPolicy:
-        return NetworkPolicy(weights_of(model, config.num_players, game=game,
+        return NetworkPolicy(weights_of(model, config.num_players, game=game, obs_type=config.obs_type,
                                         provenance={"trained_by": "draw-bench (sb3_ppo)", "cell": cell.key,
                                                     "timesteps": model.num_timesteps}))
 
@@ -175,7 +188,8 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         raise _refuse(cell, "PPO in JAX runs a fixed number of updates: give the budget env_steps")
     settings = dict(cell.settings)
     base = _build(cell, JaxPPOConfig, {**settings, **_variant_keys(cell.game), "seed": cell.seed,
-                                       "output_dir": str(work / "jax_ppo"), "progress_bar": False})
+                                       "obs_type": cell.obs_type, "output_dir": str(work / "jax_ppo"),
+                                       "progress_bar": False})
     per_update = base.num_envs * base.num_steps
     updates = max(1, math.ceil(cell.budget.env_steps / per_update / base.chunk)) * base.chunk
     config = _build(cell, JaxPPOConfig, {**base.to_dict(), "updates": updates})
@@ -190,7 +204,7 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     def policy(params: Any, updates_done: int) -> NetworkPolicy:
         return NetworkPolicy(policy_weights(built.graphdef, params, config.activation, built.game,
                                             {"trained_by": "draw-bench (jax_ppo)", "cell": cell.key,
-                                             "updates": updates_done}))
+                                             "updates": updates_done}, config.obs_type))
 
     def on_chunk(updates_done: int, seconds: float, params: Any) -> None:
         clock.stop()
@@ -221,7 +235,8 @@ def expert_iteration(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
 
     budget = cell.budget
     data = {**dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
-            "output_dir": str(work / "exit"), "tensorboard": False, "progress_bar": False, "iterations": 1}
+            "obs_type": cell.obs_type, "output_dir": str(work / "exit"), "tensorboard": False, "progress_bar": False,
+            "iterations": 1}
     config = _build(cell, ExitConfig, data)
     clock, schedule = TrainingClock(), CurveSchedule(budget, cell.curve_points)
     decisions = 0

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from agents.inputs import OBS_TYPES
 from train.bench.protocol import ALGORITHM_PATHS, GAME_NAMES, GAMES, BenchGame, Budget
 from train.config import ConfigError, Section, integer, number, output_dir, read_yaml, shown, workers
 
@@ -31,6 +32,9 @@ BENCH_FILES = (
 ATTEMPT_RUNS = ("exit", "exploit")
 #: The largest grid a suite may hold.
 MAX_SEEDS = 1000
+#: The algorithms that train on information states (``obs_type: information_state``): the project's
+#: own pipelines; OpenSpiel's and RLlib's train on observations here.
+INFORMATION_STATE_ALGORITHMS = ("cfr", "sb3_ppo", "jax_ppo", "exit")
 
 
 class BudgetSettings(Section):
@@ -95,6 +99,7 @@ class BenchConfig(Section):
     exploiter: ExploiterSettings = Field(default_factory=lambda: ExploiterSettings(cpu_minutes=None))
     workers: int = workers(1)
     max_memory_gib: float = number(4.0, 0.0, 1024.0, low_open=True)
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
     output_dir: str = output_dir("runs/bench")
     progress_bar: bool = True
 
@@ -116,6 +121,17 @@ class BenchConfig(Section):
         if len(set(value)) != len(value) or not all(0 <= seed < 2**32 for seed in value):
             raise ValueError(f"must be distinct seeds in [0, 2**32), got {shown(value)}")
         return value
+
+    @model_validator(mode="after")
+    def _obs_type(self) -> BenchConfig:
+        if self.obs_type == "information_state":
+            refused = [name for name in self.algorithms if name not in INFORMATION_STATE_ALGORITHMS]
+            if refused:
+                raise ConfigError(
+                    f"config key 'obs_type': algorithm {refused[0]!r} trains on observations only; with "
+                    f"obs_type: information_state the algorithms are {', '.join(INFORMATION_STATE_ALGORITHMS)}"
+                )
+        return self
 
     @model_validator(mode="after")
     def _budgets(self) -> BenchConfig:

@@ -37,10 +37,12 @@ def game_tree(game: BenchGame) -> GameTree:
 
 def exact_measure(policy: Policy, game: BenchGame) -> dict[str, Any]:
     """``{"exploitability", "nash_conv", "best_response", ...}`` of ``policy`` on ``game``'s tree
-    (:meth:`arena.exploitability.Exploitability.to_dict`)."""
+    (:meth:`arena.exploitability.Exploitability.to_dict`), asked with the vectors it reads (its
+    ``obs_type``)."""
+    from agents.base import obs_type_of
     from arena.exploitability import exploitability
 
-    return exploitability(game_tree(game), policy.action_probabilities_batch).to_dict()
+    return exploitability(game_tree(game), policy.action_probabilities_batch, obs_type=obs_type_of(policy)).to_dict()
 
 
 def panel_ratings(

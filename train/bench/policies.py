@@ -35,6 +35,8 @@ class NetworkPolicy:
 
     def __init__(self, weights: PolicyWeights) -> None:
         self.network = NumpyPolicy(weights, deterministic=False)
+        #: What the network reads (its weights'): what it is measured with.
+        self.obs_type = weights.obs_type
         #: The library versions of the interpreter that trained it, where that is not this one
         #: (the cell's record keeps them instead of this interpreter's).
         self.trained_versions: dict[str, str | None] | None = None
@@ -52,12 +54,16 @@ class NetworkPolicy:
 
 
 class TablePolicy:
-    """A table from observations (uint8 rows) to distributions: the exact solver's policy."""
+    """A table from observations or information states (uint8 rows, ``obs_type``) to
+    distributions: the exact solver's policy."""
 
-    def __init__(self, observations: np.ndarray, probabilities: np.ndarray, about: dict[str, Any]) -> None:
+    def __init__(
+        self, observations: np.ndarray, probabilities: np.ndarray, about: dict[str, Any], obs_type: str = "observation"
+    ) -> None:
         self.observations = observations.astype(np.uint8)
         self.probabilities = probabilities
         self.about = about
+        self.obs_type = obs_type
         self._index = {row.tobytes(): i for i, row in enumerate(self.observations)}
 
     def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -78,7 +84,7 @@ class TablePolicy:
         """``path_stem.npz`` and its ``.json`` record (:func:`agents.tabular.save_table`); the
         ``tabular`` spec that plays it."""
         path = save_table(Path(path_stem).with_suffix(".npz"), game.rules, self.observations, self.probabilities,
-                          self.about)
+                          self.about, self.obs_type)
         return f"tabular:path={path}"
 
 

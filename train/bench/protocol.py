@@ -123,6 +123,8 @@ class Cell:
         settings: the algorithm's settings file contents (``configs/bench/algorithms/NAME.yaml``).
         curve_points: how many times the algorithm calls its checkpoint, evenly over the budget
             (the last at the end of training).
+        obs_type: what the policy reads, ``"observation"`` or ``"information_state"`` (the suite's
+            ``obs_type``), and so what it is measured with.
     """
 
     algorithm: str
@@ -131,6 +133,7 @@ class Cell:
     budget: Budget
     settings: Mapping[str, Any] = field(default_factory=dict)
     curve_points: int = 5
+    obs_type: str = "observation"
 
     @property
     def key(self) -> str:
@@ -148,7 +151,8 @@ class Policy(Protocol):
 
     def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Action distributions: observations float32 ``(k, L)`` and masks int8 ``(k, A)`` of the
-        game's observation layout (``draw_env.observation.layout(game.rules)``) give float64
+        game's observation layout (``draw_env.observation.layout(game.rules)``; a policy whose
+        ``obs_type`` attribute is ``"information_state"``: its information states) give float64
         ``(k, A)``, each row a distribution over its mask's legal actions."""
         ...
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from agents.inputs import OBS_TYPES
 from draw_env.files import write_text_atomic
 from train.bench.protocol import Cell
 from train.config import ConfigError
@@ -85,6 +86,7 @@ class CellRecord(RunFile):
     seed: int = Field(ge=0)
     budget: dict[str, Any]
     curve_points: int = Field(ge=1)
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]  # absent in the records before it
     step_unit: str
     used: Used
     versions: dict[str, str | None]
@@ -138,7 +140,8 @@ def check_cell(record: CellRecord, cell: Cell, path: Path) -> None:
         ConfigError: naming the file, the field and both values.
     """
     expected = {"algorithm": cell.algorithm, "game": cell.game.to_dict(), "seed": cell.seed,
-                "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points}
+                "budget": cell.budget.to_dict(), "settings": dict(cell.settings), "curve_points": cell.curve_points,
+                "obs_type": cell.obs_type}
     for key, value in expected.items():
         if getattr(record, key) != value:
             raise ConfigError(

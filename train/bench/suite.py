@@ -43,7 +43,7 @@ def cells_of(config: BenchConfig) -> list[Cell]:
     """
     return [
         Cell(name, GAMES[game], seed, config.budget(name, game), read_settings(config, name, game),
-             config.curve_points)
+             config.curve_points, config.obs_type)
         for name, games in config.algorithms.items()
         for game in games
         for seed in config.seeds
@@ -69,6 +69,7 @@ class Measurer:
         """``(value, score, measure)``: exploitability (score = -value) of ``policy`` (or of the
         agent ``spec``), or the panel score (score = value) of the spec ``save()`` writes."""
         if game.exact:
+            from agents.base import obs_type_of
             from arena.exploitability import agent_probabilities
             from arena.specs import build_agent, parse_agent_spec
             from train.bench.metrics import exact_measure
@@ -76,7 +77,7 @@ class Measurer:
             if spec is not None:
                 name, kwargs = parse_agent_spec(spec)
                 agent = build_agent(name, kwargs)
-                measure = exact_measure(_Probabilities(agent_probabilities(agent)), game)
+                measure = exact_measure(_Probabilities(agent_probabilities(agent), obs_type_of(agent)), game)
             else:
                 assert policy is not None
                 measure = exact_measure(policy, game)
@@ -92,8 +93,9 @@ class Measurer:
 class _Probabilities:
     """A probability function as a :class:`Policy` (measured only, never saved)."""
 
-    def __init__(self, function: Callable[[Any, Any], Any]) -> None:
+    def __init__(self, function: Callable[[Any, Any], Any], obs_type: str) -> None:
         self.action_probabilities_batch = function
+        self.obs_type = obs_type
 
     def save(self, path_stem: Path, game: BenchGame) -> str:  # pragma: no cover - never called
         raise NotImplementedError
@@ -157,7 +159,7 @@ def run_cell(cell: Cell, run: Path, config: BenchConfig, panels: Mapping[str, An
     return {
         "format": FORMAT, "version": VERSION, "algorithm": cell.algorithm, "settings": dict(cell.settings),
         "game": cell.game.to_dict(), "seed": cell.seed, "budget": cell.budget.to_dict(),
-        "curve_points": cell.curve_points, "step_unit": STEP_UNITS.get(cell.algorithm, "the algorithm's own count"),
+        "curve_points": cell.curve_points, "obs_type": cell.obs_type, "step_unit": STEP_UNITS.get(cell.algorithm, "the algorithm's own count"),
         "used": {"env_steps": curve[-1]["env_steps"], "cpu_seconds": curve[-1]["cpu_seconds"],
                  "wall_seconds": round(wall_seconds, 3), "measure_cpu_seconds": round(measuring[0], 3)},
         "versions": getattr(final_policy, "trained_versions", None) or versions(cell.algorithm),

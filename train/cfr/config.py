@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from agents.inputs import OBS_TYPES
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from train.config import integer, number, output_dir
 from train.learner_config import VariantSettings
@@ -12,7 +13,9 @@ from train.learner_config import VariantSettings
 class CfrConfig(VariantSettings):
     """CFR+ on one hand of a small 2-player variant (the defaults: ``mini``, double-three, three
     tiles each, three protected), for a budget of CPU time or iterations; :meth:`game` is the
-    variant solved."""
+    variant solved. ``obs_type``: what the table it writes is keyed by; with
+    ``"information_state"`` the solution is the seats' strategies mixed into one policy
+    (:func:`train.cfr.solver.symmetric_strategies`), which the table plays exactly."""
 
     pipeline: Literal["cfr"] = "cfr"
     num_players: Literal[2] = 2
@@ -24,5 +27,6 @@ class CfrConfig(VariantSettings):
     target: float = number(0.0, 0.0, 1_000.0)
     checkpoint_minutes: float = number(2.0, 0.0, 10_000.0, low_open=True)
     max_memory_gib: float = number(4.0, 0.0, 1024.0, low_open=True)
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
     output_dir: str = output_dir("runs/cfr_mini")
     progress_bar: bool = True

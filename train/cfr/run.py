@@ -9,8 +9,9 @@ Rerunning the same command continues the run. In ``output_dir``:
 - ``state.npz`` and ``progress.json``: the solver's tables and its curve so far (the checkpoint,
   written every ``checkpoint_minutes`` of CPU and at the end);
 - ``curve.json`` and ``curve.png``: exploitability against CPU seconds and iterations;
-- ``policy.npz`` and ``policy.json``: the average strategy as a table from observations to action
-  probabilities, which the ``tabular`` agent plays (``tabular:path=.../policy.npz``);
+- ``policy.npz`` and ``policy.json``: the average strategy as a table from observations (or, with
+  ``obs_type: information_state``, information states) to action probabilities, which the
+  ``tabular`` agent plays (``tabular:path=.../policy.npz``);
 - ``summary.json``: the final figures, those of the table as played included.
 """
 
@@ -29,7 +30,16 @@ from arena.exploitability import exploitability, exploitability_of_tables
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree, build_tree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import SolverState, average_strategy, iterate, observation_table, warm_up
+from train.cfr.solver import (
+    SolverState,
+    average_strategy,
+    information_table,
+    iterate,
+    mirrored_entries,
+    observation_table,
+    symmetric_strategies,
+    warm_up,
+)
 from train.config import ConfigError
 from train.run_dir import RunDir, RunFile, read_run_file
 
@@ -69,6 +79,9 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     """Run (or continue) the solver of ``config`` in ``run``; returns the summary."""
     game = config.game()
     tree = build_tree(game, max_bytes=int(config.max_memory_gib * 1024**3))
+    # A table of information states plays one policy in both seats: the solution is the seats'
+    # strategies mixed into one (train.cfr.solver), and that is what is measured and written.
+    mirror = mirrored_entries(tree) if config.obs_type == "information_state" else None
     state, progress = _resume(run, tree) if run.resuming else (SolverState.fresh(tree), _no_progress())
     if not run.resuming:
         run.start()
@@ -86,7 +99,7 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
             progress.cpu_seconds += time.process_time() - started
             progress.iteration = state.iteration
             if _is_measured(state.iteration) or _finished(config, progress, budget):
-                point = _measure(tree, state, progress)
+                point = _measure(tree, state, progress, mirror)
                 progress.curve.append(point)
                 bar.set_postfix(exploitability=f"{point.exploitability:.3g}", target=f"{config.target:g}", refresh=False)
             bar.total = _expected_iterations(config, progress, budget)
@@ -97,12 +110,12 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
         bar.total = state.iteration  # where it stopped: the bar ends full
         bar.refresh()
     if not progress.curve or progress.curve[-1].iteration != state.iteration:
-        progress.curve.append(_measure(tree, state, progress))
+        progress.curve.append(_measure(tree, state, progress, mirror))
     _checkpoint(run, state, progress)
     if config.progress_bar:
         print(f"CFR+: building the policy table of the average strategy and measuring it as played "
               f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
-    return _finish(config, run, tree, state, progress)
+    return _finish(config, run, tree, state, progress, mirror)
 
 
 def _no_progress() -> Progress:
@@ -152,8 +165,8 @@ def _next_chunk(config: CfrConfig, iteration: int, progress: Progress, budget: f
     return max(1, chunk)
 
 
-def _measure(tree: GameTree, state: SolverState, progress: Progress) -> CurvePoint:
-    result = exploitability_of_tables(tree, _averages(tree, state))
+def _measure(tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror) -> CurvePoint:
+    result = exploitability_of_tables(tree, _averages(tree, state, mirror))
     return CurvePoint(
         iteration=state.iteration,
         cpu_seconds=round(progress.cpu_seconds, 3),
@@ -162,8 +175,15 @@ def _measure(tree: GameTree, state: SolverState, progress: Progress) -> CurvePoi
     )
 
 
-def _averages(tree: GameTree, state: SolverState) -> tuple[np.ndarray, np.ndarray]:
-    return average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
+#: Per seat, the mirrored entries of the other seat (a table of information states), or ``None``.
+Mirror = tuple[np.ndarray, np.ndarray] | None
+
+
+def _averages(tree: GameTree, state: SolverState, mirror: Mirror) -> tuple[np.ndarray, np.ndarray]:
+    """The solution: the average strategies, mixed into one policy of both seats for a table of
+    information states."""
+    averages = average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
+    return averages if mirror is None else symmetric_strategies(tree, averages, mirror)
 
 
 def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
@@ -205,15 +225,18 @@ def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _finish(config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress) -> dict[str, Any]:
-    averages = _averages(tree, state)
-    observations, probabilities = observation_table(tree, averages)
+def _finish(
+    config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror
+) -> dict[str, Any]:
+    averages = _averages(tree, state, mirror)
+    make_table = information_table if config.obs_type == "information_state" else observation_table
+    observations, probabilities = make_table(tree, averages)
     index = {row.tobytes(): i for i, row in enumerate(observations)}
 
     def table(rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
         return probabilities[[index[row.astype(np.uint8).tobytes()] for row in rows]]
 
-    played = exploitability(tree, table)
+    played = exploitability(tree, table, obs_type=config.obs_type)
     final = progress.curve[-1]
     summary = {
         "variant": ", ".join(f"{key}={value}" for key, value in config.game().variant.items()),
@@ -222,13 +245,14 @@ def _finish(config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, 
         "exploitability": final.exploitability,
         "nash_conv": final.nash_conv,
         "table_exploitability": played.exploitability,
+        "obs_type": config.obs_type,
         "info_states": played.info_states,
         "table_rows": int(len(observations)),
         "nodes": tree.num_nodes,
     }
     save_table(run.path / "policy.npz", tree.game, observations, probabilities,
                {"solver": "CFR+", "iterations": state.iteration, "exploitability": final.exploitability,
-                "table_exploitability": played.exploitability})
+                "table_exploitability": played.exploitability}, config.obs_type)
     run.write_json("curve.json", [point.model_dump() for point in progress.curve])
     _plot(progress.curve, run.path / "curve.png", summary["variant"])
     run.write_json("summary.json", summary)

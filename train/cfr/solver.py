@@ -9,6 +9,15 @@ best response ``draw-exploit`` computes) is the measure of how close it is.
 
 Tables are laid out as the tree's ``actions[seat]`` (one entry per legal action of each
 information state). One iteration costs two passes over every node per seat.
+
+A table plays one policy in both seats (the ``tabular`` agent answers whoever asks), and an
+environment's information state says nothing of the absolute seat: the information state of seat
+0 and the one of seat 1 in the mirrored position are the same vector (:func:`mirrored_entries`).
+The solver's two average strategies differ there; :func:`symmetric_strategies` mixes them into one
+policy of both seats (the mean of their realisation plans), which a best response exploits at most
+as much as the pair (its best-response value is convex in the plan: on ``mini``, less), and which a
+table keyed by information states (:func:`information_table`) plays exactly. A table keyed by
+observations merges more: :func:`observation_table`.
 """
 
 from __future__ import annotations
@@ -56,6 +65,84 @@ def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray) -> np.ndarr
     strategy = np.zeros(len(regrets))
     _normalise(np.maximum(regrets, 0.0), tree.action_start[seat], strategy)
     return strategy
+
+
+def mirrored_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
+    """Per seat, int64 ``(len(tree.actions[seat]),)``: for each entry (an information state's
+    action), the other seat's entry of the same information-state vector
+    (:meth:`draw_env.game_tree.GameTree.information_states`) and the same action; -1 where the
+    other seat has no such information state.
+
+    Raises:
+        ValueError: if two information states of one vector have different legal actions (the
+            vector holds the mask's facts, so this would be a bug of the tree).
+    """
+    vectors = [tree.information_states(seat) for seat in (0, 1)]
+    count = len(vectors[0])
+    _, _, inverse = distinct_rows(np.concatenate(vectors))
+    del vectors
+    rows = int(inverse.max()) + 1 if len(inverse) else 0
+    infoset_of_row = []  # per seat: each state's row, and each row's state (-1: none)
+    for shared in (inverse[:count], inverse[count:]):
+        found = np.full(rows, -1, np.int64)
+        found[shared] = np.arange(len(shared))
+        infoset_of_row.append((shared, found))
+    pairs = []
+    for seat in (0, 1):
+        other = 1 - seat
+        shared = infoset_of_row[seat][0]
+        partner = infoset_of_row[other][1][shared]  # the other seat's information state of the same vector
+        start, other_start = tree.action_start[seat], tree.action_start[other]
+        counts = np.diff(start)
+        owner = np.repeat(np.arange(len(counts)), counts)
+        offset = np.arange(len(tree.actions[seat])) - start[owner]
+        mate = partner[owner]
+        pair = np.where(mate >= 0, other_start[np.maximum(mate, 0)] + offset, -1)
+        matched = mate >= 0
+        if np.any(np.diff(other_start)[mate[matched]] != counts[owner[matched]]) or np.any(
+            tree.actions[other][pair[matched]] != tree.actions[seat][matched]
+        ):
+            raise ValueError("information states of one vector must have the same legal actions")
+        pairs.append(pair.astype(np.int64))
+    return pairs[0], pairs[1]
+
+
+def symmetric_strategies(
+    tree: GameTree, strategies: tuple[np.ndarray, np.ndarray], mirror: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """One policy of both seats from the seats' ``strategies``: at each pair of mirrored
+    information states (``mirror``: :func:`mirrored_entries`), the seats' distributions weighted
+    by how likely each seat's own actions make its state (its own reach: the behaviour of the
+    mean of the two realisation plans); elsewhere each seat's own.
+
+    A best response's value is convex in the plan it answers, so the result is exploited at most
+    as much as ``strategies``.
+    """
+    own = []
+    for seat in (0, 1):
+        # The other seat's actions all at probability 1: a node's reach is chance's share times
+        # this seat's own reach, the same at every node of one information state.
+        played = tuple(strategies[s] if s == seat else np.ones(len(tree.actions[s])) for s in (0, 1))
+        reach = reach_probabilities(tree, (played[0], played[1]))
+        acting = tree.player == seat
+        of_state = np.zeros(tree.num_infosets(seat))
+        of_state[tree.infoset[acting]] = reach[acting]
+        owner = np.repeat(np.arange(tree.num_infosets(seat)), np.diff(tree.action_start[seat]))
+        own.append(of_state[owner])
+    pair = mirror[0]
+    matched = np.flatnonzero(pair >= 0)
+    mates = pair[matched]
+    weight0, weight1 = own[0][matched], own[1][mates]
+    total = weight0 + weight1
+    mixed = np.where(
+        total > 0,
+        (weight0 * strategies[0][matched] + weight1 * strategies[1][mates]) / np.where(total > 0, total, 1.0),
+        (strategies[0][matched] + strategies[1][mates]) / 2,
+    )
+    first, second = strategies[0].copy(), strategies[1].copy()
+    first[matched] = mixed
+    second[mates] = mixed
+    return first, second
 
 
 def average_strategy(tree: GameTree, seat: int, strategy_sums: np.ndarray) -> np.ndarray:
@@ -164,6 +251,30 @@ def _half_iteration(
             if reach > 0:
                 for k in range(count):
                     regrets[start + k] += reach * sign * (value[first + k] - total)
+
+
+def information_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The strategies as a table from information states to action probabilities, for play on an
+    environment of ``obs_type="information_state"``: one row per distinct vector of either seat,
+    the strategy of its first information state (seat 0's before seat 1's).
+
+    Where the seats' information states of one vector have the same strategy
+    (:func:`symmetric_strategies`), the table plays exactly ``strategies``.
+
+    Returns:
+        ``(vectors, probabilities)``: uint8 ``(K, L)`` distinct rows, float64 ``(K, 2T + 2)``.
+    """
+    width = tree.game.num_actions
+    vectors, dense = [], []
+    for seat in (0, 1):
+        count = tree.num_infosets(seat)
+        rows = np.repeat(np.arange(count), np.diff(tree.action_start[seat]))
+        table = np.zeros((count, width))
+        table[rows, tree.actions[seat]] = strategies[seat]
+        dense.append(table)
+        vectors.append(tree.information_states(seat))
+    distinct, first, _ = distinct_rows(np.concatenate(vectors))
+    return distinct, np.concatenate(dense)[first]
 
 
 def observation_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import observation_of, observations_for
+from agents.inputs import observed_layout
 from agents.ismcts_compiled import REWARD_SCALE, CompiledISMCTSAgent
 from agents.network_search import network_evaluator, root_guided_values
 from agents.policy_file import PolicyWeights
@@ -21,18 +23,18 @@ from agents.policy_network import NumpyPolicy
 from arena.parallel import process_map
 from arena.specs import seed_sequence_int
 from draw_env.files import atomic_path
-from draw_env.observation import layout
 from train.exit.config import TEACHER, ExitConfig
 from train.run_dir import read_rows
 
 
 @dataclass
 class ExitData:
-    """Self-play decisions, one row each (``O``, ``A``: the variant's observation size and
-    actions, 258 and 58 in the seeds' game).
+    """Self-play decisions, one row each (``O``, ``A``: the size of the variant's observation, or
+    information state with ``obs_type: information_state``, and its actions: 258 and 58 in the
+    seeds' game).
 
     Attributes:
-        observations: ``(N, O)`` int16, the acting seat's observation.
+        observations: ``(N, O)`` int16, the acting seat's observation (or information state).
         masks: ``(N, A)`` bool, its legal actions (always more than one).
         values: ``(N, A)`` float32, the search's value of each legal action (NaN elsewhere),
             zero-sum hand points / 40.
@@ -148,7 +150,7 @@ def play_shard(task: ShardTask) -> ExitData:
     num_actions = variant.num_actions
     env = DrawVectorEnv(task.games, config.num_players, episode=config.episode, reward="zero_sum",
                         autoreset=False, max_pip=variant.max_pip, hand_size=variant.hand_size,
-                        protected=variant.protected)
+                        protected=variant.protected, obs_type=config.obs_type)
     out = env.reset(seed=int(rng.integers(2**62)))
     observation, mask, current = out.observation, out.action_mask, out.current_player
     active = np.ones(task.games, bool)
@@ -170,7 +172,7 @@ def play_shard(task: ShardTask) -> ExitData:
             elif guided:  # the plain search, then the network's root values as prior_visits visits
                 results = root_guided_values(search, policy, views, config.temperature, config.prior_visits)
             else:  # one search at a time: without network calls inside, lockstep only costs
-                results = [search.action_values(view) for view in views]
+                results = [search.action_values(observation_of(view)) for view in views]
             for i, values_of in zip(searched, results, strict=True):
                 game = games[i]
                 values = np.full(num_actions, np.nan, np.float32)
@@ -190,7 +192,8 @@ def play_shard(task: ShardTask) -> ExitData:
         for name, partner in partners.items():
             moving = [i for i, g in enumerate(games) if partner_of[g] == name and current[g] != teacher_seat[g]]
             if moving:
-                actions[moving] = partner.act_batch(observation[games[moving]], mask[games[moving]])
+                rows = games[moving]
+                actions[moving] = partner.act_batch(observations_for(partner, observation[rows], mask[rows]), mask[rows])
         out = env.step(actions, games=games)
         for i, game in enumerate(games):
             if out.hand_ended[i] and pending[game]:
@@ -200,7 +203,7 @@ def play_shard(task: ShardTask) -> ExitData:
         observation[games], mask[games], current[games] = out.observation, out.action_mask, out.current_player
         active[games] = ~out.terminated
     return ExitData(
-        np.array([r[0] for r in records], np.int16).reshape(-1, layout(variant).size),
+        np.array([r[0] for r in records], np.int16).reshape(-1, observed_layout(variant, config.obs_type).size),
         np.array([r[1] for r in records], bool).reshape(-1, num_actions),
         np.array([r[2] for r in records], np.float32).reshape(-1, num_actions),
         np.array(outcomes, np.float32),

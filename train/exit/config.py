@@ -6,8 +6,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from draw_env.features import FEATURES, feature_size
-from draw_env.observation import layout
+from agents.inputs import OBS_TYPES, input_size, observed_layout
+from draw_env.features import FEATURES
 from draw_env.rules import DrawGame
 from train.config import (
     MAX_INT,
@@ -73,14 +73,15 @@ def decisions_per_episode(game: DrawGame, episode: str) -> int:
     return hand * VARIANT_MATCH_HANDS
 
 
-def decision_bytes(features: str, game: DrawGame | None = None) -> int:
-    """Bytes a decision takes while an iteration is fitted: its row (int16 observation, mask,
-    float32 action values and outcome) twice (the window's parts and their concatenation), and
-    the fit's float32 features and targets (``game``: the variant played, default the seeds')."""
+def decision_bytes(features: str, game: DrawGame | None = None, obs_type: str = OBS_TYPES[0]) -> int:
+    """Bytes a decision takes while an iteration is fitted: its row (int16 observation or
+    information state, mask, float32 action values and outcome) twice (the window's parts and their
+    concatenation), and the fit's float32 features and targets (``game``: the variant played,
+    default the seeds')."""
     game = game or DrawGame(2)
     actions = game.num_actions
-    row = 2 * layout(game).size + actions + 4 * actions + 4
-    return 2 * row + 4 * feature_size(features, game) + 4 * actions
+    row = 2 * observed_layout(game, obs_type).size + actions + 4 * actions + 4
+    return 2 * row + 4 * input_size(features, game, obs_type) + 4 * actions
 
 
 def search_nodes(simulations: int, trees: int, game: DrawGame | None = None) -> int:
@@ -122,6 +123,7 @@ class ExitConfig(VariantSettings, Evaluated):
         None, description="null (the value network takes net_arch's widths) or its own hidden layer widths"
     )
     features: Literal[FEATURES] = "extended"  # type: ignore[valid-type]
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
     matches: int = integer(200, 1)
     lockstep: int = integer(50, 1)
     simulations: int = integer(200, 1)
@@ -184,7 +186,7 @@ class ExitConfig(VariantSettings, Evaluated):
         )
         per_episode = decisions_per_episode(game, self.episode)
         decisions = self.window * self.matches * per_episode
-        per_decision = decision_bytes(self.features, game)
+        per_decision = decision_bytes(self.features, game, self.obs_type)
         check_memory(
             ("matches", "window"),
             decisions * per_decision,
@@ -194,9 +196,20 @@ class ExitConfig(VariantSettings, Evaluated):
         return self
 
     @model_validator(mode="after")
+    def _tree_guide_reads_observations(self) -> ExitConfig:
+        """``guide: tree`` asks the network about positions inside the search, which are
+        observations: a network of information states guides at the root only."""
+        if self.obs_type == "information_state" and self.guide == "tree" and self.guided_from <= self.iterations:
+            raise ConfigError(
+                "config key 'guide' must be 'root' with obs_type: information_state (guide: tree asks the network "
+                "about the search's positions, which are observations), got 'tree'"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _agents_play_the_variant(self) -> ExitConfig:
         """The partners and the evaluation's opponents play the variant."""
-        self.check_variant_agents("partners", [name for name in self.partners if name != TEACHER])
+        self.check_variant_agents("partners", [name for name in self.partners if name != TEACHER], self.obs_type)
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         return self
 

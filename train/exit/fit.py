@@ -6,9 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agents.inputs import encode_inputs
 from agents.policy_file import PolicyWeights
 from arena.specs import seed_sequence_int
-from draw_env.features import encode_batch
 from train.config import ConfigError
 from train.exit.collect import ExitData, search_targets
 from train.exit.config import ExitConfig
@@ -46,7 +46,8 @@ def fit(
 
     torch.set_num_threads(1)  # the same sums in the same order on every machine: exact repeats
     network = PolicyValueNetwork.from_weights(weights, config.seed)
-    inputs = torch.from_numpy(encode_batch(data.observations, data.masks, weights.features, weights.game))
+    inputs = torch.from_numpy(encode_inputs(data.observations, data.masks, weights.features, weights.game,
+                                            weights.obs_type))
     masks = torch.from_numpy(data.masks)
     targets = torch.from_numpy(search_targets(data.values, data.masks, config.temperature))
     outcomes = torch.from_numpy(data.outcomes)
@@ -116,8 +117,14 @@ def initial_weights(config: ExitConfig) -> PolicyWeights:
                 f"config key 'init' must be a policy of the config's game ({describe_variant(game)}), "
                 f"got {config.init!r} (trained for {weights.describe_variant()})"
             )
+        if weights.obs_type != config.obs_type:
+            raise ConfigError(
+                f"config key 'init' must be a policy that reads obs_type {config.obs_type!r}, "
+                f"got {config.init!r} (it reads {weights.obs_type!r})"
+            )
         return dataclasses.replace(weights, num_players=config.num_players)
     network = PolicyValueNetwork(
-        config.features, config.net_arch, config.value_arch or config.net_arch, "relu", config.seed, game
+        config.features, config.net_arch, config.value_arch or config.net_arch, "relu", config.seed, game,
+        config.obs_type,
     )
     return network.to_weights(config.num_players)

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from agents.inputs import OBS_TYPES
 from agents.policy_file import describe_variant
 from train.config import (
     EvaluatedLearner,
@@ -58,6 +59,7 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     reward_scale: float = number(0.05, 0.0, 100.0, low_open=True)
     hidden: Widths = layer_widths([128, 128])
     activation: Literal["relu", "tanh"] = "relu"
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
     opponents: list[Literal[OPPONENTS]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: ["heaviest", "heaviest", "random", "self"],
         min_length=1,

@@ -1,8 +1,9 @@
 """The policy side of PPO in JAX (:mod:`train.jax_ppo.trainer`): its features, network, opponents and export.
 
 * :func:`encode`: the ``extended`` features of :mod:`draw_env.features` (340 numbers in the seeds'
-  game) in JAX, so the exported policy file plays through ``agents.make("ppo", path=...)``
-  exactly as trained;
+  game) in JAX, and with ``obs_type="information_state"`` those of the observation prefix then the
+  history scaled (:mod:`agents.inputs`), so the exported policy file plays through
+  ``agents.make("ppo", path=...)`` exactly as trained;
 * :class:`ActorCritic`: the policy and value networks, in the policy file's layout. Flax NNX
   holds them: the API the Flax documentation recommends for new code (Linen is maintained);
 * :func:`heaviest_action`, :func:`random_action`: the rule-based agents ``heaviest`` and
@@ -26,9 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from agents.inputs import DEFAULT_OBS_TYPE, input_size
 from agents.policy_file import PolicyWeights
-from draw_env.features import feature_size
-from draw_env.observation import layout
+from draw_env.observation import EVENT_CODES, information_layout, layout
 from draw_env.rules import DEFAULT_GAME, DrawGame
 
 FEATURES = "extended"
@@ -81,19 +82,33 @@ def _variant_constants(max_pip: int, protected: int) -> _Constants:
     )
 
 
-def encode(observation: jax.Array, mask: jax.Array, game: DrawGame = DEFAULT_GAME) -> jax.Array:
-    """The ``extended`` features of :func:`draw_env.features.encode_batch`, in JAX.
+def encode(
+    observation: jax.Array, mask: jax.Array, game: DrawGame = DEFAULT_GAME, obs_type: str = DEFAULT_OBS_TYPE
+) -> jax.Array:
+    """The ``extended`` features of :func:`draw_env.features.encode_batch`, in JAX; of an
+    information state, :func:`agents.inputs.encode_inputs`' (its observation's features, then
+    ``drawn_at`` scaled and each event code one-hot).
 
     Args:
         observation: float32 ``(..., 258)`` observations (the AEC layout; a variant's: its
-            layout's size).
+            layout's size), or information states of ``game``.
         mask: ``(..., 58)`` legal actions, bool or int (a variant's: ``2T + 2``).
-        game: the variant played (the player count does not matter); default the seeds' game.
+        game: the variant played (the player count matters for an information state only);
+            default the seeds' game.
+        obs_type: what ``observation`` holds, ``"observation"`` or ``"information_state"``.
 
     Returns:
-        float32 ``(..., 340)`` (a variant's: ``feature_size("extended", game)``), equal to
-        NumPy's encoding up to float rounding.
+        float32 ``(..., 340)`` (a variant's: ``agents.inputs.input_size("extended", game,
+        obs_type)``), equal to NumPy's encoding up to float rounding.
     """
+    if obs_type == "information_state":
+        info = information_layout(game)
+        prefix, drawn_at, events = info.observation.size, info.offsets["drawn_at"], info.offsets["events"]
+        features = encode(observation[..., :prefix], mask, game)
+        drawn = observation[..., drawn_at : drawn_at + info.num_tiles].astype(jnp.float32) / info.max_events
+        codes = jnp.rint(observation[..., events : events + info.max_events]).astype(jnp.int32)
+        one_hot = (codes[..., None] == jnp.arange(1, EVENT_CODES + 1)).astype(jnp.float32)
+        return jnp.concatenate([features, drawn, one_hot.reshape(*codes.shape[:-1], -1)], axis=-1)
     constants = _constants(game)
     offsets, num_tiles, num_values = constants.offsets, constants.num_tiles, constants.num_values
     scaled = observation.astype(jnp.float32) * constants.inv_high
@@ -187,8 +202,11 @@ class ActorCritic(nnx.Module):
     """Separate policy (58 logits) and value (1 number) networks over the 340 features (a
     variant's: ``2T + 2`` logits over ``feature_size("extended", game)`` features)."""
 
-    def __init__(self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs, game: DrawGame = DEFAULT_GAME) -> None:
-        inputs = feature_size(FEATURES, game)
+    def __init__(
+        self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs, game: DrawGame = DEFAULT_GAME,
+        obs_type: str = DEFAULT_OBS_TYPE,
+    ) -> None:
+        inputs = input_size(FEATURES, game, obs_type)
         self.policy = MLP([inputs, *hidden, game.num_actions], activation, 0.01, rngs)
         self.value = MLP([inputs, *hidden, 1], activation, 1.0, rngs)
 
@@ -200,10 +218,12 @@ class ActorCritic(nnx.Module):
 
 
 def policy_weights(
-    graphdef: Any, params: nnx.State, activation: str, game: DrawGame, provenance: dict[str, Any]
+    graphdef: Any, params: nnx.State, activation: str, game: DrawGame, provenance: dict[str, Any],
+    obs_type: str = DEFAULT_OBS_TYPE,
 ) -> PolicyWeights:
     """The networks ``nnx.merge(graphdef, params)`` as the project's policy file content
-    (weights ``(out, in)``), recording ``game``: the table size and the variant it plays."""
+    (weights ``(out, in)``), recording ``game``: the table size and the variant it plays, and
+    ``obs_type``: what it reads."""
     model = nnx.merge(graphdef, params)
 
     def layers(mlp: MLP) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
@@ -220,4 +240,5 @@ def policy_weights(
         num_players=game.num_players,
         provenance=provenance,
         variant=game.variant,
+        obs_type=obs_type,
     )

@@ -60,7 +60,7 @@ def _export(config: JaxPPOConfig, built: Any, params: Any, path: Path, provenanc
     from agents.policy_file import save_policy_file
     from train.jax_ppo.policy import policy_weights
 
-    weights = policy_weights(built.graphdef, params, config.activation, config.game(), provenance)
+    weights = policy_weights(built.graphdef, params, config.activation, config.game(), provenance, config.obs_type)
     return save_policy_file(weights, path)
 
 

@@ -91,9 +91,12 @@ class Trainer:
         self.config = config
         #: The table and variant played.
         self.game = config.game()
-        self.env = DrawDominoes(config.num_players, episode="hand", reward="zero_sum", **self.game.variant)
+        self.env = DrawDominoes(config.num_players, episode="hand", reward="zero_sum", obs_type=config.obs_type,
+                                **self.game.variant)
         # The network's structure, without computing any weights (each run draws its own).
-        abstract = nnx.eval_shape(lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0), self.game))
+        abstract = nnx.eval_shape(
+            lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0), self.game, config.obs_type)
+        )
         self.graphdef = nnx.graphdef(abstract)
         schedule = optax.linear_schedule(
             config.learning_rate, 0.0, config.updates * config.epochs * config.minibatches
@@ -120,7 +123,7 @@ class Trainer:
         training function, instead of a second time here.
         """
         net_key, key = jax.random.split(key)
-        network = ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key), self.game)
+        network = ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key), self.game, self.config.obs_type)
         params = nnx.split(network)[1]
         shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
         games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
@@ -136,7 +139,7 @@ class Trainer:
         ended = games.terminated | games.truncated
         games = jax.tree.map(lambda new, old: jnp.where(_rows(ended, new), new, old), fresh, games)
         mask = games.legal_action_mask
-        inputs = encode(games.observation, mask, self.game)
+        inputs = encode(games.observation, mask, self.game, self.config.obs_type)
         logits, value = self.apply(params, inputs)
         log_probs = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
         sampled = jax.random.categorical(policy_key, log_probs).astype(jnp.int32)
@@ -222,7 +225,7 @@ class Trainer:
         # when another seat is to act, as in the AEC environment).
         own_mask = games.legal_action_mask & (games.current_player == LEARNER)[:, None]
         own_view = jax.vmap(self.env.observe)(games, jnp.full(config.num_envs, LEARNER, jnp.int32))
-        last_value = self.apply(runner.params, encode(own_view, own_mask, self.game))[1]
+        last_value = self.apply(runner.params, encode(own_view, own_mask, self.game, config.obs_type))[1]
         advantages = self._advantages(rollout, last_value)
         targets = advantages + rollout.value
         decisions = rollout.decision

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from agents.inputs import OBS_TYPES
 from draw_env.rules import reward_fits_episode
 from train.config import (
     MAX_INT,
@@ -35,6 +36,7 @@ class RLlibEnv(VariantSettings):
     episode: Literal["hand", "match"] = "hand"
     reward: Literal["zero_sum", "points", "win_loss"] = "zero_sum"
     reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
+    obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
 
 
 class RLlibEnvRunners(Section):

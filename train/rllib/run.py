@@ -59,7 +59,8 @@ def build_algorithm_config(config: Mapping[str, Any]) -> Any:
 
     env_config = dict(config["env"])
     # Fail here, in the driver, on a bad env config; the modules take its variant's spaces.
-    observation_space, action_space = spaces(DrawMultiAgentEnv(env_config).game)
+    probe = DrawMultiAgentEnv(env_config)
+    observation_space, action_space = spaces(probe.game, probe.obs_type)
     opponent_ids, weights = opponent_policies(config["opponents"])
     mapping = SeatMapping(env_config["num_players"], config["learner_seats"], opponent_ids, weights)
     baselines = sorted(
@@ -255,6 +256,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 max_pip=env["max_pip"],
                 hand_size=env["hand_size"],
                 protected=env["protected"],
+                obs_type=env["obs_type"],
             )
             print(result.summary())
             summary["evaluation"].append(result.to_dict())

@@ -62,7 +62,8 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
     @model_validator(mode="after")
     def _agents_play_the_variant(self) -> TrainConfig:
         """The opponents, in training and in evaluations, play the learner's variant."""
-        self.check_variant_agents("opponents", [name for name in self.opponents if name not in (SELF, SNAPSHOTS)])
+        self.check_variant_agents("opponents", [name for name in self.opponents if name not in (SELF, SNAPSHOTS)],
+                                  self.obs_type)
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
         return self

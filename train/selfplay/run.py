@@ -92,17 +92,20 @@ class SelfPlayPool(BaseCallback):
         snapshots: the snapshot pool to start from (restored on resume); :meth:`freeze` appends.
         size: how many snapshots the pool keeps (the oldest go first).
         game: the variant and table the learner plays (recorded with each snapshot).
+        obs_type: what the learner reads (recorded with each snapshot).
     """
 
-    def __init__(self, snapshots: list[NumpyPolicy], size: int, game: DrawGame) -> None:
+    def __init__(self, snapshots: list[NumpyPolicy], size: int, game: DrawGame, obs_type: str) -> None:
         super().__init__()
         self.snapshots = snapshots
         self.size = size
         self.game = game
+        self.obs_type = obs_type
         self._changed = True
 
     def actor(self) -> NumpyPolicy:
-        return NumpyPolicy(weights_of(self.model, self.game.num_players, value=False, game=self.game))
+        return NumpyPolicy(weights_of(self.model, self.game.num_players, value=False, game=self.game,
+                                      obs_type=self.obs_type))
 
     def freeze(self) -> None:
         """Add the current actor to the pool (sent to the games at the end of the rollout)."""
@@ -195,7 +198,7 @@ class SelfPlayRun:
         self.clock = TrainingClock(resumed.train_seconds if resumed else 0.0)
         self.eval_rows = [EvalRow(**row) for row in resumed.eval_rows] if resumed else []
         self.pool = SelfPlayPool(
-            list(resumed.snapshots) if resumed else [], config.snapshot_pool, config.game()
+            list(resumed.snapshots) if resumed else [], config.snapshot_pool, config.game(), config.obs_type
         )
 
     def callbacks(self, stop_requested: Callable[[], bool]) -> CallbackList:
@@ -227,12 +230,14 @@ class SelfPlayRun:
                 num_players=self.config.num_players,
                 features=self.config.features,
                 game=self.config.game(),
+                obs_type=self.config.obs_type,
             )
             export_policy(
                 self.model,
                 path.with_suffix(".npz"),
                 num_players=self.config.num_players,
                 game=self.config.game(),
+                obs_type=self.config.obs_type,
                 provenance={
                     "trained_by": "draw-train",
                     "config": self.config.to_dict(),
@@ -254,6 +259,7 @@ class SelfPlayRun:
                 self.output_dir / "checkpoints" / "eval_latest.npz",
                 num_players=self.config.num_players,
                 game=self.config.game(),
+                obs_type=self.config.obs_type,
             )
             for row in evaluate_learner(
                 ("ppo", {"path": str(path)}),
