@@ -136,12 +136,13 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray,
             if header.shape != shape or header.dtype not in dtypes:
                 kinds = " or ".join(str(np.dtype(dtype)) for dtype in dtypes)
                 raise ValueError(f"{name} must be {kinds} of shape {shape}, got {header.dtype} {header.shape}")
-        needed = table_memory(rows, width, actions, headers["probabilities"].dtype.itemsize)
+        probability_bytes = headers["probabilities"].dtype.itemsize
+        needed = table_memory(rows, width, actions, probability_bytes)
         if needed > MAX_TABLE_MEMORY:
             raise ValueError(
                 f"observations: {rows:,} rows take about {needed / 1024**2:,.0f} MiB once loaded, more than the "
                 f"{MAX_TABLE_MEMORY / 1024**2:,.0f} MiB a table may take "
-                f"(at most {MAX_TABLE_MEMORY // table_memory(1, width, actions):,} rows in this variant)"
+                f"(at most {MAX_TABLE_MEMORY // table_memory(1, width, actions, probability_bytes):,} rows in this variant)"
             )
 
     arrays = read_npz(where, check, max_bytes=MAX_TABLE_BYTES)

@@ -21,7 +21,7 @@ from agents.sb3_checkpoint import (
     write_checkpoint_record,
 )
 from draw_env.features import encode_batch
-from draw_env.observation import information_layout, layout
+from draw_env.observation import EVENT_CODES, expand_events, information_layout, layout
 from draw_env.rules import DrawGame
 from draw_env.vector import DrawVectorEnv
 
@@ -120,15 +120,21 @@ def test_a_checkpoint_side_file_records_the_obs_type(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ the network
 
 
-def test_the_inputs_of_an_information_state_are_its_observations_then_its_history_scaled() -> None:
+def test_the_inputs_of_an_information_state_are_its_observations_then_drawn_at_scaled_then_one_hot_events() -> None:
     venv = DrawVectorEnv(4, 2, "hand", max_pip=3, hand_size=3, protected=3, obs_type=INFO)
     step = venv.reset(seed=3)
+    for _ in range(5):  # a few actions, so that the events block holds codes
+        step = venv.step(np.array([np.flatnonzero(mask)[-1] for mask in step.action_mask]))
     info = information_layout(MINI)
     inputs = encode_inputs(step.observation, step.action_mask, "extended", MINI, INFO)
     prefix = encode_batch(step.observation[:, : info.observation.size], step.action_mask, "extended", MINI)
     np.testing.assert_array_equal(inputs[:, : prefix.shape[1]], prefix)
-    history = step.observation[:, info.observation.size :]
-    np.testing.assert_allclose(inputs[:, prefix.shape[1] :], history / info.high[info.observation.size :])
+    drawn_at = info.offsets["drawn_at"]
+    drawn = inputs[:, prefix.shape[1] : prefix.shape[1] + info.num_tiles]
+    np.testing.assert_allclose(drawn, step.observation[:, drawn_at : drawn_at + info.num_tiles] / info.max_events)
+    events = inputs[:, prefix.shape[1] + info.num_tiles :].reshape(4, info.max_events, EVENT_CODES)
+    np.testing.assert_array_equal(events, expand_events(step.observation, MINI))
+    assert events.sum() > 0 and set(np.unique(events)) <= {0.0, 1.0}
     assert inputs.shape[1] == input_size("extended", MINI, INFO) and 0 <= inputs.min() and inputs.max() <= 1
 
 
@@ -207,8 +213,10 @@ def test_every_agent_plays_through_information_states(tmp_path: Path, name: str,
 
 def test_only_an_information_states_shape_is_cut_to_its_observation() -> None:
     mask = np.zeros(58, np.int8)
-    for size in (258, 258 + 5, 258 + 3 * 28, 891 + 1):  # an observation, and lengths of no information state
+    for size in (258, 258 + 5, 258 + 28):  # an observation, and lengths of no information state (no events)
         given = {"observation": np.zeros(size, np.float32), "action_mask": mask}
         assert observation_of(given) is given
-    cut = observation_of({"observation": np.arange(891, dtype=np.float32), "action_mask": mask})
-    np.testing.assert_array_equal(cut["observation"], np.arange(258))
+    for players in (2, 3, 4):
+        size = information_layout(DrawGame(players)).size
+        cut = observation_of({"observation": np.arange(size, dtype=np.float32), "action_mask": mask})
+        np.testing.assert_array_equal(cut["observation"], np.arange(258))

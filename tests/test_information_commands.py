@@ -13,6 +13,7 @@ from agents.tabular import save_table
 from arena import cli, exploit_cli
 from arena.evaluation import evaluate
 from arena.play import main as play_main
+from arena.web.decisions import decide
 from arena.web.games import GameStore, Setup
 from draw_env import game_tree
 from draw_env.rules import DrawGame
@@ -72,11 +73,11 @@ def test_draw_play_seats_a_table_of_information_states(table: Path) -> None:
 
 def test_draw_web_deals_a_table_of_information_states(table: Path) -> None:
     named = {"solver": f"tabular:path={table}"}
-    game = GameStore(named=named).create(Setup(seats=("person", "solver"), episode="hand", seed=2,
+    game = GameStore(named=named, decide=decide).create(Setup(seats=("person", "solver"), episode="hand", seed=2,
                                                hint="heaviest", **MICRO.variant))
     assert game.env.unwrapped.obs_type == "information_state" and game.failure is None
     with pytest.raises(ValueError, match="reads information states"):
-        GameStore(named=named, obs_type="observation").create(
+        GameStore(named=named, decide=decide, obs_type="observation").create(
             Setup(seats=("person", "solver"), episode="hand", seed=2, hint="heaviest", **MICRO.variant))
 
 

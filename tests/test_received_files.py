@@ -143,11 +143,11 @@ def test_draw_eval_with_a_fifo_for_a_table_stops_in_one_line(tmp_path: Path) -> 
 def test_a_fortran_order_table_loads_as_its_c_order_twin(tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
     (tmp_path / "f").mkdir()
-    c_game, c_observations, c_probabilities = load_table(small_table(tmp_path / "c"))
+    c_game, _, c_observations, c_probabilities = load_table(small_table(tmp_path / "c"))
     fortran = small_table(tmp_path / "f", order="F")
     with np.load(fortran) as stored:  # the project's own writer keeps the order it is given
         assert np.isfortran(stored["observations"])
-    game, observations, probabilities = load_table(fortran)
+    game, _, observations, probabilities = load_table(fortran)
     assert game == c_game and np.array_equal(observations, c_observations)
     assert np.array_equal(probabilities, c_probabilities)
     mask = np.zeros(SMALL.num_actions, np.int8)
@@ -160,19 +160,19 @@ def test_a_table_too_large_to_load_is_refused_from_its_headers(tmp_path: Path, m
     # The 3.4 MB file of 14 million zero rows of double-two would take about 4.9 GiB.
     assert table_memory(14_000_000, layout(SMALL).size, SMALL.num_actions) > tabular.MAX_TABLE_MEMORY
     path = small_table(tmp_path, rows=20_000)
-    needed = table_memory(20_000, layout(SMALL).size, SMALL.num_actions)
+    needed = table_memory(20_000, layout(SMALL).size, SMALL.num_actions, 8)  # save_table writes float64
     monkeypatch.setattr(tabular, "MAX_TABLE_MEMORY", needed - 1)
     tracemalloc.start()
     try:
-        with pytest.raises(ValueError, match=r"observations: 20,000 rows take about 7 MiB once loaded, more than the "
-                                             r"7 MiB a table may take \(at most 19,999 rows in this variant\)$"):
+        with pytest.raises(ValueError, match=r"observations: 20,000 rows take about 8 MiB once loaded, more than the "
+                                             r"8 MiB a table may take \(at most 19,999 rows in this variant\)$"):
             TabularAgent(path)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < needed / 2  # refused before the arrays were read
     monkeypatch.setattr(tabular, "MAX_TABLE_MEMORY", needed)
-    assert len(load_table(path)[1]) == 20_000
+    assert len(load_table(path)[2]) == 20_000
 
 
 def test_a_table_of_repeated_rows_is_refused(tmp_path: Path) -> None:
