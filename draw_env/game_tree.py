@@ -244,7 +244,7 @@ def build_tree(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
         )
     listed = deals(game)
     tables = _tables(game)
-    nodes = _count_nodes(listed, game.num_tiles, game.protected, *tables)
+    nodes = _walk(listed, game.num_tiles, game.protected, *tables)[0]
     if tree_bytes(nodes) > max_bytes:
         raise ValueError(
             f"the game tree of {_describe(game)} has {nodes:,} nodes and would take about "
@@ -380,15 +380,17 @@ def _start(row: np.ndarray, deal: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _count_nodes(
+def _walk(
     deals: np.ndarray, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray, holding: np.ndarray,
     pips: np.ndarray,
-) -> int:
-    """How many nodes the trees of ``deals`` hold."""
+) -> tuple[int, int]:
+    """How many nodes the trees of ``deals`` hold, and the most actions a hand of them takes: one
+    depth-first walk that keeps nothing."""
     boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
     stack = np.zeros(_stack_shape(num_tiles), np.int64)
     legal = np.zeros(2 * num_tiles + 2, np.int64)
     total = 0
+    longest = 0
     for d in range(deals.shape[0]):
         deal = deals[d]
         _start(stack[0], deal)
@@ -401,11 +403,13 @@ def _count_nodes(
             for k in range(count):
                 child = stack[top]
                 child[:] = row
+                child[_DEPTH] = row[_DEPTH] + 1
                 if np.isnan(_apply(child, deal, legal[k], num_tiles, low, high, pips)):
                     top += 1
                 else:
                     total += 1
-    return total
+                    longest = max(longest, child[_DEPTH])
+    return total, longest
 
 
 def longest_hand(game: DrawGame) -> int:
@@ -414,35 +418,7 @@ def longest_hand(game: DrawGame) -> int:
 
     A walk of the whole tree without keeping it (``max_pip=3, hand_size=3, protected=3`` takes a
     few seconds)."""
-    return _longest(deals(game), game.num_tiles, game.protected, *_tables(game))
-
-
-@njit(cache=True)
-def _longest(
-    deals: np.ndarray, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray, holding: np.ndarray,
-    pips: np.ndarray,
-) -> int:
-    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
-    stack = np.zeros(_stack_shape(num_tiles), np.int64)
-    legal = np.zeros(2 * num_tiles + 2, np.int64)
-    longest = 0
-    for d in range(deals.shape[0]):
-        deal = deals[d]
-        _start(stack[0], deal)
-        top = 1
-        while top:
-            top -= 1
-            row = stack[top].copy()
-            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
-            for k in range(count):
-                child = stack[top]
-                child[:] = row
-                child[_DEPTH] = row[_DEPTH] + 1
-                if np.isnan(_apply(child, deal, legal[k], num_tiles, low, high, pips)):
-                    top += 1
-                else:
-                    longest = max(longest, child[_DEPTH])
-    return longest
+    return _walk(deals(game), game.num_tiles, game.protected, *_tables(game))[1]
 
 
 @njit(cache=True)
