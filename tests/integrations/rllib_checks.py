@@ -28,7 +28,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 import agents
-from draw_env.observation import layout
+from draw_env.observation import information_layout, layout
 from draw_env.rules import DrawGame
 from integrations.rllib import (
     ACTION_SPACE,
@@ -57,7 +57,7 @@ def _load_script() -> ModuleType:
 
 def _play_hand(env: DrawMultiAgentEnv, rng: random.Random, seed: int) -> tuple[dict[str, float], int]:
     """Random legal play of one episode, checking each step; returns the reward totals and steps."""
-    observation_space, _ = spaces(env.game)
+    observation_space, _ = spaces(env.game, env.obs_type)
     observations, _ = env.reset(seed=seed)
     totals = dict.fromkeys(env.possible_agents, 0.0)
     steps = 0
@@ -109,6 +109,19 @@ def test_env_deals_a_variant_with_its_spaces(variant: dict[str, int], actions: i
     check_multiagent_environments(env)
     rng = random.Random(3)
     for seed in range(20):
+        totals, steps = _play_hand(env, rng, seed)
+        assert steps > 0 and sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_env_gives_information_states_with_their_spaces(num_players: int) -> None:
+    env = DrawMultiAgentEnv({"num_players": num_players, "obs_type": "information_state"})
+    observation_space, _ = spaces(env.game, "information_state")
+    assert observation_space["observations"].shape == (information_layout(env.game).size,)
+    assert env.observation_spaces == dict.fromkeys(env.possible_agents, observation_space)
+    check_multiagent_environments(env)
+    rng = random.Random(num_players)
+    for seed in range(5):
         totals, steps = _play_hand(env, rng, seed)
         assert steps > 0 and sum(totals.values()) == pytest.approx(0.0, abs=1e-9)
 
