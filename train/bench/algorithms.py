@@ -67,16 +67,7 @@ class CfrSettings(Section):
 def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     """CFR+ on the game's tree until the budget; the policy is the average strategy's table."""
     from draw_env.game_tree import build_tree
-    from train.cfr.solver import (
-        SolverState,
-        average_strategy,
-        information_table,
-        iterate,
-        mirrored_entries,
-        observation_table,
-        symmetric_strategies,
-        warm_up,
-    )
+    from train.cfr.solver import SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
 
     if not cell.game.exact:
         raise _refuse(cell, "the solver needs a small 2-player one-hand game (micro, mini)")
@@ -90,10 +81,7 @@ def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     clock, schedule = TrainingClock(), CurveSchedule(cell.budget, cell.curve_points)
 
     def policy() -> TablePolicy:
-        averages = (average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1]))
-        if mirror is not None:
-            averages = symmetric_strategies(tree, averages, mirror)
-        rows, probabilities = (observation_table if mirror is None else information_table)(tree, averages)
+        rows, probabilities = solution_table(tree, solution(tree, state, mirror), mirror)
         return TablePolicy(rows, probabilities, {"solver": "CFR+", "iterations": state.iteration,
                                                  "benchmark_cell": cell.key}, cell.obs_type)
 

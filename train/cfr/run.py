@@ -30,16 +30,7 @@ from arena.exploitability import exploitability, exploitability_of_tables
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree, build_tree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import (
-    SolverState,
-    average_strategy,
-    information_table,
-    iterate,
-    mirrored_entries,
-    observation_table,
-    symmetric_strategies,
-    warm_up,
-)
+from train.cfr.solver import Mirror, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
 from train.config import ConfigError
 from train.run_dir import RunDir, RunFile, read_run_file
 
@@ -166,24 +157,13 @@ def _next_chunk(config: CfrConfig, iteration: int, progress: Progress, budget: f
 
 
 def _measure(tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror) -> CurvePoint:
-    result = exploitability_of_tables(tree, _averages(tree, state, mirror))
+    result = exploitability_of_tables(tree, solution(tree, state, mirror))
     return CurvePoint(
         iteration=state.iteration,
         cpu_seconds=round(progress.cpu_seconds, 3),
         exploitability=result.exploitability,
         nash_conv=result.nash_conv,
     )
-
-
-#: Per seat, the mirrored entries of the other seat (a table of information states), or ``None``.
-Mirror = tuple[np.ndarray, np.ndarray] | None
-
-
-def _averages(tree: GameTree, state: SolverState, mirror: Mirror) -> tuple[np.ndarray, np.ndarray]:
-    """The solution: the average strategies, mixed into one policy of both seats for a table of
-    information states."""
-    averages = average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
-    return averages if mirror is None else symmetric_strategies(tree, averages, mirror)
 
 
 def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
@@ -228,9 +208,8 @@ def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
 def _finish(
     config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror
 ) -> dict[str, Any]:
-    averages = _averages(tree, state, mirror)
-    make_table = information_table if config.obs_type == "information_state" else observation_table
-    observations, probabilities = make_table(tree, averages)
+    averages = solution(tree, state, mirror)
+    observations, probabilities = solution_table(tree, averages, mirror)
     index = {row.tobytes(): i for i, row in enumerate(observations)}
 
     def table(rows: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -317,3 +317,24 @@ def observation_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray])
         probabilities[:, action] = np.where(unreached, plain / counts, weighted / np.where(unreached, 1.0, totals))
     probabilities /= probabilities.sum(axis=1, keepdims=True)
     return distinct, probabilities
+
+
+#: Per seat, the mirrored entries of the other seat (:func:`mirrored_entries`) where the solution is
+#: played from a table of information states, else ``None``.
+Mirror = tuple[np.ndarray, np.ndarray] | None
+
+
+def solution(tree: GameTree, state: SolverState, mirror: Mirror) -> tuple[np.ndarray, np.ndarray]:
+    """The solution so far: the seats' average strategies, mixed into one policy of both seats
+    (:func:`symmetric_strategies`) where it is played from a table of information states."""
+    averages = average_strategy(tree, 0, state.strategy_sums[0]), average_strategy(tree, 1, state.strategy_sums[1])
+    return averages if mirror is None else symmetric_strategies(tree, averages, mirror)
+
+
+def solution_table(
+    tree: GameTree, strategies: tuple[np.ndarray, np.ndarray], mirror: Mirror
+) -> tuple[np.ndarray, np.ndarray]:
+    """``strategies`` (a :func:`solution`) as the table that plays it: keyed by information states
+    where ``mirror`` is given (:func:`information_table`), else by observations
+    (:func:`observation_table`)."""
+    return (observation_table if mirror is None else information_table)(tree, strategies)
