@@ -142,7 +142,7 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
                 if budget.spent(model.num_timesteps, clock.seconds):
                     break
                 target = schedule.next_steps(model.num_timesteps)
-                rollout = config.n_envs * config.ppo.n_steps
+                rollout = config.n_envs * config.ppo.num_steps
                 chunk = rollout if target is None else max(rollout, target - model.num_timesteps)
                 clock.start()
 
