@@ -18,6 +18,8 @@ pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
      "activation": "relu",             # "relu" or "tanh"
      "networks": {"policy": {"widths": [340, 512, 512, 58], "arrays": ["policy/0/weight", ...]},
                   "value": {"widths": [340, 256, 256, 1], "arrays": [...]}},   # optional
+     "value_unit": 50.0,               # zero-sum hand points per unit of the value network's
+                                       # output (1 / the training's reward scale); absent: unknown
      "sha256": "...",                  # of NAME.npz, so that a mismatched pair is refused
      "provenance": {...}}              # free-form: what it was trained from, commands, results
 
@@ -41,7 +43,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, input_size
-from draw_env.checks import check_choice
+from draw_env.checks import check_choice, is_number
 from draw_env.features import FEATURES
 from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS, DrawGame
@@ -60,6 +62,9 @@ ACTIVATIONS = ("relu", "tanh")
 OUTPUTS = {"policy": NUM_ACTIONS, "value": 1}
 #: The record's keys of a variant, written only for a game other than the seeds'.
 VARIANT_KEYS = ("max_pip", "hand_size", "protected")
+
+#: The largest ``value_unit`` (points per value unit) a record may hold: a reward scale of 1e-6.
+MAX_VALUE_UNIT = 1e6
 
 #: ``(weight (out, in), bias (out,))``.
 Layer = tuple[np.ndarray, np.ndarray]
@@ -81,6 +86,10 @@ class PolicyWeights:
             ``None`` (what a seeds' game variant becomes): the seeds' game.
         obs_type: what the network reads, ``"observation"`` or ``"information_state"``
             (:mod:`agents.inputs`); its input size follows.
+        value_unit: zero-sum hand points per unit of the value network's output (1 / the reward
+            scale it was trained at; 40 for expert iteration, whose targets are the searches');
+            ``None``: unknown (a file written without it, or values that are not zero-sum points),
+            and nobody shows its values as points.
     """
 
     policy: tuple[Layer, ...]
@@ -91,9 +100,12 @@ class PolicyWeights:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     variant: Mapping[str, int] | None = None
     obs_type: str = DEFAULT_OBS_TYPE
+    value_unit: float | None = None
 
     def __post_init__(self) -> None:
         check_choice("activation", self.activation, ACTIVATIONS)
+        if self.value_unit is not None and not (is_number(self.value_unit) and 0 < self.value_unit <= MAX_VALUE_UNIT):
+            raise ValueError(f"value_unit must be a number in (0, {MAX_VALUE_UNIT:g}] or None, got {short(self.value_unit)}")
         check_choice("features", self.features, FEATURES)
         check_obs_type("obs_type", self.obs_type)
         if self.num_players is not None:
@@ -201,6 +213,8 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
         **({} if weights.obs_type == DEFAULT_OBS_TYPE else {"obs_type": weights.obs_type}),
         "activation": weights.activation,
         "networks": networks,
+        # Only with a value network whose unit is known: a record without it shows no value.
+        **({"value_unit": float(weights.value_unit)} if weights.value is not None and weights.value_unit is not None else {}),
         "sha256": hashlib.sha256(data).hexdigest(),
         "provenance": dict(weights.provenance),
     }
@@ -262,6 +276,11 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
     provenance = record.get("provenance", {})
     if not isinstance(provenance, dict):
         fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
+    value_unit = record.get("value_unit")
+    if value_unit is not None and (type(value_unit) not in (int, float) or not 0 < value_unit <= MAX_VALUE_UNIT
+                                   or "value" not in networks):
+        fail(record_file, "value_unit",
+             f"must be a number in (0, {MAX_VALUE_UNIT:g}] beside a value network, got {short(value_unit)}")
     data = read_described_bytes(target, record_file, record)
 
     def check(headers: Mapping[str, ArrayHeader]) -> None:
@@ -297,6 +316,7 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             provenance=provenance,
             variant=variant,
             obs_type=obs_type,
+            value_unit=None if value_unit is None else float(value_unit),
         )
     except ValueError as error:
         raise ValueError(f"{record_file}: {error}") from None

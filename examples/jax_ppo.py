@@ -118,7 +118,8 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
             "backend": jax.default_backend(),
         }
         weights = policy_weights(
-            result.trainer.graphdef, result.params, config.activation, result.trainer.game, provenance
+            result.trainer.graphdef, result.params, config.activation, result.trainer.game, provenance,
+            value_unit=config.value_unit,
         )
         save_policy_file(weights, args.output)
     if not args.quiet:

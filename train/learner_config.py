@@ -121,6 +121,13 @@ class LearnerSettings(VariantSettings):
     skip_forced: bool = True
     ppo: PPOSettings = Field(default_factory=PPOSettings)
 
+    @property
+    def value_unit(self) -> float | None:
+        """Zero-sum hand points per unit of the learner's value network (its policy files record
+        it): ``1 / reward_scale`` with ``zero_sum`` rewards; ``None`` for the other rewards, whose
+        values are not zero-sum points."""
+        return 1 / self.reward_scale if self.reward == "zero_sum" else None
+
     @model_validator(mode="after")
     def _ppo_run(self) -> LearnerSettings:
         """``win_loss`` only in matches, minibatches no larger than one rollout, and a rollout

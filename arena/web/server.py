@@ -60,10 +60,9 @@ from arena.options import add_obs_type_argument
 from arena.specs import check_buildable, parse_agent_spec
 from arena.web.budgets import PAGE_AGENTS, SEARCH_SECONDS, page_agents
 from arena.web.decisions import DecisionPool, PoolClosed
+from arena.hints import DEFAULT_HINT, DEFAULT_VARIANT_HINT
 from arena.web.games import (
-    DEFAULT_HINT,
     DEFAULT_SEATS,
-    DEFAULT_VARIANT_HINT,
     PERSON,
     GameStore,
     MoveRefused,

@@ -95,6 +95,12 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
         return "" if game.is_default else f" ({describe_variant(game)})"
 
     @property
+    def value_unit(self) -> float:
+        """Zero-sum hand points per unit of the value network (the rewards are zero-sum hand
+        points times ``reward_scale``); its policy files record it."""
+        return 1 / self.reward_scale
+
+    @property
     def env_steps_per_update(self) -> int:
         return self.num_envs * self.num_steps
 

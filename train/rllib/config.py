@@ -45,6 +45,12 @@ class RLlibEnv(VariantSettings):
     reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
     obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
 
+    @property
+    def value_unit(self) -> float | None:
+        """Zero-sum hand points per unit of the learner's value network: ``1 / reward_scale`` with
+        ``zero_sum`` rewards, ``None`` otherwise (as :attr:`train.learner_config.LearnerSettings.value_unit`)."""
+        return 1 / self.reward_scale if self.reward == "zero_sum" else None
+
 
 class RLlibEnvRunners(Section):
     num_env_runners: int = integer(1, 0)
