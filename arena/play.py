@@ -167,7 +167,8 @@ class Game:
         for seat, (name, kwargs) in zip(others, parsed):
             self.opponents[seat] = build_agent(name, kwargs, args.seed, seat)
         labels = ["human" if seat == self.you else specs[others.index(seat)] for seat in range(players)]
-        self.hinter: agents.Agent | None = None
+        #: Actions played so far (the hint agent's seed comes from it, as in draw-web).
+        self.step = 0
         obs_type = table_obs_type([*parsed, self.hint_spec], args.obs_type)
         self.env = RecordingWrapper(
             draw_env.env(num_players=players, episode=args.episode, reward="points", lang=args.lang,
@@ -281,9 +282,9 @@ class Game:
         """The hint agent's reading (:func:`arena.hints.read_hint`, as ``draw-web``'s): its move,
         then each move's value or probability, and the position's value where it gives one."""
         name, kwargs = self.hint_spec
-        if self.hinter is None:
-            self.hinter = build_agent(name, kwargs, self.args.seed, HINT_STREAM)
-        hint = read_hint(self.hinter, observation, self.game.num_players)
+        # Seeded as draw-web seeds its hint agent, so that both give the same hint at the same position.
+        hinter = build_agent(name, kwargs, self.args.seed, HINT_STREAM, self.step)
+        hint = read_hint(hinter, observation, self.game.num_players)
         choice = hint.choice
         self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
         if hint.values:
@@ -332,6 +333,7 @@ class Game:
                 probe.apply_action(action)
                 drawn = list(tiles_in(probe.hands[seat] & ~state.hands[seat]))
                 env.step(action)
+                self.step += 1
                 if seat == self.you:
                     played = self.text("played", move=action_name(action, self.lang, self.game))
                     if drawn:  # only your own draws are named: the others' tiles stay hidden
