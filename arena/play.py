@@ -26,6 +26,7 @@ import numpy as np
 import agents
 import draw_env
 from agents.base import observation_for
+from arena.hints import DEFAULT_HINT, DEFAULT_VARIANT_HINT, HINT_STREAM, default_hint, read_hint
 from arena.inputs import agent_files
 from arena.options import (
     add_obs_type_argument,
@@ -36,7 +37,6 @@ from arena.options import (
     variant_of,
 )
 from arena.play_messages import message, result_text, summarise_turns
-from arena.hints import DEFAULT_HINT, DEFAULT_VARIANT_HINT, HINT_STREAM, default_hint, read_hint
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED

@@ -30,8 +30,6 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 import agents
 from agents.base import Observation, observation_for
 from arena.hints import read_hint

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import draw_env
-from arena.options import check_plays_variant, table_obs_type
 from arena.hints import DEFAULT_HINT, HINT_STREAM, Hint, default_hint
+from arena.options import check_plays_variant, table_obs_type
 from arena.play_messages import message, result_text, summarise_turns
 from arena.specs import FILE_ARGUMENTS, Spec, parse_agent_spec
 from arena.web.budgets import page_kwargs
