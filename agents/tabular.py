@@ -85,7 +85,7 @@ def save_table(
     width = observed_layout(game, obs_type).size
     if np.shape(observations)[1:] != (width,) or np.any(observations != np.asarray(observations).astype(np.uint8)):
         raise ValueError(f"observations must be whole numbers in 0..255 of shape (K, {width}) for obs_type={obs_type!r}")
-    arrays = {"observations": observations.astype(np.uint8), "probabilities": probabilities.astype(np.float64)}
+    arrays: dict[str, np.ndarray] = {"observations": observations.astype(np.uint8), "probabilities": probabilities.astype(np.float64)}
     fields = {"num_players": 2, "episode": "hand", **game.variant, "obs_type": obs_type, "rows": int(len(observations))}
     return save_artefact(path, FORMAT, VERSION, arrays, fields, provenance, compressed=True)
 
