@@ -315,6 +315,18 @@ def test_an_old_ppo_key_in_a_file_is_one_line_and_exit_2(tmp_path: Path, capsys:
     assert line == "draw-train: error: config key 'entropy_coef' is now ent_coef"
 
 
+def test_the_rllib_script_refuses_an_old_ppo_key_in_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("ppo:\n  entropy_coeff: 0.01\n")
+    with pytest.raises(SystemExit) as caught:
+        _rllib_script().main(["--config", str(path)])
+    assert caught.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.endswith("error: config key 'ppo.entropy_coeff' is now ppo.ent_coef") and "Traceback" not in line
+
+
 def test_an_old_ppo_key_in_the_benchmark_settings_names_the_algorithm_and_the_new_key() -> None:
     from train.bench.algorithms import Cell, _build
     from train.bench.protocol import Budget, game_named
