@@ -33,7 +33,6 @@ The names this module exports from them (``__all__``) stay importable from here.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 
@@ -77,7 +76,7 @@ from agents.compiled_search.weights import (
 from agents.ismcts import MAX_SIMULATIONS, REWARD_SCALE, SearchAgent
 from draw_env import engine as E
 from draw_env import tiles
-from draw_env.checks import check_int, check_number
+from draw_env.checks import check_number
 from draw_env.observation import SEATS
 from draw_env.rules import NUM_ACTIONS, PlayerView
 
@@ -178,38 +177,12 @@ def _width(state: np.ndarray) -> int:
 class CompiledISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS of :mod:`agents.ismcts`, compiled (``agents.make("ismcts")``); the
     arguments are :class:`agents.ismcts.SearchAgent`'s (default budget :data:`DEFAULT_SIMULATIONS`),
-    ``protected`` included: it plays every variant. Two more weight its determinizations by a
-    model of where the hidden tiles lie (:func:`weighted_determinize`):
-
-    Args:
-        inference: a hidden-tile model file (:func:`load_location_model`, read once here), or
-            ``None`` for the uniform deals.
-        candidates: deals drawn per determinization, one of them kept in proportion to the model's
-            weight (1 to :data:`MAX_CANDIDATES`; 1, or no model: the uniform deals).
-
-    Raises:
-        ValueError: if an argument is out of range or the file is not a model (naming it).
+    ``protected`` included: it plays every variant. With ``inference``, its determinizations are
+    weighted by the model of where the hidden tiles lie (:func:`weighted_determinize`).
     """
 
     name = "ismcts"
     default_simulations = DEFAULT_SIMULATIONS
-
-    def __init__(
-        self,
-        simulations: int | None = None,
-        seconds: float | None = None,
-        exploration: float = 1.0,
-        rollout_randomness: float = 0.25,
-        seed: int | None = None,
-        protected: int | None = None,
-        inference: str | os.PathLike[str] | None = None,
-        candidates: int = DEFAULT_CANDIDATES,
-    ) -> None:
-        super().__init__(simulations, seconds, exploration, rollout_randomness, seed, protected)
-        self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
-        #: The model's file, named by errors at a decision (a model of another game).
-        self.inference = inference
-        self.model = None if inference is None else load_location_model(inference)
 
     @property
     def _threshold(self) -> int:
