@@ -174,8 +174,9 @@ class _Node:
 class ISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS with paired root actions and heaviest-first rollouts, in pure Python
     (``agents.make("ismcts_python")``); the arguments are :class:`SearchAgent`'s. It plays only
-    the seeds' game (the compiled :class:`agents.ismcts_compiled.CompiledISMCTSAgent` plays every
-    variant)."""
+    the seeds' game and deals only uniformly (the compiled
+    :class:`agents.ismcts_compiled.CompiledISMCTSAgent` plays every variant and weights its deals
+    by a hidden-tile model)."""
 
     name = "ismcts"
     seeds_game_only = True
