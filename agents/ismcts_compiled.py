@@ -167,8 +167,6 @@ class SearchResult:
         return {int(a): float(t / v) for a, v, t in zip(self.actions, self.visits, self.totals, strict=True)}
 
 
-
-
 def _width(state: np.ndarray) -> int:
     """The actions of a state's set: 2T + 2."""
     return 2 * int(state[E.S_NUM_TILES]) + 2
