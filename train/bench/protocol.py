@@ -22,9 +22,6 @@ import numpy as np
 
 from draw_env.rules import DrawGame
 
-#: The games of the benchmark, by name.
-GAME_NAMES = ("micro", "mini", "draw2", "draw3", "draw4")
-
 
 @dataclass(frozen=True)
 class BenchGame:
@@ -84,6 +81,8 @@ GAMES: dict[str, BenchGame] = {
     "draw3": BenchGame.of_variant("draw3", "draw", 3, "match"),
     "draw4": BenchGame.of_variant("draw4", "draw", 4, "match"),
 }
+#: The games of the benchmark, by name, in the table's order.
+GAME_NAMES = tuple(GAMES)
 
 
 def game_named(name: str) -> BenchGame:
