@@ -293,3 +293,20 @@ def test_exactness_is_the_trees_size_not_the_name() -> None:
     assert BenchGame.of_variant("tiny", "micro", 2, "hand").exact
     assert not BenchGame.of_variant("micro", "micro", 2, "match").exact
     assert not BenchGame.of_variant("mini", "midi", 2, "hand").exact
+
+
+def test_draw_web_offers_the_named_variants_to_its_page(tmp_path) -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from arena.web import server
+    from arena.web.decisions import decide
+    from arena.web.games import GameStore, RecordsFolder
+
+    client = TestClient(server.create_app(GameStore(records=RecordsFolder(tmp_path), decide=decide), ["testserver"]))
+    offered = client.get("/api/options").json()["variants"]
+    assert offered == {name: numbers._asdict() for name, numbers in VARIANTS.items()} and offered["mini"] == NUMBERS["mini"]
+    answer = client.post("/api/games", json={"seats": ["person", "heaviest"], "episode": "hand", "seed": 1, "variant": "micro"})
+    assert answer.status_code == 201 and answer.json()["variant"] == NUMBERS["micro"]
+    refused = client.post("/api/games", json={"seats": ["person", "heaviest"], "variant": "micro", "protected": 0})
+    assert refused.status_code == 400 and "whose protected is 2, but protected is 0" in refused.json()["error"]
