@@ -201,7 +201,8 @@ def variant_of(args: argparse.Namespace, num_players: int) -> DrawGame:
     try:
         return DrawGame(num_players, **numbers)
     except ValueError as error:
-        raise ValueError(f"--hand-size, --protected: {error}") from None
+        flags = f"--variant {args.variant}" if args.variant is not None else "--hand-size, --protected"
+        raise ValueError(f"{flags}: {error}") from None
 
 
 class RunSettings(TypedDict, total=False):

@@ -168,7 +168,9 @@ def test_draw_eval_refuses_a_bad_variant_in_one_line(flags: list[str], message: 
     assert exit_info.value.code == 2 and message in _one_error_line(capsys, "draw-eval")
 
 
-@pytest.mark.parametrize(("flags", "message"), BAD_VARIANTS)
+@pytest.mark.parametrize(
+    ("flags", "message"), [*BAD_VARIANTS, (["--variant", "mini", "--players", "3"], "--variant mini: a deal of hand_size=3 to 3 players")]
+)
 def test_draw_play_refuses_a_bad_variant_in_one_line(flags: list[str], message: str, capsys, tmp_path) -> None:
     import io
 
