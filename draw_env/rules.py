@@ -396,7 +396,8 @@ def variant_numbers(variant: object, given: Mapping[str, Any], names: Mapping[st
     names = names or {}
     numbers = VARIANTS[check_variant(variant, names.get("variant", "variant"))]._asdict()
     for key, value in given.items():
-        if value != numbers[key]:
+        # The same number, of an integer type (np.int64(3) is 3; True and 3.0 are not).
+        if not (value is None if numbers[key] is None else is_integer(value) and value == numbers[key]):
             raise ValueError(
                 f"{names.get('variant', 'variant')} is {variant!r}, whose {key} is {numbers[key]!r}, but "
                 f"{names.get(key, key)} is {value!r}: give the name or the numbers"

@@ -70,6 +70,11 @@ def test_a_name_with_its_own_numbers_or_defaults_is_the_name_and_others_are_refu
         variant_game(2, "mini", max_pip=4)
     with pytest.raises(ValueError, match="variant is 'micro', whose hand_size is 1, but hand_size is 2"):
         variant_game(2, "micro", hand_size=2)
+    # Integers of any type are the same number; a bool or a float is no number of a variant.
+    assert variant_game(2, "mini", max_pip=np.int64(3)) == DrawGame.named("mini")
+    for value in (True, 1.0):
+        with pytest.raises(ValueError, match="whose hand_size is 1, but hand_size is"):
+            variant_game(2, "micro", hand_size=value)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------- the environments
@@ -215,6 +220,7 @@ def test_a_config_takes_a_variant_name_for_the_numbers(name: str) -> None:
         ({"variant": 3}, "config key 'variant' must be a named variant"),
         ({"variant": "mini", "protected": 2}, "config key 'variant' is 'mini', whose protected is 3, but config key 'protected' is 2"),
         ({"variant": "mini", "num_players": 3}, "needs 12 tiles"),
+        ({"variant": "mini", "max_pip": 3.0}, "config key 'variant' is 'mini', whose max_pip is 3, but config key 'max_pip' is 3.0"),
     ],
 )
 def test_a_config_refuses_a_bad_variant_in_one_line(data: dict, message: str) -> None:
