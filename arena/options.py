@@ -138,18 +138,24 @@ def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
     return list(itertools.permutations(base))
 
 
-def add_variant_arguments(parser: argparse.ArgumentParser, default: str = "the seeds' game") -> None:
+def add_variant_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
     """``--variant`` or ``--max-pip``, ``--hand-size`` and ``--protected``: the variant played
-    (draw-eval, draw-play, draw-exploit; read by :func:`variant_numbers_of`)."""
-    group = parser.add_argument_group(f"variant (default: {default})")
-    group.add_argument(
-        "--variant", metavar="NAME", default=None,
-        help=f"a named variant, instead of the numbers: {', '.join(VARIANTS)} (docs/environment.md)",
+    (draw-eval, draw-play, draw-exploit; read by :func:`variant_numbers_of`). ``required``: no
+    default game (draw-exploit: the seeds' game has no tree to enumerate)."""
+    title = "required: --variant, or --max-pip and --hand-size" if required else "default: the seeds' game"
+    group = parser.add_argument_group(f"variant ({title})")
+    named = ", ".join(
+        f"{name} (double-{v.max_pip}, {'7 or 6' if v.hand_size is None else v.hand_size} each, {v.protected} protected)"
+        for name, v in VARIANTS.items()
     )
+    group.add_argument("--variant", metavar="NAME", default=None, help=f"a named variant instead of the numbers: {named}")
     # None: not given (the default, or the variant's number with --variant).
-    group.add_argument("--max-pip", type=int, default=None, help="the double-N set, N in 2..9 (default 6)")
     group.add_argument(
-        "--hand-size", type=int, default=None, help="tiles dealt to each player (default 7, or 6 with 4 players)"
+        "--max-pip", type=int, default=None, help="the double-N set, N in 2..9" + ("" if required else " (default 6)")
+    )
+    group.add_argument(
+        "--hand-size", type=int, default=None,
+        help="tiles dealt to each player" + ("" if required else " (default 7, or 6 with 4 players)"),
     )
     group.add_argument("--protected", type=int, default=None, help="boneyard tiles never drawn (default 2)")
 
