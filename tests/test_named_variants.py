@@ -210,6 +210,7 @@ def test_draw_exploit_measures_a_named_variant(capsys) -> None:
 def test_a_config_takes_a_variant_name_for_the_numbers(name: str) -> None:
     settings = build(VariantSettings, {"variant": name})
     assert settings.game() == DrawGame.named(name) and settings.max_pip == NUMBERS[name]["max_pip"]
+    assert settings.game() is settings.game()  # built once, when the keys are checked
     assert build(VariantSettings, {"variant": name, **NUMBERS[name]}).game() == DrawGame.named(name)
 
 
