@@ -319,3 +319,24 @@ def test_draw_web_offers_the_named_variants_to_its_page(tmp_path) -> None:
     assert answer.status_code == 201 and answer.json()["variant"] == NUMBERS["micro"]
     refused = client.post("/api/games", json={"seats": ["person", "heaviest"], "variant": "micro", "protected": 0})
     assert refused.status_code == 400 and "whose protected is 2, but protected is 0" in refused.json()["error"]
+
+
+def test_the_reports_curves_read_exactness_from_the_records(tmp_path, monkeypatch) -> None:
+    pytest.importorskip("matplotlib")
+    from types import SimpleNamespace
+
+    import matplotlib.axes
+
+    from train.bench import report
+
+    labels: list[str] = []
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_ylabel", lambda axis, text, *a, **k: labels.append(text))
+    point = SimpleNamespace(cpu_seconds=1.0, score=-0.5)
+
+    def record(game: str, metric: str) -> SimpleNamespace:
+        return SimpleNamespace(game={"name": game, "num_players": 2}, curve=[point], algorithm="cfr", seed=0,
+                               final=SimpleNamespace(metric=metric))
+
+    # A game of any name measured exactly, then the seeds' game: each axis says its own measure.
+    report._curves([record("tiny", "exploitability"), record("draw2", "panel_score")], tmp_path)
+    assert labels == ["-exploitability", "zero-sum points/hand vs panel"]
