@@ -76,7 +76,7 @@ from draw_env.checks import MAX_SEED
 from draw_env.commands import error_line
 from draw_env.render import _PIPS
 from draw_env.replay import html_page
-from draw_env.rules import LANGUAGES
+from draw_env.rules import LANGUAGES, VARIANTS
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from draw_env.untrusted import UntrustedInputError, loads_json
 
@@ -233,6 +233,7 @@ def create_app(store: GameStore, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starl
                 "languages": list(LANGUAGES),
                 "pips": {str(value): [list(cell) for cell in cells] for value, cells in _PIPS.items()},
                 "limits": {"minPip": MIN_PIP, "maxPip": MAX_PIP, "maxSeed": MAX_SEED},
+                "variants": {name: numbers._asdict() for name, numbers in VARIANTS.items()},
             }
         )
 
