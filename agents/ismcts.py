@@ -34,12 +34,14 @@ the hand's points: the score and target blocks are not used.
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 
 import numpy as np
 
 from agents.base import SEARCH_VALUE_UNIT, Observation, ValueSearchAgent, num_players
+from agents.compiled_search.weights import DEFAULT_CANDIDATES, MAX_CANDIDATES, load_location_model
 from draw_env.checks import check_int, check_number
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
 from draw_env.rules import DRAW, NUM_ACTIONS, PROTECTED_BONEYARD, DrawState, PlayerView
@@ -86,15 +88,25 @@ class SearchAgent(ValueSearchAgent):
         protected: the variant's protected boneyard tiles, which an observation does not always
             show (``None``: read from the observation when it can be, else guessed; docs/agents.md).
             A search that plays only the seeds' game (:attr:`seeds_game_only`) takes ``None`` or 2.
+        inference: a hidden-tile model file that weights the determinizations by where it says the
+            hidden tiles lie (:func:`agents.compiled_search.weights.load_location_model`, read once
+            here), or ``None`` for the uniform deals. A search that deals only uniformly
+            (:attr:`weighted_deals` False) takes ``None``.
+        candidates: deals drawn per determinization, one of them kept in proportion to the model's
+            weight (1 to :data:`~agents.compiled_search.weights.MAX_CANDIDATES`; 1, or no model: the
+            uniform deals).
 
     Raises:
-        ValueError: if an argument is out of range; the message names it and the allowed values.
+        ValueError: if an argument is out of range (the message names it and the allowed values)
+            or the ``inference`` file is not a model (naming it).
     """
 
     #: Simulations per decision when neither budget is given.
     default_simulations = DEFAULT_SIMULATIONS
     #: The search reads only the seeds' game (its ``protected`` can only be theirs).
     seeds_game_only = False
+    #: The search can weight its deals by a hidden-tile model (``inference``).
+    weighted_deals = True
 
     def __init__(
         self,
@@ -104,6 +116,8 @@ class SearchAgent(ValueSearchAgent):
         rollout_randomness: float = 0.25,
         seed: int | None = None,
         protected: int | None = None,
+        inference: str | os.PathLike[str] | None = None,
+        candidates: int = DEFAULT_CANDIDATES,
     ) -> None:
         super().__init__(seed)
         if simulations is None and seconds is None:
@@ -122,6 +136,15 @@ class SearchAgent(ValueSearchAgent):
                 f"protected must be None or {PROTECTED_BONEYARD} (the seeds' game: this search plays no "
                 f"other), got {protected}; the compiled 'ismcts' plays every variant"
             )
+        self.candidates = check_int("candidates", candidates, minimum=1, maximum=MAX_CANDIDATES)
+        if inference is not None and not self.weighted_deals:
+            raise ValueError(
+                f"inference must be None (this search deals uniformly), got {inference!r}; the compiled "
+                "'ismcts' weights its deals by a hidden-tile model"
+            )
+        #: The model's file, named by errors at a decision (a model of another game).
+        self.inference = inference
+        self.model = None if inference is None else load_location_model(inference)
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:  # pragma: no cover - abstract
         """Search from ``view`` (a view of the player to act, or its observation dict) and return
@@ -151,11 +174,13 @@ class _Node:
 class ISMCTSAgent(SearchAgent):
     """Single-observer ISMCTS with paired root actions and heaviest-first rollouts, in pure Python
     (``agents.make("ismcts_python")``); the arguments are :class:`SearchAgent`'s. It plays only
-    the seeds' game (the compiled :class:`agents.ismcts_compiled.CompiledISMCTSAgent` plays every
-    variant)."""
+    the seeds' game and deals only uniformly (the compiled
+    :class:`agents.ismcts_compiled.CompiledISMCTSAgent` plays every variant and weights its deals
+    by a hidden-tile model)."""
 
     name = "ismcts"
     seeds_game_only = True
+    weighted_deals = False
 
     def action_values(self, view: PlayerView | Observation) -> dict[int, float]:
         """Search from ``view`` and return each legal root action's mean backed-up value.

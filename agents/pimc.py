@@ -2,11 +2,11 @@
 
 For each decision the agent deals ``worlds`` *worlds*: the tiles it cannot see are dealt
 consistently with what it knows (opponents' hand sizes and the values they showed they lack by
-passing), with the compiled search's sampler :func:`agents.ismcts_compiled.determinize`, and the
+passing), with the compiled search's sampler :func:`agents.compiled_search.deals.determinize`, and the
 boneyard gets the rest in a random order. In a world every hand is known and the boneyard order is
 fixed, so each draw gives a known tile: the world is a deterministic game of perfect information.
 With a model of where the hidden tiles lie (``inference``), each world is the one of ``candidates``
-deals kept by :func:`agents.ismcts_compiled.weighted_determinize` (importance resampling). Each
+deals kept by :func:`agents.compiled_search.deals.weighted_determinize` (importance resampling). Each
 world is solved by alpha-beta search for every root action, and the agent plays the action with
 the best mean value over the worlds (ties: the lowest action id).
 
@@ -60,18 +60,12 @@ from numba import njit
 
 from agents.base import Observation, ValueSearchAgent
 from agents.baselines import placements_or_forced_of
+from agents.compiled_search.deals import weighted_determinize
+from agents.compiled_search.information import information_set
+from agents.compiled_search.playout import rollout, zero_sum
+from agents.compiled_search.sets import PIPS_OF_SET
+from agents.compiled_search.weights import DEFAULT_CANDIDATES, MAX_CANDIDATES, load_location_model, weighting
 from agents.ismcts import MAX_PROTECTED, MAX_SECONDS
-from agents.ismcts_compiled import (
-    DEFAULT_CANDIDATES,
-    MAX_CANDIDATES,
-    PIPS_OF_SET,
-    information_set,
-    load_location_model,
-    rollout,
-    weighted_determinize,
-    weighting,
-    zero_sum,
-)
 from draw_env import engine as E
 from draw_env.checks import check_int, check_number
 from draw_env.rules import PlayerView
@@ -455,10 +449,10 @@ class PIMCAgent(ValueSearchAgent):
         seed: seeds every decision's deals; ``None`` for fresh entropy.
         protected: the variant's protected boneyard tiles, which an observation does not always
             show (``None``: read from the observation when it can be, else guessed; docs/agents.md).
-        inference: a hidden-tile model file (:func:`agents.ismcts_compiled.load_location_model`,
+        inference: a hidden-tile model file (:func:`agents.compiled_search.weights.load_location_model`,
             read once here), or ``None`` for the uniform deals.
         candidates: deals drawn per world, one of them kept in proportion to the model's weight
-            (1 to :data:`agents.ismcts_compiled.MAX_CANDIDATES`; 1, or no model: the uniform deals).
+            (1 to :data:`agents.compiled_search.weights.MAX_CANDIDATES`; 1, or no model: the uniform deals).
 
     Raises:
         ValueError: if an argument is out of range (the message names it and the allowed values)

@@ -21,6 +21,7 @@ from arena.options import (
     add_obs_type_argument,
     add_variant_arguments,
     check_plays_variant,
+    variant_numbers_of,
     variant_of,
 )
 from arena.results import GAME_NOUNS
@@ -162,9 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seatings": args.seatings,
             "records": args.records,
             "batched": not args.step_by_step,
-            "max_pip": args.max_pip,
-            "hand_size": args.hand_size,
-            "protected": args.protected,
+            **variant_numbers_of(args),
             "obs_type": args.obs_type,
         }
         if 2 <= num_players <= 4:  # else evaluate() names the problem

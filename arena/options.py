@@ -3,7 +3,8 @@
 
 Each of the three takes the table size and the number of games its own way and the rest as
 keyword :class:`RunSettings`, from which it builds one :class:`RunOptions`. The variant is read
-the same way by ``draw-eval`` and ``draw-play`` (:func:`add_variant_arguments`, :func:`variant_of`),
+the same way by ``draw-eval``, ``draw-play`` and ``draw-exploit`` (:func:`add_variant_arguments`,
+:func:`variant_of`: ``--variant NAME`` or the three numbers),
 and only agents that play it take a seat (:func:`check_plays_variant`).
 """
 
@@ -13,14 +14,23 @@ import argparse
 import itertools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
 import agents
 from agents.inputs import OBS_TYPES
 from draw_env.checks import MAX_SEED, check_bool, check_choice, check_int
-from draw_env.rules import EPISODES, PLAYER_COUNTS, PROTECTED_BONEYARD, DrawGame
+from draw_env.rules import (
+    DEFAULT_VARIANT,
+    EPISODES,
+    PLAYER_COUNTS,
+    PROTECTED_BONEYARD,
+    VARIANTS,
+    DrawGame,
+    Variant,
+    variant_numbers,
+)
 from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP
 
 SEATINGS = ("rotations", "permutations")
@@ -128,14 +138,26 @@ def seatings_for(num_players: int, scheme: str) -> list[tuple[int, ...]]:
     return list(itertools.permutations(base))
 
 
-def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--max-pip``, ``--hand-size`` and ``--protected``: the variant played (draw-eval, draw-play)."""
-    group = parser.add_argument_group("variant (default: the seeds' game)")
-    group.add_argument("--max-pip", type=int, default=6, help="the double-N set, N in 2..9 (default 6)")
-    group.add_argument(
-        "--hand-size", type=int, default=None, help="tiles dealt to each player (default 7, or 6 with 4 players)"
+def add_variant_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """``--variant`` or ``--max-pip``, ``--hand-size`` and ``--protected``: the variant played
+    (draw-eval, draw-play, draw-exploit; read by :func:`variant_numbers_of`). ``required``: no
+    default game (draw-exploit: the seeds' game has no tree to enumerate)."""
+    title = "required: --variant, or --max-pip and --hand-size" if required else "default: the seeds' game"
+    group = parser.add_argument_group(f"variant ({title})")
+    named = ", ".join(
+        f"{name} (double-{v.max_pip}, {'7 or 6' if v.hand_size is None else v.hand_size} each, {v.protected} protected)"
+        for name, v in VARIANTS.items()
     )
-    group.add_argument("--protected", type=int, default=2, help="boneyard tiles never drawn (default 2)")
+    group.add_argument("--variant", metavar="NAME", default=None, help=f"a named variant instead of the numbers: {named}")
+    # None: not given (the default, or the variant's number with --variant).
+    group.add_argument(
+        "--max-pip", type=int, default=None, help="the double-N set, N in 2..9" + ("" if required else " (default 6)")
+    )
+    group.add_argument(
+        "--hand-size", type=int, default=None,
+        help="tiles dealt to each player" + ("" if required else " (default 7, or 6 with 4 players)"),
+    )
+    group.add_argument("--protected", type=int, default=None, help="boneyard tiles never drawn (default 2)")
 
 
 def add_obs_type_argument(parser: argparse.ArgumentParser, meaning: str | None = None) -> None:
@@ -151,21 +173,42 @@ def add_obs_type_argument(parser: argparse.ArgumentParser, meaning: str | None =
     )
 
 
+#: The variant flags by the argument they give.
+_VARIANT_FLAGS = {"variant": "--variant", "max_pip": "--max-pip", "hand_size": "--hand-size", "protected": "--protected"}
+
+
+def variant_numbers_of(args: argparse.Namespace) -> dict[str, Any]:
+    """``max_pip``, ``hand_size`` and ``protected`` of the variant flags (:func:`add_variant_arguments`):
+    ``--variant``'s, or the numbers given (the seeds' game's where not), each checked under its flag's name.
+
+    Raises:
+        ValueError: one line naming the flag; an unknown name names the known ones, and a number
+            that is not ``--variant``'s names both flags.
+    """
+    if args.max_pip is not None:
+        check_int("--max-pip", args.max_pip, minimum=MIN_PIP, maximum=MAX_PIP)
+    if args.hand_size is not None:
+        check_int("--hand-size", args.hand_size, minimum=1)
+    if args.protected is not None:
+        check_int("--protected", args.protected, minimum=0)
+    given = {key: getattr(args, key) for key in Variant._fields if getattr(args, key) is not None}
+    if args.variant is not None:
+        return variant_numbers(args.variant, given, _VARIANT_FLAGS)
+    return {**DEFAULT_VARIANT, **given}
+
+
 def variant_of(args: argparse.Namespace, num_players: int) -> DrawGame:
-    """The game of the variant flags, each checked under its flag's name.
+    """The game of the variant flags (:func:`variant_numbers_of`) for ``num_players`` seats.
 
     Raises:
         ValueError: one line naming the flag, or all three numbers when the deal does not fit the set.
     """
-    check_int("--max-pip", args.max_pip, minimum=MIN_PIP, maximum=MAX_PIP)
-    if args.hand_size is not None:
-        check_int("--hand-size", args.hand_size, minimum=1)
-    check_int("--protected", args.protected, minimum=0)
+    numbers = variant_numbers_of(args)
     try:
-        return DrawGame(num_players, args.max_pip, args.hand_size, args.protected)
+        return DrawGame(num_players, **numbers)
     except ValueError as error:
-        raise ValueError(f"--hand-size, --protected: {error}") from None
-
+        flags = f"--variant {args.variant}" if args.variant is not None else "--hand-size, --protected"
+        raise ValueError(f"{flags}: {error}") from None
 
 
 class RunSettings(TypedDict, total=False):
@@ -226,6 +269,8 @@ class RunOptions:
     hand_size: int | None = None
     protected: int = PROTECTED_BONEYARD
     obs_type: str | None = None
+    #: The game every table plays: the players and the variant.
+    game: DrawGame = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         checked = {
@@ -243,20 +288,16 @@ class RunOptions:
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)  # the plain Python value of each check
+        # The game, built once here: every table, the deals and the results read this one.
         game = DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+        object.__setattr__(self, "game", game)
         for name, value in game.variant.items():  # hand_size resolved, None -> 7 or 6
             object.__setattr__(self, name, value)
 
     @property
     def variant(self) -> dict[str, int] | None:
         """The variant's ``max_pip``, ``hand_size`` and ``protected``; None for the seeds' game."""
-        game = self.game
-        return None if game.is_default else game.variant
-
-    @property
-    def game(self) -> DrawGame:
-        """The game every table plays: the players and the variant."""
-        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+        return None if self.game.is_default else self.game.variant
 
     @property
     def replays_per_deal(self) -> int:

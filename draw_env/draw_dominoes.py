@@ -68,12 +68,12 @@ from draw_env.rules import (
     NUM_ACTIONS,
     PLAYER_COUNTS,
     REWARDS,
-    DrawGame,
     DrawState,
     IllegalActionError,
     check_reward_episode,
     hand_rewards,
     illegal_move_penalty,
+    variant_game,
 )
 
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -110,6 +110,9 @@ class raw_env(AECEnv):
         obs_type: what ``observation`` holds: ``"observation"`` (the default; what the player
             sees now) or ``"information_state"`` (that observation followed by when the player drew
             each tile and the hand's actions in order: perfect recall; :func:`draw_env.observation.information_layout`).
+        variant: a named variant of :data:`draw_env.rules.VARIANTS` (``"micro"``, ``"mini"``,
+            ``"midi"``, ``"draw"``) instead of the three numbers; a number left at its default
+            takes the variant's, any other must be the variant's own (else ``ValueError``).
 
     Copies (``copy.deepcopy``, ``pickle``, ``cloudpickle``) hold the whole running game, the deal
     RNG included: a copy continues exactly like the original under the same actions, and the two
@@ -136,6 +139,8 @@ class raw_env(AECEnv):
         hand_size: int | None = None,
         protected: int = 2,
         obs_type: str = "observation",
+        *,
+        variant: str | None = None,
     ) -> None:
         super().__init__()
         num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
@@ -145,7 +150,7 @@ class raw_env(AECEnv):
         check_choice("render_mode", render_mode, (None, *RENDER_MODES))
         check_choice("lang", lang, LANGUAGES)
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
-        self.game = DrawGame(num_players, max_pip, hand_size, protected)
+        self.game = variant_game(num_players, variant, max_pip, hand_size, protected)
         self.episode = episode
         self.reward_scheme = reward
         self.render_mode = render_mode

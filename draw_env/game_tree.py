@@ -20,6 +20,7 @@ random paths of the tree through the rules and compare every node.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -225,6 +226,16 @@ def _random_deals(game: DrawGame, count: int, rng: np.random.Generator) -> np.nd
 def tree_bytes(nodes: int) -> int:
     """The memory a tree of ``nodes`` nodes takes, with what a best response adds."""
     return nodes * NODE_BYTES
+
+
+@functools.lru_cache(maxsize=64)
+def exactly_measurable(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> bool:
+    """Whether one hand of ``game`` can be measured exactly: two players (:func:`check_tree_game`)
+    and a tree that :func:`build_tree` does not refuse at first sight, its estimated size
+    (:func:`estimate_nodes`, a fixed sample: the same answer every time) within ``max_bytes``.
+    ``micro`` and ``mini`` are (``mini`` at about 3.7 GiB of the default 4 GiB), ``midi`` and the
+    seeds' game are not."""
+    return game.num_players == 2 and tree_bytes(estimate_nodes(game)) <= max_bytes
 
 
 def build_tree(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:

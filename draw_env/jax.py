@@ -51,10 +51,10 @@ from draw_env.rules import (
     EPISODES,
     PROTECTED_BONEYARD,
     REWARDS,
-    DrawGame,
     check_reward_episode,
     illegal_move_penalty,
     next_opener,
+    variant_game,
 )
 
 #: Bits in a mask word (int32: JAX's default integer with 64-bit types off).
@@ -384,6 +384,9 @@ class DrawDominoes:
             ``state.observation`` and :meth:`observe` give, as the AEC environment's argument of
             that name (the observation, then the player's deal and the hand's actions in order;
             the state then keeps the hand's history).
+        variant: a named variant of :data:`draw_env.rules.VARIANTS` (``"micro"``, ``"mini"``,
+            ``"midi"``, ``"draw"``) instead of the three numbers; a number left at its default
+            takes the variant's, any other must be the variant's own (else ``ValueError``).
 
     Raises:
         ValueError: for a bad argument, naming it and the allowed values.
@@ -401,13 +404,15 @@ class DrawDominoes:
         hand_size: int | None = None,
         protected: int = PROTECTED_BONEYARD,
         obs_type: str = "observation",
+        *,
+        variant: str | None = None,
     ) -> None:
         self.num_players = check_choice("num_players", num_players, (2, 3, 4))
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward = check_choice("reward", reward, REWARDS)
         check_reward_episode(self.reward, self.episode)
-        game = DrawGame(self.num_players, max_pip=max_pip, hand_size=hand_size, protected=protected)
+        game = variant_game(self.num_players, variant, max_pip, hand_size, protected)
         self.game = game
         self.hand_size = game.hand_size
         self.target = game.target

@@ -5,7 +5,9 @@ module over 600 lines that is long on purpose: every game fact lives here once, 
 faster twin is checked against a single reference. Read it top to bottom:
 
 * :class:`DrawGame` holds the parameters: players, and the variant (the set, the hand size, the
-  protected boneyard tiles); from them the match target and the action ids.
+  protected boneyard tiles); from them the match target and the action ids. The named variants
+  (:data:`VARIANTS`: ``micro``, ``mini``, ``midi``, ``draw``) are presets of the three numbers,
+  which :meth:`DrawGame.named` and :func:`variant_game` read.
 * :class:`DrawState` is one position: the hand in play and the match around it. It offers
   ``legal_actions``, ``apply_action``, the hand's :class:`HandResult` and the match scores.
 * :class:`PlayerView` is what one player knows. ``PlayerView.sample_state`` deals the hidden
@@ -26,9 +28,9 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from draw_env import tiles
 from draw_env.checks import check_choice, check_int, is_integer
@@ -244,6 +246,15 @@ class DrawGame:
         for name, value in fields.items():
             object.__setattr__(self, name, value)
 
+    @classmethod
+    def named(cls, variant: str, num_players: int = 2) -> DrawGame:
+        """The named variant ``variant`` of :data:`VARIANTS` for ``num_players`` seats.
+
+        Raises:
+            ValueError: naming an unknown variant and the known ones, or a deal that does not fit.
+        """
+        return cls(num_players, **variant_numbers(variant, {}))
+
     @property
     def num_tiles(self) -> int:
         """T, the tiles of the set."""
@@ -330,6 +341,89 @@ class DrawGame:
 
 #: The seeds' game with two players.
 DEFAULT_GAME = DrawGame()
+
+
+class Variant(NamedTuple):
+    """A named variant's three numbers, :class:`DrawGame`'s arguments of the same names."""
+
+    max_pip: int
+    hand_size: int | None
+    protected: int
+
+
+#: The named variants: a name stands for these three numbers wherever a variant is taken
+#: (``variant="mini"``, ``--variant mini``, ``variant: mini``); the players are given apart.
+#: ``draw`` is the seeds' game (``hand_size`` None: 7 tiles each with 2 or 3 players, 6 with 4);
+#: ``micro`` and ``mini`` are small enough for exact measures, ``midi`` is ``mini`` with the
+#: seeds' two protected tiles. A new named variant is one line here.
+VARIANTS: dict[str, Variant] = {
+    "micro": Variant(max_pip=2, hand_size=1, protected=2),
+    "mini": Variant(max_pip=3, hand_size=3, protected=3),
+    "midi": Variant(max_pip=3, hand_size=3, protected=2),
+    "draw": Variant(max_pip=DEFAULT_MAX_PIP, hand_size=None, protected=PROTECTED_BONEYARD),
+}
+#: The numbers a variant takes when neither they nor a name are given: the seeds' game.
+DEFAULT_VARIANT: dict[str, int | None] = VARIANTS["draw"]._asdict()
+
+
+def check_variant(name: object, label: str = "variant") -> str:
+    """``name`` if it is one of :data:`VARIANTS`.
+
+    Raises:
+        ValueError: naming ``label``, ``name`` and the known variants.
+    """
+    if not isinstance(name, str) or name not in VARIANTS:
+        shown = repr(name) if len(repr(name)) <= 60 else repr(name)[:60] + "..."  # a client's text may be long
+        raise ValueError(f"{label} must be a named variant ({', '.join(VARIANTS)}), got {shown}")
+    return name
+
+
+def variant_numbers(variant: object, given: Mapping[str, Any], names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The three numbers of the named ``variant``, where ``given`` holds the numbers also given
+    (only those the caller was given: a number left at its default is not given). A given number
+    must be the variant's own.
+
+    Args:
+        variant: a name of :data:`VARIANTS`.
+        given: some of ``max_pip``, ``hand_size``, ``protected``.
+        names: how the caller spells ``variant`` and each number in messages (a flag, a config
+            key); default the argument names.
+
+    Raises:
+        ValueError: for an unknown name (naming the known ones), or a given number that is not the
+            variant's (naming both).
+    """
+    names = names or {}
+    numbers = VARIANTS[check_variant(variant, names.get("variant", "variant"))]._asdict()
+    for key, value in given.items():
+        # The same number, of an integer type (np.int64(3) is 3; True and 3.0 are not).
+        if not (value is None if numbers[key] is None else is_integer(value) and value == numbers[key]):
+            raise ValueError(
+                f"{names.get('variant', 'variant')} is {variant!r}, whose {key} is {numbers[key]!r}, but "
+                f"{names.get(key, key)} is {value!r}: give the name or the numbers"
+            )
+    return numbers
+
+
+def variant_game(
+    num_players: int = 2,
+    variant: str | None = None,
+    max_pip: int = DEFAULT_MAX_PIP,
+    hand_size: int | None = None,
+    protected: int = PROTECTED_BONEYARD,
+) -> DrawGame:
+    """The game of an environment's arguments: the named ``variant`` or the three numbers (the
+    defaults: the seeds' game). With a name, a number left at its default takes the variant's and
+    any other must be the variant's own.
+
+    Raises:
+        ValueError: naming the argument; a name and a number that disagree name both.
+    """
+    if variant is None:
+        return DrawGame(num_players, max_pip, hand_size, protected)
+    numbers = {"max_pip": max_pip, "hand_size": hand_size, "protected": protected}
+    given = {key: value for key, value in numbers.items() if value != DEFAULT_VARIANT[key]}
+    return DrawGame(num_players, **variant_numbers(variant, given))
 
 
 @dataclass(frozen=True)

@@ -32,10 +32,10 @@ from draw_env.rules import (
     PLAYER_COUNTS,
     PROTECTED_BONEYARD,
     REWARDS,
-    DrawGame,
     IllegalActionError,
     action_name,
     check_reward_episode,
+    variant_game,
 )
 from draw_env.tiles import DEFAULT_MAX_PIP
 
@@ -107,6 +107,7 @@ class GameOptions(TypedDict, total=False):
     max_pip: int
     hand_size: int | None
     protected: int
+    variant: str | None
 
 
 class DrawVectorEnv:
@@ -127,6 +128,9 @@ class DrawVectorEnv:
             hand's actions in order); each game then keeps its hand's history in its state.
         parallel: step the games on all numba threads (``prange``). Off by default: it pays only
             on idle cores; on a shared machine a thread that waits for a core stalls every step.
+        variant: a named variant of :data:`draw_env.rules.VARIANTS` (``"micro"``, ``"mini"``,
+            ``"midi"``, ``"draw"``) instead of the three numbers; a number left at its default
+            takes the variant's, any other must be the variant's own (else ``ValueError``).
 
     The arrays each call returns are new: the environment never writes them again. The conventions
     (auto-reset, ended games, seeding) are in ``docs/engine.md``. A bad argument is a
@@ -157,6 +161,7 @@ class DrawVectorEnv:
         obs_type: str = "observation",
         *,
         parallel: bool = False,
+        variant: str | None = None,
     ) -> None:
         self.num_envs = check_int("num_envs", num_envs, minimum=1)
         self.num_players = check_choice("num_players", num_players, PLAYER_COUNTS)
@@ -166,7 +171,7 @@ class DrawVectorEnv:
         self.autoreset = check_bool("autoreset", autoreset)
         self.parallel = check_bool("parallel", parallel)
         self.obs_type = check_choice("obs_type", obs_type, OBS_TYPES)
-        self.game = game = DrawGame(self.num_players, max_pip, hand_size, protected)
+        self.game = game = variant_game(self.num_players, variant, max_pip, hand_size, protected)
         self._match = self.episode == "match"
         self._scheme = REWARDS.index(self.reward)
         self._information = information = self.obs_type == "information_state"

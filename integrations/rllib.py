@@ -43,7 +43,7 @@ SELF = "self"
 #: Each plays every variant.
 BASELINES = ("random", "random_forced", "heaviest", "variety")
 #: The env config keys :class:`DrawMultiAgentEnv` takes.
-ENV_KEYS = ("num_players", "max_pip", "hand_size", "protected", "episode", "reward", "reward_scale", "obs_type")
+ENV_KEYS = ("num_players", "variant", "max_pip", "hand_size", "protected", "episode", "reward", "reward_scale", "obs_type")
 
 
 def spaces(game: DrawGame, obs_type: str = DEFAULT_OBS_TYPE) -> tuple[gymnasium.spaces.Dict, gymnasium.spaces.Discrete]:
@@ -67,8 +67,8 @@ OBSERVATION_SPACE, ACTION_SPACE = spaces(DrawGame(2))
 class DrawMultiAgentEnv(MultiAgentEnv):
     """The AEC env (``draw_env.env``) as an RLlib ``MultiAgentEnv``: one acting agent per step.
 
-    ``config`` keys (all optional): ``num_players`` (2), the variant ``max_pip``, ``hand_size``,
-    ``protected`` (the seeds' game), ``episode`` (``"hand"``), ``reward`` (``"zero_sum"``),
+    ``config`` keys (all optional): ``num_players`` (2), the variant: its name ``variant`` or
+    ``max_pip``, ``hand_size``, ``protected`` (the seeds' game), ``episode`` (``"hand"``), ``reward`` (``"zero_sum"``),
     ``obs_type`` (``"observation"``) as in :func:`draw_env.env`, and ``reward_scale`` (0.02: every reward is multiplied by it, so a
     50-point hand is worth 1).
 

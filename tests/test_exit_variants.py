@@ -107,3 +107,11 @@ def test_defaults_stay_the_seeds_match_and_sizes_follow_the_variant() -> None:
     assert mini.game() == DrawGame(2, max_pip=3, hand_size=3, protected=3) and mini.episode == "hand"
     assert decision_bytes("extended", mini.game()) < decision_bytes("extended")
     assert search_nodes(100, 1, mini.game()) < search_nodes(100, 1)
+
+
+def test_the_memory_estimate_counts_the_compiled_searchs_nodes_per_simulation() -> None:
+    # The config keeps its own copy so that it loads without numba.
+    from agents.compiled_search.tree import NODES_PER_SIMULATION
+    from train.exit.config import SEARCH_NODES_PER_SIMULATION
+
+    assert SEARCH_NODES_PER_SIMULATION == NODES_PER_SIMULATION

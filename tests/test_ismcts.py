@@ -187,3 +187,16 @@ def test_determinizations_exist_for_a_tightly_constrained_view() -> None:
             assert state.hands[seat].bit_count() == view.hand_counts[seat]
             assert not state.hands[seat] & ~view.allowed(seat)
         assert len(state.boneyard) == 2
+
+
+def test_the_python_search_takes_the_search_arguments_and_refuses_a_hidden_tile_model() -> None:
+    # Both searches take one argument list (agents.ismcts.SearchAgent's): the pure-Python one deals
+    # uniformly only, so it refuses a model before reading any file, as it refuses another variant.
+    with pytest.raises(ValueError, match="inference must be None .this search deals uniformly., got 'no-such.npz'"):
+        agents.make("ismcts_python", inference="no-such.npz")
+    with pytest.raises(ValueError, match=r"candidates must be an integer in \[1, 4096\], got 0"):
+        agents.make("ismcts_python", candidates=0)
+    agent = agents.make("ismcts_python", candidates=3, simulations=20, seed=0)
+    assert isinstance(agent, ISMCTSAgent) and agent.model is None and agent.candidates == 3
+    with pytest.raises(ValueError, match="inference=no-such.npz"):
+        agents.make("ismcts", inference="no-such.npz")

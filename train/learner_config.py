@@ -9,15 +9,15 @@ table, the games, the rewards, the features and the MaskablePPO hyper-parameters
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from agents.inputs import OBS_TYPES, input_size
 from arena.options import check_specs_play_variant, table_obs_type
 from arena.specs import parse_agent_spec
 from draw_env.features import FEATURES
-from draw_env.rules import DrawGame, reward_fits_episode
+from draw_env.rules import VARIANTS, DrawGame, Variant, reward_fits_episode, variant_numbers
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from train.config import (
     BASELINES,
@@ -76,25 +76,45 @@ class PPOSettings(Section):
 
 class VariantSettings(Section):
     """The table and the variant a pipeline plays (the defaults: the seeds' game), held once for
-    every pipeline that trains on variants (the learner pipelines and expert iteration)."""
+    every pipeline that trains on variants (the learner pipelines and expert iteration).
+
+    ``variant`` names a variant of :data:`draw_env.rules.VARIANTS` (``variant: mini``) instead of
+    the three numbers, which then take its values; a number also given must be the variant's own."""
 
     num_players: Literal[2, 3, 4] = 2
+    variant: str | None = Field(None, description=f"a named variant ({', '.join(VARIANTS)}) or null (the numbers)")
     max_pip: int = integer(6, MIN_PIP, MAX_PIP)
     hand_size: int | None = Field(None, ge=1, le=55, description="an integer in [1, 55], or null (the seeds' deal)")
     protected: int = integer(2, 0, 55)
+    #: The game of the keys, built once when they are checked.
+    _game: DrawGame = PrivateAttr()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_variant(cls, data: Any) -> Any:
+        """``variant: NAME`` gives the three numbers; a number also given that is not the
+        variant's is refused in one line naming both keys."""
+        if not isinstance(data, Mapping) or data.get("variant") is None:
+            return data
+        given = {key: data[key] for key in Variant._fields if key in data}
+        try:
+            numbers = variant_numbers(data["variant"], given, {key: f"config key {key!r}" for key in ("variant", *given)})
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        return {**data, **numbers}
 
     @model_validator(mode="after")
     def _a_game(self) -> VariantSettings:
         """The keys make a game, else one line naming them."""
         try:
-            self.game()
+            self._game = DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
         except ValueError as error:
             raise ConfigError(f"config keys max_pip, hand_size, protected: {error}") from None
         return self
 
     def game(self) -> DrawGame:
         """The variant played (the defaults: the seeds' game)."""
-        return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
+        return self._game
 
     def check_variant_agents(self, key: str, specs: Iterable[str], obs_type: str | None = None) -> None:
         """Refuse, as one line naming ``key``, an agent of ``specs`` that cannot play the variant,

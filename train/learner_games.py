@@ -126,7 +126,7 @@ class LearnerGames:
             random legal play.
         seed: seeds the deals, the seats, the pool draws and the sampled opponents until
             ``reset(seed=...)`` seeds them anew (``None``: fresh entropy).
-        game_options: ``episode``, ``reward`` and the variant (``max_pip``, ``hand_size``, ``protected``),
+        game_options: ``episode``, ``reward`` and the variant (``variant``, or ``max_pip``, ``hand_size``, ``protected``),
             passed to :class:`draw_env.vector.DrawVectorEnv` (:class:`draw_env.vector.GameOptions`;
             the defaults: hands scored ``zero_sum`` in the seeds' game).
 

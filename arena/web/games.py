@@ -43,7 +43,17 @@ from draw_env import describe
 from draw_env.checks import MAX_SEED
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
-from draw_env.rules import EPISODES, LANGUAGES, PLAYER_COUNTS, WORDS, DrawGame, DrawState, action_name
+from draw_env.rules import (
+    DEFAULT_VARIANT,
+    EPISODES,
+    LANGUAGES,
+    PLAYER_COUNTS,
+    WORDS,
+    DrawGame,
+    DrawState,
+    action_name,
+    variant_numbers,
+)
 from draw_env.tiles import MAX_PIP, MIN_PIP, tiles_in
 
 #: The seat text that means a person plays it (the page's own word, in any case).
@@ -114,8 +124,9 @@ def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
     """The :class:`Setup` a client's JSON object asks for, every field checked.
 
     Fields: ``seats`` (2 to 4 strings: ``"person"``, an agent spec as ``draw-eval`` takes it, or
-    a name the server was started with, ``--agent NAME=AGENT``), ``episode``, ``max_pip``,
-    ``hand_size``, ``protected``, ``seed`` (absent: random), ``lang``, ``hint``. An agent spec
+    a name the server was started with, ``--agent NAME=AGENT``), ``episode``, ``variant`` (a name
+    of :data:`draw_env.rules.VARIANTS`) or ``max_pip``, ``hand_size``, ``protected``, ``seed``
+    (absent: random), ``lang``, ``hint``. An agent spec
     from the client may not name a file (``path=``): files are named only on the command line;
     and its agent and budget must be among those a page may ask for (:mod:`arena.web.budgets`).
 
@@ -125,7 +136,7 @@ def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
     named = named or {}
     if not isinstance(data, Mapping):
         raise ValueError("the set-up must be a JSON object")  # noqa: TRY004
-    unknown = sorted(set(data) - {"seats", "episode", "max_pip", "hand_size", "protected", "seed", "lang", "hint"})
+    unknown = sorted(set(data) - {"seats", "episode", "variant", "max_pip", "hand_size", "protected", "seed", "lang", "hint"})
     if unknown:
         raise ValueError(f"unknown set-up field {_short(unknown[0])}")
     seats = data.get("seats", list(DEFAULT_SEATS))
@@ -141,22 +152,28 @@ def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
     lang = data.get("lang", "en")
     if lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {', '.join(LANGUAGES)}, got {_short(lang)}")
-    max_pip = _field_int(data, "max_pip", 6, MIN_PIP, MAX_PIP)
-    hand_size = _field_int(data, "hand_size", None, 1, 55)
-    protected = _field_int(data, "protected", 2, 0, 55)
+    given = {
+        key: value for key, value in (
+            ("max_pip", _field_int(data, "max_pip", None, MIN_PIP, MAX_PIP)),
+            ("hand_size", _field_int(data, "hand_size", None, 1, 55)),
+            ("protected", _field_int(data, "protected", None, 0, 55)),
+        ) if value is not None
+    }
+    variant = data.get("variant")
+    # A named variant (one of draw_env.rules.VARIANTS, nothing else) or the numbers given.
+    numbers = {**DEFAULT_VARIANT, **given} if variant in (None, "") else variant_numbers(variant, given)
     seed = _field_int(data, "seed", None, 0, MAX_SEED)
     if seed is None:
         seed = secrets.randbelow(2**31)
-    assert max_pip is not None and protected is not None
     try:
-        game = DrawGame(len(texts), max_pip, hand_size, protected)
+        game = DrawGame(len(texts), **numbers)
     except ValueError as error:
         raise ValueError(f"max_pip, hand_size, protected: {error}") from None
     hint = data.get("hint")
     hint_text = default_hint(game) if hint in (None, "") else _spec_text("hint", hint)
     for key, text in [*((f"seats[{i}]", t) for i, t in enumerate(texts) if t != PERSON), ("hint", hint_text)]:
         _check_spec(key, text, game, named)
-    return Setup(tuple(texts), episode, max_pip, hand_size, protected, seed, lang, hint_text)
+    return Setup(tuple(texts), episode, game.max_pip, game.hand_size, game.protected, seed, lang, hint_text)
 
 
 def _check_spec(key: str, text: str, game: DrawGame, named: Mapping[str, str]) -> None:

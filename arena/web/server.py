@@ -75,7 +75,7 @@ from draw_env.checks import MAX_SEED
 from draw_env.commands import error_line
 from draw_env.render import _PIPS
 from draw_env.replay import html_page
-from draw_env.rules import LANGUAGES
+from draw_env.rules import LANGUAGES, VARIANTS
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from draw_env.untrusted import UntrustedInputError, loads_json
 
@@ -232,6 +232,7 @@ def create_app(store: GameStore, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starl
                 "languages": list(LANGUAGES),
                 "pips": {str(value): [list(cell) for cell in cells] for value, cells in _PIPS.items()},
                 "limits": {"minPip": MIN_PIP, "maxPip": MAX_PIP, "maxSeed": MAX_SEED},
+                "variants": {name: numbers._asdict() for name, numbers in VARIANTS.items()},
             }
         )
 
@@ -314,23 +315,24 @@ def create_app(store: GameStore, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starl
     return Starlette(routes=routes, middleware=middleware)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``host`` as an IP address, or ``None`` when it is a name."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host)
     except ValueError:
-        return False
+        return None
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` listens on this machine only (``localhost``, ``127.0.0.1``, ``::1``)."""
+    address = _address(host)
+    return host == "localhost" or (address is not None and address.is_loopback)
 
 
 def _is_wildcard(host: str) -> bool:
     """Whether listening on ``host`` listens on every address (``0.0.0.0``, ``::``)."""
-    if host == "":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_unspecified
-    except ValueError:
-        return False
+    address = _address(host)
+    return host == "" or (address is not None and address.is_unspecified)
 
 
 def host_text(host: str) -> str:
@@ -340,13 +342,12 @@ def host_text(host: str) -> str:
         ValueError: ``host`` is neither an address nor a host name (a wildcard, a port, a path...).
     """
     text = host.strip().lower()
-    try:
-        address = ipaddress.ip_address(text.strip("[]"))
-    except ValueError:
-        if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,62}\.?)*", text) or len(text) > 253:
-            raise ValueError(f"a host name or address, never a wildcard, got {host[:80]!r}") from None
-        return text
-    return f"[{address.compressed}]" if address.version == 6 else address.compressed
+    address = _address(text.strip("[]"))
+    if address is not None:
+        return f"[{address.compressed}]" if address.version == 6 else address.compressed
+    if not re.fullmatch(r"[a-z0-9]([a-z0-9-]{0,62}\.?)*", text) or len(text) > 253:
+        raise ValueError(f"a host name or address, never a wildcard, got {host[:80]!r}")
+    return text
 
 
 def _own_addresses() -> set[str]:

@@ -6,7 +6,10 @@ the game. Parameters (``pyspiel.load_game("python_draw_dominoes(players=3,episod
 seat reaches the target); ``reward`` ``"zero_sum"`` (default), ``"points"`` or ``"win_loss"``
 (matches only), as the AEC environment's, ``returns()`` being the sums of its rewards; and the
 variant, as :class:`~draw_env.rules.DrawGame`'s: ``max_pip`` (6), ``hand_size`` (0, the seeds'
-deal: OpenSpiel parameters cannot be ``None``) and ``protected`` (2).
+deal: OpenSpiel parameters cannot be ``None``) and ``protected`` (2), or its name, ``variant``
+(``""``, none; ``"mini"``: a name of :data:`draw_env.rules.VARIANTS`, whose numbers a number left
+at its default takes). The game's string names the numbers, so a variant given by name or by
+numbers is one game.
 
 Every random event (the opener lottery, the deal tile by tile, each draw) is an explicit chance
 node with exact probabilities, so ``state.history()`` reproduces a game exactly;
@@ -43,11 +46,13 @@ from draw_env.rules import (
     check_reward_episode,
     hand_rewards,
     next_opener,
+    variant_game,
 )
 from draw_env.tiles import DEFAULT_MAX_PIP
 
 SHORT_NAME = "python_draw_dominoes"
-#: The parameters and their defaults; ``hand_size=0`` is the seeds' deal (7 each, 6 with 4 players).
+#: The parameters and their defaults; ``hand_size=0`` is the seeds' deal (7 each, 6 with 4 players),
+#: ``variant=""`` no named variant.
 PARAMETERS: dict[str, Any] = {
     "players": 2,
     "episode": "hand",
@@ -55,6 +60,7 @@ PARAMETERS: dict[str, Any] = {
     "max_pip": DEFAULT_MAX_PIP,
     "hand_size": 0,
     "protected": PROTECTED_BONEYARD,
+    "variant": "",
 }
 #: The variant parameters, in the order the state text's variant line names them.
 VARIANT_PARAMETERS = ("max_pip", "hand_size", "protected")
@@ -115,10 +121,10 @@ def max_hand_length(game: DrawGame | int) -> int:
 
 def _variant_rules(players: int, params: dict[str, Any]) -> DrawGame:
     """The rules of ``players`` seats and the variant parameters of ``params`` (``hand_size=0``:
-    the seeds' deal).
+    the seeds' deal; ``variant=""``: no name).
 
     Raises:
-        ValueError: naming the parameter (see :class:`~draw_env.rules.DrawGame`).
+        ValueError: naming the parameter (see :func:`~draw_env.rules.variant_game`).
     """
     hand_size = params["hand_size"]
     if not is_integer(hand_size) or hand_size < 0:
@@ -126,10 +132,8 @@ def _variant_rules(players: int, params: dict[str, Any]) -> DrawGame:
             "hand_size must be an integer >= 0 (0: the seeds' deal, 7 tiles each or 6 with 4 players), "
             f"got {hand_size!r}"
         )
-    variant = {"max_pip": params["max_pip"], "protected": params["protected"]}
-    if hand_size:
-        variant["hand_size"] = int(hand_size)
-    return DrawGame(players, **variant)
+    name = params["variant"]
+    return variant_game(players, name if name != "" else None, params["max_pip"], int(hand_size) or None, params["protected"])
 
 
 def _describe_variant(variant: dict[str, int]) -> str:

@@ -244,7 +244,7 @@ def flat_tree(game: BenchGame) -> FlatTree:
         ValueError: if ``game`` is not an exact game, or its tree is too large.
     """
     if not game.exact:
-        raise ValueError(f"game {game.name!r} is not one of the exact games (micro, mini): no whole tree to walk")
+        raise ValueError(f"game {game.name!r} is not one of the exact games (one hand of two players whose tree fits the memory bound): no whole tree to walk")
     # Refused before the walk: the project's tree has about as many histories as OpenSpiel's.
     estimate = game_tree.estimate_nodes(game.rules)
     if estimate > MAX_FLAT_NODES:

@@ -22,17 +22,15 @@ import numpy as np
 
 from draw_env.rules import DrawGame
 
-#: The games of the benchmark, by name.
-GAME_NAMES = ("micro", "mini", "draw2", "draw3", "draw4")
-
 
 @dataclass(frozen=True)
 class BenchGame:
     """One game of the table.
 
     Attributes:
-        name: ``"micro"``, ``"mini"`` (2-player one-hand variants, measured exactly), ``"draw2"``,
-            ``"draw3"``, ``"draw4"`` (the seeds' game with 2, 3, 4 players, measured by ratings).
+        name: ``"micro"``, ``"mini"`` (the named variants, 2 players, one hand: measured
+            exactly), ``"draw2"``, ``"draw3"``, ``"draw4"`` (the seeds' game, ``draw``, with 2, 3,
+            4 players and matches: measured by ratings).
         num_players: seats, 2 to 4.
         max_pip, hand_size, protected: the variant (:class:`draw_env.rules.DrawGame`).
         episode: ``"hand"`` (one hand) or ``"match"`` (hands until someone reaches the target).
@@ -50,10 +48,19 @@ class BenchGame:
         """The game's rules (a fresh, validated :class:`DrawGame`)."""
         return DrawGame(self.num_players, self.max_pip, self.hand_size, self.protected)
 
+    @classmethod
+    def of_variant(cls, name: str, variant: str, num_players: int, episode: Literal["hand", "match"]) -> BenchGame:
+        """The game ``name``: the named variant ``variant`` (:data:`draw_env.rules.VARIANTS`)
+        with ``num_players`` seats and ``episode``."""
+        return cls(name, num_players, **DrawGame.named(variant, num_players).variant, episode=episode)
+
     @property
     def exact(self) -> bool:
-        """Measured by exact exploitability: a 2-player one-hand small variant."""
-        return self.num_players == 2 and self.episode == "hand" and self.name in ("micro", "mini")
+        """Measured by exact exploitability: one hand of a game whose whole tree fits the memory
+        bound (:func:`draw_env.game_tree.exactly_measurable`: two players, a small variant)."""
+        from draw_env.game_tree import exactly_measurable  # numba: loaded by the cells that measure
+
+        return self.episode == "hand" and exactly_measurable(self.rules)
 
     @property
     def variant(self) -> dict[str, int]:
@@ -65,14 +72,17 @@ class BenchGame:
         return {"name": self.name, "num_players": self.num_players, **self.variant, "episode": self.episode}
 
 
-#: The benchmark's games: the two exact variants (docs page "Exploitability") and the seeds' game.
+#: The benchmark's games, each a named variant with its players and episode: the two exact
+#: variants (docs page "Exploitability") and the seeds' game.
 GAMES: dict[str, BenchGame] = {
-    "micro": BenchGame("micro", 2, 2, 1, 2, "hand"),
-    "mini": BenchGame("mini", 2, 3, 3, 3, "hand"),
-    "draw2": BenchGame("draw2", 2, 6, 7, 2, "match"),
-    "draw3": BenchGame("draw3", 3, 6, 7, 2, "match"),
-    "draw4": BenchGame("draw4", 4, 6, 6, 2, "match"),
+    "micro": BenchGame.of_variant("micro", "micro", 2, "hand"),
+    "mini": BenchGame.of_variant("mini", "mini", 2, "hand"),
+    "draw2": BenchGame.of_variant("draw2", "draw", 2, "match"),
+    "draw3": BenchGame.of_variant("draw3", "draw", 3, "match"),
+    "draw4": BenchGame.of_variant("draw4", "draw", 4, "match"),
 }
+#: The games of the benchmark, by name, in the table's order.
+GAME_NAMES = tuple(GAMES)
 
 
 def game_named(name: str) -> BenchGame:

@@ -276,8 +276,9 @@ def _curves(records: Sequence[Any], folder: Path) -> str | None:
                       label=record.algorithm if record.seed == min(r.seed for r in records if r.algorithm == record.algorithm) else None)
         axis.set_title(game)
         axis.set_xlabel("training CPU seconds")
-        axis.set_ylabel("-exploitability" if record.game["num_players"] == 2 and game in ("micro", "mini")
-                        else "zero-sum points/hand vs panel")
+        # The records say how the game was measured (the suite's BenchGame.exact), not its name.
+        exact = any(r.final.metric == "exploitability" for r in records if r.game["name"] == game)
+        axis.set_ylabel("-exploitability" if exact else "zero-sum points/hand vs panel")
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     figure.tight_layout()

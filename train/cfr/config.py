@@ -5,9 +5,13 @@ from __future__ import annotations
 from typing import Literal
 
 from agents.inputs import OBS_TYPES
+from draw_env.rules import DrawGame
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from train.config import integer, number, output_dir
 from train.learner_config import VariantSettings
+
+#: The default variant, ``mini`` (the numbers given, ``variant: NAME``, choose another).
+_MINI = DrawGame.named("mini")
 
 
 class CfrConfig(VariantSettings):
@@ -19,9 +23,9 @@ class CfrConfig(VariantSettings):
 
     pipeline: Literal["cfr"] = "cfr"
     num_players: Literal[2] = 2
-    max_pip: int = integer(3, MIN_PIP, MAX_PIP)
-    hand_size: int = integer(3, 1, 55)
-    protected: int = integer(3, 0, 55)
+    max_pip: int = integer(_MINI.max_pip, MIN_PIP, MAX_PIP)
+    hand_size: int = integer(_MINI.hand_size, 1, 55)
+    protected: int = integer(_MINI.protected, 0, 55)
     iterations: int = integer(100_000, 1, 10**9)
     cpu_minutes: float = number(30.0, 0.0, 100_000.0, low_open=True)
     target: float = number(0.0, 0.0, 1_000.0)

@@ -49,7 +49,8 @@ DECISIONS_PER_MATCH = {2: 220, 3: 80, 4: 70}
 #: Hands a match of a variant is counted as for the memory estimate (a variant's hands give
 #: fewer points than the seeds' game's, so its matches last more hands).
 VARIANT_MATCH_HANDS = 30
-#: Nodes the compiled search reserves a simulation (``agents.ismcts_compiled``).
+#: Nodes the compiled search reserves a simulation (``agents.compiled_search.tree.NODES_PER_SIMULATION``,
+#: not imported here: the config loads without numba).
 SEARCH_NODES_PER_SIMULATION = 3
 
 

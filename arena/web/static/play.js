@@ -130,6 +130,7 @@ async function start() {
     seats: Array.from({ length: count }, (_, seat) => $(`seat-${seat}`).value.trim()),
     episode: $("episode").value,
     lang: $("lang").value,
+    variant: $("variant").value || null,
     max_pip: numberOrNull("max-pip"),
     hand_size: numberOrNull("hand-size"),
     protected: numberOrNull("protected"),
@@ -376,6 +377,24 @@ async function init() {
       return option;
     }),
   );
+  // A named variant fills in its numbers; editing a number leaves the name for the numbers.
+  $("variant").append(
+    ...Object.keys(options.variants).map((name) => {
+      const option = document.createElement("option");
+      option.value = option.textContent = name;
+      return option;
+    }),
+  );
+  $("variant").addEventListener("change", () => {
+    const numbers = options.variants[$("variant").value];
+    if (!numbers) return;
+    $("max-pip").value = numbers.max_pip;
+    $("hand-size").value = numbers.hand_size === null ? "" : numbers.hand_size;
+    $("protected").value = numbers.protected;
+  });
+  for (const id of ["max-pip", "hand-size", "protected"]) {
+    $(id).addEventListener("input", () => { $("variant").value = ""; });
+  }
   seatInputs();
   $("players").addEventListener("change", seatInputs);
   $("start").addEventListener("click", start);
