@@ -23,6 +23,7 @@ from agents.policy_file import record_path
 from agents.policy_network import shipped_policy
 from arena.hints import DEFAULT_HINT, read_hint
 from arena.play import main as play_main
+from arena.specs import parse_agent_spec
 
 
 def _registered() -> list[tuple[str, type]]:
@@ -142,6 +143,11 @@ def test_draw_play_and_draw_web_give_the_same_hint_for_the_same_position(tmp_pat
     from tests.test_web import make_client, new_game
 
     seed = 11
+    name, kwargs = parse_agent_spec(spec)
+    if agents.entry(name).values == "actions":
+        # Compiled before the page's search runs: it gets a time budget too (arena.web.budgets), and
+        # the same hint holds while the count budget binds first.
+        agents.make(name, simulations=2, seed=0).action_values(_observations(1)[0])  # type: ignore[attr-defined]
     client, _store = make_client(tmp_path)
     view = new_game(client, seats=["person", "heaviest"], episode="hand", seed=seed, hint=spec)
     web: dict[str, Any] = client.get(f"/api/games/{view['id']}/hint").json()
