@@ -513,6 +513,12 @@ def test_the_export_command_converts_a_checkpoint(
     assert "shared.npz" in capsys.readouterr().out
     shared = NumpyPolicy.load(tmp_path / "shared.npz")
     assert shared.num_players == 2 and not shared.has_value
+    assert main([str(path), str(tmp_path / "valued.npz"), "--value-unit", "50"]) == 0
+    assert NumpyPolicy.load(tmp_path / "valued.npz").weights.value_unit == 50.0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(path), str(tmp_path / "bad.npz"), "--value-unit", "-1"])
+    assert exit_info.value.code == 2 and "value_unit must be a number" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         main([str(tmp_path / "missing.zip"), str(tmp_path / "x.npz")])
     assert exit_info.value.code == 2

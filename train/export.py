@@ -98,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-value", action="store_true", help="leave out the value network")
     parser.add_argument("--provenance", help="a JSON file whose object is stored as the record's provenance")
+    parser.add_argument(
+        "--value-unit", type=float,
+        help="zero-sum hand points per unit of the value network's output, 1 / the run's reward_scale "
+        "(50 for reward_scale 0.02); default: none recorded, and no value is shown",
+    )
     args = parser.parse_args(argv)
     with reported_errors(parser):
         check_distinct(
@@ -117,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             num_players=args.players,
             value=not args.no_value,
             provenance=provenance,
+            value_unit=args.value_unit,
         )
     print(f"Policy file: {written} (record: {written.with_suffix('.json')})")
     return 0
