@@ -8,7 +8,8 @@ hand or match.
 
 The registry maps a name to its :class:`AgentEntry`, the one place that says what the project may
 ask of the agent: its ``"module:Class"`` path, its batched version, whether it plays
-deterministically, is a training baseline, plays the variants. Paths are imported on first use, so
+deterministically, is a training baseline, plays the variants, answers probabilities in batches,
+and which values it gives in which unit (:func:`entry_of` finds an agent's entry by its class). Paths are imported on first use, so
 that importing :mod:`agents` stays light (``network`` loads its policy on first use; it needs torch only
 to read a training checkpoint ``.zip``).
 """
@@ -19,9 +20,9 @@ import importlib
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from agents.base import Agent, BaseAgent
+from agents.base import SEARCH_VALUE_UNIT, Agent, BaseAgent
 
 __all__ = [
     "Agent",
@@ -33,6 +34,8 @@ __all__ = [
     "batched_class",
     "check_keywords",
     "entry",
+    "entry_of",
+    "UNREGISTERED",
     "make",
     "plays_deterministically",
     "plays_variants",
@@ -56,6 +59,16 @@ class AgentEntry:
             deterministic agent sample instead (the network's ``deterministic``).
         baseline: a training config may name it as an opponent or an evaluation baseline.
         variants: it plays every variant of the game, not only the seeds' game.
+        batch_probabilities: it answers ``action_probabilities_batch(observations, masks)``, the
+            probabilities of many vectors in one call (every agent answers
+            ``action_probabilities`` one observation at a time).
+        values: which values it gives: ``"actions"``, each searched move's value
+            (``action_values(observation)``, the searches); ``"position"``, the position's
+            value from its policy's value head (``policy_for(players)``, the network, when its
+            file has one); ``None``, none.
+        value_unit: zero-sum hand points per unit of its values (``"actions"``: the searches'
+            :data:`agents.base.SEARCH_VALUE_UNIT`); ``None`` with ``"position"``: each policy
+            file records its own (``value_unit`` in :mod:`agents.policy_file`).
     """
 
     path: str
@@ -64,6 +77,13 @@ class AgentEntry:
     deterministic_keyword: str | None = None
     baseline: bool = False
     variants: bool = False
+    batch_probabilities: bool = False
+    values: Literal["actions", "position"] | None = None
+    value_unit: float | None = None
+
+
+#: The facts of a search that values each move (in the searches' unit).
+_SEARCH_VALUES: dict[str, Any] = {"values": "actions", "value_unit": SEARCH_VALUE_UNIT}
 
 
 _BATCHED = "agents.batched:"
@@ -81,10 +101,10 @@ _REGISTRY: dict[str, AgentEntry] = {
     "variety": AgentEntry(
         "agents.baselines:VarietyAgent", _BATCHED + "VarietyBatch", deterministic=True, baseline=True, variants=True
     ),
-    "ismcts": AgentEntry("agents.ismcts_compiled:CompiledISMCTSAgent", baseline=True, variants=True),
-    "ismcts_python": AgentEntry("agents.ismcts:ISMCTSAgent"),
-    "pimc": AgentEntry("agents.pimc:PIMCAgent", variants=True),
-    "tabular": AgentEntry("agents.tabular:TabularAgent", variants=True),
+    "ismcts": AgentEntry("agents.ismcts_compiled:CompiledISMCTSAgent", baseline=True, variants=True, **_SEARCH_VALUES),
+    "ismcts_python": AgentEntry("agents.ismcts:ISMCTSAgent", **_SEARCH_VALUES),
+    "pimc": AgentEntry("agents.pimc:PIMCAgent", variants=True, **_SEARCH_VALUES),
+    "tabular": AgentEntry("agents.tabular:TabularAgent", variants=True, batch_probabilities=True),
     **{
         # "ppo" is the same agent, under the name existing specs use.
         name: AgentEntry(
@@ -92,6 +112,8 @@ _REGISTRY: dict[str, AgentEntry] = {
             "agents.policy_network:NumpyPolicy",
             deterministic=True,
             deterministic_keyword="deterministic",
+            batch_probabilities=True,
+            values="position",
         )
         for name in ("network", "ppo")
     },
@@ -123,6 +145,9 @@ def register(
     deterministic_keyword: str | None = None,
     baseline: bool = False,
     variants: bool = False,
+    batch_probabilities: bool = False,
+    values: Literal["actions", "position"] | None = None,
+    value_unit: float | None = None,
 ) -> None:
     """Add an agent kept outside this package under ``name``, as a ``"module:Class"`` path.
 
@@ -138,7 +163,8 @@ def register(
     _check_import_path("import_path", import_path)
     if batched is not None:
         _check_import_path("batched", batched)
-    _REGISTRY[name] = AgentEntry(import_path, batched, deterministic, deterministic_keyword, baseline, variants)
+    _REGISTRY[name] = AgentEntry(import_path, batched, deterministic, deterministic_keyword, baseline, variants,
+                                 batch_probabilities, values, value_unit)
 
 
 def entry(name: str) -> AgentEntry:
@@ -150,6 +176,18 @@ def entry(name: str) -> AgentEntry:
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"name must be one of {', '.join(available())}; got {name!r}")
     return _REGISTRY[name]
+
+
+#: The facts of an agent no entry names (an object that follows :class:`agents.base.Agent`):
+#: probabilities one observation at a time, no values.
+UNREGISTERED = AgentEntry("")
+
+
+def entry_of(agent: object) -> AgentEntry:
+    """The registry entry of ``agent``'s class (the first that names it: ``network`` for ``ppo``,
+    whose facts are the same); :data:`UNREGISTERED` for a class no entry names."""
+    path = f"{type(agent).__module__}:{type(agent).__qualname__}"
+    return next((found for found in _REGISTRY.values() if found.path == path), UNREGISTERED)
 
 
 def _load(import_path: str) -> Any:

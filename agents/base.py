@@ -251,6 +251,11 @@ class ValueSearchAgent(SeededAgent):
             return one_hot(observation, self.act(observation))
 
 
+#: Zero-sum hand points per unit of a search's values (the ISMCTS agents' and PIMC's): typical
+#: hands end within about +-40 points, so values stay mostly within [-1, 1].
+SEARCH_VALUE_UNIT = 40.0
+
+
 def one_hot(observation: Observation, action: int) -> np.ndarray:
     """float64 over the mask's actions: 1 at ``action``."""
     probabilities = np.zeros(np.shape(observation["action_mask"])[0])

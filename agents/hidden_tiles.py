@@ -20,8 +20,8 @@ keeps summing to 1 (:func:`balanced_probabilities`).
 :class:`HiddenTileModel` is a small NumPy MLP (no torch at play time) that reads the AEC
 observation vector of :func:`draw_env.observation.layout`, scaled by its upper bounds;
 :class:`UniformHiddenTiles` has the same interface with every logit 0 (uniform over the allowed
-rows, then balanced). A model file is a pair ``NAME.npz`` + ``NAME.json``, read as a hostile file
-(:func:`load_hidden_tile_model`, as :mod:`agents.policy_file` reads policies)::
+rows, then balanced). A model file is a pair ``NAME.npz`` + ``NAME.json``, written and read by the
+project's one artefact writer and reader (:mod:`agents.artefacts`), as a hostile file::
 
     {"format": "draw-dominoes-hidden-tiles", "version": 1,
      "num_players": 2, "max_pip": 6, "hand_size": 7, "protected": 2,   # the game, always
@@ -36,9 +36,6 @@ This module imports numpy and draw_env only.
 from __future__ import annotations
 
 import functools
-import hashlib
-import io
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,21 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.policy_file import (
-    MAX_WIDTH,
-    Layer,
-    check_layers,
-    describe_variant,
-    fail,
-    open_record,
-    read_described_bytes,
-    record_path,
-    short,
-)
-from draw_env.files import write_bytes_atomic, write_text_atomic
+from agents.artefacts import fail, open_artefact, save_artefact, short
+from agents.policy_file import MAX_WIDTH, Layer, check_layers, describe_variant
 from draw_env.observation import SEATS, layout
 from draw_env.rules import PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import MAX_ARRAY_BYTES, ArrayHeader, loads_npz
+from draw_env.untrusted import ArrayHeader
 
 FORMAT = "draw-dominoes-hidden-tiles"
 VERSION = 1
@@ -305,8 +292,9 @@ def _array_names(layers: int) -> list[str]:
 
 
 def save_hidden_tile_model(path: str | os.PathLike[str], model: HiddenTileModel) -> Path:
-    """Write ``model`` as ``path`` (``.npz``) and its record beside it, each atomically (the npz
-    first; the record holds its sha256, so an interrupted save never loads as something else).
+    """Write ``model`` as ``path`` (``.npz``) and its record beside it, each atomically
+    (:func:`agents.artefacts.save_artefact`: the record holds the npz's sha256, so an interrupted
+    save never loads as something else).
 
     Returns:
         The npz path written.
@@ -314,29 +302,17 @@ def save_hidden_tile_model(path: str | os.PathLike[str], model: HiddenTileModel)
     Raises:
         ValueError: ``path`` does not end in ``.npz``.
     """
-    target = Path(path)
-    if target.suffix != ".npz":
-        raise ValueError(f"path must end in .npz, got {str(target)!r}")
     names = _array_names(len(model.layers))
     arrays = dict(zip(names, (array for layer in model.layers for array in layer), strict=True))
-    buffer = io.BytesIO()
-    np.savez(buffer, allow_pickle=False, **arrays)
-    data = buffer.getvalue()
-    record = {
-        "format": FORMAT,
-        "version": VERSION,
+    fields = {
         "num_players": model.game.num_players,
         **model.game.variant,
         "activation": "relu",
         "balancing": model.balancing,
         "widths": model.widths,
         "arrays": names,
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "provenance": dict(model.provenance),
     }
-    write_bytes_atomic(target, data)
-    write_text_atomic(record_path(target), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    return target
+    return save_artefact(path, FORMAT, VERSION, arrays, fields, model.provenance)
 
 
 def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None = None) -> HiddenTileModel:
@@ -354,7 +330,8 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
         ValueError: either file missing or malformed, the pair not matching, or a model of another
             game than ``game``; the message names the file and the field.
     """
-    target, record_file, record = open_record(path, "hidden-tile model", FORMAT, VERSION)
+    artefact = open_artefact(path, "hidden-tile model", FORMAT, VERSION)
+    target, record_file, record = artefact.target, artefact.record_file, artefact.record
     recorded = _read_game(record, record_file)
     if game is not None:
         for key in GAME_KEYS:
@@ -381,15 +358,10 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
     names = _array_names(len(widths) - 1)
     if record.get("arrays") != names:
         fail(record_file, "arrays", f"must be {names}, got {short(record.get('arrays'))}")
-    provenance = record.get("provenance", {})
-    if not isinstance(provenance, dict):
-        fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
     expected: dict[str, tuple[int, ...]] = {}
     for index, (width_in, width_out) in enumerate(zip(widths, widths[1:], strict=False)):
         expected[f"layer/{index}/weight"] = (width_out, width_in)
         expected[f"layer/{index}/bias"] = (width_out,)
-    data = read_described_bytes(target, record_file, record)
-
     def check(headers: Mapping[str, ArrayHeader]) -> None:
         if set(headers) != set(expected):
             raise ValueError(f"holds the arrays {sorted(name[:80] for name in headers)[:8]}, but "
@@ -401,10 +373,10 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
             if headers[array].dtype != np.float32:
                 raise ValueError(f"{array}: arrays must be float32, got {headers[array].dtype}")
 
-    arrays = loads_npz(data, str(target), check, MAX_ARRAY_BYTES)
+    arrays = artefact.arrays(check)
     layers = tuple((arrays[weight], arrays[bias]) for weight, bias in zip(names[::2], names[1::2], strict=True))
     try:
-        return HiddenTileModel(layers, recorded, balancing, provenance)
+        return HiddenTileModel(layers, recorded, balancing, artefact.provenance)
     except ValueError as error:
         raise ValueError(f"{target}: {error}") from None
 

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from agents.base import Observation, ValueSearchAgent, num_players
+from agents.base import SEARCH_VALUE_UNIT, Observation, ValueSearchAgent, num_players
 from agents.compiled_search.weights import DEFAULT_CANDIDATES, MAX_CANDIDATES, load_location_model
 from draw_env.checks import check_int, check_number
 from draw_env.observation import OBSERVATION_SIZE, view_from_observation
@@ -62,9 +62,9 @@ MAX_SECONDS = 3600.0
 #: The most protected boneyard tiles an agent is told of: every tile of the largest set.
 MAX_PROTECTED = tile_set(MAX_PIP).num_tiles
 
-#: Zero-sum hand points are divided by this before UCB sees them: typical hands end within
-#: about +-40 points, so values stay mostly within [-1, 1].
-REWARD_SCALE = 40.0
+#: Zero-sum hand points are divided by this before UCB sees them (the searches' value unit,
+#: declared in the agent registry).
+REWARD_SCALE = SEARCH_VALUE_UNIT
 
 
 class SearchAgent(ValueSearchAgent):

@@ -1,6 +1,7 @@
 """Policy files: a network's weights as NumPy arrays, with a JSON record beside them.
 
-A policy file is a pair ``NAME.npz`` + ``NAME.json``. Nothing in it runs code when loaded: the
+A policy file is a pair ``NAME.npz`` + ``NAME.json``, written and read by the project's one
+artefact writer and reader (:mod:`agents.artefacts`). Nothing in it runs code when loaded: the
 record is plain JSON, read first and bounded; the arrays' names, shapes and dtypes are checked
 against it from the archive's directory and ``.npy`` headers before any array is read, and no
 pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
@@ -18,6 +19,8 @@ pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
      "activation": "relu",             # "relu" or "tanh"
      "networks": {"policy": {"widths": [340, 512, 512, 58], "arrays": ["policy/0/weight", ...]},
                   "value": {"widths": [340, 256, 256, 1], "arrays": [...]}},   # optional
+     "value_unit": 50.0,               # zero-sum hand points per unit of the value network's
+                                       # output (1 / the training's reward scale); absent: unknown
      "sha256": "...",                  # of NAME.npz, so that a mismatched pair is refused
      "provenance": {...}}              # free-form: what it was trained from, commands, results
 
@@ -29,29 +32,21 @@ This module imports numpy and draw_env only.
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
+from agents.artefacts import fail, open_artefact, save_artefact, short
+from agents.artefacts import record_path as record_path  # where the record of a policy file lies
 from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, input_size
-from draw_env.checks import check_choice
+from draw_env.checks import check_choice, is_number
 from draw_env.features import FEATURES
-from draw_env.files import write_bytes_atomic, write_text_atomic
 from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import (
-    MAX_ARRAY_BYTES,
-    ArrayHeader,
-    loads_npz,
-    read_bytes,
-    read_json,
-)
+from draw_env.untrusted import ArrayHeader
 
 FORMAT = "draw-dominoes-policy"
 VERSION = 1
@@ -60,6 +55,9 @@ ACTIVATIONS = ("relu", "tanh")
 OUTPUTS = {"policy": NUM_ACTIONS, "value": 1}
 #: The record's keys of a variant, written only for a game other than the seeds'.
 VARIANT_KEYS = ("max_pip", "hand_size", "protected")
+
+#: The largest ``value_unit`` (points per value unit) a record may hold: a reward scale of 1e-6.
+MAX_VALUE_UNIT = 1e6
 
 #: ``(weight (out, in), bias (out,))``.
 Layer = tuple[np.ndarray, np.ndarray]
@@ -81,6 +79,10 @@ class PolicyWeights:
             ``None`` (what a seeds' game variant becomes): the seeds' game.
         obs_type: what the network reads, ``"observation"`` or ``"information_state"``
             (:mod:`agents.inputs`); its input size follows.
+        value_unit: zero-sum hand points per unit of the value network's output (1 / the reward
+            scale it was trained at; 40 for expert iteration, whose targets are the searches');
+            ``None``: unknown (a file written without it, or values that are not zero-sum points),
+            and nobody shows its values as points.
     """
 
     policy: tuple[Layer, ...]
@@ -91,9 +93,12 @@ class PolicyWeights:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     variant: Mapping[str, int] | None = None
     obs_type: str = DEFAULT_OBS_TYPE
+    value_unit: float | None = None
 
     def __post_init__(self) -> None:
         check_choice("activation", self.activation, ACTIVATIONS)
+        if self.value_unit is not None and not (is_number(self.value_unit) and 0 < self.value_unit <= MAX_VALUE_UNIT):
+            raise ValueError(f"value_unit must be a number in (0, {MAX_VALUE_UNIT:g}] or None, got {short(self.value_unit)}")
         check_choice("features", self.features, FEATURES)
         check_obs_type("obs_type", self.obs_type)
         if self.num_players is not None:
@@ -157,19 +162,13 @@ def _array_names(name: str, layers: int) -> list[str]:
     return [f"{name}/{index}/{part}" for index in range(layers) for part in ("weight", "bias")]
 
 
-def record_path(path: str | os.PathLike[str]) -> Path:
-    """The JSON record beside the weights ``path`` (``x.npz`` -> ``x.json``)."""
-    return Path(path).with_suffix(".json")
-
-
 # ---------------------------------------------------------------------------- npz + json
 
 
 def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Path:
-    """Write ``weights`` as ``path`` (``.npz``) and its record beside it, each atomically.
-
-    The npz is renamed into place before the record, and the record holds the npz's sha256, so
-    an interrupted save never leaves a pair that loads as something else.
+    """Write ``weights`` as ``path`` (``.npz``) and its record beside it, each atomically
+    (:func:`agents.artefacts.save_artefact`: the record holds the npz's sha256, so an interrupted
+    save never leaves a pair that loads as something else).
 
     Returns:
         The npz path written (parent directories are created).
@@ -177,9 +176,6 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
     Raises:
         ValueError: if ``path`` does not end in ``.npz`` or ``weights`` lacks a player count.
     """
-    target = Path(path)
-    if target.suffix != ".npz":
-        raise ValueError(f"path must end in .npz, got {str(target)!r}")
     if weights.num_players is None:
         raise ValueError("num_players must be 2, 3 or 4 to save a policy file, got None")
     arrays: dict[str, np.ndarray] = {}
@@ -188,12 +184,7 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
         names = _array_names(name, len(layers))
         arrays.update(zip(names, (array for layer in layers for array in layer), strict=True))
         networks[name] = {"widths": _widths(layers), "arrays": names}
-    buffer = io.BytesIO()
-    np.savez(buffer, allow_pickle=False, **arrays)
-    data = buffer.getvalue()
-    record = {
-        "format": FORMAT,
-        "version": VERSION,
+    fields = {
         "num_players": weights.num_players,
         **(weights.variant or {}),
         "features": weights.features,
@@ -201,13 +192,10 @@ def save_policy_file(weights: PolicyWeights, path: str | os.PathLike[str]) -> Pa
         **({} if weights.obs_type == DEFAULT_OBS_TYPE else {"obs_type": weights.obs_type}),
         "activation": weights.activation,
         "networks": networks,
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "provenance": dict(weights.provenance),
+        # Only with a value network whose unit is known: a record without it shows no value.
+        **({"value_unit": float(weights.value_unit)} if weights.value is not None and weights.value_unit is not None else {}),
     }
-    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    write_bytes_atomic(target, data)
-    write_text_atomic(record_path(target), text)
-    return target
+    return save_artefact(path, FORMAT, VERSION, arrays, fields, weights.provenance)
 
 
 #: The largest record (``NAME.json``) read: its provenance is free-form but small.
@@ -228,7 +216,8 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
         ValueError: if either file is missing or malformed, they do not match, or an array is
             not float32; the message names the file and the field.
     """
-    target, record_file, record = open_record(path, "policy file", FORMAT, VERSION)
+    artefact = open_artefact(path, "policy file", FORMAT, VERSION, max_record_bytes=MAX_RECORD_BYTES)
+    record_file, record = artefact.record_file, artefact.record
     networks = record.get("networks")
     if not isinstance(networks, dict) or "policy" not in networks or not set(networks) <= set(OUTPUTS):
         fail(
@@ -259,11 +248,11 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
         layer_names[name] = names
     variant = _read_variant(record, record_file)
     obs_type = read_obs_type(record, record_file)
-    provenance = record.get("provenance", {})
-    if not isinstance(provenance, dict):
-        fail(record_file, "provenance", f"must be a JSON object, got {type(provenance).__name__}")
-    data = read_described_bytes(target, record_file, record)
-
+    value_unit = record.get("value_unit")
+    if value_unit is not None and (type(value_unit) not in (int, float) or not 0 < value_unit <= MAX_VALUE_UNIT
+                                   or "value" not in networks):
+        fail(record_file, "value_unit",
+             f"must be a number in (0, {MAX_VALUE_UNIT:g}] beside a value network, got {short(value_unit)}")
     def check(headers: Mapping[str, ArrayHeader]) -> None:
         missing = [array for array in expected if array not in headers]
         if missing:
@@ -282,7 +271,7 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             if header.dtype != np.float32:
                 raise ValueError(f"{array}: arrays must be float32, got {header.dtype}")
 
-    arrays = loads_npz(data, str(target), check, MAX_ARRAY_BYTES)
+    arrays = artefact.arrays(check)
     layers = {
         name: tuple((arrays[weight], arrays[bias]) for weight, bias in zip(names[::2], names[1::2], strict=True))
         for name, names in layer_names.items()
@@ -294,9 +283,10 @@ def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
             features=record.get("features"),  # type: ignore[arg-type]
             num_players=record.get("num_players"),
             value=layers.get("value"),
-            provenance=provenance,
+            provenance=artefact.provenance,
             variant=variant,
             obs_type=obs_type,
+            value_unit=None if value_unit is None else float(value_unit),
         )
     except ValueError as error:
         raise ValueError(f"{record_file}: {error}") from None
@@ -328,39 +318,3 @@ def _read_variant(record: Mapping[str, Any], record_file: Path) -> dict[str, int
     except ValueError as error:
         fail(record_file, "max_pip', 'hand_size', 'protected", f"are no game: {error}")
     return variant
-
-
-def open_record(path: str | os.PathLike[str], what: str, format_name: str, version: int) -> tuple[Path, Path, dict[str, Any]]:
-    """``(archive, record file, record)`` of the weights file ``path`` and its JSON record: both must
-    exist, and the record (read bounded, :func:`draw_env.untrusted.read_json`) must carry
-    ``format_name`` and ``version``; else a ``ValueError`` naming ``what``, the file and the field."""
-    target = Path(path)
-    record_file = record_path(target)
-    for needed in (target, record_file):
-        if not needed.exists():  # what is there but not a regular file, the readers refuse naming it
-            raise ValueError(f"{what} {str(target)!r} needs {str(needed)!r}, which does not exist")
-    record = read_json(record_file, max_bytes=MAX_RECORD_BYTES, expect=dict)
-    if not isinstance(record, dict) or record.get("format") != format_name:
-        fail(record_file, "format", f"must be {format_name!r}")
-    if record.get("version") != version:
-        fail(record_file, "version",
-             f"must be {version} (this code reads version {version}), got {short(record.get('version'))}")
-    return target, record_file, record
-
-
-def read_described_bytes(target: Path, record_file: Path, record: Mapping[str, Any]) -> bytes:
-    """The archive ``target``'s bytes (bounded), refused unless their sha256 is the record's."""
-    data = read_bytes(target, MAX_ARRAY_BYTES)
-    if record.get("sha256") != hashlib.sha256(data).hexdigest():
-        fail(record_file, "sha256", f"does not match {target.name}: the weights are not the ones this record describes")
-    return data
-
-
-def short(value: Any) -> str:
-    """``repr(value)``, cut to 200 characters (a hostile record may hold anything)."""
-    text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."
-
-
-def fail(where: Path, key: str, message: str) -> NoReturn:
-    raise ValueError(f"{where}: '{key}' {message}")

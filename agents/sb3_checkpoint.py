@@ -69,6 +69,7 @@ class WeightsRecord(TypedDict, total=False):
     provenance: Mapping[str, Any] | None
     game: DrawGame | None
     obs_type: str
+    value_unit: float | None
 
 
 def weights_from_state_dict(
@@ -81,6 +82,7 @@ def weights_from_state_dict(
     provenance: Mapping[str, Any] | None = None,
     game: DrawGame | None = None,
     obs_type: str = DEFAULT_OBS_TYPE,
+    value_unit: float | None = None,
 ) -> PolicyWeights:
     """The networks of a ``MaskableActorCriticPolicy`` state dict (an MLP policy, SB3's names).
 
@@ -93,6 +95,8 @@ def weights_from_state_dict(
         provenance: stored with the weights.
         game: the variant it was trained for (``None``: the seeds' game), recorded with the weights.
         obs_type: what it reads (:mod:`agents.inputs`), recorded with the weights.
+        value_unit: zero-sum hand points per unit of the value network's output (1 / the reward
+            scale it was trained at), recorded with the weights; ``None``: unknown.
 
     Raises:
         ValueError: if a parameter is not one of an MLP policy's, or the shapes do not fit
@@ -115,6 +119,7 @@ def weights_from_state_dict(
         provenance=dict(provenance or {}),
         variant=None if game is None else game.variant,
         obs_type=obs_type,
+        value_unit=value_unit if value else None,
     )
 
 

@@ -4,8 +4,11 @@ probabilities.
 The exact solver (``draw-train`` with ``pipeline: cfr``) writes its average strategy this way for
 the small 2-player variant it solved: ``NAME.npz`` holds ``observations`` (uint8 ``(K, L)``, every
 vector the seat to act can be given in one hand of the variant) and ``probabilities`` (float32 or
-float64 ``(K, 2T + 2)``), and ``NAME.json`` beside it says what the table is (``format``,
-``version``, the variant, ``obs_type``: what its rows are keyed by, and how it was made). The
+float64 ``(K, 2T + 2)``), and ``NAME.json`` beside it says what the table is: the header of
+every artefact (:mod:`agents.artefacts`: ``format``, ``version``, the npz's ``sha256``, and
+``provenance``: how it was made), the variant, ``obs_type`` (what its rows are keyed by) and its
+``rows``. A record of version 1 (written before the one artefact writer: no ``sha256``, its
+provenance under ``about``) is still read. The
 rows are the environment's vectors of that ``obs_type``: observations (``L`` the variant's
 observation length) or information states (:func:`draw_env.observation.information_layout`); a
 record without ``obs_type`` is keyed by observations. Both files are read as hostile files:
@@ -25,16 +28,20 @@ from typing import Any
 
 import numpy as np
 
+from agents.artefacts import Artefact, open_artefact, save_artefact
+from agents.artefacts import record_path as record_path  # where the record of a table lies
 from agents.base import Observation, SeededAgent, legal_actions
 from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, observed_layout
 from agents.policy_file import read_obs_type
 from draw_env.checks import check_path
-from draw_env.files import atomic_path, write_json_atomic
 from draw_env.rules import DrawGame
-from draw_env.untrusted import ArrayHeader, read_json, read_npz
+from draw_env.untrusted import ArrayHeader
 
 FORMAT = "draw-dominoes-tabular-policy"
-VERSION = 1
+VERSION = 2
+#: The versions still read, with the header fields their records name otherwise: version 1 had
+#: no sha256 and its provenance under ``about``.
+OLDER = {1: {"about": "provenance"}}
 #: The largest table file read (its arrays may be up to this many bytes too).
 MAX_TABLE_BYTES = 2 * 1024**3
 #: The most memory a loaded table may take (:func:`table_memory`), checked from the archive's
@@ -58,54 +65,38 @@ def table_memory(rows: int, width: int, actions: int, probability_bytes: int = 4
     return rows * (width + probability_bytes * actions + 8 * actions + width + _INDEX_BYTES_PER_ROW)
 
 
-def record_path(path: str | os.PathLike[str]) -> Path:
-    """The JSON record beside a table ``NAME.npz``: ``NAME.json``."""
-    return Path(path).with_suffix(".json")
-
-
 def save_table(
     path: str | os.PathLike[str], game: DrawGame, observations: np.ndarray, probabilities: np.ndarray,
-    about: Mapping[str, Any], obs_type: str = DEFAULT_OBS_TYPE,
+    provenance: Mapping[str, Any], obs_type: str = DEFAULT_OBS_TYPE,
 ) -> Path:
-    """Write a table (atomically, the record last) for the 2-player hand of ``game``.
+    """Write a table for the 2-player hand of ``game`` (:func:`agents.artefacts.save_artefact`:
+    atomically, the record last, holding the npz's sha256).
 
     Args:
         observations: ``(K, L)`` distinct vectors of ``obs_type``, whole numbers in 0..255.
         probabilities: ``(K, 2T + 2)``, each row a distribution over the legal actions (kept in
             float64: a table played through the environment gives the solver's figures exactly).
-        about: how the table was made (JSON-ready), stored in the record.
+        provenance: how the table was made (JSON-ready), stored in the record.
         obs_type: what the rows are: ``"observation"`` or ``"information_state"``.
     """
-    target = Path(path)
-    if target.suffix != ".npz":
-        raise ValueError(f"a table's path must end in .npz, got {str(target)!r}")
+    if Path(path).suffix != ".npz":
+        raise ValueError(f"a table's path must end in .npz, got {str(path)!r}")
     check_obs_type("obs_type", obs_type)
     width = observed_layout(game, obs_type).size
     if np.shape(observations)[1:] != (width,) or np.any(observations != np.asarray(observations).astype(np.uint8)):
         raise ValueError(f"observations must be whole numbers in 0..255 of shape (K, {width}) for obs_type={obs_type!r}")
-    with atomic_path(target) as temporary:
-        np.savez_compressed(temporary, observations=observations.astype(np.uint8),
-                            probabilities=probabilities.astype(np.float64))
-    record = {"format": FORMAT, "version": VERSION, "num_players": 2, "episode": "hand", **game.variant,
-              "obs_type": obs_type, "rows": int(len(observations)), "about": dict(about)}
-    write_json_atomic(record_path(target), record, indent=1)
-    return target
+    arrays: dict[str, np.ndarray] = {"observations": observations.astype(np.uint8), "probabilities": probabilities.astype(np.float64)}
+    fields = {"num_players": 2, "episode": "hand", **game.variant, "obs_type": obs_type, "rows": int(len(observations))}
+    return save_artefact(path, FORMAT, VERSION, arrays, fields, provenance, compressed=True)
 
 
-def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The record beside the table ``path``, of this format and version (its other fields unchecked).
+def open_table(path: str | os.PathLike[str]) -> Artefact:
+    """The table ``path``'s record, of this format and a version read (its own fields unchecked).
 
     Raises:
         ValueError: naming the record and the field.
     """
-    where = record_path(path)
-    record = read_json(where, max_bytes=MAX_RECORD_BYTES)
-    if not isinstance(record, dict):
-        raise ValueError(f"{where}: must be a JSON object")
-    if record.get("format") != FORMAT or record.get("version") != VERSION:
-        raise ValueError(f"{where}: format must be {FORMAT!r} version {VERSION}, got "
-                         f"{record.get('format')!r} version {record.get('version')!r}")
-    return record
+    return open_artefact(path, "table", FORMAT, VERSION, max_record_bytes=MAX_RECORD_BYTES, older=OLDER)
 
 
 def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray, np.ndarray]:
@@ -115,12 +106,13 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray,
         ValueError: naming the file and the field, for anything that is not such a table.
     """
     where = Path(path)
-    record = read_record(where)
+    table = open_table(where)
+    record = table.record
     try:
         game = DrawGame(2, record.get("max_pip"), record.get("hand_size"), record.get("protected"))  # type: ignore[arg-type]
     except ValueError as error:
-        raise ValueError(f"{record_path(where)}: {error}") from None
-    obs_type = read_obs_type(record, record_path(where))
+        raise ValueError(f"{table.record_file}: {error}") from None
+    obs_type = read_obs_type(record, table.record_file)
     width, actions = observed_layout(game, obs_type).size, game.num_actions
 
     def check(headers: Mapping[str, ArrayHeader]) -> None:
@@ -145,7 +137,7 @@ def load_table(path: str | os.PathLike[str]) -> tuple[DrawGame, str, np.ndarray,
                 f"(at most {MAX_TABLE_MEMORY // table_memory(1, width, actions, probability_bytes):,} rows in this variant)"
             )
 
-    arrays = read_npz(where, check, max_bytes=MAX_TABLE_BYTES)
+    arrays = table.arrays(check, max_bytes=MAX_TABLE_BYTES)
     # A Fortran-order array reads as well as a C-order one; rows are looked up by their bytes.
     observations = np.ascontiguousarray(arrays.pop("observations"))
     probabilities = arrays.pop("probabilities").astype(np.float64)  # the float32 array is freed here
@@ -189,8 +181,8 @@ class TabularAgent(SeededAgent):
     @staticmethod
     def obs_type_of_file(path: str | os.PathLike[str]) -> str:
         """What the table ``path`` is keyed by, from its record alone (:func:`agents.spec_obs_type`)."""
-        where = check_path("path", path)
-        return read_obs_type(read_record(where), record_path(where))
+        table = open_table(check_path("path", path))
+        return read_obs_type(table.record, table.record_file)
 
     def _check_shapes(self, vector_size: int, mask_size: int) -> None:
         """Refuse vectors of the other ``obs_type`` or of another game, naming the file."""

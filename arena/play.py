@@ -25,7 +25,8 @@ import numpy as np
 
 import agents
 import draw_env
-from agents.base import observation_for, observation_of
+from agents.base import observation_for
+from arena.hints import DEFAULT_HINT, DEFAULT_VARIANT_HINT, HINT_STREAM, default_hint, read_hint
 from arena.inputs import agent_files
 from arena.options import (
     add_obs_type_argument,
@@ -35,13 +36,12 @@ from arena.options import (
     table_obs_type,
     variant_of,
 )
-from arena.play_messages import message
+from arena.play_messages import message, result_text, summarise_turns
 from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED
 from draw_env.commands import check_extras, reported_errors
 from draw_env.files import check_distinct, check_writable
-from draw_env.observation import view_from_observation
 from draw_env.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
 from draw_env.rules import (
@@ -59,11 +59,8 @@ from draw_env.rules import (
 from draw_env.tiles import tiles_in
 
 DEFAULT_OPPONENT = "ismcts"
-DEFAULT_HINT_AGENT = "ismcts"
-#: The default opponent and hint agent of a variant (ismcts plays the seeds' game only, for now).
+#: The default opponent of a variant.
 DEFAULT_VARIANT_AGENT = "variety"
-#: The hint agent's seed comes from (seed, this), apart from the opponents' (seed, seat).
-_HINT_STREAM = 100
 
 # Input words, in every language at once (numbers are the same everywhere).
 _ENDS = {"l": LEFT, "r": RIGHT} | {WORDS[lang][name]: end for lang in LANGUAGES for end, name in ((LEFT, "left"), (RIGHT, "right"))}
@@ -143,45 +140,6 @@ def parse_move(text: str, legal: Sequence[int], lang: str = "en", game: DrawGame
     return action
 
 
-def summarise_turns(events: Sequence[tuple[int, int]], lang: str = "en", game: DrawGame = DEFAULT_GAME) -> list[str]:
-    """Readable turns from ``(seat, action)`` events: consecutive draws by one seat are counted."""
-    turns: list[str] = []
-    draws = 0
-    for index, (seat, action) in enumerate(events):
-        who = f"player_{seat}"
-        if action == game.draw_action:
-            draws += 1
-            following = events[index + 1] if index + 1 < len(events) else None
-            if following is not None and following[0] == seat:
-                continue  # the same turn goes on
-            turns.append(message(lang, "drew", who=who, count=draws, tiles=_tiles(draws, lang)))
-            draws = 0
-        elif action == game.pass_action:
-            turns.append(message(lang, "passed", who=who))
-        else:
-            end = end_name(action & 1, lang)
-            key = "drew_then" if draws else "placed"
-            turns.append(
-                message(lang, key, who=who, count=draws, tiles=_tiles(draws, lang), tile=game.tiles.names[action >> 1], end=end)
-            )
-            draws = 0
-    return turns
-
-
-def _tiles(count: int, lang: str) -> str:
-    return WORDS[lang]["tile_one" if count == 1 else "tile_many"]
-
-
-def result_text(state: DrawState, lang: str = "en") -> str:
-    """How the finished hand ``state`` ended, in ``lang``."""
-    result = state.result
-    assert result is not None
-    if result.winner is None:
-        return message(lang, "blocked_shared")
-    key = "domino" if result.kind == "domino" else "blocked"
-    return message(lang, key, who=f"player_{result.winner}", points=result.points[result.winner])
-
-
 class Game:
     """One game of ``draw-play``: the environment, the opponents, the console."""
 
@@ -209,7 +167,8 @@ class Game:
         for seat, (name, kwargs) in zip(others, parsed):
             self.opponents[seat] = build_agent(name, kwargs, args.seed, seat)
         labels = ["human" if seat == self.you else specs[others.index(seat)] for seat in range(players)]
-        self.hinter: agents.Agent | None = None
+        #: Actions played so far (the hint agent's seed comes from it, as in draw-web).
+        self.step = 0
         obs_type = table_obs_type([*parsed, self.hint_spec], args.obs_type)
         self.env = RecordingWrapper(
             draw_env.env(num_players=players, episode=args.episode, reward="points", lang=args.lang,
@@ -320,25 +279,25 @@ class Game:
             self.say(self.text("rules_match", target=self.env.unwrapped.game.target))
 
     def hint(self, observation: dict[str, np.ndarray], legal: list[int]) -> None:
+        """The hint agent's reading (:func:`arena.hints.read_hint`, as ``draw-web``'s): its move,
+        then each move's value or probability, and the position's value where it gives one."""
         name, kwargs = self.hint_spec
-        if self.hinter is None:
-            self.hinter = build_agent(name, kwargs, self.args.seed, _HINT_STREAM)
-        values_of = getattr(self.hinter, "action_values", None)
-        if values_of is None:
-            choice = self.hinter.act(observation_for(self.hinter, observation))
-            self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
-            return
-        vector = observation_of(observation)["observation"]
-        values = values_of(view_from_observation(vector, self.env.unwrapped.game.num_players))
-        # The search's own rule: the best mean value, ties to the lowest action id.
-        choice = max(values, key=lambda action: (values[action], -action))
+        # Seeded as draw-web seeds its hint agent, so that both give the same hint at the same position.
+        hinter = build_agent(name, kwargs, self.args.seed, HINT_STREAM, self.step)
+        hint = read_hint(hinter, observation, self.game.num_players)
+        choice = hint.choice
         self.say(self.text("hint_choice", agent=name, move=action_name(choice, self.lang, self.game), number=legal.index(choice) + 1))
-        # Search values are zero-sum hand points divided by the search's REWARD_SCALE: show points.
-        scale = float(getattr(sys.modules.get(type(self.hinter).__module__), "REWARD_SCALE", 1.0))
-        self.say(self.text("hint_values"))
+        if hint.values:
+            self.say(self.text("hint_values"))
+            for number, action in enumerate(legal, 1):
+                if action in hint.values:
+                    self.say(f"    {number}) {action_name(action, self.lang, self.game):<14} {hint.values[action]:+7.1f}")
+            return
+        self.say(self.text("hint_probabilities"))
         for number, action in enumerate(legal, 1):
-            if action in values:
-                self.say(f"    {number}) {action_name(action, self.lang, self.game):<14} {values[action] * scale:+7.1f}")
+            self.say(f"    {number}) {action_name(action, self.lang, self.game):<14} {hint.probabilities[action]:7.1%}")
+        if hint.value is not None:
+            self.say(self.text("hint_position", value=hint.value))
 
     # -- the game
 
@@ -374,6 +333,7 @@ class Game:
                 probe.apply_action(action)
                 drawn = list(tiles_in(probe.hands[seat] & ~state.hands[seat]))
                 env.step(action)
+                self.step += 1
                 if seat == self.you:
                     played = self.text("played", move=action_name(action, self.lang, self.game))
                     if drawn:  # only your own draws are named: the others' tiles stay hidden
@@ -419,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--hint-agent",
         default=None,
-        help=f"the agent 'hint' asks (default {DEFAULT_HINT_AGENT}, {DEFAULT_VARIANT_AGENT} in a variant)",
+        help=f"the agent 'hint' asks (default {DEFAULT_HINT}, {DEFAULT_VARIANT_HINT} in a variant; as draw-web's)",
     )
     parser.add_argument("--record", help="save the game as a JSON game record here, to be replayed with draw-replay FILE")
     add_variant_arguments(parser)
@@ -448,7 +408,7 @@ def main(argv: Sequence[str] | None = None, stdin: IO[str] | None = None, stdout
         if args.opponents is None:
             args.opponents = DEFAULT_OPPONENT if game.is_default else DEFAULT_VARIANT_AGENT
         if args.hint_agent is None:
-            args.hint_agent = DEFAULT_HINT_AGENT if game.is_default else DEFAULT_VARIANT_AGENT
+            args.hint_agent = default_hint(game)
         check_plays_variant([parse_agent_spec(text)[0] for text in split_specs(args.opponents)], game, "--opponents agent")
         check_plays_variant([parse_agent_spec(args.hint_agent)[0]], game, "--hint-agent")
         if args.record is not None:  # checked before the game, not after it

@@ -56,9 +56,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: its one-game environments, which the batched learner games replaced).
 OLD_DEFAULT = [
     "n_envs=16",
-    "ppo.n_steps=256",
-    "ppo.batch_size=512",
-    "ppo.n_epochs=4",
+    "ppo.num_steps=256",
+    "ppo.minibatch_size=512",
+    "ppo.update_epochs=4",
     "ppo.learning_rate=3e-4",
 ]
 #: The parts of the wall time, in the order printed.
@@ -109,7 +109,7 @@ def run(config_path: Path, overrides: list[str], steps: int, opponents: Stopwatc
     model.train = update.wrap(model.train)  # type: ignore[method-assign]
     actor = NumpyPolicy(weights_of(model, config.num_players, value=False))
     venv.env_method("update_pool", actor, [actor])
-    rollout = config.n_envs * config.ppo.n_steps
+    rollout = config.n_envs * config.ppo.num_steps
     steps = max(1, round(steps / rollout)) * rollout
     opponents.seconds = 0.0
     with unchecked_distributions():  # as draw-train runs
@@ -131,9 +131,9 @@ def _describe(config_path: Path, overrides: list[str]) -> str:
     config = load(TrainConfig, config_path, overrides)
     ppo = config.ppo
     return (
-        f"{config.n_envs} games x {ppo.n_steps} "
-        f"steps a rollout, minibatch {ppo.batch_size}, "
-        f"{ppo.n_epochs} epochs, lr {ppo.learning_rate:g}"
+        f"{config.n_envs} games x {ppo.num_steps} "
+        f"steps a rollout, minibatch {ppo.minibatch_size}, "
+        f"{ppo.update_epochs} epochs, lr {ppo.learning_rate:g}"
     )
 
 

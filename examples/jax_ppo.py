@@ -64,12 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunk", type=int, default=defaults.chunk, help="updates per jitted call (progress line)"
     )
-    parser.add_argument("--epochs", type=int, default=defaults.epochs)
-    parser.add_argument("--minibatches", type=int, default=defaults.minibatches)
+    parser.add_argument("--update-epochs", type=int, default=defaults.update_epochs)
+    parser.add_argument("--num-minibatches", type=int, default=defaults.num_minibatches)
     parser.add_argument(
         "--lr", type=float, default=defaults.learning_rate, help="Adam's rate, decayed linearly to 0"
     )
-    parser.add_argument("--entropy-coef", type=float, default=defaults.entropy_coef)
+    parser.add_argument("--ent-coef", type=float, default=defaults.ent_coef)
     parser.add_argument("--hidden", type=_hidden, default=defaults.hidden, help="hidden widths, e.g. 256,256")
     parser.add_argument("--activation", choices=tuple(ACTIVATIONS), default=defaults.activation)
     parser.add_argument(
@@ -95,10 +95,10 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
             "num_steps": args.num_steps,
             "updates": args.updates,
             "chunk": min(args.chunk, args.updates),
-            "epochs": args.epochs,
-            "minibatches": args.minibatches,
+            "update_epochs": args.update_epochs,
+            "num_minibatches": args.num_minibatches,
             "learning_rate": args.lr,
-            "entropy_coef": args.entropy_coef,
+            "ent_coef": args.ent_coef,
             "hidden": list(args.hidden),
             "activation": args.activation,
             "opponents": list(args.opponents),
@@ -118,7 +118,8 @@ def main(argv: Sequence[str] | None = None, compiler_options: dict[str, Any] | N
             "backend": jax.default_backend(),
         }
         weights = policy_weights(
-            result.trainer.graphdef, result.params, config.activation, result.trainer.game, provenance
+            result.trainer.graphdef, result.params, config.activation, result.trainer.game, provenance,
+            value_unit=config.value_unit,
         )
         save_policy_file(weights, args.output)
     if not args.quiet:

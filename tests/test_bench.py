@@ -238,7 +238,7 @@ def test_a_self_play_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: P
     settings = tmp_path / "settings"
     settings.mkdir()
     (settings / "sb3_ppo.yaml").write_text(
-        "n_envs: 16\nopponents: {self: 1.0}\nppo: {n_steps: 8, batch_size: 64, n_epochs: 1, net_arch: [16]}\n"
+        "n_envs: 16\nopponents: {self: 1.0}\nppo: {num_steps: 8, minibatch_size: 64, update_epochs: 1, net_arch: [16]}\n"
     )
     config = tiny(tmp_path, algorithms={"sb3_ppo": ["micro"]}, seeds=[3], budgets={"micro": {"env_steps": 128}},
                   curve_points=1, settings_dir=str(settings))
@@ -263,7 +263,7 @@ def test_a_jax_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: Path) -
     settings = tmp_path / "settings"
     settings.mkdir()
     (settings / "jax_ppo.yaml").write_text(
-        "num_envs: 8\nnum_steps: 8\nchunk: 2\nepochs: 1\nminibatches: 2\nhidden: [8]\nopponents: [self]\n"
+        "num_envs: 8\nnum_steps: 8\nchunk: 2\nupdate_epochs: 1\nnum_minibatches: 2\nhidden: [8]\nopponents: [self]\n"
         "fast_compile: true\n"
     )
     config = tiny(tmp_path, algorithms={"jax_ppo": ["micro"]}, seeds=[3], budgets={"micro": {"env_steps": 128}},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -108,8 +109,10 @@ def test_a_table_reads_back_what_was_written(tmp_path: Path, tree: game_tree.Gam
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda r, a: r.update(format="other"), "format must be"),
-        (lambda r, a: r.update(version=2), "format must be"),
+        (lambda r, a: r.update(format="other"), "'format' must be"),
+        (lambda r, a: r.update(version=3), r"'version' must be 2 \(this code reads version 1, 2\)"),
+        (lambda r, a: r.update(sha256="0" * 64), "'sha256' does not match"),
+        (lambda r, a: r.update(provenance=[1]), "'provenance' must be a JSON object"),
         (lambda r, a: r.update(max_pip=12), "max_pip"),
         (lambda r, a: r.update(hand_size=9), "hand_size=9"),
         (lambda r, a: a.update(extra=np.zeros(1)), "arrays must be observations and probabilities"),
@@ -126,9 +129,14 @@ def test_a_hostile_table_is_one_value_error_naming_the_file(
     record = json.loads(record_path(path).read_text())
     with np.load(path) as data:
         arrays = {name: data[name].copy() for name in data.files}
+    np.savez(path, **arrays)
+    record["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()  # a pair that matches, then the change
     change(record, arrays)
     record_path(path).write_text(json.dumps(record))
     np.savez(path, **arrays)
+    if "sha256" not in message:  # the arrays changed: the record describes them, as a writer would
+        record["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        record_path(path).write_text(json.dumps(record))
     with pytest.raises(ValueError, match=message) as raised:
         TabularAgent(path)
     assert "policy" in str(raised.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -181,6 +182,7 @@ def test_make_train_pipeline_ends_with_the_policy_line(tmp_path: Path, capsys: p
     assert lines[-1].startswith(prefix)
     path = lines[-1][len(prefix) :]
     assert agents.make("ppo", path=path).policy_for(2).has_value
+    assert json.loads(Path(path).with_suffix(".json").read_text())["value_unit"] == 40.0  # the searches' unit
     # A fresh network of the config's widths, fitted: not the iteration-0 weights.
     fresh, trained = arrays(output / "iter_000" / "policy.npz"), arrays(Path(path))
     assert trained["policy/0/weight"].shape == (512, 340)

@@ -5,6 +5,8 @@
   modules together) has no cycle.
 * ``draw_env`` never imports ``agents``, ``arena`` or ``train``; ``agents`` never imports
   ``arena`` or ``train``; ``arena`` never imports ``train``.
+* No library module imports a command module (the list in ``docs/layout.md``, which names every
+  command of ``pyproject.toml``).
 * Every module imports on its own in a fresh interpreter (each one first, with no project module
   loaded before it), apart from those that need Ray (the RLlib venv imports them).
 """
@@ -14,11 +16,13 @@ from __future__ import annotations
 import ast
 import graphlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("draw_env", "agents", "arena", "train", "integrations")
@@ -118,6 +122,27 @@ def test_the_layout_rules_hold() -> None:
         for forbidden in FORBIDDEN.get(module.partition(".")[0], ())
         if target.partition(".")[0] == forbidden
     ]
+    assert not broken, "; ".join(broken)
+
+
+def command_modules() -> set[str]:
+    """The command modules ``docs/layout.md`` lists (dotted names)."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    listed = re.search(r"Command modules\s*\(([^)]*)\)", text)
+    assert listed is not None, "docs/layout.md lists no command modules"
+    paths = re.findall(r"`([\w/]+)\.py`", listed[1])
+    return {".".join(path.split("/")[:-1] if path.endswith("/__init__") else path.split("/")) for path in paths}
+
+
+def test_library_modules_import_no_command_module() -> None:
+    commands = command_modules()
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    unlisted = sorted({target.partition(":")[0] for target in scripts.values()} - commands)
+    assert not unlisted, f"commands whose module docs/layout.md does not list: {unlisted}"
+    graph = import_graph(ROOT, PACKAGES)
+    assert commands <= set(graph)
+    broken = [f"{module} imports {target}" for module, targets in graph.items() if module not in commands
+              for target in sorted(targets & commands)]
     assert not broken, "; ".join(broken)
 
 

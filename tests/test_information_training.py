@@ -37,7 +37,7 @@ def plays_a_hand(path: Path, game: DrawGame) -> None:
 
 SELFPLAY = [
     "total_timesteps=128", "n_envs=2", "snapshot_every=64", "checkpoint_every=128", "tensorboard=false",
-    "progress_bar=false", "ppo.n_steps=32", "ppo.batch_size=64", "ppo.n_epochs=1", "ppo.net_arch=[8]",
+    "progress_bar=false", "ppo.num_steps=32", "ppo.minibatch_size=64", "ppo.update_epochs=1", "ppo.net_arch=[8]",
     "eval.every=0", "final_eval.matches=1", "final_eval.opponents=[heaviest]", f"obs_type={INFO}",
 ]
 

@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Compiles several times faster than XLA's default level, runs slower: right for 2 updates.
 FAST_COMPILE = {"xla_backend_optimization_level": 0}
 TINY = [
-    "--num-envs", "16", "--num-steps", "16", "--updates", "2", "--chunk", "2", "--epochs", "1",
-    "--minibatches", "2", "--hidden", "16", "--seed", "3",
+    "--num-envs", "16", "--num-steps", "16", "--updates", "2", "--chunk", "2", "--update-epochs", "1",
+    "--num-minibatches", "2", "--hidden", "16", "--seed", "3",
 ]  # fmt: skip
 
 
@@ -196,7 +196,7 @@ def test_bad_settings_are_refused(example) -> None:
 
 #: The pipeline's config of the same run as TINY (the settings the example's flags leave at their defaults too).
 PIPELINE_TINY = [
-    "num_envs=16", "num_steps=16", "updates=2", "chunk=2", "epochs=1", "minibatches=2", "hidden=[16]", "seed=3",
+    "num_envs=16", "num_steps=16", "updates=2", "chunk=2", "update_epochs=1", "num_minibatches=2", "hidden=[16]", "seed=3",
     "opponents=[heaviest, heaviest, random, self]", "learning_rate=0.001", "fast_compile=true",
     "eval.every=2", "eval.matches=2", "eval.opponents=[heaviest]",
     "final_eval.matches=2", "final_eval.opponents=[random]", "progress_bar=false",
@@ -225,6 +225,7 @@ def test_draw_train_runs_the_jax_ppo_pipeline_into_its_run_folder(
     run_files(run, "jax_ppo")  # every file is one the pipeline writes (--overwrite removes them)
     final, same = load_policy_file(run / "final.npz"), load_policy_file(exported)
     assert final.provenance["trained_by"] == "draw-train (pipeline: jax_ppo)"
+    assert final.value_unit == 1 / 0.05 == same.value_unit  # zero-sum points per unit at reward_scale 0.05
     for ours, theirs in zip(final.policy + final.value, same.policy + same.value, strict=True):
         assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))  # the example's run, exactly
     # A finished run says so when rerun; another setting or --resume is one error line.

@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import pickle
+import re
 import subprocess
 import sys
 import warnings
@@ -313,6 +314,7 @@ def _edited_copy(tmp_path: Path, edit: Any) -> Path:
             "lacks the arrays",
         ),
         (lambda r: r.update(provenance=[1]), "'provenance'"),
+        (lambda r: r.update(value_unit=40.0), "'value_unit' must be a number in .* beside a value network"),
         (lambda r: r.update(max_pip=3), "'hand_size' must be an integer"),
         (lambda r: r.update(max_pip="3", hand_size=3, protected=1), "'max_pip' must be an integer"),
         (lambda r: r.update(max_pip=20, hand_size=3, protected=1), "are no game: max_pip"),
@@ -410,8 +412,9 @@ def test_export_writes_a_policy_file_from_a_model_or_a_checkpoint(
     source, model = checkpoint
     vectors, masks = _observations(reference, 2)
     inputs = encode_batch(vectors, masks, "extended")
-    written = export_policy(model, tmp_path / "a.npz", num_players=2, provenance={"run": "test"})
+    written = export_policy(model, tmp_path / "a.npz", num_players=2, provenance={"run": "test"}, value_unit=50.0)
     policy = NumpyPolicy.load(written)
+    assert policy.weights.value_unit == 50.0 and json.loads(record_path(written).read_text())["value_unit"] == 50.0
     np.testing.assert_allclose(policy.logits_batch(inputs), _torch_logits(model, inputs), atol=1e-5, rtol=0)
     assert policy.has_value and policy.weights.provenance == {"run": "test"}
     import torch
@@ -510,6 +513,12 @@ def test_the_export_command_converts_a_checkpoint(
     assert "shared.npz" in capsys.readouterr().out
     shared = NumpyPolicy.load(tmp_path / "shared.npz")
     assert shared.num_players == 2 and not shared.has_value
+    assert main([str(path), str(tmp_path / "valued.npz"), "--value-unit", "50"]) == 0
+    assert NumpyPolicy.load(tmp_path / "valued.npz").weights.value_unit == 50.0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(path), str(tmp_path / "bad.npz"), "--value-unit", "-1"])
+    assert exit_info.value.code == 2 and "value_unit must be a number" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         main([str(tmp_path / "missing.zip"), str(tmp_path / "x.npz")])
     assert exit_info.value.code == 2
@@ -605,3 +614,50 @@ def test_the_network_refuses_another_variant_naming_the_file_and_both(tmp_path: 
     agents.make("network").check_game(DrawGame(2))
     with pytest.raises(ValueError, match=r"variant\.npz' was trained for max_pip=3, hand_size=3, protected=1, not for max_pip=6"):
         agents.make("ppo_search", path=path, simulations=10).act(seeds_observation)
+
+
+# ---------------------------------------------------------------------------- the value's unit
+
+
+def test_the_value_unit_is_written_and_read(tmp_path: Path) -> None:
+    """A policy file records the points one unit of its value network's output is worth; the
+    shipped ones say theirs (expert iteration: the searches' 40; self-play: 1 / 0.02)."""
+    assert NumpyPolicy.load(POLICIES / "ppo_2p.npz").weights.value_unit == 40.0
+    policy = NumpyPolicy.load(POLICIES / "ppo_3p_selfplay.npz")
+    assert policy.weights.value_unit == 50.0
+    copy = NumpyPolicy.load(policy.save(tmp_path / "copy.npz"))
+    assert copy.weights.value_unit == 50.0
+    jax_unit = dataclasses.replace(policy.weights, value_unit=20.0)
+    assert load_policy_file(save_policy_file(jax_unit, tmp_path / "jax.npz")).value_unit == 20.0
+    # Without a value network, no unit is written (nothing to show in points).
+    bare = dataclasses.replace(policy.weights, value=None)
+    written = save_policy_file(bare, tmp_path / "bare.npz")
+    assert "value_unit" not in json.loads(record_path(written).read_text())
+    assert load_policy_file(written).value_unit is None
+
+
+@pytest.mark.parametrize("unit", [0, -1.0, "40", True, 1e7, None])
+def test_a_bad_value_unit_is_a_value_error_naming_the_file_and_field(tmp_path: Path, unit: Any) -> None:
+    target = tmp_path / "unit.npz"
+    target.write_bytes((POLICIES / "ppo_2p_selfplay.npz").read_bytes())
+    record = json.loads(record_path(POLICIES / "ppo_2p_selfplay.npz").read_text())
+    if unit is None:  # an older file: no unit, no value shown
+        del record["value_unit"]
+        record_path(target).write_text(json.dumps(record))
+        assert load_policy_file(target).value_unit is None
+        return
+    record["value_unit"] = unit
+    record_path(target).write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(record_path(target)))}: 'value_unit' must be"):
+        load_policy_file(target)
+
+
+def test_each_trainer_records_its_value_unit() -> None:
+    from train.jax_ppo.config import JaxPPOConfig
+    from train.rllib.config import RLlibConfig
+    from train.selfplay.config import TrainConfig
+
+    assert TrainConfig().value_unit == 1 / 0.02 and JaxPPOConfig().value_unit == 1 / 0.05
+    assert TrainConfig(reward_scale=0.1).value_unit == 10.0
+    assert TrainConfig(reward="win_loss", episode="match").value_unit is None  # no points to show
+    assert RLlibConfig().env.value_unit == 1 / 0.02

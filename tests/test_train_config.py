@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 
 from tests.scripts import load_script
-from train.config import ConfigError, Section, load
+from train.config import PPO_RENAMED, ConfigError, Section, load
 from train.exit.config import ExitConfig
 from train.pipelines import PIPELINES
 from train.rllib.config import RLlibConfig
@@ -45,7 +45,7 @@ def test_every_model_has_float_keys_to_check() -> None:
         key for model, key in FLOAT_KEYS if model is TrainConfig
     }
     assert {"temperature", "explore"} <= {key for model, key in FLOAT_KEYS if model is ExitConfig}
-    assert {"ppo.lr", "env.reward_scale"} <= {key for model, key in FLOAT_KEYS if model is RLlibConfig}
+    assert {"ppo.learning_rate", "env.reward_scale"} <= {key for model, key in FLOAT_KEYS if model is RLlibConfig}
 
 
 @pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
@@ -231,7 +231,7 @@ def test_a_long_value_is_shown_cut_short() -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["n_envs=2000", "total_timesteps=4096"], r"'total_timesteps' must be at least one rollout, n_envs \* ppo.n_steps = 1,024,000 steps"),
+        (["n_envs=2000", "total_timesteps=4096"], r"'total_timesteps' must be at least one rollout, n_envs \* ppo.num_steps = 1,024,000 steps"),
         (["snapshot_every=1000"], r"'snapshot_every' must be at least one rollout, .* = 1,024 steps .*, got 1000$"),
         (["checkpoint_every=1023"], r"'checkpoint_every' must be at least one rollout"),
         (["eval.every=512"], r"'eval.every' must be at least one rollout"),
@@ -249,10 +249,10 @@ def test_a_run_without_periodic_evaluations_may_say_so_with_0() -> None:
 def test_sizes_beyond_any_memory_are_refused_naming_the_keys() -> None:
     from train.exploit.config import ExploitConfig
 
-    with pytest.raises(ConfigError, match=r"^config keys 'n_envs' and 'ppo.n_steps' ask for about 167.5 TB of memory"):
+    with pytest.raises(ConfigError, match=r"^config keys 'n_envs' and 'ppo.num_steps' ask for about 167.5 TB of memory"):
         load(TrainConfig, ROOT / "configs" / "quick.yaml", ["n_envs=100000000"])
-    with pytest.raises(ConfigError, match=r"^config keys 'n_envs' and 'ppo.n_steps' ask for about"):
-        load(ExploitConfig, None, ["ppo.n_steps=2147483647"])
+    with pytest.raises(ConfigError, match=r"^config keys 'n_envs' and 'ppo.num_steps' ask for about"):
+        load(ExploitConfig, None, ["ppo.num_steps=2147483647"])
     with pytest.raises(ConfigError, match=r"^config keys 'matches' and 'window' ask for about .* TB of memory"):
         load(ExitConfig, None, ["matches=100000000"])
 
@@ -262,7 +262,7 @@ def test_memory_is_compared_with_this_machines(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(train.config, "machine_memory", lambda: 10**9)
     load(TrainConfig, ROOT / "configs" / "selfplay_2p.yaml")  # 512 games x 16 steps: about 35 MB
-    with pytest.raises(ConfigError, match=r"about 1.4 GB of memory .*, more than this machine's 1.0 GB: lower n_envs or ppo.n_steps$"):
+    with pytest.raises(ConfigError, match=r"about 1.4 GB of memory .*, more than this machine's 1.0 GB: lower n_envs or ppo.num_steps$"):
         load(TrainConfig, ROOT / "configs" / "selfplay_2p.yaml", ["n_envs=20000"])
     with pytest.raises(ConfigError, match=r"^config keys 'simulations', 'lockstep' and 'workers' ask for"):
         load(ExitConfig, None, ["guide=tree", "simulations=20000", "lockstep=50"])
@@ -279,3 +279,94 @@ def test_memory_is_compared_with_this_machines(monkeypatch: pytest.MonkeyPatch) 
 def test_a_search_the_search_cannot_number_is_refused(overrides: list[str], keys: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{keys} for a search of [\d,]+ nodes .*the search numbers at most 2,147,483,647"):
         load(ExitConfig, None, overrides)
+
+
+# ---------------------------------------------------------------------------------------------
+# One PPO vocabulary: every PPO config takes the same names; each library's old ones are refused.
+
+
+def _ppo_configs() -> list[tuple[type[Section], str, str]]:
+    """Each PPO config kind: its model, the prefix of its PPO keys, its entry of PPO_RENAMED."""
+    from train.exploit.config import ExploitConfig
+    from train.jax_ppo.config import JaxPPOConfig
+
+    return [(TrainConfig, "ppo.", "sb3"), (ExploitConfig, "ppo.", "sb3"), (JaxPPOConfig, "", "jax"),
+            (RLlibConfig, "ppo.", "rllib")]
+
+
+OLD_PPO_KEYS = [
+    (model, prefix + old, prefix + new)
+    for model, prefix, kind in _ppo_configs()
+    for old, new in PPO_RENAMED[kind].items()
+]
+
+
+@pytest.mark.parametrize(("model", "old", "new"), OLD_PPO_KEYS, ids=[f"{m.__name__}:{o}" for m, o, _ in OLD_PPO_KEYS])
+def test_an_old_ppo_key_is_refused_with_its_new_name(model: type[Section], old: str, new: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load(model, None, [f"{old}=1"])
+    assert str(caught.value) == f"config key {old!r} is now {new}"
+
+
+def test_an_old_ppo_key_in_a_file_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _draw_train_error(tmp_path, capsys, "ppo:\n  ent_coef: 0.01\n  clip_range: 0.1\n", [])
+    assert line == "draw-train: error: config key 'ppo.clip_range' is now ppo.clip_coef"
+    line = _draw_train_error(tmp_path, capsys, "pipeline: jax_ppo\nentropy_coef: 0.02\n", [])
+    assert line == "draw-train: error: config key 'entropy_coef' is now ent_coef"
+
+
+def test_the_rllib_script_refuses_an_old_ppo_key_in_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("ppo:\n  entropy_coeff: 0.01\n")
+    with pytest.raises(SystemExit) as caught:
+        _rllib_script().main(["--config", str(path)])
+    assert caught.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.endswith("error: config key 'ppo.entropy_coeff' is now ppo.ent_coef") and "Traceback" not in line
+
+
+def test_an_old_ppo_key_in_the_benchmark_settings_names_the_algorithm_and_the_new_key() -> None:
+    from train.bench.algorithms import Cell, _build
+    from train.bench.protocol import Budget, game_named
+
+    cell = Cell("sb3_ppo", game_named("micro"), 0, Budget(env_steps=1000), {"ppo": {"n_epochs": 2}})
+    with pytest.raises(ConfigError, match=r"^settings of algorithm 'sb3_ppo' on game 'micro': "
+                                          r"config key 'ppo.n_epochs' is now ppo.update_epochs$"):
+        _build(cell, TrainConfig, dict(cell.settings))
+
+
+#: The PPO keys' defaults before the one vocabulary (under their new names): unchanged.
+PPO_DEFAULTS = {
+    "sb3": {"learning_rate": 3e-4, "num_steps": 1024, "minibatch_size": 256, "update_epochs": 5, "gamma": 1.0,
+            "gae_lambda": 0.95, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5},
+    "jax": {"learning_rate": 1e-3, "num_steps": 32, "update_epochs": 2, "num_minibatches": 4, "gamma": 1.0,
+            "gae_lambda": 0.95, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5},
+    "rllib": {"learning_rate": 3e-4, "batch_size": 4000, "minibatch_size": 256, "update_epochs": 6, "gamma": 1.0,
+              "gae_lambda": 0.95, "clip_coef": 0.2, "ent_coef": 0.01, "vf_coef": 0.5},
+}
+
+
+def test_the_new_ppo_keys_load_with_the_defaults_they_had() -> None:
+    from train.exploit.config import ExploitConfig
+    from train.jax_ppo.config import JaxPPOConfig
+
+    assert TrainConfig().ppo.model_dump(include=set(PPO_DEFAULTS["sb3"])) == PPO_DEFAULTS["sb3"]
+    exploiter = {**PPO_DEFAULTS["sb3"], "num_steps": 128, "minibatch_size": 512, "update_epochs": 4}
+    assert ExploitConfig().ppo.model_dump(include=set(exploiter)) == exploiter
+    assert JaxPPOConfig().model_dump(include=set(PPO_DEFAULTS["jax"])) == PPO_DEFAULTS["jax"]
+    assert RLlibConfig().ppo.model_dump() == PPO_DEFAULTS["rllib"]
+    # Every key of the new vocabulary loads, from a file or an override, in each kind.
+    for model, prefix, kind in _ppo_configs():
+        overrides = [f"{prefix}{key}={value}" for key, value in PPO_DEFAULTS[kind].items()
+                     if model.__name__ != "ExploitConfig"]
+        load(model, None, overrides)
+
+
+def test_rllib_is_given_its_own_names_for_the_ppo_keys() -> None:
+    from train.rllib.config import RLlibPPO
+
+    given = RLlibPPO.rllib_training(RLlibConfig().ppo.to_dict())
+    assert given == {"lr": 3e-4, "train_batch_size_per_learner": 4000, "minibatch_size": 256, "num_epochs": 6,
+                     "gamma": 1.0, "lambda_": 0.95, "clip_param": 0.2, "entropy_coeff": 0.01, "vf_loss_coeff": 0.5}

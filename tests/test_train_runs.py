@@ -32,9 +32,9 @@ TINY = [
     "checkpoint_every=256",
     "tensorboard=false",
     "progress_bar=false",
-    "ppo.n_steps=128",
-    "ppo.batch_size=128",
-    "ppo.n_epochs=1",
+    "ppo.num_steps=128",
+    "ppo.minibatch_size=128",
+    "ppo.update_epochs=1",
     "ppo.net_arch=[16]",
     "eval.every=0",
     "final_eval.matches=2",
@@ -63,6 +63,7 @@ def test_a_run_writes_policy_files_and_no_pickle_of_its_own(run: Path) -> None:
     assert policy.num_players == 2 and [w.shape[0] for w, _ in policy.weights.policy] == [16, 58]
     record = json.loads((run / "final.json").read_text())
     assert record["provenance"]["timesteps"] == 512
+    assert record["value_unit"] == 1 / 0.02 == policy.weights.value_unit  # zero-sum points per unit of the value
     for checkpoint in (run / "final.zip", run / "checkpoints" / "step_256.zip"):
         for suffix in (".pool.npz", ".state.json", ".policy.json", ".npz", ".json"):
             assert checkpoint.with_suffix(suffix).is_file(), suffix

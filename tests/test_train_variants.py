@@ -25,9 +25,9 @@ TINY = [
     "checkpoint_every=128",
     "tensorboard=false",
     "progress_bar=false",
-    "ppo.n_steps=32",
-    "ppo.batch_size=64",
-    "ppo.n_epochs=1",
+    "ppo.num_steps=32",
+    "ppo.minibatch_size=64",
+    "ppo.update_epochs=1",
     "ppo.net_arch=[8]",
     "eval.every=0",
     "final_eval.matches=1",
@@ -150,7 +150,7 @@ def exploit_args(tmp_path: Path, **changes: object) -> list[str]:
     """``draw-train`` arguments of an exploiter of a few CPU-seconds on the mini variant."""
     settings = {
         "pipeline": "exploit", "max_pip": 3, "hand_size": 3, "protected": 3, "target": "heaviest",
-        "cpu_minutes": 0.005, "n_envs": 4, "ppo": {"n_steps": 16, "batch_size": 64, "n_epochs": 1, "net_arch": [8]},
+        "cpu_minutes": 0.005, "n_envs": 4, "ppo": {"num_steps": 16, "minibatch_size": 64, "update_epochs": 1, "net_arch": [8]},
         "eval": {"every": 0.0, "matches": 1}, "final_eval": {"matches": 1},
         "output_dir": str(tmp_path / "exploit"), "progress_bar": False, **changes,
     }

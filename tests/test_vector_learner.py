@@ -99,7 +99,7 @@ def _sampled_network(player: object) -> bool:
 
 
 def test_maskable_ppo_learns_on_it_through_the_config_key() -> None:
-    config = load(TrainConfig, None, ["vec_env=batched", "n_envs=32", "ppo.n_steps=16", "ppo.batch_size=256"])
+    config = load(TrainConfig, None, ["vec_env=batched", "n_envs=32", "ppo.num_steps=16", "ppo.minibatch_size=256"])
     venv = build_vec_env(config)
     assert isinstance(venv, VecMonitor) and isinstance(venv.venv, DrawLearnerVecEnv)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=256, seed=0, device="cpu")

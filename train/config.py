@@ -72,22 +72,54 @@ def number(default: float, low: float, high: float, *, low_open: bool = False) -
     )
 
 
-#: The coefficients both of the project's PPOs take (MaskablePPO's ``ppo`` section,
-#: :class:`train.learner_config.PPOSettings`, and PPO in JAX, :class:`train.jax_ppo.config.JaxPPOConfig`),
-#: under MaskablePPO's names: ``(default, low, high, low_open)`` for :func:`number`. Each config keeps
-#: its library's key names; the values they take are held here once.
+#: The coefficients every PPO of the project takes (self-play and the exploiter's MaskablePPO,
+#: :class:`train.learner_config.PPOSettings`; PPO in JAX, :class:`train.jax_ppo.config.JaxPPOConfig`;
+#: RLlib's PPO, :class:`train.rllib.config.RLlibPPO`), under the project's one PPO vocabulary
+#: (CleanRL's names, :data:`PPO_RENAMED`): ``(default, low, high, low_open)`` for :func:`number`.
 PPO_COEFFICIENTS: dict[str, tuple[float, float, float, bool]] = {
     "gamma": (1.0, 0.0, 1.0, False),
     "gae_lambda": (0.95, 0.0, 1.0, False),
-    "clip_range": (0.2, 0.0, 1.0, True),
+    "clip_coef": (0.2, 0.0, 1.0, True),
     "ent_coef": (0.01, 0.0, 1.0, False),
     "vf_coef": (0.5, 0.0, 10.0, False),
     "max_grad_norm": (0.5, 0.0, 100.0, True),
 }
 
+#: The PPO keys each library named its own way -> the project's one name for them, per config
+#: kind. The one vocabulary is CleanRL's: ``learning_rate``, ``gamma``, ``gae_lambda``,
+#: ``clip_coef``, ``ent_coef``, ``vf_coef``, ``max_grad_norm``, ``update_epochs``, ``num_steps``
+#: (a rollout's steps per game), ``batch_size`` (the steps of one update), ``minibatch_size`` or
+#: ``num_minibatches``. Each PPO section refuses its old keys (:attr:`Section.renamed`); each
+#: library's own argument names are given in one place per library
+#: (:func:`train.sb3_adapter.make_maskable_ppo`, :meth:`train.rllib.config.RLlibPPO.rllib_training`).
+PPO_RENAMED: dict[str, dict[str, str]] = {
+    "sb3": {  # MaskablePPO's (stable-baselines3) names
+        "clip_range": "clip_coef",
+        "n_steps": "num_steps",
+        "batch_size": "minibatch_size",
+        "n_epochs": "update_epochs",
+    },
+    "jax": {
+        "clip": "clip_coef",
+        "value_coef": "vf_coef",
+        "entropy_coef": "ent_coef",
+        "epochs": "update_epochs",
+        "minibatches": "num_minibatches",
+    },
+    "rllib": {  # RLlib's names
+        "lr": "learning_rate",
+        "lambda_": "gae_lambda",
+        "clip_param": "clip_coef",
+        "entropy_coeff": "ent_coef",
+        "vf_loss_coeff": "vf_coef",
+        "num_epochs": "update_epochs",
+        "train_batch_size_per_learner": "batch_size",
+    },
+}
+
 
 def ppo_coefficient(name: str) -> Any:
-    """The field of PPO's coefficient ``name`` (a key of :data:`PPO_COEFFICIENTS`), under any key."""
+    """The field of PPO's coefficient ``name`` (a key of :data:`PPO_COEFFICIENTS`)."""
     default, low, high, low_open = PPO_COEFFICIENTS[name]
     return number(default, low, high, low_open=low_open)
 
@@ -177,9 +209,15 @@ Widths = Annotated[list[Any], AfterValidator(_positive_widths)]
 
 
 class Section(BaseModel):
-    """Base of every config model: unknown keys, coercion, NaN and infinity are all errors."""
+    """Base of every config model: unknown keys, coercion, NaN and infinity are all errors.
+
+    :attr:`renamed` maps keys this section once took to the key that replaced them: :func:`build`
+    refuses each with one line naming the new key (``config key 'ppo.clip_range' is now ppo.clip_coef``).
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    renamed: ClassVar[Mapping[str, str]] = {}
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
@@ -489,6 +527,18 @@ def _message(model: type[Section], error: Mapping[str, Any], data: Any) -> str:
     return f"config key {key!r} must be {expected or error['msg'].lower()}, got {shown(value)}"
 
 
+def _refuse_renamed(model: type[Section], data: Mapping[Any, Any], prefix: str = "") -> None:
+    """Raise :class:`ConfigError` for the first key of ``data`` that ``model`` (or one of its
+    sections, at any depth) lists in :attr:`Section.renamed`, naming the key that replaced it."""
+    for key, value in data.items():
+        if key in model.renamed:
+            raise ConfigError(f"config key {prefix + str(key)!r} is now {prefix + model.renamed[key]}")
+        field = model.model_fields.get(key) if isinstance(key, str) else None
+        section = field.annotation if field is not None else None
+        if isinstance(value, Mapping) and inspect.isclass(section) and issubclass(section, Section):
+            _refuse_renamed(section, value, f"{prefix}{key}.")
+
+
 def build(model: type[Model], data: Any) -> Model:
     """Validate plain ``data`` (missing keys take the defaults) into ``model``.
 
@@ -498,6 +548,7 @@ def build(model: type[Model], data: Any) -> Model:
     if not isinstance(data, Mapping):
         raise ConfigError(f"a config must be a mapping of keys to values, got {shown(data)}")
     _refuse_huge_integers(data)
+    _refuse_renamed(model, data)
     try:
         return model.model_validate(dict(data))
     except ConfigError:

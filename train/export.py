@@ -43,7 +43,9 @@ def export_policy(
             (:class:`agents.sb3_checkpoint.WeightsRecord`): ``value`` (default True) keeps the
             value network: pass False when it was not trained, so that nobody mistakes it for a
             trained critic; ``provenance``, JSON data: what it was trained or distilled from, the
-            commands, the results; ``game``, the variant a model plays (``None``: the seeds' game;
+            commands, the results; ``value_unit``, zero-sum hand points per unit of the value
+            network's output (:attr:`train.learner_config.LearnerSettings.value_unit`, ``None``:
+            unknown, no value is shown); ``game``, the variant a model plays (``None``: the seeds' game;
             a checkpoint ``.zip`` says its own in its side file).
 
     Returns:
@@ -68,6 +70,7 @@ def export_policy(
             num_players=num_players if num_players is not None else weights.num_players,
             value=weights.value if value else None,
             provenance={"exported_from": str(source), **(record.get("provenance") or {})},
+            value_unit=record.get("value_unit") if value else None,
         )
     else:
         from train.sb3_adapter import weights_of
@@ -95,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-value", action="store_true", help="leave out the value network")
     parser.add_argument("--provenance", help="a JSON file whose object is stored as the record's provenance")
+    parser.add_argument(
+        "--value-unit", type=float,
+        help="zero-sum hand points per unit of the value network's output, 1 / the run's reward_scale "
+        "(50 for reward_scale 0.02); default: none recorded, and no value is shown",
+    )
     args = parser.parse_args(argv)
     with reported_errors(parser):
         check_distinct(
@@ -114,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             num_players=args.players,
             value=not args.no_value,
             provenance=provenance,
+            value_unit=args.value_unit,
         )
     print(f"Policy file: {written} (record: {written.with_suffix('.json')})")
     return 0

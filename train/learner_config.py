@@ -9,7 +9,7 @@ table, the games, the rewards, the features and the MaskablePPO hyper-parameters
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
@@ -21,6 +21,7 @@ from draw_env.rules import VARIANTS, DrawGame, Variant, reward_fits_episode, var
 from draw_env.tiles import MAX_PIP, MIN_PIP
 from train.config import (
     BASELINES,
+    PPO_RENAMED,
     ConfigError,
     Section,
     Widths,
@@ -53,16 +54,19 @@ def decision_bytes(features: str, game: DrawGame | None = None, obs_type: str = 
 
 
 class PPOSettings(Section):
-    """MaskablePPO hyper-parameters (the names are sb3's)."""
+    """MaskablePPO hyper-parameters, under the project's PPO names (:data:`train.config.PPO_RENAMED`;
+    :func:`train.sb3_adapter.make_maskable_ppo` gives them to sb3 under its own)."""
+
+    renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["sb3"]
 
     learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
     lr_schedule: Literal["constant", "linear"] = "constant"
-    n_steps: int = integer(1024, 2)
-    batch_size: int = integer(256, 2)
-    n_epochs: int = integer(5, 1)
+    num_steps: int = integer(1024, 2)
+    minibatch_size: int = integer(256, 2)
+    update_epochs: int = integer(5, 1)
     gamma: float = ppo_coefficient("gamma")
     gae_lambda: float = ppo_coefficient("gae_lambda")
-    clip_range: float = ppo_coefficient("clip_range")
+    clip_coef: float = ppo_coefficient("clip_coef")
     ent_coef: float = ppo_coefficient("ent_coef")
     vf_coef: float = ppo_coefficient("vf_coef")
     max_grad_norm: float = ppo_coefficient("max_grad_norm")
@@ -137,6 +141,13 @@ class LearnerSettings(VariantSettings):
     skip_forced: bool = True
     ppo: PPOSettings = Field(default_factory=PPOSettings)
 
+    @property
+    def value_unit(self) -> float | None:
+        """Zero-sum hand points per unit of the learner's value network (its policy files record
+        it): ``1 / reward_scale`` with ``zero_sum`` rewards; ``None`` for the other rewards, whose
+        values are not zero-sum points."""
+        return 1 / self.reward_scale if self.reward == "zero_sum" else None
+
     @model_validator(mode="after")
     def _ppo_run(self) -> LearnerSettings:
         """``win_loss`` only in matches, minibatches no larger than one rollout, and a rollout
@@ -144,13 +155,14 @@ class LearnerSettings(VariantSettings):
         game = self.game()  # a game: checked by VariantSettings first
         if not reward_fits_episode(self.reward, self.episode):
             raise fail("reward", "'zero_sum' or 'points' with episode 'hand' ('win_loss' needs episode 'match')", self.reward)
-        if self.ppo.batch_size > self.ppo.n_steps * self.n_envs:
-            raise fail("ppo.batch_size", f"at most ppo.n_steps * n_envs = {self.ppo.n_steps * self.n_envs}", self.ppo.batch_size)
+        if self.ppo.minibatch_size > self.ppo.num_steps * self.n_envs:
+            raise fail("ppo.minibatch_size", f"at most ppo.num_steps * n_envs = {self.ppo.num_steps * self.n_envs}",
+                       self.ppo.minibatch_size)
         per_decision = decision_bytes(self.features, game, self.obs_type)
         check_memory(
-            ("n_envs", "ppo.n_steps"),
-            self.n_envs * (GAME_BYTES + self.ppo.n_steps * per_decision),
-            f"{self.n_envs:,} games of {GAME_BYTES // 1024} kB and a rollout of n_envs * ppo.n_steps = "
-            f"{self.n_envs * self.ppo.n_steps:,} decisions of {per_decision:,} bytes",
+            ("n_envs", "ppo.num_steps"),
+            self.n_envs * (GAME_BYTES + self.ppo.num_steps * per_decision),
+            f"{self.n_envs:,} games of {GAME_BYTES // 1024} kB and a rollout of n_envs * ppo.num_steps = "
+            f"{self.n_envs * self.ppo.num_steps:,} decisions of {per_decision:,} bytes",
         )
         return self

@@ -182,10 +182,12 @@ class PolicyValueNetwork(torch.nn.Module):
         return network
 
     def to_weights(
-        self, num_players: int | None, *, value: bool = True, provenance: Mapping[str, Any] | None = None
+        self, num_players: int | None, *, value: bool = True, provenance: Mapping[str, Any] | None = None,
+        value_unit: float | None = None,
     ) -> PolicyWeights:
         """The networks as NumPy arrays, with the variant played (``value=False`` leaves the value
-        network out: say so when it was not trained, so that nobody mistakes it for a trained critic)."""
+        network out: say so when it was not trained, so that nobody mistakes it for a trained critic;
+        ``value_unit``: zero-sum hand points per unit of its output, ``None`` unknown)."""
         return PolicyWeights(
             policy=_arrays(self.policy),
             activation=self.activation,
@@ -195,6 +197,7 @@ class PolicyValueNetwork(torch.nn.Module):
             provenance=dict(provenance or {}),
             variant=None if self.game is None else self.game.variant,
             obs_type=self.obs_type,
+            value_unit=value_unit if value else None,
         )
 
     def save(
@@ -204,9 +207,12 @@ class PolicyValueNetwork(torch.nn.Module):
         *,
         value: bool = True,
         provenance: Mapping[str, Any] | None = None,
+        value_unit: float | None = None,
     ) -> Path:
         """Write the policy file ``path`` (``.npz``) and its ``.json`` record; return the ``.npz``."""
-        return save_policy_file(self.to_weights(num_players, value=value, provenance=provenance), path)
+        return save_policy_file(
+            self.to_weights(num_players, value=value, provenance=provenance, value_unit=value_unit), path
+        )
 
 
 def _hidden_widths(layers: tuple[Layer, ...]) -> list[int]:

@@ -54,12 +54,13 @@ def new_model(
                 if ppo.lr_schedule == "constant"
                 else LinearSchedule(ppo.learning_rate, 0.0, 1.0)
             ),
-            "n_steps": ppo.n_steps,
-            "batch_size": ppo.batch_size,
-            "n_epochs": ppo.n_epochs,
+            # sb3's names for the project's (train.config.PPO_RENAMED["sb3"])
+            "n_steps": ppo.num_steps,
+            "batch_size": ppo.minibatch_size,
+            "n_epochs": ppo.update_epochs,
             "gamma": ppo.gamma,
             "gae_lambda": ppo.gae_lambda,
-            "clip_range": ppo.clip_range,
+            "clip_range": ppo.clip_coef,
             "ent_coef": ppo.ent_coef,
             "vf_coef": ppo.vf_coef,
             "max_grad_norm": ppo.max_grad_norm,

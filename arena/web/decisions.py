@@ -30,10 +30,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 import agents
 from agents.base import Observation, observation_for
+from arena.hints import read_hint
 from arena.specs import agent_seed, build_agent
 
 #: Tables a worker keeps (``tabular:path=...``, one per distinct file): a table can be hundreds
@@ -90,29 +89,18 @@ def build(name: str, kwargs: Mapping[str, Any], coordinates: tuple[int, ...]) ->
 
 
 def decide(task: Task) -> Any:
-    """Answer ``task``: for ``"act"`` the action (int); for ``"hint"`` a dict of the agent's
-    ``probabilities`` (a list over the actions), its ``values`` (``{action: value}``, empty for
-    an agent without them) and ``value`` (a network's value head, or None).
+    """Answer ``task``: for ``"act"`` the action (int); for ``"hint"`` the agent's
+    :class:`arena.hints.Hint` as plain data (:meth:`arena.hints.Hint.to_dict`).
 
     Raises:
         ValueError: the agent cannot read this position (or its file).
     """
     agent = build(task.name, task.kwargs, task.coordinates)
+    if task.kind == "hint":
+        return read_hint(agent, task.observation, task.num_players).to_dict()
     # The game's environment gives information states where one of its agents reads them; an
     # agent of observations is given the observation each holds.
-    observation = observation_for(agent, task.observation)
-    if task.kind == "act":
-        return int(agent.act(observation))
-    probabilities = np.asarray(agent.action_probabilities(observation), np.float64)
-    values_of = getattr(agent, "action_values", None)
-    values = {} if values_of is None else {int(a): float(v) for a, v in values_of(observation).items()}
-    value = None
-    policy_for = getattr(agent, "policy_for", None)
-    if policy_for is not None:
-        policy = policy_for(task.num_players)
-        if policy.has_value:
-            value = float(policy.values_batch(policy.encode(observation)[None])[0])
-    return {"probabilities": probabilities.tolist(), "values": values, "value": value}
+    return int(agent.act(observation_for(agent, task.observation)))
 
 
 def _serve(connection: Connection) -> None:

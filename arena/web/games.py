@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import draw_env
+from arena.hints import DEFAULT_HINT, HINT_STREAM, Hint, default_hint
 from arena.options import check_plays_variant, table_obs_type
-from arena.play import result_text, summarise_turns
-from arena.play_messages import message
+from arena.play_messages import message, result_text, summarise_turns
 from arena.specs import FILE_ARGUMENTS, Spec, parse_agent_spec
 from arena.web.budgets import page_kwargs
 from arena.web.decisions import DecisionFailed, PoolClosed, Task
@@ -60,19 +60,10 @@ from draw_env.tiles import MAX_PIP, MIN_PIP, tiles_in
 PERSON = "person"
 #: The default table: a person against the shipped 2-player network, one match.
 DEFAULT_SEATS = (PERSON, "network")
-#: The default hint agent in the seeds' game: the shipped network, sampling, so that its
-#: probabilities are the softmax it plays from rather than a one-hot on its choice.
-DEFAULT_HINT = "network:deterministic=false"
-#: The hint agent of a variant (the network plays the seeds' game only).
-DEFAULT_VARIANT_HINT = "variety"
 #: The longest seat or hint text the server reads: agent specs are short.
 MAX_SPEC_CHARS = 200
-#: The hint agent's seed comes from (seed, this), apart from the seats' (seed, seat).
-_HINT_STREAM = 100
 #: A game id: 128 random bits, URL-safe base64.
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{22}")
-#: Agents' values are zero-sum hand points divided by this (the search's and the network's unit).
-REWARD_SCALE = 40.0
 #: The ``format`` of a record asked for before the game is over: it holds what the viewer may see
 #: (their own tiles, every action), so it is not a game record and cannot be replayed.
 PARTIAL_FORMAT = "draw-dominoes-partial-record"
@@ -179,7 +170,7 @@ def parse_setup(data: object, named: Mapping[str, str] | None = None) -> Setup:
     except ValueError as error:
         raise ValueError(f"max_pip, hand_size, protected: {error}") from None
     hint = data.get("hint")
-    hint_text = (DEFAULT_HINT if game.is_default else DEFAULT_VARIANT_HINT) if hint in (None, "") else _spec_text("hint", hint)
+    hint_text = default_hint(game) if hint in (None, "") else _spec_text("hint", hint)
     for key, text in [*((f"seats[{i}]", t) for i, t in enumerate(texts) if t != PERSON), ("hint", hint_text)]:
         _check_spec(key, text, game, named)
     return Setup(tuple(texts), episode, game.max_pip, game.hand_size, game.protected, seed, lang, hint_text)
@@ -541,26 +532,24 @@ class WebGame:
         if self._hint is not None and self._hint[0] == self.step:
             return self._hint[1]
         try:
-            reading = self.decide(self._task("hint", self.hint_spec, _HINT_STREAM))
+            reading = self.decide(self._task("hint", self.hint_spec, HINT_STREAM))
         except ValueError as error:
             raise MoveRefused(f"the hint agent {self.setup.hint} cannot read this position: {error}") from None
         except PoolClosed:
             raise
         except DecisionFailed as error:
             raise MoveRefused(f"the hint agent {self.setup.hint} {error}") from None
-        probabilities = reading["probabilities"]
-        values = {int(a): float(v) * REWARD_SCALE for a, v in reading["values"].items()}
+        hint = Hint.from_dict(reading)
         lang = self.setup.lang
-        legal = self.state.legal_actions()
         moves: list[dict[str, Any]] = [
-            {"action": a, "name": action_name(a, lang, self.game), "probability": round(float(probabilities[a]), 4)}
-            | ({"value": round(values[a], 2)} if a in values else {})
-            for a in legal
+            {"action": a, "name": action_name(a, lang, self.game), "probability": round(p, 4)}
+            | ({"value": round(hint.values[a], 2)} if a in hint.values else {})
+            for a, p in hint.probabilities.items()
         ]
         moves.sort(key=lambda move: (-move["probability"], move["action"]))
-        answer: dict[str, Any] = {"agent": self.setup.hint, "step": self.step, "moves": moves}
-        if reading["value"] is not None:
-            answer["value"] = round(reading["value"] * REWARD_SCALE, 2)
+        answer: dict[str, Any] = {"agent": self.setup.hint, "step": self.step, "choice": hint.choice, "moves": moves}
+        if hint.value is not None:
+            answer["value"] = round(hint.value, 2)
         self._hint = (self.step, answer)
         return answer
 

@@ -56,14 +56,13 @@ from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 import agents
+from arena.hints import DEFAULT_HINT, DEFAULT_VARIANT_HINT
 from arena.options import add_obs_type_argument
 from arena.specs import check_buildable, parse_agent_spec
 from arena.web.budgets import PAGE_AGENTS, SEARCH_SECONDS, page_agents
 from arena.web.decisions import DecisionPool, PoolClosed
 from arena.web.games import (
-    DEFAULT_HINT,
     DEFAULT_SEATS,
-    DEFAULT_VARIANT_HINT,
     PERSON,
     GameStore,
     MoveRefused,

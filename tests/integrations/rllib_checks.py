@@ -212,7 +212,7 @@ def _tiny_config(directory: Path) -> Path:
     config = yaml.safe_load((ROOT / "configs" / "rllib_selfplay.yaml").read_text())
     config["env"]["num_players"] = 3
     config["env_runners"].update(num_env_runners=1, num_envs_per_env_runner=1)
-    config["ppo"].update(train_batch_size_per_learner=200, minibatch_size=64, num_epochs=1)
+    config["ppo"].update(batch_size=200, minibatch_size=64, update_epochs=1)
     config["model"]["fcnet_hiddens"] = [32]
     config["evaluation"].update(opponents=["heaviest"], num_games=3, episode="hand")
     path = directory / "tiny.yaml"

@@ -52,8 +52,8 @@ def selfplay(script: Callable[[str], ModuleType]) -> ModuleType:
 
 
 def test_shipped_config_loads_and_overrides_apply(selfplay: ModuleType) -> None:
-    config = selfplay.load_config(ROOT / "configs" / "rllib_selfplay.yaml", ["iterations=3", "ppo.lr=1e-4"])
-    assert config.iterations == 3 and config.ppo.lr == 1e-4
+    config = selfplay.load_config(ROOT / "configs" / "rllib_selfplay.yaml", ["iterations=3", "ppo.learning_rate=1e-4"])
+    assert config.iterations == 3 and config.ppo.learning_rate == 1e-4
     assert config.output_dir == "runs/rllib_selfplay"
     assert set(config.to_dict()) == set(selfplay.RLlibConfig.model_fields)
 
@@ -63,7 +63,7 @@ def test_shipped_config_loads_and_overrides_apply(selfplay: ModuleType) -> None:
     [
         ("iteratons: 3", "'iteratons' is not known"),
         ("ppo: {learning_rate: 0.1}", "'ppo.learning_rate' is not known"),
-        ("ppo: {lr: fast}", "'ppo.lr' must be a finite number"),
+        ("ppo: {learning_rate: fast}", "'ppo.learning_rate' must be a finite number"),
         ("ppo: {gamma: .nan}", "'ppo.gamma' must be a finite number"),
         ("env_runners: {num_env_runners: -1}", "num_env_runners"),
         ("iterations: 0", "'iterations' must be an integer >= 1"),
@@ -99,7 +99,7 @@ def test_a_bench_cell_on_micro_saves_the_policy_it_measured(tmp_path: Path) -> N
     settings.mkdir()
     (settings / "rllib_ppo.yaml").write_text(
         "rllib:\n  opponents: {self: 1.0}\n  env_runners: {num_env_runners: 0, num_envs_per_env_runner: 4}\n"
-        "  ppo: {train_batch_size_per_learner: 500, minibatch_size: 125, num_epochs: 1}\n"
+        "  ppo: {batch_size: 500, minibatch_size: 125, update_epochs: 1}\n"
         "  model: {fcnet_hiddens: [16]}\n  evaluation: {num_games: 0}\n"
     )
     config = build(BenchConfig, {"algorithms": {"rllib_ppo": ["micro"]}, "seeds": [0],

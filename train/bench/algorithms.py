@@ -142,7 +142,7 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
                 if budget.spent(model.num_timesteps, clock.seconds):
                     break
                 target = schedule.next_steps(model.num_timesteps)
-                rollout = config.n_envs * config.ppo.n_steps
+                rollout = config.n_envs * config.ppo.num_steps
                 chunk = rollout if target is None else max(rollout, target - model.num_timesteps)
                 clock.start()
 
@@ -192,7 +192,7 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     def policy(params: Any, updates_done: int) -> NetworkPolicy:
         return NetworkPolicy(policy_weights(built.graphdef, params, config.activation, built.game,
                                             {"trained_by": "draw-bench (jax_ppo)", "cell": cell.key,
-                                             "updates": updates_done}, config.obs_type))
+                                             "updates": updates_done}, config.obs_type, config.value_unit))
 
     def on_chunk(updates_done: int, seconds: float, params: Any) -> None:
         clock.stop()

@@ -84,9 +84,11 @@ def run_in_rllib_interpreter(
     return policies[-1]
 
 
-def export(module: Any, activation: str, game: DrawGame, path: Path, provenance: dict[str, Any]) -> Path:
+def export(module: Any, activation: str, game: DrawGame, path: Path, provenance: dict[str, Any],
+           value_unit: float | None = None) -> Path:
     """The learner module's actor (encoder then ``pi``) and critic (encoder then ``vf``) as the
-    policy file ``path`` of ``game`` (its table and variant recorded), inputs the ``scaled`` features.
+    policy file ``path`` of ``game`` (its table and variant recorded, and ``value_unit``: zero-sum
+    hand points per unit of the critic's output), inputs the ``scaled`` features.
 
     Raises:
         ValueError: for a module whose networks are not these MLPs (``vf_share_layers: true``).
@@ -109,7 +111,7 @@ def export(module: Any, activation: str, game: DrawGame, path: Path, provenance:
         policy=layers("encoder.actor_encoder.net.mlp.", "pi.net.mlp."),
         value=layers("encoder.critic_encoder.net.mlp.", "vf.net.mlp."),
         activation=activation, features="scaled", num_players=game.num_players, provenance=provenance,
-        variant=game.variant,
+        variant=game.variant, value_unit=value_unit,
     )
     return save_policy_file(weights, path)
 
@@ -141,7 +143,7 @@ def train_cell(request_path: Path) -> None:
     def save() -> None:
         path = work / "curve" / f"rllib_{len(points)}.npz"
         export(algorithm.get_module("learner"), config["model"]["fcnet_activation"], game, path,
-               {"trained_by": "draw-bench (rllib_ppo)", "env_steps": steps})
+               {"trained_by": "draw-bench (rllib_ppo)", "env_steps": steps}, checked.env.value_unit)
         points.append({"env_steps": steps, "cpu_seconds": round(clock.seconds, 3), "path": str(path)})
 
     try:

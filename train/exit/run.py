@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agents.base import SEARCH_VALUE_UNIT
 from agents.policy_file import load_policy_file, save_policy_file
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
 from draw_env.files import atomic_path, write_json_atomic
@@ -200,6 +201,8 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
             policy_path = network.save(
                 folder / "policy.npz",
                 config.num_players,
+                # The value network learns the hand's outcome in the searches' unit (train.exit.collect).
+                value_unit=SEARCH_VALUE_UNIT,
                 provenance={
                     "trained_by": "draw-train (pipeline: exit)",
                     "iteration": iteration,

@@ -6,6 +6,7 @@ It imports without JAX: a config is checked before the heavy imports.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -13,6 +14,7 @@ from pydantic import Field, model_validator
 from agents.inputs import OBS_TYPES
 from agents.policy_file import describe_variant
 from train.config import (
+    PPO_RENAMED,
     EvaluatedLearner,
     Widths,
     fail,
@@ -36,10 +38,12 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     :class:`train.learner_config.VariantSettings`' (the defaults: the seeds' game).
 
     ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
-    seat's actions count as environment steps), then runs ``epochs`` passes over the learner's
-    decisions in ``minibatches`` minibatches; ``updates`` in all, ``chunk`` of them in each
+    seat's actions count as environment steps), then runs ``update_epochs`` passes over the learner's
+    decisions in ``num_minibatches`` minibatches; ``updates`` in all, ``chunk`` of them in each
     jitted call (a progress line, and the periodic evaluation's grain).
     """
+
+    renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["jax"]
 
     pipeline: Literal["jax_ppo"] = "jax_ppo"
     seed: int = seed_field()
@@ -47,14 +51,14 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     num_steps: int = integer(32, 1, 1 << 16)
     updates: int = integer(240, 1)
     chunk: int = integer(10, 1)
-    epochs: int = integer(2, 1, 1000)
-    minibatches: int = integer(4, 1)
+    update_epochs: int = integer(2, 1, 1000)
+    num_minibatches: int = integer(4, 1)
     learning_rate: float = number(1e-3, 0.0, 1.0, low_open=True)
     gamma: float = ppo_coefficient("gamma")
     gae_lambda: float = ppo_coefficient("gae_lambda")
-    clip: float = ppo_coefficient("clip_range")
-    value_coef: float = ppo_coefficient("vf_coef")
-    entropy_coef: float = ppo_coefficient("ent_coef")
+    clip_coef: float = ppo_coefficient("clip_coef")
+    vf_coef: float = ppo_coefficient("vf_coef")
+    ent_coef: float = ppo_coefficient("ent_coef")
     max_grad_norm: float = ppo_coefficient("max_grad_norm")
     reward_scale: float = number(0.05, 0.0, 100.0, low_open=True)
     hidden: Widths = layer_widths([128, 128])
@@ -91,18 +95,24 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
         return "" if game.is_default else f" ({describe_variant(game)})"
 
     @property
+    def value_unit(self) -> float:
+        """Zero-sum hand points per unit of the value network (the rewards are zero-sum hand
+        points times ``reward_scale``); its policy files record it."""
+        return 1 / self.reward_scale
+
+    @property
     def env_steps_per_update(self) -> int:
         return self.num_envs * self.num_steps
 
     @property
     def sample_rows(self) -> int:
-        """Rows of learner decisions an update trains on, a multiple of ``minibatches``.
+        """Rows of learner decisions an update trains on, a multiple of ``num_minibatches``.
 
         The learner acts in about 1/n of the steps (less its forced moves); 1.2/n leaves room.
         """
         share = min(1.0, 1.2 / self.num_players)
-        per_minibatch = math.ceil(self.env_steps_per_update * share / self.minibatches)
-        return min(per_minibatch, self.env_steps_per_update // self.minibatches) * self.minibatches
+        per_minibatch = math.ceil(self.env_steps_per_update * share / self.num_minibatches)
+        return min(per_minibatch, self.env_steps_per_update // self.num_minibatches) * self.num_minibatches
 
     @model_validator(mode="after")
     def _whole_chunks(self) -> JaxPPOConfig:
@@ -112,8 +122,9 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
         every = self.eval.every
         if every and (not float(every).is_integer() or int(every) % self.chunk):
             raise fail("eval.every", f"a multiple of chunk ({self.chunk}) updates, or 0 (no periodic evaluation)", every)
-        if self.num_envs * self.num_steps < self.minibatches:
-            raise fail("minibatches", f"at most num_envs * num_steps = {self.num_envs * self.num_steps}", self.minibatches)
+        if self.num_envs * self.num_steps < self.num_minibatches:
+            raise fail("num_minibatches", f"at most num_envs * num_steps = {self.num_envs * self.num_steps}",
+                       self.num_minibatches)
         return self
 
     @model_validator(mode="after")

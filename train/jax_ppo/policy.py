@@ -219,11 +219,12 @@ class ActorCritic(nnx.Module):
 
 def policy_weights(
     graphdef: Any, params: nnx.State, activation: str, game: DrawGame, provenance: dict[str, Any],
-    obs_type: str = DEFAULT_OBS_TYPE,
+    obs_type: str = DEFAULT_OBS_TYPE, value_unit: float | None = None,
 ) -> PolicyWeights:
     """The networks ``nnx.merge(graphdef, params)`` as the project's policy file content
-    (weights ``(out, in)``), recording ``game``: the table size and the variant it plays, and
-    ``obs_type``: what it reads."""
+    (weights ``(out, in)``), recording ``game``: the table size and the variant it plays,
+    ``obs_type``: what it reads, and ``value_unit``: zero-sum hand points per unit of the value
+    network's output (:attr:`train.jax_ppo.config.JaxPPOConfig.value_unit`)."""
     model = nnx.merge(graphdef, params)
 
     def layers(mlp: MLP) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
@@ -241,4 +242,5 @@ def policy_weights(
         provenance=provenance,
         variant=game.variant,
         obs_type=obs_type,
+        value_unit=value_unit,
     )

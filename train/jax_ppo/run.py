@@ -60,7 +60,8 @@ def _export(config: JaxPPOConfig, built: Any, params: Any, path: Path, provenanc
     from agents.policy_file import save_policy_file
     from train.jax_ppo.policy import policy_weights
 
-    weights = policy_weights(built.graphdef, params, config.activation, config.game(), provenance, config.obs_type)
+    weights = policy_weights(built.graphdef, params, config.activation, config.game(), provenance, config.obs_type,
+                             config.value_unit)
     return save_policy_file(weights, path)
 
 

@@ -99,7 +99,7 @@ class Trainer:
         )
         self.graphdef = nnx.graphdef(abstract)
         schedule = optax.linear_schedule(
-            config.learning_rate, 0.0, config.updates * config.epochs * config.minibatches
+            config.learning_rate, 0.0, config.updates * config.update_epochs * config.num_minibatches
         )
         self.optimizer = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm), optax.adam(schedule, eps=1e-5)
@@ -198,14 +198,14 @@ class Trainer:
         log_probs = jax.nn.log_softmax(jnp.where(batch.mask, logits, MASKED_LOGIT))
         log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
         ratio = jnp.exp(log_prob - batch.log_prob)
-        clipped = jnp.clip(ratio, 1 - config.clip, 1 + config.clip)
+        clipped = jnp.clip(ratio, 1 - config.clip_coef, 1 + config.clip_coef)
         policy_loss = -jnp.minimum(ratio * advantages, clipped * advantages)
-        value_clipped = batch.value + jnp.clip(value - batch.value, -config.clip, config.clip)
+        value_clipped = batch.value + jnp.clip(value - batch.value, -config.clip_coef, config.clip_coef)
         value_loss = 0.5 * jnp.maximum((value - targets) ** 2, (value_clipped - targets) ** 2)
         entropy = -(jnp.exp(log_probs) * log_probs).sum(-1)
         weight = batch.decision / jnp.maximum(batch.decision.sum(), 1)
         parts = tuple((weight * part).sum() for part in (policy_loss, value_loss, entropy))
-        total = parts[0] + config.value_coef * parts[1] - config.entropy_coef * parts[2]
+        total = parts[0] + config.vf_coef * parts[1] - config.ent_coef * parts[2]
         return total, parts
 
     # -- one update, and a chunk of them
@@ -249,7 +249,7 @@ class Trainer:
             order = jax.random.permutation(epoch_key, config.sample_rows)
 
             def split(x: jax.Array) -> jax.Array:
-                return x[order].reshape((config.minibatches, -1) + x.shape[1:])
+                return x[order].reshape((config.num_minibatches, -1) + x.shape[1:])
 
             batches = (jax.tree.map(split, flat), split(flat_advantages), split(flat_targets))
 
@@ -262,7 +262,7 @@ class Trainer:
             return jax.lax.scan(minibatch, carry, batches)
 
         (params, opt_state), losses = jax.lax.scan(
-            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, config.epochs)
+            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, config.update_epochs)
         )
         loss, policy_loss, value_loss, entropy = (part.mean() for part in losses)
         kind = jax.nn.one_hot(self.opponent, len(OPPONENTS))  # (num_envs, 3)

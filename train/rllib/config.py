@@ -1,8 +1,13 @@
-"""The config of ``train/rllib_selfplay.py`` (the key names are RLlib's); see ``configs/rllib_selfplay.yaml``."""
+"""The config of ``train/rllib_selfplay.py``; see ``configs/rllib_selfplay.yaml``.
+
+The ``ppo`` section takes the project's PPO names (:data:`train.config.PPO_RENAMED`);
+:meth:`RLlibPPO.rllib_training` gives them to RLlib under its own. The other sections keep RLlib's.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -10,6 +15,7 @@ from agents.inputs import OBS_TYPES
 from draw_env.rules import reward_fits_episode
 from train.config import (
     MAX_INT,
+    PPO_RENAMED,
     Baselines,
     Section,
     Widths,
@@ -21,6 +27,7 @@ from train.config import (
     opponent_weights,
     opponents_validator,
     output_dir,
+    ppo_coefficient,
     seed_field,
 )
 from train.learner_config import VariantSettings
@@ -38,6 +45,12 @@ class RLlibEnv(VariantSettings):
     reward_scale: float = number(0.02, 0.0, 100.0, low_open=True)
     obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
 
+    @property
+    def value_unit(self) -> float | None:
+        """Zero-sum hand points per unit of the learner's value network: ``1 / reward_scale`` with
+        ``zero_sum`` rewards, ``None`` otherwise (as :attr:`train.learner_config.LearnerSettings.value_unit`)."""
+        return 1 / self.reward_scale if self.reward == "zero_sum" else None
+
 
 class RLlibEnvRunners(Section):
     num_env_runners: int = integer(1, 0)
@@ -46,15 +59,28 @@ class RLlibEnvRunners(Section):
 
 
 class RLlibPPO(Section):
-    lr: float = number(3e-4, 0.0, 1.0, low_open=True)
-    train_batch_size_per_learner: int = integer(4000, 1)
-    gamma: float = number(1.0, 0.0, 1.0)
-    lambda_: float = number(0.95, 0.0, 1.0)
+    """RLlib's PPO, under the project's PPO names; ``batch_size``: the env steps of one update."""
+
+    renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["rllib"]
+
+    learning_rate: float = number(3e-4, 0.0, 1.0, low_open=True)
+    batch_size: int = integer(4000, 1)
+    gamma: float = ppo_coefficient("gamma")
+    gae_lambda: float = ppo_coefficient("gae_lambda")
     minibatch_size: int = integer(256, 1)
-    num_epochs: int = integer(6, 1)
-    entropy_coeff: float = number(0.01, 0.0, 1.0)
-    vf_loss_coeff: float = number(0.5, 0.0, 10.0)
-    clip_param: float = number(0.2, 0.0, 1.0, low_open=True)
+    update_epochs: int = integer(6, 1)
+    ent_coef: float = ppo_coefficient("ent_coef")
+    vf_coef: float = ppo_coefficient("vf_coef")
+    clip_coef: float = ppo_coefficient("clip_coef")
+
+    #: RLlib's name of each key (``PPOConfig.training``'s arguments).
+    RLLIB_NAMES: ClassVar[Mapping[str, str]] = {new: old for old, new in PPO_RENAMED["rllib"].items()}
+
+    @classmethod
+    def rllib_training(cls, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of RLlib's ``PPOConfig.training`` for the ``ppo`` section ``settings``
+        (a :meth:`to_dict`, as the RLlib run passes its config)."""
+        return {cls.RLLIB_NAMES.get(key, key): value for key, value in settings.items()}
 
 
 class RLlibModel(Section):

@@ -28,7 +28,7 @@ from arena.charts import save_figure
 from draw_env.commands import reported_errors
 from draw_env.files import check_writable, write_text_atomic
 from train.config import load
-from train.rllib.config import RLlibConfig
+from train.rllib.config import RLlibConfig, RLlibPPO
 
 
 def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> RLlibConfig:
@@ -99,7 +99,7 @@ def build_algorithm_config(config: Mapping[str, Any]) -> Any:
             policies_to_train=[LEARNER],
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(**config["ppo"])
+        .training(**RLlibPPO.rllib_training(config["ppo"]))
         .debugging(seed=config["seed"])
     )
 
@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         "overrides",
         nargs="*",
         metavar="KEY=VALUE",
-        help="config overrides; dotted keys reach sections (ppo.lr=1e-4, env.num_players=3)",
+        help="config overrides; dotted keys reach sections (ppo.learning_rate=1e-4, env.num_players=3)",
     )
     return parser
 

@@ -44,8 +44,8 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
     @model_validator(mode="after")
     def _whole_rollouts(self) -> TrainConfig:
         """The budget and the intervals at least one rollout: training runs whole rollouts of
-        ``n_envs * ppo.n_steps`` steps, and the policy changes only between them."""
-        rollout = self.n_envs * self.ppo.n_steps
+        ``n_envs * ppo.num_steps`` steps, and the policy changes only between them."""
+        rollout = self.n_envs * self.ppo.num_steps
         budgets = {
             "total_timesteps": (self.total_timesteps, "training runs whole rollouts"),
             "snapshot_every": (self.snapshot_every, "the policy changes once a rollout"),
@@ -54,7 +54,7 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
         }
         for key, (steps, why) in budgets.items():
             if 0 < steps < rollout:  # 0 only for eval.every, which it turns off
-                raise fail(key, f"at least one rollout, n_envs * ppo.n_steps = {rollout:,} steps ({why})", steps)
+                raise fail(key, f"at least one rollout, n_envs * ppo.num_steps = {rollout:,} steps ({why})", steps)
         if not float(self.eval.every).is_integer():
             raise fail("eval.every", "a whole number of timesteps (0 turns it off)", self.eval.every)
         return self

@@ -238,6 +238,7 @@ class SelfPlayRun:
                 num_players=self.config.num_players,
                 game=self.config.game(),
                 obs_type=self.config.obs_type,
+                value_unit=self.config.value_unit,
                 provenance={
                     "trained_by": "draw-train",
                     "config": self.config.to_dict(),
@@ -260,6 +261,7 @@ class SelfPlayRun:
                 num_players=self.config.num_players,
                 game=self.config.game(),
                 obs_type=self.config.obs_type,
+                value_unit=self.config.value_unit,
             )
             for row in evaluate_learner(
                 ("ppo", {"path": str(path)}),
