@@ -70,6 +70,23 @@ SAMPLED_HANDS = 4
 
 _EMPTY = np.iinfo(np.int64).min
 _ENUMERATE, _VECTORS, _REACH = 0, 1, 2
+_NO_VECTORS, _OBSERVATION, _INFORMATION = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Vectors:
+    """The distinct vectors of one kind (observation or information state) of a table's states.
+
+    Attributes:
+        rows: uint8 ``(distinct, size)``, each distinct vector once (as float32 exactly the
+            environment's).
+        masks: int8 ``(distinct, num_actions)``, the legal actions where each is seen.
+        index: per seat, int32 ``(states,)``: the row of ``rows`` of each information state.
+    """
+
+    rows: np.ndarray
+    masks: np.ndarray
+    index: tuple[np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -81,7 +98,8 @@ class StateTables:
         deals: int64, the deals walked (rows of :func:`draw_env.game_tree.deals`).
         roots: int64 ``(deals, 2)``, each seat's code for its hand and the opener (negative:
             the parent of a seat's first information state).
-        keys, rows: per seat, the hash table: int64 keys (``_EMPTY`` where free) and int32 rows.
+        table: per seat, the hash table, int64 ``(slots, 2)``: a key (``_EMPTY`` where free) and
+            its state's row with, above bit 32, its first action's place in ``actions``.
         action_start: per seat, int64 ``(states + 1,)``: state ``i``'s legal actions are
             ``actions[seat][action_start[seat][i] : action_start[seat][i + 1]]``, ascending; the
             sequence ``(i, k-th action)`` is number ``action_start[seat][i] + k``.
@@ -90,43 +108,44 @@ class StateTables:
         deal_first: int64 ``(deals + 1, 2)``: the first row each deal met, per seat.
         nodes: the histories walked (every node, the ends of the hand included).
         total_deals: every deal of the game (the chance of each is ``1 / total_deals``).
+        vectors: by obs_type, the states' vectors (:class:`Vectors`).
     """
 
     game: DrawGame
     deals: np.ndarray
     roots: np.ndarray
-    keys: tuple[np.ndarray, np.ndarray]
-    rows: tuple[np.ndarray, np.ndarray]
+    table: tuple[np.ndarray, np.ndarray]
     action_start: tuple[np.ndarray, np.ndarray]
     actions: tuple[np.ndarray, np.ndarray]
     parent: tuple[np.ndarray, np.ndarray]
     deal_first: np.ndarray
     nodes: int
     total_deals: int
+    vectors: dict[str, Vectors]
 
     def num_states(self, seat: int) -> int:
         return len(self.parent[seat])
 
-    def action_mask(self, seat: int, first: int, stop: int) -> np.ndarray:
-        """int8 ``(stop - first, num_actions)``: the legal actions of rows ``first .. stop - 1``."""
-        start = self.action_start[seat]
-        mask = np.zeros((stop - first, self.game.num_actions), np.int8)
-        counts = np.diff(start[first : stop + 1])
-        rows = np.repeat(np.arange(stop - first), counts)
-        mask[rows, self.actions[seat][start[first] : start[stop]]] = 1
-        return mask
+    def add_vectors(self, obs_type: str) -> Vectors:
+        """The vectors of ``obs_type`` (``"observation"`` or ``"information_state"``), written by a
+        walk of the deals the first time they are asked for."""
+        if obs_type not in self.vectors:
+            self.vectors[obs_type] = _vectors(self, obs_type)
+        return self.vectors[obs_type]
 
 
-def check_memory(game: DrawGame, max_bytes: int) -> int:
+def check_memory(game: DrawGame, max_bytes: int, obs_types: tuple[str, ...] = ("observation",)) -> int:
     """The estimated information states of ``game``, or a ``ValueError`` (with the estimate) if
-    their tables would take more than ``max_bytes``."""
+    they would take more than ``max_bytes``: :data:`STATE_BYTES` each, and the vector of each
+    for ``"information_state"`` (distinct but for the mirrored pairs)."""
     check_tree_game(game)
     estimate = estimate_states(game)
-    if estimate * STATE_BYTES > max_bytes:
+    per_state = STATE_BYTES + (information_layout(game).size if "information_state" in obs_types else 0)
+    if estimate * per_state > max_bytes:
         raise ValueError(
             f"the information states of max_pip={game.max_pip}, hand_size={game.hand_size}, "
             f"protected={game.protected} number about {estimate:.3g} and would take about "
-            f"{estimate * STATE_BYTES / 1024**3:.3g} GiB, more than the {max_bytes / 1024**3:.3g} GiB allowed"
+            f"{estimate * per_state / 1024**3:.3g} GiB, more than the {max_bytes / 1024**3:.3g} GiB allowed"
         )
     return estimate
 
@@ -141,81 +160,94 @@ def estimate_states(game: DrawGame, hands: int = SAMPLED_HANDS) -> int:
     chosen = masks[np.linspace(0, len(masks) - 1, min(hands, len(masks))).astype(np.int64)]
     counted = 0
     for mask in chosen:
-        tables = _enumerate(game, listed[listed[:, 1] == mask], masks, len(listed))
-        counted += tables.num_states(0)
+        counted += _enumerate(game, listed[listed[:, 1] == mask], masks, len(listed), "").num_states(0)
     return math.ceil(2 * counted / len(chosen) * len(masks))
 
 
-def enumerate_states(game: DrawGame) -> tuple[StateTables, StateTables]:
-    """Pass 1: the information states of the deals of each opener (one thread each)."""
+def enumerate_states(game: DrawGame, obs_type: str = "observation") -> tuple[StateTables, StateTables]:
+    """Pass 1: the information states of the deals of each opener (one thread each), with their
+    vectors of ``obs_type`` (none for ``""``)."""
     check_tree_game(game)
     listed = deals(game)
     masks = np.unique(listed[:, 1])
     with ThreadPoolExecutor(2) as pool:
         halves = list(pool.map(
-            lambda opener: _enumerate(game, listed[listed[:, 0] == opener], masks, len(listed)), (0, 1)))
+            lambda opener: _enumerate(game, listed[listed[:, 0] == opener], masks, len(listed), obs_type), (0, 1)))
     return halves[0], halves[1]
 
 
-def _params(game: DrawGame, information: bool) -> np.ndarray:
+def _params(game: DrawGame) -> np.ndarray:
     num_tiles = game.num_tiles
     boneyard = num_tiles - 2 * game.hand_size
     return np.array([
         game.max_pip, game.hand_size, game.protected, history_state_size(game), num_tiles, boneyard,
-        (boneyard + 1) * (2 * num_tiles + 3), game.max_hand_actions, int(information),
+        (boneyard + 1) * (2 * num_tiles + 3), game.max_hand_actions,
     ], np.int64)
 
 
 def _root_codes(masks: np.ndarray, listed: np.ndarray) -> np.ndarray:
-    """Each seat's root code per deal: ``-(2 * hand's rank among ``masks`` + opener) - 1``."""
+    """Each seat's root code per deal: ``-(2 * hand's rank among masks + opener) - 1``."""
     codes = np.zeros((len(listed), 2), np.int64)
     for seat in (0, 1):
         codes[:, seat] = -(2 * np.searchsorted(masks, listed[:, 1 + seat]) + listed[:, 0]) - 1
     return codes
 
 
-def _enumerate(game: DrawGame, listed: np.ndarray, masks: np.ndarray, total_deals: int) -> StateTables:
+def _vector_kind(game: DrawGame, obs_type: str) -> tuple[int, int]:
+    """The walk's code of ``obs_type`` and the vector's length."""
+    if obs_type == "information_state":
+        return _INFORMATION, information_layout(game).size
+    if obs_type == "observation":
+        return _OBSERVATION, layout(game).size
+    if obs_type == "":
+        return _NO_VECTORS, 1
+    raise ValueError(f"obs_type must be 'observation' or 'information_state', got {obs_type!r}")
+
+
+def _enumerate(game: DrawGame, listed: np.ndarray, masks: np.ndarray, total_deals: int, obs_type: str) -> StateTables:
     """Pass 1 over the deals ``listed`` (``masks``: every hand, ascending)."""
     roots = _root_codes(masks, listed)
+    kind, size = _vector_kind(game, obs_type)
+    counts = np.zeros(4, np.int64)
+    start = np.zeros(1 << 10, np.int64)
+    deal_first = np.zeros((len(listed) + 1, 2), np.int64)
     arrays = _walk(
-        _ENUMERATE, listed, roots, _params(game, False), _table(1 << 12), _rows(1 << 12), _table(1 << 12),
-        _rows(1 << 12), np.zeros(1 << 10, np.int64), np.zeros(1 << 12, np.int16), np.zeros(1 << 10, np.int64),
-        np.zeros(1 << 10, np.int64), np.zeros(1 << 12, np.int16), np.zeros(1 << 10, np.int64),
-        np.zeros(2, np.int64), np.zeros((len(listed) + 1, 2), np.int64), 0, len(listed), *_no_vectors(),
-        *_no_reach(), total_deals,
+        _ENUMERATE, listed, roots, _params(game), _table(1 << 12), _table(1 << 12), start, np.zeros(1 << 12, np.int16),
+        np.zeros(1 << 10, np.int64), start.copy(), np.zeros(1 << 12, np.int16), np.zeros(1 << 10, np.int64), counts,
+        deal_first, 0, len(listed), kind, *_vector_store(size, game.num_actions),
+        np.full(1 << 10, -1, np.int32), np.full(1 << 10, -1, np.int32), *_no_reach(), total_deals,
     )
-    keys0, rows0, keys1, rows1, start0, actions0, parent0, start1, actions1, parent1, counts, deal_first, nodes = arrays
+    table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, _, index0, index1 = arrays
+    states0, states1, distinct, nodes = (int(x) for x in counts)
+    vectors = {}
+    if kind != _NO_VECTORS:
+        vectors[obs_type] = Vectors(rows[:distinct].copy(), row_masks[:distinct].copy(),
+                                    (index0[:states0].copy(), index1[:states1].copy()))
     return StateTables(
-        game, listed, roots, (keys0, keys1), (rows0, rows1),
-        (start0[: counts[0] + 1].copy(), start1[: counts[1] + 1].copy()),
-        (actions0[: start0[counts[0]]].copy(), actions1[: start1[counts[1]]].copy()),
-        (parent0[: counts[0]].copy(), parent1[: counts[1]].copy()), deal_first, int(nodes), total_deals,
+        game, listed, roots, (table0, table1), (start0[: states0 + 1].copy(), start1[: states1 + 1].copy()),
+        (actions0[: start0[states0]].copy(), actions1[: start1[states1]].copy()),
+        (parent0[:states0].copy(), parent1[:states1].copy()), deal_first, nodes, total_deals, vectors,
     )
 
 
-def write_vectors(tables: StateTables, first_deal: int, stop_deal: int, information: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Pass 2: per seat, float32 ``(rows, size)``: the vector the environment gives the seat at
-    each information state first met in deals ``first_deal .. stop_deal - 1`` (rows
-    ``deal_first[first_deal] .. deal_first[stop_deal] - 1``), the information state's with
-    ``information``, else the observation."""
+def _vectors(tables: StateTables, obs_type: str) -> Vectors:
+    """The vectors of ``obs_type`` of ``tables``' states: a walk that writes each state's once."""
     game = tables.game
-    size = information_layout(game).size if information else layout(game).size
-    lo, hi = tables.deal_first[first_deal], tables.deal_first[stop_deal]
-    out0 = np.zeros((hi[0] - lo[0], size), np.float32)
-    out1 = np.zeros((hi[1] - lo[1], size), np.float32)
-    _walk(
-        _VECTORS, tables.deals, tables.roots, _params(game, information), tables.keys[0], tables.rows[0],
-        tables.keys[1], tables.rows[1], tables.action_start[0], tables.actions[0], tables.parent[0],
-        tables.action_start[1], tables.actions[1], tables.parent[1], np.zeros(2, np.int64), tables.deal_first,
-        first_deal, stop_deal, lo.copy(), out0, out1, np.zeros(len(out0), np.bool_), np.zeros(len(out1), np.bool_),
+    kind, size = _vector_kind(game, obs_type)
+    counts = np.zeros(4, np.int64)
+    index = (np.full(tables.num_states(0), -1, np.int32), np.full(tables.num_states(1), -1, np.int32))
+    arrays = _walk(
+        _VECTORS, tables.deals, tables.roots, _params(game), tables.table[0], tables.table[1], tables.action_start[0],
+        tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1], tables.parent[1], counts,
+        tables.deal_first, 0, len(tables.deals), kind, *_vector_store(size, game.num_actions), index[0], index[1],
         *_no_reach(), tables.total_deals,
     )
-    return out0, out1
+    return Vectors(arrays[8][: counts[2]].copy(), arrays[9][: counts[2]].copy(), index)
 
 
 def best_response_values(tables: StateTables, policies: tuple[np.ndarray, np.ndarray]) -> tuple[float, float]:
     """Pass 3 and the backward pass: what each seat's best response wins (zero-sum points, this
-    half's deals' share of the expectation) against ``policies`` in the other seat, laid out as
+    table's deals' share of the expectation) against ``policies`` in the other seat, laid out as
     ``tables.actions[seat]`` (float64)."""
     for seat in (0, 1):
         if policies[seat].shape != tables.actions[seat].shape:
@@ -223,11 +255,12 @@ def best_response_values(tables: StateTables, policies: tuple[np.ndarray, np.nda
     sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
     root = np.zeros(2)
     _walk(
-        _REACH, tables.deals, tables.roots, _params(tables.game, False), tables.keys[0], tables.rows[0],
-        tables.keys[1], tables.rows[1], tables.action_start[0], tables.actions[0], tables.parent[0],
-        tables.action_start[1], tables.actions[1], tables.parent[1], np.zeros(2, np.int64), tables.deal_first,
-        0, len(tables.deals), *_no_vectors(), np.asarray(policies[0], np.float64), np.asarray(policies[1], np.float64),
-        sums[0], sums[1], root, tables.total_deals,
+        _REACH, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
+        tables.action_start[0], tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1],
+        tables.parent[1], np.zeros(4, np.int64), tables.deal_first, 0, len(tables.deals), _NO_VECTORS,
+        *_vector_store(1, 1), np.zeros(0, np.int32), np.zeros(0, np.int32),
+        np.asarray(policies[0], np.float64), np.asarray(policies[1], np.float64), sums[0], sums[1], root,
+        tables.total_deals,
     )
     values = tuple(
         root[seat] + _backward(tables.action_start[seat], tables.parent[seat], sums[seat]) for seat in (0, 1)
@@ -235,17 +268,36 @@ def best_response_values(tables: StateTables, policies: tuple[np.ndarray, np.nda
     return values[0], values[1]
 
 
+def policy_of(tables: StateTables, vectors: Vectors, answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per seat, float64 laid out as ``tables.actions[seat]``: each state's probability of each
+    legal action, from ``answers`` (float64 ``(distinct, num_actions)``, one row per row of
+    ``vectors.rows``)."""
+    policies = []
+    for seat in (0, 1):
+        out = np.zeros(len(tables.actions[seat]))
+        _gather(answers, vectors.index[seat], tables.action_start[seat], tables.actions[seat], out)
+        policies.append(out)
+    return policies[0], policies[1]
+
+
+@njit(cache=True)
+def _gather(answers: np.ndarray, index: np.ndarray, start: np.ndarray, actions: np.ndarray, out: np.ndarray) -> None:
+    for row in range(index.shape[0]):
+        for place in range(start[row], start[row + 1]):
+            out[place] = answers[index[row], actions[place]]
+
+
 def _table(size: int) -> np.ndarray:
-    return np.full(size, _EMPTY, np.int64)
+    table = np.zeros((size, 2), np.int64)
+    table[:, 0] = _EMPTY
+    return table
 
 
-def _rows(size: int) -> np.ndarray:
-    return np.zeros(size, np.int32)
-
-
-def _no_vectors() -> tuple[np.ndarray, ...]:
-    empty = np.zeros((0, 1), np.float32)
-    return np.zeros(2, np.int64), empty, empty, np.zeros(0, np.bool_), np.zeros(0, np.bool_)
+def _vector_store(size: int, num_actions: int) -> tuple[np.ndarray, ...]:
+    """Room for distinct vectors (grown as needed), their masks, the hash table over them, and
+    the float32 row the engine writes."""
+    return (np.zeros((1 << 10, size), np.uint8), np.zeros((1 << 10, num_actions), np.int8),
+            np.full(1 << 11, -1, np.int64), np.zeros(size, np.float32), np.zeros(size, np.uint8))
 
 
 def _no_reach() -> tuple[np.ndarray, ...]:
@@ -253,55 +305,109 @@ def _no_reach() -> tuple[np.ndarray, ...]:
 
 
 @njit(cache=True, inline="always")
-def _slot(keys: np.ndarray, key: int) -> int:
-    """The slot of ``key`` in ``keys`` (a power of two long), or the free slot where it goes."""
-    mask = keys.shape[0] - 1
+def _slot(table: np.ndarray, key: int) -> int:
+    """The slot of ``key`` in ``table`` (a power of two long), or the free slot where it goes."""
+    mask = table.shape[0] - 1
     index = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(29)) & mask
-    while keys[index] != key and keys[index] != _EMPTY:
+    while table[index, 0] != key and table[index, 0] != _EMPTY:
         index = (index + 1) & mask
     return index
 
 
 @njit(cache=True)
-def _grown_table(keys: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    new_keys = np.full(2 * keys.shape[0], _EMPTY, np.int64)
-    new_rows = np.zeros(2 * keys.shape[0], np.int32)
-    for i in range(keys.shape[0]):
-        if keys[i] != _EMPTY:
-            slot = _slot(new_keys, keys[i])
-            new_keys[slot] = keys[i]
-            new_rows[slot] = rows[i]
-    return new_keys, new_rows
+def _grown_table(table: np.ndarray) -> np.ndarray:
+    grown = np.zeros((2 * table.shape[0], 2), np.int64)
+    grown[:, 0] = _EMPTY
+    for i in range(table.shape[0]):
+        if table[i, 0] != _EMPTY:
+            slot = _slot(grown, table[i, 0])
+            grown[slot, 0], grown[slot, 1] = table[i, 0], table[i, 1]
+    return grown
 
 
 @njit(cache=True)
-def _grown(array: np.ndarray, need: int) -> np.ndarray:
+def _grown(array: np.ndarray, need: int, fill: int) -> np.ndarray:
     if need <= array.shape[0]:
         return array
-    grown = np.zeros(max(2 * array.shape[0], need), array.dtype)
+    grown = np.full(max(2 * array.shape[0], need), fill, array.dtype)
     grown[: array.shape[0]] = array
     return grown
 
 
+@njit(cache=True)
+def _grown_rows(array: np.ndarray) -> np.ndarray:
+    grown = np.zeros((2 * array.shape[0], array.shape[1]), array.dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
+@njit(cache=True, inline="always")
+def _row_hash(row: np.ndarray, mask: int) -> int:
+    """FNV-1a over a row's bytes, folded into a slot of a table of ``mask + 1`` slots."""
+    code = np.uint64(14695981039346656037)
+    for j in range(row.shape[0]):
+        code = (code ^ np.uint64(row[j])) * np.uint64(1099511628211)
+    return np.int64(code ^ (code >> np.uint64(32))) & mask
+
+
+@njit(cache=True)
+def _add_vector(
+    written: np.ndarray, legal: np.ndarray, count: int, rows: np.ndarray, masks: np.ndarray, hashes: np.ndarray,
+    counts: np.ndarray,
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """The row of the vector ``written`` (uint8) among the distinct ``rows`` (added if new, with
+    its legal actions), and the grown arrays. Exact: a hash finds candidates, the bytes decide."""
+    mask = hashes.shape[0] - 1
+    slot = _row_hash(written, mask)
+    while hashes[slot] >= 0:
+        row = hashes[slot]
+        same = True
+        for j in range(written.shape[0]):
+            if rows[row, j] != written[j]:
+                same = False
+                break
+        if same:
+            return row, rows, masks, hashes
+        slot = (slot + 1) & mask
+    row = counts[2]
+    counts[2] += 1
+    if row >= rows.shape[0]:
+        rows, masks = _grown_rows(rows), _grown_rows(masks)
+    rows[row] = written
+    for k in range(count):
+        masks[row, legal[k]] = 1
+    hashes[slot] = row
+    if 2 * counts[2] > hashes.shape[0]:
+        hashes = np.full(2 * hashes.shape[0], -1, np.int64)
+        for old in range(counts[2]):
+            slot = _row_hash(rows[old], hashes.shape[0] - 1)
+            while hashes[slot] >= 0:
+                slot = (slot + 1) & (hashes.shape[0] - 1)
+            hashes[slot] = old
+    return row, rows, masks, hashes
+
+
 @njit(cache=True, nogil=True)
 def _walk(
-    mode: int, deals: np.ndarray, roots: np.ndarray, params: np.ndarray, keys0: np.ndarray, rows0: np.ndarray,
-    keys1: np.ndarray, rows1: np.ndarray, start0: np.ndarray, actions0: np.ndarray, parent0: np.ndarray,
-    start1: np.ndarray, actions1: np.ndarray, parent1: np.ndarray, counts: np.ndarray, deal_first: np.ndarray,
-    first_deal: int, stop_deal: int, vector_first: np.ndarray, out0: np.ndarray, out1: np.ndarray,
-    written0: np.ndarray, written1: np.ndarray, policy0: np.ndarray, policy1: np.ndarray, sums0: np.ndarray,
+    mode: int, deals: np.ndarray, roots: np.ndarray, params: np.ndarray, table0: np.ndarray, table1: np.ndarray,
+    start0: np.ndarray, actions0: np.ndarray, parent0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
+    parent1: np.ndarray, counts: np.ndarray, deal_first: np.ndarray, first_deal: int, stop_deal: int, kind: int,
+    rows: np.ndarray, row_masks: np.ndarray, hashes: np.ndarray, written: np.ndarray, written_bytes: np.ndarray,
+    index0: np.ndarray, index1: np.ndarray, policy0: np.ndarray, policy1: np.ndarray, sums0: np.ndarray,
     sums1: np.ndarray, root: np.ndarray, total_deals: int,
 ):  # noqa: ANN202 - a tuple of arrays, typed by numba
-    """One depth-first walk of deals ``first_deal .. stop_deal - 1``: the three passes share it
-    (``mode``) so that they meet the same states by the same keys.
+    """One depth-first walk of deals ``first_deal .. stop_deal - 1``; the three passes share it
+    (``mode``), so that they meet the same states by the same keys.
 
-    Each stack entry is an engine state and, per seat, its last sequence (a root code before it
-    acts) and what it observed since, coded ``1 + tile`` after its own draw, else ``(2T + 3) *
-    draws + 1 + action`` of the opponent's turn so far; the key of the seat to act is ``last * M
-    + observed``.
+    ``counts``: states of seat 0, of seat 1, distinct vectors, nodes. Each stack entry is an
+    engine state and, per seat, its last sequence (a root code before it acts) and what it
+    observed since, coded ``1 + tile`` after its own draw, else ``(2T + 3) * draws + 1 +
+    action`` of the opponent's turn so far; the key of the seat to act is ``last * M +
+    observed``. With ``kind``, each state's vector (``written``) is added to the distinct
+    ``rows`` when the state is first met (``index0``/``index1`` -1).
     """
     max_pip, hand_size, protected, size, num_tiles = params[0], params[1], params[2], params[3], params[4]
-    boneyard, m, longest, information = params[5], params[6], params[7], params[8] == 1
+    boneyard, m, longest = params[5], params[6], params[7]
     draw = 2 * num_tiles
     depth = (2 * num_tiles + 2) * (longest + 2)
     states = np.zeros((depth, size), np.int64)
@@ -311,7 +417,6 @@ def _walk(
     hands = np.zeros(4, np.int64)
     bones = np.zeros(num_tiles, np.int64)
     chance = 1.0 / total_deals
-    nodes = 0
     for d in range(first_deal, stop_deal):
         if mode == _ENUMERATE:
             deal_first[d, 0], deal_first[d, 1] = counts[0], counts[1]
@@ -336,50 +441,56 @@ def _walk(
             state = states[top].copy()
             last0, last1, observed0, observed1 = seen[top, 0], seen[top, 1], seen[top, 2], seen[top, 3]
             reach0, reach1 = reach[top, 0], reach[top, 1]
-            nodes += 1
+            counts[3] += 1
             seat = state[S_CURRENT]
             count = legal_actions(state, legal)
-            key = last0 * m + observed0 if seat == 0 else last1 * m + observed1
-            slot = _slot(keys0 if seat == 0 else keys1, key)
-            if mode == _ENUMERATE and (keys0[slot] if seat == 0 else keys1[slot]) == _EMPTY:
+            table = table0 if seat == 0 else table1
+            slot = _slot(table, last0 * m + observed0 if seat == 0 else last1 * m + observed1)
+            if table[slot, 0] == _EMPTY:  # only while enumerating: every state is met then
                 row = counts[seat]
                 counts[seat] += 1
                 if seat == 0:
-                    keys0[slot], rows0[slot] = key, row
-                    start0 = _grown(start0, row + 2)
-                    parent0 = _grown(parent0, row + 1)
-                    actions0 = _grown(actions0, start0[row] + count)
+                    start0 = _grown(start0, row + 2, 0)
+                    parent0 = _grown(parent0, row + 1, 0)
+                    actions0 = _grown(actions0, start0[row] + count, 0)
+                    index0 = _grown(index0, row + 1, -1)
                     parent0[row] = last0
+                    row_start = start0[row]
                     for k in range(count):
-                        actions0[start0[row] + k] = legal[k]
-                    start0[row + 1] = start0[row] + count
-                    if 2 * counts[0] > keys0.shape[0]:
-                        keys0, rows0 = _grown_table(keys0, rows0)
+                        actions0[row_start + k] = legal[k]
+                    start0[row + 1] = row_start + count
                 else:
-                    keys1[slot], rows1[slot] = key, row
-                    start1 = _grown(start1, row + 2)
-                    parent1 = _grown(parent1, row + 1)
-                    actions1 = _grown(actions1, start1[row] + count)
+                    start1 = _grown(start1, row + 2, 0)
+                    parent1 = _grown(parent1, row + 1, 0)
+                    actions1 = _grown(actions1, start1[row] + count, 0)
+                    index1 = _grown(index1, row + 1, -1)
                     parent1[row] = last1
+                    row_start = start1[row]
                     for k in range(count):
-                        actions1[start1[row] + k] = legal[k]
-                    start1[row + 1] = start1[row] + count
-                    if 2 * counts[1] > keys1.shape[0]:
-                        keys1, rows1 = _grown_table(keys1, rows1)
-                row_start = start0[row] if seat == 0 else start1[row]
-            else:
-                row = rows0[slot] if seat == 0 else rows1[slot]
-                row_start = start0[row] if seat == 0 else start1[row]
-            if mode == _VECTORS:
-                index = row - vector_first[seat]
-                written = written0 if seat == 0 else written1
-                if 0 <= index < written.shape[0] and not written[index]:
-                    written[index] = True
-                    out = out0[index] if seat == 0 else out1[index]
-                    if information:
-                        write_information_state(state, seat, False, out)
+                        actions1[row_start + k] = legal[k]
+                    start1[row + 1] = row_start + count
+                table[slot, 0] = last0 * m + observed0 if seat == 0 else last1 * m + observed1
+                table[slot, 1] = row | row_start << 32
+                if 2 * counts[seat] > table.shape[0]:
+                    if seat == 0:
+                        table0 = _grown_table(table0)
                     else:
-                        write_observation(state, seat, False, out)
+                        table1 = _grown_table(table1)
+            else:
+                row = table[slot, 1] & 0xFFFFFFFF
+                row_start = table[slot, 1] >> 32
+            if kind != _NO_VECTORS and (index0[row] if seat == 0 else index1[row]) < 0:
+                if kind == _INFORMATION:
+                    write_information_state(state, seat, False, written)
+                else:
+                    write_observation(state, seat, False, written)
+                for j in range(written.shape[0]):
+                    written_bytes[j] = np.uint8(written[j])
+                found, rows, row_masks, hashes = _add_vector(written_bytes, legal, count, rows, row_masks, hashes, counts)
+                if seat == 0:
+                    index0[row] = found
+                else:
+                    index1[row] = found
             for k in range(count):
                 action = legal[k]
                 child_reach0, child_reach1 = reach0, reach1
@@ -390,10 +501,10 @@ def _walk(
                     else:
                         child_reach0 = reach0 * policy1[row_start + k]
                     if child_reach0 == 0.0 and child_reach1 == 0.0:
-                        continue
+                        continue  # nothing below counts for either responder
                 child = states[top]
                 child[:] = state
-                if information:
+                if kind == _INFORMATION:
                     record_event(child, action)
                 drawn = child[S_BONEYARD + child[S_BONE_POS]] if action == draw else -1
                 status = apply_action(child, action)
@@ -410,7 +521,7 @@ def _walk(
                     reach[top, 0], reach[top, 1] = child_reach0, child_reach1
                     top += 1
                     continue
-                nodes += 1
+                counts[3] += 1
                 if mode == _REACH:
                     points = float(child[S_POINTS] - child[S_POINTS + 1])
                     if child_last0 >= 0:
@@ -423,7 +534,7 @@ def _walk(
                         root[1] -= child_reach1 * points
     if mode == _ENUMERATE:
         deal_first[stop_deal, 0], deal_first[stop_deal, 1] = counts[0], counts[1]
-    return keys0, rows0, keys1, rows1, start0, actions0, parent0, start1, actions1, parent1, counts, deal_first, nodes
+    return table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, hashes, index0, index1
 
 
 @njit(cache=True)
