@@ -417,6 +417,7 @@ def _walk(
     hands = np.zeros(4, np.int64)
     bones = np.zeros(num_tiles, np.int64)
     chance = 1.0 / total_deals
+    state = np.zeros(size, np.int64)
     for d in range(first_deal, stop_deal):
         if mode == _ENUMERATE:
             deal_first[d, 0], deal_first[d, 1] = counts[0], counts[1]
@@ -438,7 +439,7 @@ def _walk(
         top = 1
         while top:
             top -= 1
-            state = states[top].copy()
+            state[:] = states[top]
             last0, last1, observed0, observed1 = seen[top, 0], seen[top, 1], seen[top, 2], seen[top, 3]
             reach0, reach1 = reach[top, 0], reach[top, 1]
             counts[3] += 1
