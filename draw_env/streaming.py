@@ -1,10 +1,9 @@
 """Exact best responses of a small 2-player variant without storing its game tree.
 
 :func:`draw_env.game_tree.build_tree` keeps every history (``mini``: 22.4 million nodes, about
-1.9 GB); ``DrawGame(2, max_pip=3, hand_size=3, protected=2)`` has about 5.8e8 and does not fit,
-although its information states (about 30 million) do. This module keeps only each seat's
-information states and walks the histories depth first, again for each pass, with a stack of a
-few hundred positions (:mod:`draw_env.engine`'s kernels play the moves):
+1.9 GB). This module keeps only each seat's information states (``mini``: 3.0 million, about
+0.6 GB) and walks the histories depth first, again for each pass, with a stack of a few hundred
+positions (:mod:`draw_env.engine`'s kernels play the moves):
 
 1. :func:`enumerate_states` lists every information state of both seats into compact tables: an
    open-addressing hash table from a key to the state's row, and per row its legal actions and
@@ -12,11 +11,11 @@ few hundred positions (:mod:`draw_env.engine`'s kernels play the moves):
    A key is exact and built along the path: ``parent sequence * M + what the seat observed since``
    (the tile it drew, or the opponent's draws and its placement or pass), which with perfect
    recall identifies the seat's whole view. Rows are numbered in the order the walk meets them,
-   so a parent comes before its children, and the deals' rows are contiguous
-   (:attr:`StateTables.deal_first`).
-2. :func:`write_vectors` writes the observation or information-state vector of the states first
-   met in a range of deals (a walk of those deals only): a policy is asked in chunks, once per
-   state.
+   so a parent comes before its children. The same walk writes the vector of ``obs_type`` of each
+   state when it is first met and keeps each distinct vector once (:class:`Vectors`; a vector of
+   the other kind takes one more walk, :meth:`StateTables.add_vectors`).
+2. A policy is asked once per distinct vector (:mod:`arena.exploitability`, which asks agents)
+   and :func:`policy_of` lays its answers out per information state.
 3. :func:`best_response_values`, given the policy at every information state, walks once more
    and adds, at every end of a hand ``z``, ``chance(z) * opponent's reach(z) * u_r(z)`` to the
    last sequence of seat ``r`` on the path (for both seats at once; a subtree the policy never
@@ -27,7 +26,8 @@ few hundred positions (:mod:`draw_env.engine`'s kernels play the moves):
 The deals of each opener are walked in a thread of their own (the compiled walks release the
 GIL): a seat's information states hold the opener, so the two halves share none and keep tables
 of their own. :data:`STATE_BYTES` per information state bounds the memory, estimated before the
-walk from a sample of hands (:func:`estimate_states`).
+walk from a sample of hands (:func:`estimate_states`): ``DrawGame(2, max_pip=3, hand_size=3,
+protected=2)``, about 5.8e8 histories, has about 6.5e7 information states, about 12 GiB.
 """
 
 from __future__ import annotations
@@ -69,7 +69,6 @@ DEFAULT_MAX_BYTES = 8 * 1024**3
 SAMPLED_HANDS = 4
 
 _EMPTY = np.iinfo(np.int64).min
-_ENUMERATE, _VECTORS, _REACH = 0, 1, 2
 _NO_VECTORS, _OBSERVATION, _INFORMATION = 0, 1, 2
 
 
@@ -105,7 +104,6 @@ class StateTables:
             sequence ``(i, k-th action)`` is number ``action_start[seat][i] + k``.
         actions: per seat, int16, the legal actions.
         parent: per seat, int64 ``(states,)``: the parent sequence, or a root code (negative).
-        deal_first: int64 ``(deals + 1, 2)``: the first row each deal met, per seat.
         nodes: the histories walked (every node, the ends of the hand included).
         total_deals: every deal of the game (the chance of each is ``1 / total_deals``).
         vectors: by obs_type, the states' vectors (:class:`Vectors`).
@@ -118,7 +116,6 @@ class StateTables:
     action_start: tuple[np.ndarray, np.ndarray]
     actions: tuple[np.ndarray, np.ndarray]
     parent: tuple[np.ndarray, np.ndarray]
-    deal_first: np.ndarray
     nodes: int
     total_deals: int
     vectors: dict[str, Vectors]
@@ -210,11 +207,10 @@ def _enumerate(game: DrawGame, listed: np.ndarray, masks: np.ndarray, total_deal
     kind, size = _vector_kind(game, obs_type)
     counts = np.zeros(4, np.int64)
     start = np.zeros(1 << 10, np.int64)
-    deal_first = np.zeros((len(listed) + 1, 2), np.int64)
     arrays = _walk(
-        _ENUMERATE, listed, roots, _params(game), _table(1 << 12), _table(1 << 12), start, np.zeros(1 << 12, np.int16),
+        False, listed, roots, _params(game), _table(1 << 12), _table(1 << 12), start, np.zeros(1 << 12, np.int16),
         np.zeros(1 << 10, np.int64), start.copy(), np.zeros(1 << 12, np.int16), np.zeros(1 << 10, np.int64), counts,
-        deal_first, 0, len(listed), kind, *_vector_store(size, game.num_actions),
+        0, len(listed), kind, *_vector_store(size, game.num_actions),
         np.full(1 << 10, -1, np.int32), np.full(1 << 10, -1, np.int32), *_no_reach(), total_deals,
     )
     table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, _, index0, index1 = arrays
@@ -226,7 +222,7 @@ def _enumerate(game: DrawGame, listed: np.ndarray, masks: np.ndarray, total_deal
     return StateTables(
         game, listed, roots, (table0, table1), (start0[: states0 + 1].copy(), start1[: states1 + 1].copy()),
         (actions0[: start0[states0]].copy(), actions1[: start1[states1]].copy()),
-        (parent0[:states0].copy(), parent1[:states1].copy()), deal_first, nodes, total_deals, vectors,
+        (parent0[:states0].copy(), parent1[:states1].copy()), nodes, total_deals, vectors,
     )
 
 
@@ -237,9 +233,9 @@ def _vectors(tables: StateTables, obs_type: str) -> Vectors:
     counts = np.zeros(4, np.int64)
     index = (np.full(tables.num_states(0), -1, np.int32), np.full(tables.num_states(1), -1, np.int32))
     arrays = _walk(
-        _VECTORS, tables.deals, tables.roots, _params(game), tables.table[0], tables.table[1], tables.action_start[0],
+        False, tables.deals, tables.roots, _params(game), tables.table[0], tables.table[1], tables.action_start[0],
         tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1], tables.parent[1], counts,
-        tables.deal_first, 0, len(tables.deals), kind, *_vector_store(size, game.num_actions), index[0], index[1],
+        0, len(tables.deals), kind, *_vector_store(size, game.num_actions), index[0], index[1],
         *_no_reach(), tables.total_deals,
     )
     return Vectors(arrays[8][: counts[2]].copy(), arrays[9][: counts[2]].copy(), index)
@@ -255,9 +251,9 @@ def best_response_values(tables: StateTables, policies: tuple[np.ndarray, np.nda
     sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
     root = np.zeros(2)
     _walk(
-        _REACH, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
+        True, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
         tables.action_start[0], tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1],
-        tables.parent[1], np.zeros(4, np.int64), tables.deal_first, 0, len(tables.deals), _NO_VECTORS,
+        tables.parent[1], np.zeros(4, np.int64), 0, len(tables.deals), _NO_VECTORS,
         *_vector_store(1, 1), np.zeros(0, np.int32), np.zeros(0, np.int32),
         np.asarray(policies[0], np.float64), np.asarray(policies[1], np.float64), sums[0], sums[1], root,
         tables.total_deals,
@@ -293,14 +289,14 @@ def _table(size: int) -> np.ndarray:
     return table
 
 
-def _vector_store(size: int, num_actions: int) -> tuple[np.ndarray, ...]:
+def _vector_store(size: int, num_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Room for distinct vectors (grown as needed), their masks, the hash table over them, and
     the float32 row the engine writes."""
     return (np.zeros((1 << 10, size), np.uint8), np.zeros((1 << 10, num_actions), np.int8),
             np.full(1 << 11, -1, np.int64), np.zeros(size, np.float32), np.zeros(size, np.uint8))
 
 
-def _no_reach() -> tuple[np.ndarray, ...]:
+def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(2)
 
 
@@ -389,22 +385,24 @@ def _add_vector(
 
 @njit(cache=True, nogil=True)
 def _walk(
-    mode: int, deals: np.ndarray, roots: np.ndarray, params: np.ndarray, table0: np.ndarray, table1: np.ndarray,
+    reach_pass: bool, deals: np.ndarray, roots: np.ndarray, params: np.ndarray, table0: np.ndarray, table1: np.ndarray,
     start0: np.ndarray, actions0: np.ndarray, parent0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
-    parent1: np.ndarray, counts: np.ndarray, deal_first: np.ndarray, first_deal: int, stop_deal: int, kind: int,
+    parent1: np.ndarray, counts: np.ndarray, first_deal: int, stop_deal: int, kind: int,
     rows: np.ndarray, row_masks: np.ndarray, hashes: np.ndarray, written: np.ndarray, written_bytes: np.ndarray,
     index0: np.ndarray, index1: np.ndarray, policy0: np.ndarray, policy1: np.ndarray, sums0: np.ndarray,
     sums1: np.ndarray, root: np.ndarray, total_deals: int,
 ):  # noqa: ANN202 - a tuple of arrays, typed by numba
-    """One depth-first walk of deals ``first_deal .. stop_deal - 1``; the three passes share it
-    (``mode``), so that they meet the same states by the same keys.
+    """One depth-first walk of deals ``first_deal .. stop_deal - 1``, for every pass, so that they
+    meet the same states by the same keys: a state not in the tables is added (only the listing
+    meets one), a state without a vector of ``kind`` gets one, and ``reach_pass`` adds up the ends
+    of the hand for the best responses.
 
     ``counts``: states of seat 0, of seat 1, distinct vectors, nodes. Each stack entry is an
     engine state and, per seat, its last sequence (a root code before it acts) and what it
     observed since, coded ``1 + tile`` after its own draw, else ``(2T + 3) * draws + 1 +
     action`` of the opponent's turn so far; the key of the seat to act is ``last * M +
-    observed``. With ``kind``, each state's vector (``written``) is added to the distinct
-    ``rows`` when the state is first met (``index0``/``index1`` -1).
+    observed``. Each new vector (``written``) is added to the distinct ``rows``
+    (``index0``/``index1`` -1 where a state has none yet).
     """
     max_pip, hand_size, protected, size, num_tiles = params[0], params[1], params[2], params[3], params[4]
     boneyard, m, longest = params[5], params[6], params[7]
@@ -419,8 +417,6 @@ def _walk(
     chance = 1.0 / total_deals
     state = np.zeros(size, np.int64)
     for d in range(first_deal, stop_deal):
-        if mode == _ENUMERATE:
-            deal_first[d, 0], deal_first[d, 1] = counts[0], counts[1]
         deal = deals[d]
         hands[0], hands[1] = deal[1], deal[2]
         held = deal[1] | deal[2]
@@ -495,7 +491,7 @@ def _walk(
             for k in range(count):
                 action = legal[k]
                 child_reach0, child_reach1 = reach0, reach1
-                if mode == _REACH:
+                if reach_pass:
                     # Responder r meets the other seat's policy; its own choices count as 1.
                     if seat == 0:
                         child_reach1 = reach1 * policy0[row_start + k]
@@ -523,7 +519,7 @@ def _walk(
                     top += 1
                     continue
                 counts[3] += 1
-                if mode == _REACH:
+                if reach_pass:
                     points = float(child[S_POINTS] - child[S_POINTS + 1])
                     if child_last0 >= 0:
                         sums0[child_last0] += child_reach0 * points
@@ -533,8 +529,6 @@ def _walk(
                         sums1[child_last1] -= child_reach1 * points
                     else:
                         root[1] -= child_reach1 * points
-    if mode == _ENUMERATE:
-        deal_first[stop_deal, 0], deal_first[stop_deal, 1] = counts[0], counts[1]
     return table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, hashes, index0, index1
 
 
