@@ -161,10 +161,20 @@ def estimate_states(game: DrawGame, hands: int = SAMPLED_HANDS) -> int:
     return math.ceil(2 * counted / len(chosen) * len(masks))
 
 
-def enumerate_states(game: DrawGame, obs_type: str = "observation") -> tuple[StateTables, StateTables]:
+def enumerate_states(
+    game: DrawGame, obs_types: tuple[str, ...] = ("observation",), max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[StateTables, StateTables]:
     """Pass 1: the information states of the deals of each opener (one thread each), with their
-    vectors of ``obs_type`` (none for ``""``)."""
-    check_tree_game(game)
+    vectors of ``obs_types[0]`` (none if ``obs_types`` is empty; the others' vectors are written
+    when asked for, :meth:`StateTables.add_vectors`).
+
+    Raises:
+        ValueError: for a game of more than two players, or one whose information states would
+            take more than ``max_bytes`` with the vectors of ``obs_types`` (:func:`check_memory`,
+            before anything large is allocated).
+    """
+    check_memory(game, max_bytes, obs_types)
+    obs_type = obs_types[0] if obs_types else ""
     listed = deals(game)
     masks = np.unique(listed[:, 1])
     with ThreadPoolExecutor(2) as pool:

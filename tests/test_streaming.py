@@ -50,7 +50,7 @@ def _same(streamed, stored) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("obs_type", ["observation", "information_state"])
 def test_the_streaming_best_response_equals_the_trees(game: DrawGame, obs_type: str) -> None:
     tree = game_tree.build_tree(game)
-    halves = streaming.enumerate_states(game, obs_type)
+    halves = streaming.enumerate_states(game, (obs_type,))
     for name in ("random", "heaviest", "variety", "tabular"):
         stored = exploitability(tree, _probabilities(name), obs_type=obs_type)
         streamed = streaming_exploitability(halves, _probabilities(name), obs_type=obs_type)
@@ -60,8 +60,8 @@ def test_the_streaming_best_response_equals_the_trees(game: DrawGame, obs_type: 
 
 def test_vectors_of_another_kind_are_written_by_one_more_walk() -> None:
     """States listed with observations answer for information states as if listed with them."""
-    halves = streaming.enumerate_states(SMALL, "observation")
-    listed = streaming.enumerate_states(SMALL, "information_state")
+    halves = streaming.enumerate_states(SMALL, ("observation",))
+    listed = streaming.enumerate_states(SMALL, ("information_state",))
     for half, other in zip(halves, listed, strict=True):
         added = half.add_vectors("information_state")
         assert np.array_equal(added.rows, other.vectors["information_state"].rows)
@@ -72,7 +72,7 @@ def test_vectors_of_another_kind_are_written_by_one_more_walk() -> None:
 
 
 def test_the_states_estimate_is_exact_when_every_hand_is_walked() -> None:
-    halves = streaming.enumerate_states(SMALL, "")
+    halves = streaming.enumerate_states(SMALL, ())
     exact = sum(half.num_states(seat) for half in halves for seat in (0, 1))
     assert streaming.estimate_states(SMALL, hands=10**6) == exact
     assert abs(streaming.estimate_states(SMALL) - exact) < 0.25 * exact
@@ -84,10 +84,17 @@ def test_a_game_beyond_the_memory_is_refused_with_its_estimate() -> None:
     assert streaming.check_memory(SMALL, max_bytes=streaming.DEFAULT_MAX_BYTES) > 0
     with pytest.raises(ValueError, match="num_players must be 2"):
         streaming.check_memory(DrawGame(3, max_pip=3, hand_size=2), max_bytes=1024)
+    with pytest.raises(ValueError, match="more than the"):
+        streaming.enumerate_states(SMALL, max_bytes=1024)
+    # the vectors of information states count beside the states
+    states = streaming.estimate_states(SMALL) * streaming.STATE_BYTES
+    assert streaming.check_memory(SMALL, max_bytes=states) > 0
+    with pytest.raises(ValueError, match="more than the"):
+        streaming.check_memory(SMALL, max_bytes=states, obs_types=("information_state",))
 
 
 def test_a_policy_table_of_the_wrong_length_is_refused() -> None:
-    half = streaming.enumerate_states(MICRO, "")[0]
+    half = streaming.enumerate_states(MICRO, ())[0]
     with pytest.raises(ValueError, match="policies"):
         streaming.best_response_values(half, (np.zeros(3), np.zeros(3)))
 
