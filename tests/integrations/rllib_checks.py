@@ -334,13 +334,14 @@ def test_rllib_agent_rejects_a_missing_checkpoint(tmp_path: Path) -> None:
 
 
 def _check_benchmark_export(module: object, activation: str, directory: Path) -> None:
-    """draw-bench's rllib_ppo (train/bench/rllib_cell.py): the learner module's networks, exported
-    as a policy file, give the module's own masked softmax on the env's observations."""
-    from agents.policy_file import load_policy_file
+    """The RLlib learner's conversion (train/rllib/learner.py, draw-bench's rllib_ppo): the learner
+    module's networks, saved as a policy file, give the module's own masked softmax on the env's
+    observations."""
+    from agents.policy_file import load_policy_file, save_policy_file
     from agents.policy_network import NumpyPolicy
-    from train.bench.rllib_cell import export
+    from train.rllib.learner import policy_weights
 
-    path = export(module, activation, DrawGame(3), directory / "learner.npz", {})
+    path = save_policy_file(policy_weights(module, activation, DrawGame(3), {}), directory / "learner.npz")
     found = _collect_observations(40, seed=2)
     observations = np.array([o["observations"] for o in found], np.float32)
     masks = np.array([o["action_mask"] for o in found], np.float32)

@@ -22,8 +22,8 @@ policy on the project's observation vector:
 Budgets: ``env_steps`` counts decisions, the players' actions applied to OpenSpiel states (the
 AEC environment's steps; the chance events of the deal and the draws are not counted). A full-tree
 iteration (MMD) counts every decision node of the tree once. ``cpu_seconds`` is this process's
-CPU time (:func:`train.bench.policies.cpu_seconds`) since the cell started, less the time spent in the checkpoint (measuring is
-not training). Training stops at whichever comes first, checked after each episode (NFSP) or
+CPU time since the cell started, less the time spent in the checkpoint (measuring is not
+training), on the learners' one meter (:class:`train.meter.Meter`). Training stops at whichever comes first, checked after each episode (NFSP) or
 iteration; the checkpoint is called at each of the cell's ``curve_points``, evenly over the
 budget (several with the same policy when one iteration crosses several), the last at the end.
 
@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import io
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,9 @@ from open_spiel.python.pytorch import nfsp as nfsp_lib
 
 from agents.policy_file import PolicyWeights
 from train.bench.openspiel_policies import Layer, NfspPolicy, flat_tree, load_spiel_game, scaled_features
-from train.bench.policies import TablePolicy, cpu_seconds
-from train.bench.protocol import Budget, Cell, Checkpoint, Policy
+from train.bench.protocol import Cell, Checkpoint, Policy
+from train.meter import Meter
+from train.policies import TablePolicy
 
 #: NFSP's settings and defaults (``configs/bench/algorithms/nfsp.yaml`` documents them).
 NFSP_DEFAULTS: dict[str, Any] = {
@@ -94,69 +95,18 @@ def settings_of(cell: Cell, defaults: Mapping[str, Any]) -> dict[str, Any]:
     return {**defaults, **cell.settings}
 
 
-class Meter:
-    """A cell's spending (decisions and CPU seconds) and its curve points.
-
-    ``advance(steps, policy)`` after each unit of work adds its decisions and calls the checkpoint
-    at every curve point now reached (``policy()`` built once for them); ``finish(policy)`` calls
-    the remaining ones, the last at the end of training.
-    """
-
-    def __init__(self, budget: Budget, curve_points: int, checkpoint: Checkpoint) -> None:
-        if curve_points < 1:
-            raise ValueError(f"curve_points must be at least 1, got {curve_points}")
-        self.budget = budget
-        self.curve_points = curve_points
-        self.checkpoint = checkpoint
-        self.steps = 0
-        self.called = 0
-        self._start = cpu_seconds()
-        self._measuring = 0.0
-
-    @property
-    def cpu_seconds(self) -> float:
-        """CPU seconds of training so far (the checkpoint's own time left out)."""
-        return cpu_seconds() - self._start - self._measuring
-
-    @property
-    def spent(self) -> bool:
-        return self.budget.spent(self.steps, self.cpu_seconds)
-
-    def _fraction(self) -> float:
-        parts = []
-        if self.budget.env_steps is not None:
-            parts.append(self.steps / self.budget.env_steps)
-        if self.budget.cpu_seconds is not None:
-            parts.append(self.cpu_seconds / self.budget.cpu_seconds)
-        return max(parts)
-
-    def advance(self, steps: int, policy: Callable[[], Policy]) -> None:
-        self.steps += steps
-        due = min(int(self._fraction() * self.curve_points), self.curve_points - 1)
-        if due > self.called:
-            self._call(due, policy)
-
-    def finish(self, policy: Callable[[], Policy]) -> Policy:
-        return self._call(self.curve_points, policy)
-
-    def _call(self, upto: int, policy: Callable[[], Policy]) -> Policy:
-        """Build the policy and call the checkpoint up to point ``upto``; neither counts as
-        training (a tabular algorithm's policy becomes an observation table only to be measured)."""
-        steps, seconds = self.steps, self.cpu_seconds
-        begun = cpu_seconds()
-        built = policy()
-        while self.called < upto:
-            self.called += 1
-            self.checkpoint(steps, seconds, built)
-        self._measuring += cpu_seconds() - begun
-        return built
+def _meter(cell: Cell, checkpoint: Checkpoint) -> Meter:
+    """The cell's meter, its clock running from now (what follows is training)."""
+    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    meter.start()
+    return meter
 
 
 def _about(cell: Cell, settings: Mapping[str, Any], meter: Meter, library: str) -> dict[str, Any]:
     return {
         "algorithm": cell.algorithm, "library": library, "game": cell.game.to_dict(), "seed": cell.seed,
-        "settings": dict(settings), "env_steps": meter.steps, "cpu_seconds": round(meter.cpu_seconds, 3),
-        "curve_point": meter.called,
+        "settings": dict(settings), "env_steps": meter.steps, "cpu_seconds": round(meter.seconds, 3),
+        "curve_point": meter.done,
     }
 
 
@@ -250,7 +200,7 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         for seat in range(game.num_players)
     ]
     _share_networks(agents)
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    meter = _meter(cell, checkpoint)
 
     def policy() -> NfspPolicy:
         weights = PolicyWeights(
@@ -260,7 +210,7 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         )
         return NfspPolicy(weights)
 
-    while not meter.spent:
+    while not meter.spent():
         time_step = _scale(env.reset(), rules)
         decisions = 0
         while not time_step.last():
@@ -270,8 +220,8 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             decisions += 1
         for agent in agents:
             agent.step(time_step)  # every seat sees the end (its last transition, a new episode mode)
-        meter.advance(decisions, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + decisions, policy)
+    return meter.finish(meter.steps, policy())
 
 
 def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
@@ -280,7 +230,7 @@ def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     settings = settings_of(cell, MMD_DEFAULTS)
     tree = flat_tree(cell.game)
     spiel_game = load_spiel_game(cell.game)
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    meter = _meter(cell, checkpoint)
     stepsize = settings["stepsize"]
     solver = mmd_dilated.MMDDilatedEnt(spiel_game, float(settings["alpha"]), None if stepsize is None else float(stepsize))
     decisions = sum(1 for seat in tree.player if seat >= 0)
@@ -299,10 +249,10 @@ def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         rows, table = tree.observation_table(probabilities)
         return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.mmd_dilated"))
 
-    while not meter.spent:
+    while not meter.spent():
         solver.update_sequences()
-        meter.advance(decisions, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + decisions, policy)
+    return meter.finish(meter.steps, policy())
 
 
 class _CountingSolver(outcome_sampling_mccfr.OutcomeSamplingSolver):
@@ -324,7 +274,7 @@ def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     _seed_everything(cell.seed)
     solver = _CountingSolver(load_spiel_game(cell.game))
     solver._expl = float(settings["epsilon"])
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    meter = _meter(cell, checkpoint)
 
     def policy() -> TablePolicy:
         def probabilities(seat: int, infostate: str, legal: list[int]) -> np.ndarray:
@@ -337,11 +287,11 @@ def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         rows, table = tree.observation_table(probabilities)
         return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.outcome_sampling_mccfr"))
 
-    while not meter.spent:
+    while not meter.spent():
         before = solver.decisions
         solver.iteration()
-        meter.advance(solver.decisions - before, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + solver.decisions - before, policy)
+    return meter.finish(meter.steps, policy())
 
 
 def _counting(policies: list[Any], counter: list[int]) -> list[Any]:
@@ -392,7 +342,7 @@ def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             sample_from_marginals=True, symmetric_game=False,
         )
     decisions = sum(1 for seat in tree.player if seat >= 0)
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    meter = _meter(cell, checkpoint)
 
     def policy() -> TablePolicy:
         mixture = policy_aggregator.PolicyAggregator(spiel_game).aggregate(
@@ -408,8 +358,8 @@ def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         rows, table = tree.observation_table(probabilities)
         return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.psro_v2"))
 
-    while not meter.spent:
+    while not meter.spent():
         before = sampled[0]
         solver.iteration()
-        meter.advance(cell.game.num_players * decisions + sampled[0] - before, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + cell.game.num_players * decisions + sampled[0] - before, policy)
+    return meter.finish(meter.steps, policy())

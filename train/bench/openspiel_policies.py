@@ -41,8 +41,8 @@ from draw_env import game_tree
 from draw_env.features import encode_batch
 from draw_env.openspiel import SHORT_NAME
 from draw_env.rules import DrawGame
-from train.bench.policies import NetworkPolicy, TablePolicy
 from train.bench.protocol import BenchGame
+from train.policies import NetworkPolicy, TablePolicy
 
 __all__ = ["FlatTree", "NfspPolicy", "SpielPolicy", "TablePolicy", "flat_tree", "load_spiel_game"]
 
@@ -69,10 +69,12 @@ def scaled_features(observations: np.ndarray, rules: DrawGame) -> np.ndarray:
     return encode_batch(np.asarray(observations, np.float32), masks, "scaled", feature_game(rules))
 
 
-@functools.cache
 def exact_tree(rules: DrawGame) -> game_tree.GameTree:
-    """The enumerated tree of a small 2-player variant (kept: saves and curves reuse it)."""
-    return game_tree.build_tree(rules)
+    """The enumerated tree of a small 2-player variant (:func:`arena.exploitability.tree_for`:
+    kept, saves and curves reuse it)."""
+    from arena.exploitability import tree_for
+
+    return tree_for(rules)
 
 
 def tree_observations(rules: DrawGame) -> tuple[np.ndarray, np.ndarray]:
