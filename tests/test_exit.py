@@ -104,8 +104,9 @@ def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: 
 
 def test_every_file_of_a_run_is_one_its_pipeline_writes(two_iterations: Path) -> None:
     from train.run_dir import run_files
+    from train.runs import RUNS
 
-    files = run_files(two_iterations, "exit").files
+    files = run_files(two_iterations, RUNS["exit"]).files
     assert len(files) == sum(path.is_file() for path in two_iterations.rglob("*")) > 10
 
 

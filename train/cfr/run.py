@@ -33,6 +33,7 @@ from train.cfr.config import CfrConfig
 from train.cfr.solver import Mirror, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
 from train.config import ConfigError
 from train.run_dir import RunDir, RunFile, read_run_file
+from train.runs import open_run_dir
 
 
 class CurvePoint(RunFile):
@@ -54,7 +55,7 @@ class Progress(RunFile):
 
 def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
     """``draw-train`` for a config with ``pipeline: cfr``."""
-    run = RunDir(config, "cfr", overwrite=args.overwrite)
+    run = open_run_dir(config, "cfr", overwrite=args.overwrite)
     summary = solve(config, run)
     print(
         f"CFR+ on {summary['variant']}: {summary['iterations']} iterations, {summary['cpu_seconds']:.1f} CPU-s; "

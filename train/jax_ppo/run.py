@@ -20,7 +20,8 @@ from pydantic import Field
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
 from train.config import ConfigError
 from train.jax_ppo.config import JaxPPOConfig
-from train.run_dir import RunDir, RunSummary, row_schema, seconds
+from train.run_dir import RunSummary, row_schema, seconds
+from train.runs import open_run_dir
 
 #: XLA options of ``fast_compile``: compiles several times faster, runs slower (tiny runs).
 FAST_COMPILE = {"xla_backend_optimization_level": 0}
@@ -89,7 +90,7 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
             run or an unfinished one (without ``overwrite``).
     """
     trainer = _trainer_module()
-    run_dir = RunDir(config, "jax_ppo", overwrite=overwrite)
+    run_dir = open_run_dir(config, "jax_ppo", overwrite=overwrite)
     summary = run_dir.finished(JaxPPOSummary, "summary.json", "a run does not continue")
     if summary is not None:
         return summary

@@ -42,6 +42,7 @@ from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_che
 from train.export import export_policy
 from train.plots import plot_learning_curve
 from train.run_dir import RunDir, RunSummary, read_run_file, seconds
+from train.runs import open_run_dir
 from train.sb3_adapter import new_model, weights_of
 from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
@@ -360,7 +361,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
         KeyboardInterrupt: after SIGINT, once the last checkpoint is saved.
     """
     # With --resume the checkpoint's own checks apply (train.checkpoints.MODEL_KEYS), not the saved config's.
-    run_dir = RunDir(config, "selfplay", overwrite=overwrite, free=None if resume is None else config.to_dict())
+    run_dir = open_run_dir(config, "selfplay", overwrite=overwrite, free=None if resume is None else config.to_dict())
     output_dir = run_dir.path
     if resume is None and run_dir.resuming:
         summary = finished(run_dir, config)
