@@ -10,7 +10,7 @@ environment step is its library's own count, recorded with the cell (``STEP_UNIT
 - ``sb3_ppo``: self-play MaskablePPO (:func:`train.selfplay.learner.train`): the learner's decisions.
 - ``jax_ppo``: PPO in JAX (:func:`train.jax_ppo.learner.train`), one-hand episodes of every game, a
   budget of ``env_steps``: every seat's actions.
-- ``exit``: expert iteration (:mod:`train.exit.run`): decisions collected by the search.
+- ``exit``: expert iteration (:func:`train.exit.learner.train`): decisions collected by the search.
 - ``rllib_ppo``: RLlib PPO in the ``.venv-rllib`` interpreter (:mod:`train.bench.rllib_cell`): every
   seat's actions.
 """
@@ -24,8 +24,6 @@ from pydantic import Field
 
 from train.bench.protocol import BenchGame, Cell, Checkpoint, Policy
 from train.config import MAX_INT, ConfigError, Section, build
-from train.meter import Meter
-from train.policies import NetworkPolicy
 
 #: What each algorithm counts as an environment step (stored in its cell records).
 STEP_UNITS = {
@@ -35,8 +33,6 @@ STEP_UNITS = {
     "exit": "decisions collected by the guided search",
     "rllib_ppo": "actions of every seat (RLlib num_env_steps_sampled_lifetime)",
 }
-#: A bound on the number of training calls an adapter makes between curve points.
-_MAX_CHUNKS = 10_000
 
 
 def _refuse(cell: Cell, why: str) -> ValueError:
@@ -113,33 +109,14 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
 
 
 def expert_iteration(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """Expert iteration (:func:`train.exit.run.run_exit`), one iteration at a time (the run
-    continues in its folder), a curve point after the iterations that reach one."""
-    from agents.policy_file import load_policy_file
+    """Expert iteration (:func:`train.exit.learner.train`)."""
     from train.exit.config import ExitConfig
-    from train.exit.run import read_state, run_exit
+    from train.exit.learner import train
 
-    budget = cell.budget
     data = {**dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed, "episode": cell.game.episode,
-            "obs_type": cell.obs_type, "output_dir": str(work / "exit"), "tensorboard": False, "progress_bar": False,
-            "iterations": 1}
-    config = _build(cell, ExitConfig, data)
-    meter = Meter(budget, cell.curve_points, checkpoint)
-
-    def policy() -> NetworkPolicy:
-        return NetworkPolicy(load_policy_file(Path(config.output_dir) / "final.npz"))
-
-    decisions = 0
-    for iteration in range(1, _MAX_CHUNKS + 1):
-        if meter.spent(decisions):
-            break
-        config = _build(cell, ExitConfig, {**config.to_dict(), "iterations": iteration})
-        meter.start()
-        run_exit(config)
-        meter.stop()
-        decisions = read_state(Path(config.output_dir)).decisions
-        meter.reached(decisions, policy)
-    return meter.finish(decisions, policy())
+            "obs_type": cell.obs_type, "output_dir": str(work / "exit"), "tensorboard": False, "progress_bar": False}
+    return train(_build(cell, ExitConfig, data), cell.budget, checkpoint, points=cell.curve_points,
+                 provenance={"trained_by": "draw-bench (exit)", "cell": cell.key})
 
 
 # ---------------------------------------------------------------------------- RLlib PPO

@@ -27,8 +27,9 @@ BENCH_FILES = (
     r"work/[A-Za-z0-9_.-]+/\d+/(request|result)\.json",
     r"work/[A-Za-z0-9_.-]+/\d+/rllib\.log",
 )
-#: The pipelines whose run folders a cell's attempt may hold (expert iteration's; the exploiter's):
-#: their files count as the benchmark's (``train.pipelines``' entry adds their patterns).
+#: The pipelines whose run folders a cell's attempt may hold (the exploiter's; expert iteration's in
+#: a benchmark folder of an earlier version): their files count as the benchmark's (its run kind in
+#: :data:`train.runs.RUNS` adds their patterns).
 ATTEMPT_RUNS = ("exit", "exploit")
 #: The largest grid a suite may hold.
 MAX_SEEDS = 1000
