@@ -251,6 +251,25 @@ def test_one_training_iteration_on_ray_then_the_projects_evaluation(tmp_path: Pa
     _check_benchmark_export(player.module, yaml.safe_load(config_path.read_text())["model"]["fcnet_activation"], tmp_path)
 
 
+def test_the_learner_trains_to_its_budget_and_checkpoints_at_the_points_asked(tmp_path: Path) -> None:
+    """train.rllib.learner.train on a budget of two iterations' steps: a policy of the game, the
+    two points asked (the first after the iteration that reaches half the budget), Ray shut down."""
+    from train.config import load
+    from train.meter import Budget
+    from train.policies import NetworkPolicy
+    from train.rllib.config import RLlibConfig
+    from train.rllib.learner import train
+
+    config = load(RLlibConfig, _tiny_config(tmp_path), [f"output_dir={tmp_path / 'run'}",
+                                                         "env_runners.num_env_runners=0"])
+    calls: list[tuple[int, NetworkPolicy]] = []
+    final = train(config, Budget(env_steps=400), lambda steps, seconds, policy: calls.append((steps, policy)),
+                  points=2, provenance={"by": "a test"})
+    assert not ray.is_initialized()
+    assert len(calls) == 2 and calls[-1][1] is final and 200 <= calls[0][0] < calls[1][0] and calls[1][0] >= 400
+    assert final.network.weights.game == DrawGame(3) and final.network.weights.provenance["by"] == "a test"
+
+
 @pytest.fixture
 def ray_cluster() -> Iterator[tuple[str, dict[str, str]]]:
     """A one-node Ray cluster started the documented way (``ray start --head``), as on a head machine.
