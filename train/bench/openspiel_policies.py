@@ -5,10 +5,10 @@ same vector ``python_draw_dominoes``'s ``observation_tensor`` gives (both are wr
 declaration), so that ``arena.exploitability`` can ask it on the enumerated tree's observations:
 
 - :class:`NfspPolicy`: NFSP's average network (ReLU layers on the ``"scaled"`` features, the
-  observation over its bounds) as a :class:`train.bench.policies.NetworkPolicy`, the softmax of
+  observation over its bounds) as a :class:`train.policies.NetworkPolicy`, the softmax of
   its legal logits. On an exact game it saves as a table over the tree's observations
   (``tabular:path=...``), elsewhere as a policy file (``network:path=...,deterministic=false``).
-- :class:`train.bench.policies.TablePolicy`: distinct observations (uint8 rows) and their
+- :class:`train.policies.TablePolicy`: distinct observations (uint8 rows) and their
   distributions, built by :class:`FlatTree` from a policy over OpenSpiel's perfect-recall
   information states (MMD, MCCFR).
 
