@@ -87,8 +87,7 @@ class Meter:
         self.steps = 0
         #: The points called so far.
         self.done = 0
-        #: Wall seconds of the clock's spans.
-        self.wall = 0.0
+        self._wall = 0.0
         self._seconds = seconds
         self._started: tuple[float, float] | None = None
 
@@ -102,13 +101,18 @@ class Meter:
         if self._started is not None:
             cpu, wall = self._started
             self._seconds += cpu_seconds() - cpu
-            self.wall += time.perf_counter() - wall
+            self._wall += time.perf_counter() - wall
             self._started = None
 
     @property
     def seconds(self) -> float:
         """CPU seconds of training so far, the running span included."""
         return self._seconds + (0.0 if self._started is None else cpu_seconds() - self._started[0])
+
+    @property
+    def wall(self) -> float:
+        """Wall seconds of training so far, the running span included."""
+        return self._wall + (0.0 if self._started is None else time.perf_counter() - self._started[1])
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
