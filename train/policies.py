@@ -21,10 +21,14 @@ from draw_env.rules import DrawGame
 
 
 class Game(Protocol):
-    """What a policy is saved for: a game with its rules (a benchmark game, a pipeline's config)."""
+    """The game a policy is saved for (a benchmark game, :class:`train.bench.protocol.BenchGame`):
+    its rules, and whether it is small enough for a table over its whole tree."""
 
     @property
     def rules(self) -> DrawGame: ...
+
+    @property
+    def exact(self) -> bool: ...
 
 
 @runtime_checkable

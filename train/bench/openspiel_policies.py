@@ -42,7 +42,7 @@ from draw_env.features import encode_batch
 from draw_env.openspiel import SHORT_NAME
 from draw_env.rules import DrawGame
 from train.bench.protocol import BenchGame
-from train.policies import NetworkPolicy, TablePolicy
+from train.policies import Game, NetworkPolicy, TablePolicy
 
 __all__ = ["FlatTree", "NfspPolicy", "SpielPolicy", "TablePolicy", "flat_tree", "load_spiel_game"]
 
@@ -87,7 +87,7 @@ def tree_observations(rules: DrawGame) -> tuple[np.ndarray, np.ndarray]:
     return rows, masks[first]
 
 
-def save_exact_table(policy: Any, path_stem: Path, game: BenchGame, about: dict[str, Any]) -> str:
+def save_exact_table(policy: Any, path_stem: Path, game: Game, about: dict[str, Any]) -> str:
     """Write ``policy`` as a table over the tree's observations; the agent spec that plays it."""
     rows, masks = tree_observations(game.rules)
     probabilities = policy.action_probabilities_batch(rows.astype(np.float32), masks)
@@ -104,7 +104,7 @@ class NfspPolicy(NetworkPolicy):
         super().__init__(weights)
         self.about = dict(weights.provenance)
 
-    def save(self, path_stem: Path, game: BenchGame) -> str:
+    def save(self, path_stem: Path, game: Game) -> str:
         if game.exact:
             return save_exact_table(self, path_stem, game, self.about)
         return super().save(path_stem, game)
