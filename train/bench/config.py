@@ -12,10 +12,11 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agents.inputs import OBS_TYPES
-from train.bench.protocol import ALGORITHM_PATHS, GAME_NAMES, GAMES, BenchGame, Budget
+from train.bench.protocol import ALGORITHM_PATHS, GAME_NAMES, GAMES, BenchGame
 from train.config import ConfigError, Section, integer, number, output_dir, read_yaml, shown, workers
+from train.meter import Budget
 
-#: The files of a benchmark folder (``train.pipelines``: its entry's ``files``), the attempts'
+#: The files of a benchmark folder (``train.runs``: its run kind's ``files``), the attempts'
 #: curve policies included (:mod:`train.bench.suite` describes them).
 BENCH_FILES = (
     r"cells/[A-Za-z0-9_.-]+\.json",
