@@ -20,6 +20,7 @@ from train.bench.metrics import game_tree
 from train.bench.suite import cells_of, run_suite
 from train.config import ConfigError, build
 from train.run_dir import run_files
+from train.runs import RUNS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +59,7 @@ def test_a_tiny_grid_runs_and_each_record_agrees_with_its_saved_policy(tmp_path:
     # CFR+ draws nothing at random: both seeds solve alike, and the interval is that one point.
     assert [point["score"] for point in records[0]["curve"]] == [point["score"] for point in records[1]["curve"]]
     # The folder is a run of pipeline bench, every file one it writes (--overwrite may remove them).
-    written = {str(path.relative_to(run)) for path in run_files(run, "bench").files}
+    written = {str(path.relative_to(run)) for path in run_files(run, RUNS["bench"]).files}
     assert {"cells/cfr-micro-s0.json", "policies/cfr-micro-s1.npz", "reference-micro.json", "summary.md"} <= written
     low, point, high = summary["per_game"]["micro"]["estimates"]["cfr"]["iqm"]
     reference = json.loads((run / "reference-micro.json").read_text())["random"]
@@ -407,9 +408,9 @@ def test_a_summary_that_would_hold_a_nan_is_not_written(finished_run: Path, tmp_
 
 def test_draw_bench_messages_name_what_draw_bench_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from train.cfr.config import CfrConfig
-    from train.run_dir import RunDir
+    from train.runs import open_run_dir
 
-    RunDir(build(CfrConfig, {"output_dir": str(tmp_path / "b")}), "cfr").start()
+    open_run_dir(build(CfrConfig, {"output_dir": str(tmp_path / "b")}), "cfr").start()
     tiny_config = str(ROOT / "configs/bench/tiny.yaml")
     error = refused(["--config", tiny_config, "--output", str(tmp_path / "b")], capsys)
     assert "holds a run of pipeline: cfr, not bench: choose another output_dir" in error and "--overwrite" not in error

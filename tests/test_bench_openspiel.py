@@ -170,3 +170,16 @@ def test_tree_algorithms_refuse_a_game_without_a_tree_and_unknown_settings() -> 
         algorithms.mccfr(Cell("mccfr", GAMES["mini"], 0, Budget(env_steps=1)), Path("."), lambda *_: None)
     with pytest.raises(ValueError, match="unknown setting.*learning_rat"):
         _run("nfsp", 10, {"learning_rat": 0.1})
+
+
+def test_the_learner_is_one_train_with_the_points_asked() -> None:
+    """train(config, budget, on_checkpoint, points): a policy, the points asked, the provenance kept."""
+    calls: list[tuple[int, Policy]] = []
+    config = algorithms.SpielConfig("mccfr", MICRO, 0, {})
+    final = algorithms.train(config, Budget(env_steps=300), lambda steps, seconds, policy: calls.append((steps, policy)),
+                             points=3, provenance={"by": "a test"})
+    assert len(calls) == 3 and calls[-1] == (calls[-1][0], final) and calls[-1][0] >= 300
+    assert [steps for steps, _ in calls] == sorted(steps for steps, _ in calls)
+    assert final.about["by"] == "a test" and final.about["algorithm"] == "mccfr"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="unknown OpenSpiel algorithm 'nothing'"):
+        algorithms.train(algorithms.SpielConfig("nothing", MICRO), Budget(env_steps=1))

@@ -68,8 +68,6 @@ def same_run(a: Path, b: Path) -> None:
 
 
 def _summary(path: Path) -> dict:
-    import json
-
     return json.loads((path / "summary.json").read_text())
 
 
@@ -105,8 +103,9 @@ def test_smoke_run_writes_an_evaluated_policy_with_a_value_head(two_iterations: 
 
 def test_every_file_of_a_run_is_one_its_pipeline_writes(two_iterations: Path) -> None:
     from train.run_dir import run_files
+    from train.runs import RUNS
 
-    files = run_files(two_iterations, "exit").files
+    files = run_files(two_iterations, RUNS["exit"]).files
     assert len(files) == sum(path.is_file() for path in two_iterations.rglob("*")) > 10
 
 
@@ -357,3 +356,24 @@ def test_a_shipped_recipes_iteration_fits_the_shard_bound(name: str) -> None:
 
     config = load(ExitConfig, ROOT / "configs" / f"{name}.yaml")
     assert config.matches * 300 * SHARD_ROW_BYTES < MAX_SHARD_BYTES
+
+
+def test_the_learner_runs_the_pipelines_iterations_in_memory(two_iterations: Path, tmp_path: Path) -> None:
+    """train.exit.learner.train with the run's decisions as its budget: the same two iterations
+    (the same network as the run's final.npz), one checkpoint at the end, no run folder."""
+    from agents.policy_file import load_policy_file
+    from train.exit.learner import train
+    from train.meter import Budget
+    from train.policies import NetworkPolicy
+
+    decisions = json.loads((two_iterations / "state.json").read_text())["decisions"]
+    calls: list[tuple[int, NetworkPolicy]] = []
+    final = train(tiny(tmp_path / "learner", "iterations=2"), Budget(env_steps=decisions),
+                  lambda steps, seconds, policy: calls.append((steps, policy)), provenance={"by": "a test"})
+    assert calls == [(decisions, final)] and final.network.weights.provenance == {"by": "a test", "decisions": decisions}
+    run = load_policy_file(two_iterations / "final.npz")
+    for ours, theirs in zip((*final.network.weights.policy, *final.network.weights.value),
+                            (*run.policy, *run.value), strict=True):
+        for left, right in zip(ours, theirs, strict=True):
+            np.testing.assert_array_equal(left, right)
+    assert not (tmp_path / "learner").exists()

@@ -182,12 +182,12 @@ def test_selfplay_checks_its_output_dir_before_writing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("model", [ExitConfig, ExploitConfig], ids=["exit", "exploit"])
 def test_exit_and_exploit_check_their_output_dir_before_writing(tmp_path: Path, model: type[Any]) -> None:
-    from train.run_dir import RunDir
+    from train.runs import open_run_dir
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     with pytest.raises(ConfigError, match="config key 'output_dir': cannot write"):
-        RunDir(load(model, None, [f"output_dir={blocker / 'run'}"]), model().pipeline)
+        open_run_dir(load(model, None, [f"output_dir={blocker / 'run'}"]), model().pipeline)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -542,12 +542,12 @@ def test_exit_refuses_a_malformed_run_before_writing(tmp_path: Path, state: Any,
 
 
 def test_a_run_dir_refuses_a_deep_config_json(tmp_path: Path) -> None:
-    from train.run_dir import RunDir
+    from train.runs import open_run_dir
 
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "config.json").write_text(DEEP)
     with pytest.raises(ConfigError, match="config.json: nested deeper than 32 levels"):
-        RunDir(load(ExitConfig, None, [f"output_dir={tmp_path / 'run'}"]), "exit")
+        open_run_dir(load(ExitConfig, None, [f"output_dir={tmp_path / 'run'}"]), "exit")
 
 
 # ---------------------------------------------------------------------------------------------

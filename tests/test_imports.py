@@ -146,6 +146,32 @@ def test_library_modules_import_no_command_module() -> None:
     assert not broken, "; ".join(broken)
 
 
+#: The command modules of ``draw-train``: only they import its registry of pipelines.
+COMMAND_MODULES = {"train.cli": {"train.pipelines"}}
+#: The registry of ``draw-train``'s pipelines and the run kinds it is built on: the modules that know
+#: every pipeline, which no lower module imports.
+REGISTRIES = ("train.pipelines", "train.cli")
+
+
+def test_no_train_module_imports_the_command_or_its_registry_but_the_command() -> None:
+    graph = import_graph(ROOT, PACKAGES)
+    importers = {
+        module: sorted(target for target in targets if target in REGISTRIES)
+        for module, targets in graph.items()
+        if module not in REGISTRIES
+    }
+    broken = {module: found for module, found in importers.items() if set(found) - COMMAND_MODULES.get(module, set())}
+    assert not broken, broken
+    assert "train.pipelines" in graph["train.cli"]  # the graph sees the command's lazy import
+
+
+def test_the_run_protocol_imports_no_pipeline() -> None:
+    """train/run_dir.py is given its pipeline's kind (files, config model) by its caller: it imports
+    nothing of train but the config helpers, so no arrow goes back up from it to its users."""
+    graph = import_graph(ROOT, PACKAGES)
+    assert {target for target in graph["train.run_dir"] if target.startswith("train.")} == {"train.config"}
+
+
 _IMPORT_EACH = """
 import importlib, json, sys
 names, packages = json.loads(sys.argv[1])

@@ -31,6 +31,7 @@ from tests.scripts import load_script
 from train import cli
 from train.jax_ppo import trainer as jax_trainer
 from train.run_dir import MARKER, run_files
+from train.runs import RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Compiles several times faster than XLA's default level, runs slower: right for 2 updates.
@@ -222,7 +223,7 @@ def test_draw_train_runs_the_jax_ppo_pipeline_into_its_run_folder(
     assert summary["env_steps"] == 2 * 16 * 16 and [row["opponent"] for row in summary["final_eval"]] == ["random"]
     assert [row["timesteps"] for row in summary["eval"]] == [512]
     assert (run / "eval.csv").is_file() and (run / "checkpoints" / "update_000002.npz").is_file()
-    run_files(run, "jax_ppo")  # every file is one the pipeline writes (--overwrite removes them)
+    run_files(run, RUNS["jax_ppo"])  # every file is one the pipeline writes (--overwrite removes them)
     final, same = load_policy_file(run / "final.npz"), load_policy_file(exported)
     assert final.provenance["trained_by"] == "draw-train (pipeline: jax_ppo)"
     assert final.value_unit == 1 / 0.05 == same.value_unit  # zero-sum points per unit at reward_scale 0.05

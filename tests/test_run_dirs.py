@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from train.config import ConfigError, Section, load
 from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
-from train.run_dir import MARKER, RUN_FILES, RunDir, run_files
+from train.run_dir import MARKER, run_files
+from train.runs import RUNS, open_run_dir
 from train.selfplay.config import TrainConfig
 
 MODELS: dict[str, type[Section]] = {"selfplay": TrainConfig, "exit": ExitConfig, "exploit": ExploitConfig}
@@ -86,7 +87,7 @@ DAMAGED_MARKERS = st.one_of(
     JSON_VALUES.map(json.dumps),
     st.fixed_dictionaries(
         {"format": st.sampled_from(["draw-dominoes-run", "other"]), "version": st.integers(0, 3),
-         "pipeline": st.sampled_from([*RUN_FILES, "rllib", 1])}
+         "pipeline": st.sampled_from([*RUNS, "rllib", 1])}
     ).map(json.dumps),
     st.binary(max_size=40).map(lambda data: data.decode("latin-1")),
     st.just("a folder"),
@@ -189,7 +190,7 @@ def is_valid_marker(text: str | None) -> bool:
         and data.get("format") == "draw-dominoes-run"
         and data.get("version") == 1
         and type(data.get("version")) is int
-        and data.get("pipeline") in RUN_FILES
+        and data.get("pipeline") in RUNS
     )
 
 
@@ -203,7 +204,7 @@ def test_no_file_a_run_did_not_write_is_ever_removed(case: Case) -> None:
         build_directory(output, outside, case)
         before = snapshot(Path(folder))
         try:
-            run_dir = RunDir(config_of(case.pipeline, output), case.pipeline, overwrite=case.overwrite)
+            run_dir = open_run_dir(config_of(case.pipeline, output), case.pipeline, overwrite=case.overwrite)
             if case.start_over:
                 run_dir.start_over()
             run_dir.start()
@@ -232,7 +233,7 @@ def test_a_marker_of_another_format_or_version_is_no_run_even_with_overwrite(tmp
     for marker in ({"format": "draw-dominoes-run", "version": 2, "pipeline": "selfplay"}, {"format": "app"}):
         (output / MARKER).write_text(json.dumps(marker))
         with pytest.raises(ConfigError, match=r"no run of draw-train: .*\.draw-run\.json.*--overwrite does not remove it"):
-            RunDir(config, "selfplay", overwrite=True)
+            open_run_dir(config, "selfplay", overwrite=True)
     assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json", "summary.json"]
 
 
@@ -262,12 +263,12 @@ def test_a_run_holding_a_link_or_a_special_file_is_refused_whether_it_continues_
     outside.mkdir()
     (outside / "kept.txt").write_text("theirs")
     config = config_of("selfplay", output)
-    RunDir(config, "selfplay").start()
+    open_run_dir(config, "selfplay").start()
     entry(output, outside)
     before = snapshot(tmp_path)
     with pytest.raises(ConfigError, match=r"in the run directory .* is (a symbolic link|a FIFO \(named pipe\)): "
                                           r"a run directory holds only the regular files and folders"):
-        RunDir(config, "selfplay", overwrite=overwrite)
+        open_run_dir(config, "selfplay", overwrite=overwrite)
     assert snapshot(tmp_path) == before and (outside / "kept.txt").read_text() == "theirs"
 
 
@@ -278,7 +279,7 @@ def test_a_run_directory_is_worked_in_by_one_process_at_a_time(tmp_path: Path) -
 
     output = tmp_path / "run"
     config = config_of("exit", output)
-    first = RunDir(config, "exit")
+    first = open_run_dir(config, "exit")
     first.start()
     # Another process holds the folder while this one's run lives.
     probe = "import fcntl, os, sys; d = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(d, fcntl.LOCK_EX | fcntl.LOCK_NB)"
@@ -293,17 +294,17 @@ def test_a_run_directory_is_worked_in_by_one_process_at_a_time(tmp_path: Path) -
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         with pytest.raises(ConfigError, match=r"is in use by another run .*: wait for that run to end") as refused:
-            RunDir(config, "exit")
+            open_run_dir(config, "exit")
         assert "\n" not in str(refused.value)
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    RunDir(config, "exit")  # a killed process leaves no lock behind
+    open_run_dir(config, "exit")  # a killed process leaves no lock behind
 
 
 def test_two_runs_that_checked_a_new_folder_cannot_both_start_in_it(tmp_path: Path) -> None:
     config = config_of("exit", tmp_path / "run")
-    first, second = RunDir(config, "exit"), RunDir(config, "exit")
+    first, second = open_run_dir(config, "exit"), open_run_dir(config, "exit")
     first.start()
     with pytest.raises(ConfigError, match="in use by another run|written by another run since it was checked"):
         second.start()
@@ -313,12 +314,12 @@ def test_two_runs_that_checked_a_new_folder_cannot_both_start_in_it(tmp_path: Pa
 def test_temporary_files_of_a_killed_run_are_the_runs(tmp_path: Path) -> None:
     output = tmp_path / "run"
     config = config_of("exit", output)
-    RunDir(config, "exit").start()
+    open_run_dir(config, "exit").start()
     (output / "iter_001").mkdir()
     (output / "iter_001" / ".data.4242-0123abcd.partial.npz").write_bytes(b"half")
     (output / ".state.4242-0123abcd.partial.json").write_text("{")
-    assert len(run_files(output, "exit").files) == 4
-    RunDir(config, "exit", overwrite=True).start()
+    assert len(run_files(output, RUNS["exit"]).files) == 4
+    open_run_dir(config, "exit", overwrite=True).start()
     assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json"]
 
 
@@ -329,14 +330,49 @@ def test_a_run_that_does_not_continue_is_refused_unfinished_and_printed_finished
 
     output = tmp_path / "run"
     config = config_of("exploit", output)
-    assert RunDir(config, "exploit").finished(ExploitSummary, "exploit.json", "why") is None  # a new run
-    RunDir(config, "exploit").start()
+    assert open_run_dir(config, "exploit").finished(ExploitSummary, "exploit.json", "why") is None  # a new run
+    open_run_dir(config, "exploit").start()
     with pytest.raises(ConfigError, match=r"holds an unfinished run of pipeline: exploit \(why\): pass --overwrite"):
-        RunDir(config, "exploit").finished(ExploitSummary, "exploit.json", "why")
+        open_run_dir(config, "exploit").finished(ExploitSummary, "exploit.json", "why")
     row = {"timesteps": 64, "train_seconds": 90.0, "opponent": "heaviest", "matches": 10, "win_rate": 0.5,
            "win_low": 0.2, "win_high": 0.8, "points_per_hand": 20.0, "zero_sum_per_hand": 1.0}
     summary = {"target": "heaviest", "start": "fresh", "cpu_seconds": 90.0, "wall_seconds": 100.0,
                "timesteps": 64, "final_eval": row, "figure": "exploit_curve.png", "kept": [1]}
     (output / "exploit.json").write_text(json.dumps(summary))
-    assert RunDir(config, "exploit").finished(ExploitSummary, "exploit.json", "why") == summary  # keys kept
+    assert open_run_dir(config, "exploit").finished(ExploitSummary, "exploit.json", "why") == summary  # keys kept
     assert capsys.readouterr().out == f"{output} is complete (1.50 CPU-minutes); its summary: {output / 'exploit.json'}\n"
+
+
+class ToyConfig(Section):
+    """A pipeline's config that draw-train does not know."""
+
+    num_players: int = 2
+    seed: int = 0
+    output_dir: str = "runs/toy"
+
+
+def test_a_run_dir_knows_the_kinds_its_caller_gives_and_no_other(tmp_path: Path) -> None:
+    from train.config import build
+    from train.run_dir import RunDir, RunKind
+
+    toy = RunKind("toy", ToyConfig, files=(r"result\.txt",), free=("seed",))
+    output = tmp_path / "run"
+    config = build(ToyConfig, {"output_dir": str(output)})
+    run = RunDir(config, toy)
+    assert not run.resuming
+    run.start()
+    (output / "result.txt").write_text("done")
+    assert json.loads((output / MARKER).read_text())["pipeline"] == "toy"
+    assert RunDir(build(ToyConfig, {"output_dir": str(output), "seed": 5}), toy).resuming  # a free key
+    RunDir(config, toy, overwrite=True).start()
+    assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json"]  # its own files removed
+    # A run of a pipeline the caller does not give is no run; given as known, it is named.
+    other = tmp_path / "other"
+    open_run_dir(load(TrainConfig, None, [f"output_dir={other}"]), "selfplay").start()
+    elsewhere = build(ToyConfig, {"output_dir": str(other)})
+    with pytest.raises(ConfigError, match=r"no run of draw-train: .*field 'pipeline': input should be 'toy', got 'selfplay'"):
+        RunDir(elsewhere, toy, overwrite=True)
+    with pytest.raises(ConfigError, match="holds a run of pipeline: selfplay, not toy"):
+        RunDir(elsewhere, toy, known=RUNS)
+    RunDir(elsewhere, toy, known=RUNS, overwrite=True).start()  # replaced: every file was the self-play run's
+    assert json.loads((other / MARKER).read_text())["pipeline"] == "toy"

@@ -18,7 +18,8 @@ from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
 from train.jax_ppo.config import JaxPPOConfig
 from train.pipelines import PIPELINES, Pipeline, load_run
-from train.run_dir import MARKER, RUN_FILES, RunDir
+from train.run_dir import MARKER
+from train.runs import RUNS, open_run_dir
 from train.selfplay.config import TrainConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,7 +71,7 @@ def test_every_entry_names_a_config_with_the_shared_evaluation_and_a_run_functio
         assert spec is not None and spec.origin is not None
         defined = {node.name for node in ast.parse(Path(spec.origin).read_text()).body if isinstance(node, ast.FunctionDef)}
         assert function in defined, entry.run
-        assert RUN_FILES[name] == entry.files
+        assert RUNS[name].files == entry.files
         assert (ROOT / entry.guide).is_file()
 
 
@@ -131,6 +132,6 @@ def test_a_run_saved_before_a_section_gained_a_key_continues(tmp_path: Path) -> 
     del saved["eval"]["previous"]  # a key the section gained since the run was saved
     (tmp_path / "config.json").write_text(json.dumps(saved))
     (tmp_path / MARKER).write_text(json.dumps({"format": "draw-dominoes-run", "version": 1, "pipeline": "selfplay"}))
-    assert RunDir(config, "selfplay").resuming
+    assert open_run_dir(config, "selfplay").resuming
     with pytest.raises(ConfigError, match="eval is"):
-        RunDir(load(TrainConfig, None, [f"output_dir={tmp_path}", "eval.matches=3"]), "selfplay")
+        open_run_dir(load(TrainConfig, None, [f"output_dir={tmp_path}", "eval.matches=3"]), "selfplay")

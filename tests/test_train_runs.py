@@ -114,46 +114,49 @@ def test_rerunning_an_interrupted_run_resumes_from_its_last_checkpoint(run: Path
 
 
 def test_overwrite_replaces_the_earlier_run_and_nothing_else(run: Path, tmp_path: Path) -> None:
-    from train.run_dir import MARKER, RunDir
+    from train.run_dir import MARKER
+    from train.runs import open_run_dir
 
     output = tmp_path / "run"
     shutil.copytree(run, output)
-    RunDir(tiny(output), "selfplay", overwrite=True).start()
+    open_run_dir(tiny(output), "selfplay", overwrite=True).start()
     assert sorted(path.name for path in output.iterdir()) == [MARKER, "config.json"]
     assert json.loads((output / MARKER).read_text()) == {"format": "draw-dominoes-run", "version": 1, "pipeline": "selfplay"}
 
 
 def test_every_file_of_a_run_is_one_its_pipeline_writes(run: Path) -> None:
     from train.run_dir import run_files
+    from train.runs import RUNS
 
-    found = run_files(run, "selfplay")
+    found = run_files(run, RUNS["selfplay"])
     assert len(found.files) == len([path for path in run.rglob("*") if path.is_file()]) > 10
     assert {folder.name for folder in found.folders} == {"checkpoints"}
 
 
 def test_overwrite_refuses_a_file_the_run_did_not_write_and_removes_nothing(run: Path, tmp_path: Path) -> None:
-    from train.run_dir import RunDir
+    from train.runs import open_run_dir
 
     output = tmp_path / "run"
     shutil.copytree(run, output)
     (output / "checkpoints" / "notes.txt").write_text("mine")
     before = {path: path.stat().st_mtime_ns for path in output.rglob("*")}
     with pytest.raises(ConfigError, match=r"holds '.*checkpoints/notes\.txt', which no run of pipeline: selfplay writes"):
-        RunDir(tiny(output), "selfplay", overwrite=True)
+        open_run_dir(tiny(output), "selfplay", overwrite=True)
     assert {path: path.stat().st_mtime_ns for path in output.rglob("*")} == before
 
 
 def test_a_run_without_a_marker_is_one_only_if_all_its_files_are_a_runs(run: Path, tmp_path: Path) -> None:
-    from train.run_dir import MARKER, RunDir
+    from train.run_dir import MARKER
+    from train.runs import open_run_dir
 
     output = tmp_path / "earlier_version"
     shutil.copytree(run, output)
     (output / MARKER).unlink()
-    assert RunDir(tiny(output), "selfplay", free=("output_dir",)).resuming
+    assert open_run_dir(tiny(output), "selfplay", free=("output_dir",)).resuming
     (output / "notes.txt").write_text("mine")
     for overwrite in (False, True):
         with pytest.raises(ConfigError, match=r"no run of draw-train: no \.draw-run\.json, and '.*notes\.txt' is no file"):
-            RunDir(tiny(output), "selfplay", overwrite=overwrite)
+            open_run_dir(tiny(output), "selfplay", overwrite=overwrite)
     assert (output / "notes.txt").read_text() == "mine"
 
 
@@ -175,16 +178,16 @@ def test_a_config_json_of_someone_else_is_no_run(tmp_path: Path, capsys: pytest.
 
 
 def test_a_config_json_of_defaults_is_not_started_over(tmp_path: Path) -> None:
-    from train.run_dir import RunDir
+    from train.runs import open_run_dir
 
     output = tmp_path / "w"
     output.mkdir()
     (output / "config.json").write_text('{"theme": "dark"}')
     with pytest.raises(ConfigError, match="already holds files but no run"):
-        RunDir(load(TrainConfig, None, [f"output_dir={output}"]), "selfplay")
+        open_run_dir(load(TrainConfig, None, [f"output_dir={output}"]), "selfplay")
     (output / "config.json").write_text("{}")  # every key its default: still no run's
     with pytest.raises(ConfigError, match="config.json lacks 'num_players', 'seed', 'output_dir'"):
-        RunDir(load(TrainConfig, None, [f"output_dir={output}"]), "selfplay")
+        open_run_dir(load(TrainConfig, None, [f"output_dir={output}"]), "selfplay")
 
 
 def test_an_unfinished_run_is_started_over_only_if_all_it_holds_is_its_own(run: Path, tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ where the run can write, empty or holding a run of the same pipeline whose saved
 (``config.json``) match the config, but for the pipeline's free keys (those that do not change
 what the run computes, such as ``iterations`` or ``progress_bar``). A run is recognised by its
 marker :data:`MARKER`, never by a ``config.json`` alone, and starting over removes only the files
-its pipeline writes (its entry's ``files`` in :data:`train.pipelines.PIPELINES`). :func:`read_run_file` reads the JSON files a run keeps
+its pipeline writes (the ``files`` of the :class:`RunKind` its caller gives). :func:`read_run_file` reads the JSON files a run keeps
 (which may have been edited, cut short or swapped) bounded, and checks their whole structure
 against a pydantic schema *before* the run acts on them. Every problem is one
 :class:`~train.config.ConfigError` line naming the file and the field.
@@ -39,7 +39,6 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from draw_env.files import PARTIAL, check_writable, not_regular, write_json_atomic
 from draw_env.untrusted import ArrayHeader, read_json, read_npz
 from train.config import ConfigError, Section, build, shown
-from train.pipelines import DEFAULT_PIPELINE, PIPELINES
 
 T = TypeVar("T")
 
@@ -60,9 +59,35 @@ MARKER = ".draw-run.json"
 RUN_FORMAT = "draw-dominoes-run"
 RUN_VERSION = 1
 
-#: The files each pipeline writes in its ``output_dir`` (its registry entry's ``files``): starting
-#: a run over removes these (and the temporary files a killed process left of them) and nothing else.
-RUN_FILES: dict[str, tuple[str, ...]] = {name: entry.files for name, entry in PIPELINES.items()}
+#: The config keys that may differ when a run of any pipeline is continued: how it shows its
+#: progress and where it writes (a run folder may be moved).
+FREE_KEYS = ("progress_bar", "output_dir")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunKind:
+    """What a run directory knows of the runs of one pipeline, given by its caller.
+
+    Attributes:
+        name: the ``pipeline:`` of its configs, as :data:`MARKER` records it.
+        config: its config model.
+        files: what a run writes in ``output_dir`` besides ``config.json`` and the marker: paths
+            relative to it, ``/`` between folders, each part a regular expression. Starting a run
+            over removes these (and the temporary files a killed process left of them) and nothing else.
+        free: top-level config keys, beyond :data:`FREE_KEYS`, that may differ when a run is
+            continued (they do not change what the run computes); :attr:`free_keys` holds all of them.
+    """
+
+    name: str
+    config: type[Section]
+    files: tuple[str, ...]
+    free: tuple[str, ...] = ()
+
+    @property
+    def free_keys(self) -> tuple[str, ...]:
+        """Every top-level key that may differ when a run is continued: :data:`FREE_KEYS` and :attr:`free`."""
+        return (*FREE_KEYS, *self.free)
+
 #: The files of every run: its settings and its marker.
 _EVERY_RUN = (r"config\.json", re.escape(MARKER))
 #: Keys of the ``config.json`` of every run, whatever its version and pipeline.
@@ -78,7 +103,7 @@ class RunMarker(BaseModel):
 
     format: Literal[RUN_FORMAT]  # type: ignore[valid-type]
     version: Literal[RUN_VERSION]  # type: ignore[valid-type]
-    pipeline: Literal[tuple(RUN_FILES)]  # type: ignore[valid-type]
+    pipeline: str = Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")
 
 
 @dataclasses.dataclass
@@ -99,8 +124,8 @@ class RunFiles:
                 pass
 
 
-def _patterns(pipeline: str) -> list[tuple[str, ...]]:
-    return [tuple(pattern.split("/")) for pattern in (*_EVERY_RUN, *RUN_FILES[pipeline])]
+def _patterns(kind: RunKind) -> list[tuple[str, ...]]:
+    return [tuple(pattern.split("/")) for pattern in (*_EVERY_RUN, *kind.files)]
 
 
 def _matches(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
@@ -119,8 +144,8 @@ def _is_run_folder(parts: tuple[str, ...], patterns: list[tuple[str, ...]]) -> b
     return any(len(pattern) > len(parts) and _matches(pattern, parts) for pattern in patterns)
 
 
-def scan_run(path: Path, pipeline: str) -> tuple[RunFiles, Path | None]:
-    """The files and folders of the directory ``path`` that ``pipeline`` writes, up to the first
+def scan_run(path: Path, kind: RunKind) -> tuple[RunFiles, Path | None]:
+    """The files and folders of the directory ``path`` that a run of ``kind`` writes, up to the first
     entry that it does not write (``None``: there is none).
 
     Symbolic links and special files are never a run's: they count as foreign, never followed.
@@ -128,7 +153,7 @@ def scan_run(path: Path, pipeline: str) -> tuple[RunFiles, Path | None]:
     Raises:
         ConfigError: a folder cannot be listed.
     """
-    patterns = _patterns(pipeline)
+    patterns = _patterns(kind)
     found = RunFiles([], [])
 
     def scan(folder: Path, parts: tuple[str, ...]) -> Path | None:
@@ -152,16 +177,16 @@ def scan_run(path: Path, pipeline: str) -> tuple[RunFiles, Path | None]:
         raise ConfigError(f"output_dir {str(path)!r} cannot be listed ({error.strerror or error})") from None
 
 
-def run_files(path: Path, pipeline: str) -> RunFiles:
+def run_files(path: Path, kind: RunKind) -> RunFiles:
     """:func:`scan_run`'s files and folders, all there is in ``path``.
 
     Raises:
         ConfigError: naming the first entry that the run did not write.
     """
-    found, foreign = scan_run(path, pipeline)
+    found, foreign = scan_run(path, kind)
     if foreign is not None:
         raise ConfigError(
-            f"output_dir {str(path)!r} holds {str(foreign)!r}, which no run of pipeline: {pipeline} writes: "
+            f"output_dir {str(path)!r} holds {str(foreign)!r}, which no run of pipeline: {kind.name} writes: "
             "a run is replaced only when all it holds is its own; move that away or choose another output_dir"
         )
     return found
@@ -255,14 +280,18 @@ def _is_regular_file(path: Path) -> bool:
 
 
 class RunDir:
-    """``config.output_dir``, checked for a run of ``pipeline`` (nothing is written or removed here).
+    """``config.output_dir``, checked for a run of ``kind`` (nothing is written or removed here).
 
     Args:
         config: the run's validated config (it has an ``output_dir``).
-        pipeline: the pipeline's name, as :data:`MARKER` records it.
+        kind: what the run's pipeline writes and may change (its caller's entry; the name is what
+            :data:`MARKER` records).
+        known: the kinds of run the directory may already hold, by name (``None``: ``kind``'s
+            alone): a run of one of them is recognised (and replaced with ``overwrite``), one of
+            another pipeline is no run.
         overwrite: start over (:meth:`start` removes the earlier run's files).
         free: top-level keys that may differ from the saved config when the run continues
-            (``None``: the pipeline's ``free_keys``).
+            (``None``: the kind's ``free_keys``).
         overwrite_option: the command's option that starts a run over, as messages name it
             (``None``: the command has none, and messages do not offer it).
 
@@ -282,14 +311,17 @@ class RunDir:
     def __init__(
         self,
         config: Section,
-        pipeline: str,
+        kind: RunKind,
         *,
+        known: Mapping[str, RunKind] | None = None,
         overwrite: bool = False,
         free: Collection[str] | None = None,
         overwrite_option: str | None = "--overwrite",
     ) -> None:
         self.path = Path(config.output_dir)
-        self.pipeline = pipeline
+        self.kind = kind
+        self.pipeline = kind.name
+        self.known: Mapping[str, RunKind] = {kind.name: kind} if known is None else {**known, kind.name: kind}
         self.overwrite = overwrite
         self.overwrite_option = overwrite_option
         #: The directory's lock, once it exists (:meth:`start` creates it and takes the lock then).
@@ -301,7 +333,7 @@ class RunDir:
         self.earlier: dict[str, Any] | None = None
         #: The pipeline of the run already in the directory (``None``: the directory is empty).
         self.found: str | None = None
-        self.earlier = self._check(PIPELINES[pipeline].free_keys if free is None else free)
+        self.earlier = self._check(kind.free_keys if free is None else free)
 
     def __str__(self) -> str:
         return str(self.path)
@@ -322,7 +354,7 @@ class RunDir:
         self.found = self._identify()
         check_entries(self.path)
         if self.overwrite:
-            run_files(self.path, self.found)
+            run_files(self.path, self.known[self.found])
             return None
         if self.found != self.pipeline:
             raise ConfigError(
@@ -346,22 +378,29 @@ class RunDir:
             if os.path.lexists(marker):
                 if not _is_regular_file(marker):
                     raise ConfigError(f"{marker} is not a regular file")
-                return str(read_run_file(marker, RunMarker).pipeline)
+                named = str(read_run_file(marker, RunMarker).pipeline)
+                if named not in self.known:
+                    raise ConfigError(
+                        f"{marker}: field 'pipeline': input should be {self._kinds()}, got {named!r}"
+                    )
+                return named
             config = self.path / "config.json"
             if not _is_regular_file(config):
                 raise ConfigError(f"no {MARKER} and no config.json")
             saved: dict[str, Any] = read_run_file(config, dict[str, Any])
-            pipeline = saved.get("pipeline", DEFAULT_PIPELINE)
+            # A config that names no pipeline is of the kind whose configs name none (self-play's).
+            unnamed = [name for name, kind in self.known.items() if "pipeline" not in kind.config.model_fields]
+            pipeline = saved.get("pipeline", unnamed[0] if unnamed else None)
             missing = [key for key in _SAVED_BY_EVERY_RUN if key not in saved]
             if missing:  # a run saves its whole config, defaults included
                 raise ConfigError(f"no {MARKER}, and config.json lacks {', '.join(map(repr, missing))}")
-            if pipeline not in RUN_FILES:
+            if pipeline not in self.known:
                 raise ConfigError(f"no {MARKER}, and config.json names no pipeline of draw-train: {shown(pipeline)}")
             try:
-                build(PIPELINES[pipeline].config, saved)
+                build(self.known[pipeline].config, saved)
             except ConfigError as error:
                 raise ConfigError(f"no {MARKER}, and config.json is no config of pipeline: {pipeline} ({error})") from None
-            foreign = scan_run(self.path, pipeline)[1]
+            foreign = scan_run(self.path, self.known[pipeline])[1]
             if foreign is not None:
                 raise ConfigError(f"no {MARKER}, and {str(foreign)!r} is no file of a run of pipeline: {pipeline}")
             return str(pipeline)
@@ -370,6 +409,9 @@ class RunDir:
                 f"output_dir {str(self.path)!r} already holds files but no run of draw-train: {error}; "
                 "choose another output_dir" + (" (--overwrite does not remove it)" if self.overwrite else "")
             ) from None
+
+    def _kinds(self) -> str:
+        return " or ".join(repr(name) for name in self.known)
 
     def _replace(self, what: str) -> str:
         """``pass --overwrite to WHAT, or `` where the command has an option that starts over."""
@@ -409,7 +451,7 @@ class RunDir:
             ConfigError: it holds a file its pipeline does not write (named); nothing is removed.
         """
         if self.found is not None:
-            run_files(self.path, self.found)
+            run_files(self.path, self.known[self.found])
         self.overwrite = True
 
     def start(self) -> None:
@@ -422,7 +464,7 @@ class RunDir:
                 wrote in it since.
         """
         if self.overwrite and self.found is not None:
-            run_files(self.path, self.found).remove()
+            run_files(self.path, self.known[self.found]).remove()
         self.path.mkdir(parents=True, exist_ok=True)
         if not self._locked:  # the directory is new: locked now, and still empty
             self._lock = lock_directory(self.path)

@@ -251,6 +251,25 @@ def test_one_training_iteration_on_ray_then_the_projects_evaluation(tmp_path: Pa
     _check_benchmark_export(player.module, yaml.safe_load(config_path.read_text())["model"]["fcnet_activation"], tmp_path)
 
 
+def test_the_learner_trains_to_its_budget_and_checkpoints_at_the_points_asked(tmp_path: Path) -> None:
+    """train.rllib.learner.train on a budget of two iterations' steps: a policy of the game, the
+    two points asked (the first after the iteration that reaches half the budget), Ray shut down."""
+    from train.config import load
+    from train.meter import Budget
+    from train.policies import NetworkPolicy
+    from train.rllib.config import RLlibConfig
+    from train.rllib.learner import train
+
+    config = load(RLlibConfig, _tiny_config(tmp_path), [f"output_dir={tmp_path / 'run'}",
+                                                         "env_runners.num_env_runners=0"])
+    calls: list[tuple[int, NetworkPolicy]] = []
+    final = train(config, Budget(env_steps=400), lambda steps, seconds, policy: calls.append((steps, policy)),
+                  points=2, provenance={"by": "a test"})
+    assert not ray.is_initialized()
+    assert len(calls) == 2 and calls[-1][1] is final and 200 <= calls[0][0] < calls[1][0] and calls[1][0] >= 400
+    assert final.network.weights.game == DrawGame(3) and final.network.weights.provenance["by"] == "a test"
+
+
 @pytest.fixture
 def ray_cluster() -> Iterator[tuple[str, dict[str, str]]]:
     """A one-node Ray cluster started the documented way (``ray start --head``), as on a head machine.
@@ -334,13 +353,14 @@ def test_rllib_agent_rejects_a_missing_checkpoint(tmp_path: Path) -> None:
 
 
 def _check_benchmark_export(module: object, activation: str, directory: Path) -> None:
-    """draw-bench's rllib_ppo (train/bench/rllib_cell.py): the learner module's networks, exported
-    as a policy file, give the module's own masked softmax on the env's observations."""
-    from agents.policy_file import load_policy_file
+    """The RLlib learner's conversion (train/rllib/learner.py, draw-bench's rllib_ppo): the learner
+    module's networks, saved as a policy file, give the module's own masked softmax on the env's
+    observations."""
+    from agents.policy_file import load_policy_file, save_policy_file
     from agents.policy_network import NumpyPolicy
-    from train.bench.rllib_cell import export
+    from train.rllib.learner import policy_weights
 
-    path = export(module, activation, DrawGame(3), directory / "learner.npz", {})
+    path = save_policy_file(policy_weights(module, activation, DrawGame(3), {}), directory / "learner.npz")
     found = _collect_observations(40, seed=2)
     observations = np.array([o["observations"] for o in found], np.float32)
     masks = np.array([o["action_mask"] for o in found], np.float32)

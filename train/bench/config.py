@@ -12,10 +12,11 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from agents.inputs import OBS_TYPES
-from train.bench.protocol import ALGORITHM_PATHS, GAME_NAMES, GAMES, BenchGame, Budget
+from train.bench.protocol import ALGORITHM_PATHS, GAME_NAMES, GAMES, BenchGame
 from train.config import ConfigError, Section, integer, number, output_dir, read_yaml, shown, workers
+from train.meter import Budget
 
-#: The files of a benchmark folder (``train.pipelines``: its entry's ``files``), the attempts'
+#: The files of a benchmark folder (``train.runs``: its run kind's ``files``), the attempts'
 #: curve policies included (:mod:`train.bench.suite` describes them).
 BENCH_FILES = (
     r"cells/[A-Za-z0-9_.-]+\.json",
@@ -27,8 +28,9 @@ BENCH_FILES = (
     r"work/[A-Za-z0-9_.-]+/\d+/(request|result)\.json",
     r"work/[A-Za-z0-9_.-]+/\d+/rllib\.log",
 )
-#: The pipelines whose run folders a cell's attempt may hold (expert iteration's; the exploiter's):
-#: their files count as the benchmark's (``train.pipelines``' entry adds their patterns).
+#: The pipelines whose run folders a cell's attempt may hold (the exploiter's; expert iteration's in
+#: a benchmark folder of an earlier version): their files count as the benchmark's (its run kind in
+#: :data:`train.runs.RUNS` adds their patterns).
 ATTEMPT_RUNS = ("exit", "exploit")
 #: The largest grid a suite may hold.
 MAX_SEEDS = 1000

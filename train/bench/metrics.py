@@ -2,7 +2,7 @@
 fixed reference panel on the full ones.
 
 * Exact games (``micro``, ``mini``): :func:`arena.exploitability.exploitability` of the policy on
-  the game's tree (:func:`draw_env.game_tree.build_tree`, built once per game and process), in
+  the game's tree (:func:`arena.exploitability.tree_for`, built once per game and process), in
   zero-sum points per hand; lower is better, 0 is a Nash equilibrium.
 * Full games (``draw2``, ``draw3``, ``draw4``): the policy saved, then played with its spec against
   each member of the panel (one table per member: the policy in one seat, the member in the
@@ -16,12 +16,11 @@ fixed reference panel on the full ones.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from draw_env.game_tree import GameTree, build_tree
+from draw_env.game_tree import GameTree
 from train.bench.config import ExploiterSettings
 from train.bench.protocol import BenchGame, Policy
 
@@ -29,10 +28,12 @@ from train.bench.protocol import BenchGame, Policy
 MAX_TREE_BYTES = 4 * 1024**3
 
 
-@functools.lru_cache(maxsize=2)
 def game_tree(game: BenchGame) -> GameTree:
-    """The game tree of an exact game, built once per process."""
-    return build_tree(game.rules, max_bytes=MAX_TREE_BYTES)
+    """The game tree of an exact game, built once per process (:func:`arena.exploitability.tree_for`:
+    the cell's solver trained on the same one)."""
+    from arena.exploitability import tree_for
+
+    return tree_for(game.rules, max_bytes=MAX_TREE_BYTES)
 
 
 def exact_measure(policy: Policy, game: BenchGame) -> dict[str, Any]:

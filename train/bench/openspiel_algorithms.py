@@ -1,8 +1,11 @@
-"""OpenSpiel's learning algorithms as benchmark cells, over the project's ``python_draw_dominoes``.
+"""OpenSpiel's learning algorithms as learners and benchmark cells, over the project's
+``python_draw_dominoes``.
 
-Each runs through OpenSpiel's own implementation; this module only feeds it the variant, keeps
-the budget, calls the checkpoint and turns what it learned into a :mod:`train.bench.openspiel_policies`
-policy on the project's observation vector:
+:func:`train` (``config``: a :class:`SpielConfig` naming the algorithm, the game, the seed and the
+settings) runs one through OpenSpiel's own implementation; this module only feeds it the variant,
+keeps the budget, calls ``on_checkpoint`` and turns what it learned into a
+:mod:`train.bench.openspiel_policies` policy on the project's observation vector. Each cell
+adapter (:func:`nfsp`, :func:`mmd`, :func:`psro`, :func:`mccfr`) calls it with the cell's settings:
 
 - :func:`nfsp`: Neural Fictitious Self-Play (``open_spiel.python.pytorch.nfsp``), one agent per
   seat sharing one average network, one Q-network and their buffers (the seats are symmetric and
@@ -22,10 +25,11 @@ policy on the project's observation vector:
 Budgets: ``env_steps`` counts decisions, the players' actions applied to OpenSpiel states (the
 AEC environment's steps; the chance events of the deal and the draws are not counted). A full-tree
 iteration (MMD) counts every decision node of the tree once. ``cpu_seconds`` is this process's
-CPU time (:func:`train.bench.policies.cpu_seconds`) since the cell started, less the time spent in the checkpoint (measuring is
-not training). Training stops at whichever comes first, checked after each episode (NFSP) or
-iteration; the checkpoint is called at each of the cell's ``curve_points``, evenly over the
-budget (several with the same policy when one iteration crosses several), the last at the end.
+CPU time since training started, less the time spent in the checkpoint (measuring is not
+training), on the learners' one meter (:class:`train.meter.Meter`). Training stops at whichever
+comes first, checked after each episode (NFSP) or iteration; the checkpoint is called at each of
+the ``points``, evenly over the budget (several with the same policy when one iteration crosses
+several), the last at the end.
 
 Determinism: with an ``env_steps`` budget a cell is a function of its seed (OpenSpiel's NFSP and
 MCCFR draw from NumPy's and PyTorch's global generators, which are seeded at the start; MMD is
@@ -40,6 +44,7 @@ import contextlib
 import io
 import random
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +57,9 @@ from open_spiel.python.pytorch import nfsp as nfsp_lib
 
 from agents.policy_file import PolicyWeights
 from train.bench.openspiel_policies import Layer, NfspPolicy, flat_tree, load_spiel_game, scaled_features
-from train.bench.policies import TablePolicy, cpu_seconds
-from train.bench.protocol import Budget, Cell, Checkpoint, Policy
+from train.bench.protocol import BenchGame, Cell, Checkpoint, Policy
+from train.meter import Budget, Meter
+from train.policies import TablePolicy
 
 #: NFSP's settings and defaults (``configs/bench/algorithms/nfsp.yaml`` documents them).
 NFSP_DEFAULTS: dict[str, Any] = {
@@ -82,8 +88,66 @@ PSRO_DEFAULTS: dict[str, Any] = {"sims_per_entry": 100, "prd_iterations": 20_000
 MCCFR_DEFAULTS: dict[str, Any] = {"epsilon": 0.6}
 
 
-def settings_of(cell: Cell, defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """The cell's settings over ``defaults``.
+@dataclass(frozen=True)
+class SpielConfig:
+    """What an OpenSpiel learner trains: ``algorithm`` (``nfsp``, ``mmd``, ``psro``, ``mccfr``) on
+    ``game`` with ``seed``, its ``settings`` over the algorithm's defaults (``NFSP_DEFAULTS``...)."""
+
+    algorithm: str
+    game: BenchGame
+    seed: int = 0
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+
+def train(
+    config: SpielConfig,
+    budget: Budget,
+    on_checkpoint: Checkpoint | None = None,
+    *,
+    points: int = 1,
+    provenance: Mapping[str, Any] | None = None,
+) -> Policy:
+    """Train OpenSpiel's ``config.algorithm`` until ``budget``; ``on_checkpoint`` at ``points``
+    evenly over it. ``provenance``: added to each policy's record.
+
+    Raises:
+        ValueError: an unknown algorithm or setting, or a game the algorithm does not run.
+    """
+    if config.algorithm not in _LEARNERS:
+        raise ValueError(f"unknown OpenSpiel algorithm {config.algorithm!r}; the algorithms are {', '.join(_LEARNERS)}")
+    meter = Meter(budget, points, on_checkpoint)
+    meter.start()
+    return _LEARNERS[config.algorithm](config, meter, provenance or {})
+
+
+def _cell(cell: Cell, checkpoint: Checkpoint) -> Policy:
+    """A benchmark cell of an OpenSpiel algorithm: :func:`train` with the cell's settings."""
+    config = SpielConfig(cell.algorithm, cell.game, cell.seed, cell.settings)
+    return train(config, cell.budget, checkpoint, points=cell.curve_points)
+
+
+def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """NFSP (every game); the average network is the policy."""
+    return _cell(cell, checkpoint)
+
+
+def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """MMD (dilated entropy) on the whole tree (micro); an observation table."""
+    return _cell(cell, checkpoint)
+
+
+def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """PSRO with the exact best-response oracle (micro); an observation table of its mixture."""
+    return _cell(cell, checkpoint)
+
+
+def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
+    """Outcome-sampling MCCFR (micro); an observation table of its average policy."""
+    return _cell(cell, checkpoint)
+
+
+def settings_of(cell: Cell | SpielConfig, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings over ``defaults``.
 
     Raises:
         ValueError: naming a setting the algorithm does not take.
@@ -94,69 +158,12 @@ def settings_of(cell: Cell, defaults: Mapping[str, Any]) -> dict[str, Any]:
     return {**defaults, **cell.settings}
 
 
-class Meter:
-    """A cell's spending (decisions and CPU seconds) and its curve points.
-
-    ``advance(steps, policy)`` after each unit of work adds its decisions and calls the checkpoint
-    at every curve point now reached (``policy()`` built once for them); ``finish(policy)`` calls
-    the remaining ones, the last at the end of training.
-    """
-
-    def __init__(self, budget: Budget, curve_points: int, checkpoint: Checkpoint) -> None:
-        if curve_points < 1:
-            raise ValueError(f"curve_points must be at least 1, got {curve_points}")
-        self.budget = budget
-        self.curve_points = curve_points
-        self.checkpoint = checkpoint
-        self.steps = 0
-        self.called = 0
-        self._start = cpu_seconds()
-        self._measuring = 0.0
-
-    @property
-    def cpu_seconds(self) -> float:
-        """CPU seconds of training so far (the checkpoint's own time left out)."""
-        return cpu_seconds() - self._start - self._measuring
-
-    @property
-    def spent(self) -> bool:
-        return self.budget.spent(self.steps, self.cpu_seconds)
-
-    def _fraction(self) -> float:
-        parts = []
-        if self.budget.env_steps is not None:
-            parts.append(self.steps / self.budget.env_steps)
-        if self.budget.cpu_seconds is not None:
-            parts.append(self.cpu_seconds / self.budget.cpu_seconds)
-        return max(parts)
-
-    def advance(self, steps: int, policy: Callable[[], Policy]) -> None:
-        self.steps += steps
-        due = min(int(self._fraction() * self.curve_points), self.curve_points - 1)
-        if due > self.called:
-            self._call(due, policy)
-
-    def finish(self, policy: Callable[[], Policy]) -> Policy:
-        return self._call(self.curve_points, policy)
-
-    def _call(self, upto: int, policy: Callable[[], Policy]) -> Policy:
-        """Build the policy and call the checkpoint up to point ``upto``; neither counts as
-        training (a tabular algorithm's policy becomes an observation table only to be measured)."""
-        steps, seconds = self.steps, self.cpu_seconds
-        begun = cpu_seconds()
-        built = policy()
-        while self.called < upto:
-            self.called += 1
-            self.checkpoint(steps, seconds, built)
-        self._measuring += cpu_seconds() - begun
-        return built
-
-
-def _about(cell: Cell, settings: Mapping[str, Any], meter: Meter, library: str) -> dict[str, Any]:
-    return {
-        "algorithm": cell.algorithm, "library": library, "game": cell.game.to_dict(), "seed": cell.seed,
-        "settings": dict(settings), "env_steps": meter.steps, "cpu_seconds": round(meter.cpu_seconds, 3),
-        "curve_point": meter.called,
+def _about(config: SpielConfig, settings: Mapping[str, Any], meter: Meter, library: str,
+           provenance: Mapping[str, Any]) -> dict[str, Any]:
+    return {**provenance,
+        "algorithm": config.algorithm, "library": library, "game": config.game.to_dict(), "seed": config.seed,
+        "settings": dict(settings), "env_steps": meter.steps, "cpu_seconds": round(meter.seconds, 3),
+        "curve_point": meter.done,
     }
 
 
@@ -215,15 +222,15 @@ def _scale(time_step: rl_environment.TimeStep, rules: Any) -> rl_environment.Tim
     return time_step
 
 
-def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """Train NFSP on ``cell`` (every game); the average network is the policy."""
-    settings = settings_of(cell, NFSP_DEFAULTS)
-    game = cell.game
+def _nfsp(config: SpielConfig, meter: Meter, provenance: Mapping[str, Any]) -> Policy:
+    """Train NFSP on ``config`` (every game); the average network is the policy."""
+    settings = settings_of(config, NFSP_DEFAULTS)
+    game = config.game
     rules = game.rules
-    _seed_everything(cell.seed)
+    _seed_everything(config.seed)
     spiel_game = load_spiel_game(game)
     env = rl_environment.Environment(
-        spiel_game, chance_event_sampler=rl_environment.ChanceEventSampler(cell.seed),
+        spiel_game, chance_event_sampler=rl_environment.ChanceEventSampler(config.seed),
         observation_type=rl_environment.ObservationType.OBSERVATION,
     )
     size = env.observation_spec()["info_state"][0]
@@ -239,7 +246,7 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             min_buffer_size_to_learn=int(settings["min_buffer_size_to_learn"]),
             learn_every=int(settings["learn_every"]),
             optimizer_str=str(settings["optimizer"]),
-            seed=cell.seed,
+            seed=config.seed,
             replay_buffer_capacity=int(settings["replay_buffer_capacity"]),
             update_target_network_every=int(settings["update_target_network_every"]),
             epsilon_start=float(settings["epsilon_start"]),
@@ -250,17 +257,16 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
         for seat in range(game.num_players)
     ]
     _share_networks(agents)
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
 
     def policy() -> NfspPolicy:
         weights = PolicyWeights(
             policy=tuple(_layers(agents[0]._avg_network)), activation="relu", features="scaled",
-            num_players=game.num_players, provenance=_about(cell, settings, meter, "open_spiel.pytorch.nfsp"),
+            num_players=game.num_players, provenance=_about(config, settings, meter, "open_spiel.pytorch.nfsp", provenance),
             variant=game.variant,
         )
         return NfspPolicy(weights)
 
-    while not meter.spent:
+    while not meter.spent():
         time_step = _scale(env.reset(), rules)
         decisions = 0
         while not time_step.last():
@@ -270,17 +276,16 @@ def nfsp(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             decisions += 1
         for agent in agents:
             agent.step(time_step)  # every seat sees the end (its last transition, a new episode mode)
-        meter.advance(decisions, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + decisions, policy)
+    return meter.finish(meter.steps, policy())
 
 
-def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """Run MMD (dilated entropy) on ``cell``'s whole tree (micro); the policy is the
+def _mmd(config: SpielConfig, meter: Meter, provenance: Mapping[str, Any]) -> Policy:
+    """Run MMD (dilated entropy) on ``config``'s whole tree (micro); the policy is the
     observation table of its average (or last) sequences."""
-    settings = settings_of(cell, MMD_DEFAULTS)
-    tree = flat_tree(cell.game)
-    spiel_game = load_spiel_game(cell.game)
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
+    settings = settings_of(config, MMD_DEFAULTS)
+    tree = flat_tree(config.game)
+    spiel_game = load_spiel_game(config.game)
     stepsize = settings["stepsize"]
     solver = mmd_dilated.MMDDilatedEnt(spiel_game, float(settings["alpha"]), None if stepsize is None else float(stepsize))
     decisions = sum(1 for seat in tree.player if seat >= 0)
@@ -297,12 +302,12 @@ def mmd(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             return row / total if total > 0 else np.full(len(legal), 1.0 / len(legal))
 
         rows, table = tree.observation_table(probabilities)
-        return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.mmd_dilated"))
+        return TablePolicy(rows, table, _about(config, settings, meter, "open_spiel.algorithms.mmd_dilated", provenance))
 
-    while not meter.spent:
+    while not meter.spent():
         solver.update_sequences()
-        meter.advance(decisions, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + decisions, policy)
+    return meter.finish(meter.steps, policy())
 
 
 class _CountingSolver(outcome_sampling_mccfr.OutcomeSamplingSolver):
@@ -316,15 +321,14 @@ class _CountingSolver(outcome_sampling_mccfr.OutcomeSamplingSolver):
         return super()._episode(state, *args, **kwargs)
 
 
-def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """Run outcome-sampling MCCFR on ``cell`` (micro); the policy is the observation table of
+def _mccfr(config: SpielConfig, meter: Meter, provenance: Mapping[str, Any]) -> Policy:
+    """Run outcome-sampling MCCFR on ``config`` (micro); the policy is the observation table of
     its average policy (uniform at information states it never visited)."""
-    settings = settings_of(cell, MCCFR_DEFAULTS)
-    tree = flat_tree(cell.game)
-    _seed_everything(cell.seed)
-    solver = _CountingSolver(load_spiel_game(cell.game))
+    settings = settings_of(config, MCCFR_DEFAULTS)
+    tree = flat_tree(config.game)
+    _seed_everything(config.seed)
+    solver = _CountingSolver(load_spiel_game(config.game))
     solver._expl = float(settings["epsilon"])
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
 
     def policy() -> TablePolicy:
         def probabilities(seat: int, infostate: str, legal: list[int]) -> np.ndarray:
@@ -335,13 +339,13 @@ def mccfr(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             return average / average.sum()
 
         rows, table = tree.observation_table(probabilities)
-        return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.outcome_sampling_mccfr"))
+        return TablePolicy(rows, table, _about(config, settings, meter, "open_spiel.algorithms.outcome_sampling_mccfr", provenance))
 
-    while not meter.spent:
+    while not meter.spent():
         before = solver.decisions
         solver.iteration()
-        meter.advance(solver.decisions - before, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + solver.decisions - before, policy)
+    return meter.finish(meter.steps, policy())
 
 
 def _counting(policies: list[Any], counter: list[int]) -> list[Any]:
@@ -357,8 +361,8 @@ def _counting(policies: list[Any], counter: list[int]) -> list[Any]:
     return [counted(function) for function in policies]
 
 
-def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """Run PSRO (``algorithms.psro_v2``) on ``cell`` (micro) with OpenSpiel's exact best-response
+def _psro(config: SpielConfig, meter: Meter, provenance: Mapping[str, Any]) -> Policy:
+    """Run PSRO (``algorithms.psro_v2``) on ``config`` (micro) with OpenSpiel's exact best-response
     oracle and projected replicator dynamics as the meta-solver (the ``nash`` meta-solver needs
     the ECOS solver); the policy is the observation table of the meta-strategy's mixture of the
     population (``algorithms.policy_aggregator``).
@@ -371,10 +375,10 @@ def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     from open_spiel.python.algorithms import policy_aggregator
     from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
 
-    settings = settings_of(cell, PSRO_DEFAULTS)
-    tree = flat_tree(cell.game)
-    _seed_everything(cell.seed)
-    spiel_game = load_spiel_game(cell.game)
+    settings = settings_of(config, PSRO_DEFAULTS)
+    tree = flat_tree(config.game)
+    _seed_everything(config.seed)
+    spiel_game = load_spiel_game(config.game)
     uniform = policy_lib.TabularPolicy(spiel_game)
     oracle = best_response_oracle.BestResponseOracle(best_response_backend="py", game=spiel_game, policy=uniform)
     sampled = [0]
@@ -386,17 +390,16 @@ def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     with contextlib.redirect_stdout(io.StringIO()):  # its constructor prints its options
         solver = Solver(
             spiel_game, oracle, sims_per_entry=int(settings["sims_per_entry"]),
-            initial_policies=[uniform.__copy__() for _ in range(cell.game.num_players)],
+            initial_policies=[uniform.__copy__() for _ in range(config.game.num_players)],
             training_strategy_selector=strategy_selectors.probabilistic, meta_strategy_method="prd",
             prd_iterations=int(settings["prd_iterations"]), prd_gamma=float(settings["prd_gamma"]),
             sample_from_marginals=True, symmetric_game=False,
         )
     decisions = sum(1 for seat in tree.player if seat >= 0)
-    meter = Meter(cell.budget, cell.curve_points, checkpoint)
 
     def policy() -> TablePolicy:
         mixture = policy_aggregator.PolicyAggregator(spiel_game).aggregate(
-            range(cell.game.num_players), solver.get_policies(), solver.get_meta_strategies()
+            range(config.game.num_players), solver.get_policies(), solver.get_meta_strategies()
         )
 
         def probabilities(seat: int, infostate: str, legal: list[int]) -> np.ndarray:
@@ -406,10 +409,16 @@ def psro(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
             return row / total if total > 0 else np.full(len(legal), 1.0 / len(legal))
 
         rows, table = tree.observation_table(probabilities)
-        return TablePolicy(rows, table, _about(cell, settings, meter, "open_spiel.algorithms.psro_v2"))
+        return TablePolicy(rows, table, _about(config, settings, meter, "open_spiel.algorithms.psro_v2", provenance))
 
-    while not meter.spent:
+    while not meter.spent():
         before = sampled[0]
         solver.iteration()
-        meter.advance(cell.game.num_players * decisions + sampled[0] - before, policy)
-    return meter.finish(policy)
+        meter.reached(meter.steps + config.game.num_players * decisions + sampled[0] - before, policy)
+    return meter.finish(meter.steps, policy())
+
+
+#: The learners by algorithm: ``(config, its meter, provenance) -> final policy``.
+_LEARNERS: dict[str, Callable[[SpielConfig, Meter, Mapping[str, Any]], Policy]] = {
+    "nfsp": _nfsp, "mmd": _mmd, "psro": _psro, "mccfr": _mccfr,
+}

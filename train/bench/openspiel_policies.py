@@ -5,10 +5,10 @@ same vector ``python_draw_dominoes``'s ``observation_tensor`` gives (both are wr
 declaration), so that ``arena.exploitability`` can ask it on the enumerated tree's observations:
 
 - :class:`NfspPolicy`: NFSP's average network (ReLU layers on the ``"scaled"`` features, the
-  observation over its bounds) as a :class:`train.bench.policies.NetworkPolicy`, the softmax of
+  observation over its bounds) as a :class:`train.policies.NetworkPolicy`, the softmax of
   its legal logits. On an exact game it saves as a table over the tree's observations
   (``tabular:path=...``), elsewhere as a policy file (``network:path=...,deterministic=false``).
-- :class:`train.bench.policies.TablePolicy`: distinct observations (uint8 rows) and their
+- :class:`train.policies.TablePolicy`: distinct observations (uint8 rows) and their
   distributions, built by :class:`FlatTree` from a policy over OpenSpiel's perfect-recall
   information states (MMD, MCCFR).
 
@@ -41,8 +41,8 @@ from draw_env import game_tree
 from draw_env.features import encode_batch
 from draw_env.openspiel import SHORT_NAME
 from draw_env.rules import DrawGame
-from train.bench.policies import NetworkPolicy, TablePolicy
 from train.bench.protocol import BenchGame
+from train.policies import Game, NetworkPolicy, TablePolicy
 
 __all__ = ["FlatTree", "NfspPolicy", "SpielPolicy", "TablePolicy", "flat_tree", "load_spiel_game"]
 
@@ -69,10 +69,12 @@ def scaled_features(observations: np.ndarray, rules: DrawGame) -> np.ndarray:
     return encode_batch(np.asarray(observations, np.float32), masks, "scaled", feature_game(rules))
 
 
-@functools.cache
 def exact_tree(rules: DrawGame) -> game_tree.GameTree:
-    """The enumerated tree of a small 2-player variant (kept: saves and curves reuse it)."""
-    return game_tree.build_tree(rules)
+    """The enumerated tree of a small 2-player variant (:func:`arena.exploitability.tree_for`:
+    kept, saves and curves reuse it)."""
+    from arena.exploitability import tree_for
+
+    return tree_for(rules)
 
 
 def tree_observations(rules: DrawGame) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +87,7 @@ def tree_observations(rules: DrawGame) -> tuple[np.ndarray, np.ndarray]:
     return rows, masks[first]
 
 
-def save_exact_table(policy: Any, path_stem: Path, game: BenchGame, about: dict[str, Any]) -> str:
+def save_exact_table(policy: Any, path_stem: Path, game: Game, about: dict[str, Any]) -> str:
     """Write ``policy`` as a table over the tree's observations; the agent spec that plays it."""
     rows, masks = tree_observations(game.rules)
     probabilities = policy.action_probabilities_batch(rows.astype(np.float32), masks)
@@ -102,7 +104,7 @@ class NfspPolicy(NetworkPolicy):
         super().__init__(weights)
         self.about = dict(weights.provenance)
 
-    def save(self, path_stem: Path, game: BenchGame) -> str:
+    def save(self, path_stem: Path, game: Game) -> str:
         if game.exact:
             return save_exact_table(self, path_stem, game, self.about)
         return super().save(path_stem, game)

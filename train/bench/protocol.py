@@ -1,12 +1,11 @@
 """The benchmark's interface: games, budgets, cells, policies and the algorithm registry.
 
-A **cell** of the benchmark is one algorithm trained on one game with one seed at one budget.
-An algorithm is a function ``(cell, work folder, checkpoint) -> policy``: it trains in the work
-folder (its own run files live there), calls ``checkpoint(env_steps, cpu_seconds, policy)`` at
-each of the cell's ``curve_points`` (the suite measures the policy there: the learning curve), and
-returns its final policy. A policy answers batches of observations with action distributions and
-saves itself in a project format, returning the agent spec that ``draw-eval`` and
-``draw-exploit`` play. Algorithms are registered by name as module paths and imported on use, so
+A **cell** of the benchmark is one algorithm trained on one game with one seed at one budget
+(:class:`train.meter.Budget`). An algorithm is a function ``(cell, work folder, checkpoint) ->
+policy``: an adapter that maps the cell's settings onto its learner's config and calls the
+learner's ``train(config, budget, on_checkpoint, points)``, which calls ``checkpoint(env_steps,
+cpu_seconds, policy)`` at each of the cell's ``curve_points`` (the suite measures the policy
+there: the learning curve) and returns its final policy (:class:`train.policies.Policy`). Algorithms are registered by name as module paths and imported on use, so
 that a library (JAX, Ray, OpenSpiel) loads only in a cell that needs it.
 """
 
@@ -16,11 +15,11 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
+from typing import Any, Literal
 
 from draw_env.rules import DrawGame
+from train.meter import Budget, Checkpoint
+from train.policies import Policy
 
 
 @dataclass(frozen=True)
@@ -97,34 +96,6 @@ def game_named(name: str) -> BenchGame:
 
 
 @dataclass(frozen=True)
-class Budget:
-    """What a cell may spend: environment steps, CPU seconds of its process, or both (the first
-    reached ends training). ``None`` is no bound on that measure; at least one is set."""
-
-    env_steps: int | None = None
-    cpu_seconds: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.env_steps is None and self.cpu_seconds is None:
-            raise ValueError("a budget needs env_steps or cpu_seconds")
-        steps, seconds = self.env_steps, self.cpu_seconds
-        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-            raise ValueError(f"budget env_steps must be a positive integer, got {steps!r}")
-        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-        if seconds is not None and not (number and 0 < seconds < float("inf")):
-            raise ValueError(f"budget cpu_seconds must be a positive number, got {seconds!r}")
-
-    def spent(self, env_steps: int, cpu_seconds: float) -> bool:
-        """Whether ``env_steps`` and ``cpu_seconds`` reach the budget."""
-        return (self.env_steps is not None and env_steps >= self.env_steps) or (
-            self.cpu_seconds is not None and cpu_seconds >= self.cpu_seconds
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"env_steps": self.env_steps, "cpu_seconds": self.cpu_seconds}
-
-
-@dataclass(frozen=True)
 class Cell:
     """One run of the table: ``algorithm`` on ``game`` with ``seed`` within ``budget``.
 
@@ -151,31 +122,6 @@ class Cell:
         return f"{self.algorithm}-{self.game.name}-s{self.seed}"
 
 
-@runtime_checkable
-class Policy(Protocol):
-    """A trained policy as the benchmark measures it.
-
-    A policy trained in another interpreter may also carry ``trained_versions`` (a mapping of
-    library names to versions), which its cell's record keeps instead of this interpreter's.
-    """
-
-    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Action distributions: observations float32 ``(k, L)`` and masks int8 ``(k, A)`` of the
-        game's observation layout (``draw_env.observation.layout(game.rules)``; a policy whose
-        ``obs_type`` attribute is ``"information_state"``: its information states) give float64
-        ``(k, A)``, each row a distribution over its mask's legal actions."""
-        ...
-
-    def save(self, path_stem: Path, game: BenchGame) -> str:
-        """Write the policy in a project format beside ``path_stem`` (a network policy file, or on
-        an exact game a table through :func:`agents.tabular.save_table`, ``path_stem`` + its
-        suffix) and return the agent spec that ``draw-eval`` and ``draw-exploit`` take to play it
-        (``tabular:path=...``, ``policy:path=...``)."""
-        ...
-
-
-#: ``(env_steps so far, CPU seconds so far, current policy)``, called at the cell's curve points.
-Checkpoint = Callable[[int, float, Policy], None]
 #: ``(cell, work folder, checkpoint) -> final policy``.
 Algorithm = Callable[[Cell, Path, Checkpoint], Policy]
 

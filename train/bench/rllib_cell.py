@@ -3,11 +3,10 @@
 RLlib pins gymnasium 1.2.x, so it lives in its own virtual environment (``make integrations-env``:
 ``.venv-rllib``). :func:`run_in_rllib_interpreter` (main interpreter) writes the cell as a request
 file in the work folder and runs ``python -m train.bench.rllib_cell REQUEST`` there; that process
-(:func:`train_cell`) builds the pipeline's ``PPOConfig`` (:func:`train.rllib.run.build_algorithm_config`,
-the config checked by :class:`train.rllib.config.RLlibConfig`), trains one RLlib iteration after
-another on a local Ray instance until the budget is spent, and at each curve point exports the
-learner's networks as a project policy file (the ``scaled`` features: RLlib's module divides the
-observation by the game's upper bounds, as they do), recording the game's variant. The cell's game,
+(:func:`train_cell`) maps the cell onto the RLlib pipeline's config (:class:`train.rllib.config.RLlibConfig`)
+and calls the learner :func:`train.rllib.learner.train`, saving the policy of each curve point as a
+project policy file (:func:`train.rllib.learner.policy_weights`: the ``scaled`` features, the
+game's variant recorded). The cell's game,
 variant and episode (``hand`` for micro and mini, ``match`` for draw2/3/4) replace the settings'
 ``env`` keys. Back in the main interpreter, the curve's policy files are measured like any other
 network's.
@@ -29,8 +28,9 @@ from typing import Any
 from pydantic import Field
 
 from draw_env.files import write_json_atomic, write_text_atomic
-from draw_env.rules import DrawGame
-from train.bench.protocol import Budget, Cell, Checkpoint, Policy
+from train.bench.protocol import Cell, Checkpoint, Policy
+from train.meter import Budget
+from train.policies import NetworkPolicy
 from train.run_dir import RunFile, read_run_file
 
 #: The repository root (the RLlib interpreter runs there, the project installed in it too).
@@ -60,7 +60,6 @@ def run_in_rllib_interpreter(
         ValueError: the interpreter is missing, or the process failed.
     """
     from agents.policy_file import load_policy_file
-    from train.bench.policies import NetworkPolicy
 
     interpreter = Path(python) if Path(python).is_absolute() else ROOT / python
     if not interpreter.is_file():
@@ -84,46 +83,11 @@ def run_in_rllib_interpreter(
     return policies[-1]
 
 
-def export(module: Any, activation: str, game: DrawGame, path: Path, provenance: dict[str, Any],
-           value_unit: float | None = None) -> Path:
-    """The learner module's actor (encoder then ``pi``) and critic (encoder then ``vf``) as the
-    policy file ``path`` of ``game`` (its table and variant recorded, and ``value_unit``: zero-sum
-    hand points per unit of the critic's output), inputs the ``scaled`` features.
-
-    Raises:
-        ValueError: for a module whose networks are not these MLPs (``vf_share_layers: true``).
-    """
-    from agents.policy_file import PolicyWeights, save_policy_file
-
-    state = {name: value.detach().cpu().numpy() for name, value in module.state_dict().items()}
-
-    def layers(*prefixes: str) -> tuple[tuple[Any, Any], ...]:
-        found = []
-        for prefix in prefixes:
-            indices = sorted({int(name[len(prefix):].split(".")[0]) for name in state
-                              if name.startswith(prefix) and name.endswith(".weight")})
-            if not indices:
-                raise ValueError(f"the RLlib module has no layers {prefix}* (vf_share_layers must be false)")
-            found += [(state[f"{prefix}{i}.weight"], state[f"{prefix}{i}.bias"]) for i in indices]
-        return tuple(found)
-
-    weights = PolicyWeights(
-        policy=layers("encoder.actor_encoder.net.mlp.", "pi.net.mlp."),
-        value=layers("encoder.critic_encoder.net.mlp.", "vf.net.mlp."),
-        activation=activation, features="scaled", num_players=game.num_players, provenance=provenance,
-        variant=game.variant, value_unit=value_unit,
-    )
-    return save_policy_file(weights, path)
-
-
 def train_cell(request_path: Path) -> None:
     """The RLlib process: train the request's cell, write ``result.json`` beside it."""
-    import ray
-
-    from train.bench.policies import CurveSchedule, TrainingClock
     from train.config import build
     from train.rllib.config import RLlibConfig
-    from train.rllib.run import build_algorithm_config
+    from train.rllib.learner import train
 
     request = json.loads(request_path.read_text())
     work = Path(request["work"])
@@ -131,35 +95,14 @@ def train_cell(request_path: Path) -> None:
     env = {**settings.get("env", {}), "num_players": request["num_players"], **request["variant"],
            "episode": request["episode"]}
     data = {**settings, "seed": request["seed"], "output_dir": str(work / "rllib"), "env": env}
-    checked = build(RLlibConfig, data)
-    game, config = checked.env.game(), checked.to_dict()
-    budget = Budget(**request["budget"])
-    ray.init(address="local", include_dashboard=False, log_to_driver=False)
-    algorithm = build_algorithm_config(config).build_algo()
-    clock, schedule = TrainingClock(), CurveSchedule(budget, request["curve_points"])
     points: list[dict[str, Any]] = []
-    steps = 0
 
-    def save() -> None:
-        path = work / "curve" / f"rllib_{len(points)}.npz"
-        export(algorithm.get_module("learner"), config["model"]["fcnet_activation"], game, path,
-               {"trained_by": "draw-bench (rllib_ppo)", "env_steps": steps}, checked.env.value_unit)
-        points.append({"env_steps": steps, "cpu_seconds": round(clock.seconds, 3), "path": str(path)})
+    def save(steps: int, seconds: float, policy: NetworkPolicy) -> None:
+        path = policy.network.save(work / "curve" / f"rllib_{len(points)}.npz")
+        points.append({"env_steps": steps, "cpu_seconds": round(seconds, 3), "path": str(path)})
 
-    try:
-        while not budget.spent(steps, clock.seconds):
-            clock.start()
-            result = algorithm.train()
-            clock.stop()
-            steps = int(result.get("num_env_steps_sampled_lifetime", 0))
-            if schedule.due(steps, clock.seconds) and not budget.spent(steps, clock.seconds):
-                while schedule.due(steps, clock.seconds):
-                    schedule.taken()
-                save()
-        save()
-    finally:
-        algorithm.stop()
-        ray.shutdown()
+    train(build(RLlibConfig, data), Budget(**request["budget"]), save, points=request["curve_points"],
+          provenance={"trained_by": "draw-bench (rllib_ppo)"})
     from train.bench.records import versions
 
     write_json_atomic(work / "result.json", {"points": points, "versions": versions("rllib_ppo")}, indent=1)

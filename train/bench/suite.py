@@ -32,7 +32,8 @@ from train.bench.protocol import GAMES, BenchGame, Cell, Policy, algorithm
 from train.bench.records import FORMAT, VERSION, check_cell, git_commit, read_record, versions, write_record
 from train.bench.report import Reference
 from train.config import ConfigError
-from train.run_dir import RunDir, RunFile, check_run_data, read_run_file
+from train.run_dir import RunFile, check_run_data, read_run_file
+from train.runs import open_run_dir
 
 
 def cells_of(config: BenchConfig) -> list[Cell]:
@@ -280,7 +281,7 @@ def run_suite(
         from train.cluster import check_address
 
         check_address(address)
-    run_dir = RunDir(config, "bench", overwrite=overwrite, overwrite_option=overwrite_option)
+    run_dir = open_run_dir(config, "bench", overwrite=overwrite, overwrite_option=overwrite_option)
     cells = cells_of(config)
     run = run_dir.path
     done, unreadable = done_cells(run, cells) if run_dir.resuming else (set(), {})

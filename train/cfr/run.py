@@ -20,19 +20,20 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from typing import Any
 
 import numpy as np
 
 from agents.tabular import save_table
-from arena.exploitability import exploitability, exploitability_of_tables
+from arena.exploitability import exploitability, exploitability_of_tables, tree_for
 from draw_env.files import atomic_path
-from draw_env.game_tree import GameTree, build_tree
+from draw_env.game_tree import GameTree
 from train.cfr.config import CfrConfig
 from train.cfr.solver import Mirror, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
 from train.config import ConfigError
+from train.meter import Budget, Meter
 from train.run_dir import RunDir, RunFile, read_run_file
+from train.runs import open_run_dir
 
 
 class CurvePoint(RunFile):
@@ -54,7 +55,7 @@ class Progress(RunFile):
 
 def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
     """``draw-train`` for a config with ``pipeline: cfr``."""
-    run = RunDir(config, "cfr", overwrite=args.overwrite)
+    run = open_run_dir(config, "cfr", overwrite=args.overwrite)
     summary = solve(config, run)
     print(
         f"CFR+ on {summary['variant']}: {summary['iterations']} iterations, {summary['cpu_seconds']:.1f} CPU-s; "
@@ -69,7 +70,7 @@ def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
 def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     """Run (or continue) the solver of ``config`` in ``run``; returns the summary."""
     game = config.game()
-    tree = build_tree(game, max_bytes=int(config.max_memory_gib * 1024**3))
+    tree = tree_for(game, max_bytes=int(config.max_memory_gib * 1024**3))
     # A table of information states plays one policy in both seats: the solution is the seats'
     # strategies mixed into one (train.cfr.solver), and that is what is measured and written.
     mirror = mirrored_entries(tree) if config.obs_type == "information_state" else None
@@ -77,6 +78,8 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     if not run.resuming:
         run.start()
     budget = config.cpu_minutes * 60
+    # The solver's CPU seconds, a continued run's included; measuring and saving are not solving.
+    meter = Meter(Budget(cpu_seconds=budget), seconds=progress.cpu_seconds)
     last_checkpoint = progress.cpu_seconds
     from tqdm.auto import tqdm
 
@@ -85,9 +88,10 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
               disable=not config.progress_bar, dynamic_ncols=True) as bar:
         while not _finished(config, progress, budget):
             todo = _next_chunk(config, state.iteration, progress, budget)
-            started = time.process_time()
+            meter.start()
             iterate(tree, state, todo)
-            progress.cpu_seconds += time.process_time() - started
+            meter.stop()
+            progress.cpu_seconds = meter.seconds
             progress.iteration = state.iteration
             if _is_measured(state.iteration) or _finished(config, progress, budget):
                 point = _measure(tree, state, progress, mirror)

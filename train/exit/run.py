@@ -18,8 +18,8 @@ from draw_env.files import atomic_path, write_json_atomic
 from train.exit.collect import ExitData, collect, shard_runner
 from train.exit.config import ExitConfig
 from train.exit.fit import FitReport, fit, initial_weights
-from train.pipelines import PIPELINES
 from train.run_dir import RunDir, RunFile, read_run_file, row_schema, seconds
+from train.runs import RUNS, open_run_dir
 
 #: Settings of the guided search only: they may differ while no guided iteration has run.
 GUIDED_KEYS = ("guide", "simulations", "prior_visits", "value_weight", "prior_weight")
@@ -59,12 +59,12 @@ def open_run(config: ExitConfig, overwrite: bool) -> tuple[RunDir, int]:
 
     Raises:
         ConfigError: see :class:`~train.run_dir.RunDir`: settings outside the pipeline's free keys
-            (:data:`train.pipelines.PIPELINES`) that differ from the saved run's are refused (unless
+            (:data:`train.runs.RUNS`) that differ from the saved run's are refused (unless
             ``overwrite``); the :data:`GUIDED_KEYS`
             may differ while the next iteration to run is still unguided. Every file a continued
             run reads is checked here, before it writes.
     """
-    run = RunDir(config, "exit", overwrite=overwrite, free=PIPELINES["exit"].free_keys + GUIDED_KEYS)
+    run = open_run_dir(config, "exit", overwrite=overwrite, free=RUNS["exit"].free_keys + GUIDED_KEYS)
     if not run.resuming:
         return run, 0
     completed = read_state(run.path).completed

@@ -25,7 +25,8 @@ from agents.policy_file import describe_variant
 from train.inference.collect import collect
 from train.inference.config import InferenceConfig
 from train.inference.fit import fit, mean_log_likelihood
-from train.run_dir import RunDir, RunSummary, seconds
+from train.run_dir import RunSummary, seconds
+from train.runs import open_run_dir
 
 #: The model file a run writes in its output directory.
 MODEL = "hidden_tiles.npz"
@@ -59,7 +60,7 @@ def run_inference(config: InferenceConfig, overwrite: bool = False) -> dict[str,
     """
     from threadpoolctl import threadpool_limits
 
-    run = RunDir(config, "inference", overwrite=overwrite)
+    run = open_run_dir(config, "inference", overwrite=overwrite)
     finished = run.finished(InferenceSummary, "summary.json", "a run does not continue")
     if finished is not None:
         return finished

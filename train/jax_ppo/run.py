@@ -1,7 +1,7 @@
 """A ``draw-train`` run of PPO in JAX (:func:`run_jax_ppo`) and its entry (:func:`jax_ppo_main`).
 
-The run checks its output directory first (:class:`train.run_dir.RunDir`), trains with
-:func:`train.jax_ppo.trainer.train`, evaluates the policy between chunks every ``eval.every``
+The run checks its output directory first (:class:`train.run_dir.RunDir`), trains with the
+learner's loop (:func:`train.jax_ppo.learner.learn` over :func:`train.jax_ppo.trainer.train`), evaluates the policy between chunks every ``eval.every``
 updates (each one exported to ``checkpoints/update_N.npz``), exports the final policy file
 ``final.npz`` (+ ``final.json``), evaluates it (``final_eval``) and writes ``summary.json``. A
 run is one fixed budget of updates: a rerun of a finished run prints its results, an unfinished
@@ -20,10 +20,10 @@ from pydantic import Field
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
 from train.config import ConfigError
 from train.jax_ppo.config import JaxPPOConfig
-from train.run_dir import RunDir, RunSummary, row_schema, seconds
-
-#: XLA options of ``fast_compile``: compiles several times faster, runs slower (tiny runs).
-FAST_COMPILE = {"xla_backend_optimization_level": 0}
+from train.jax_ppo.learner import learn
+from train.meter import Budget
+from train.run_dir import RunSummary, row_schema, seconds
+from train.runs import open_run_dir
 
 
 class JaxPPOSummary(RunSummary):
@@ -47,12 +47,6 @@ def _trainer_module() -> Any:
             f"pipeline: jax_ppo needs JAX, Flax and optax (pip install 'draw-dominoes[jax]'): {error}"
         ) from None
     return trainer
-
-
-def trainer_settings(config: JaxPPOConfig) -> JaxPPOConfig:
-    """What :class:`train.jax_ppo.trainer.Trainer` takes for ``config``: the config itself (the
-    trainer reads the keys of :meth:`JaxPPOConfig.training`)."""
-    return config
 
 
 def _export(config: JaxPPOConfig, built: Any, params: Any, path: Path, provenance: dict[str, Any]) -> Path:
@@ -90,7 +84,7 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
             run or an unfinished one (without ``overwrite``).
     """
     trainer = _trainer_module()
-    run_dir = RunDir(config, "jax_ppo", overwrite=overwrite)
+    run_dir = open_run_dir(config, "jax_ppo", overwrite=overwrite)
     summary = run_dir.finished(JaxPPOSummary, "summary.json", "a run does not continue")
     if summary is not None:
         return summary
@@ -112,13 +106,9 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
             print(f"[eval] update {updates:>5}  vs {row.opponent:<12} win {row.win_rate:6.1%} "
                   f"[{row.win_low:.1%}, {row.win_high:.1%}]", flush=True)
 
-    result = trainer.train(
-        config,
-        progress=config.progress_bar,
-        compiler_options=FAST_COMPILE if config.fast_compile else None,
-        trainer=built,
-        on_chunk=evaluate_chunk,
-    )
+    # The learner's loop (train.jax_ppo.learner): the trainer's jitted chunks, evaluated between them.
+    _, result = learn(config, Budget(env_steps=config.updates * steps_per_update), trainer=built,
+                      on_chunk=evaluate_chunk)
     import jax
 
     provenance = {

@@ -20,7 +20,6 @@ parameters and optax state are plain pytrees.
 from __future__ import annotations
 
 import dataclasses
-import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +41,7 @@ from train.jax_ppo.policy import (
     heaviest_action,
     random_action,
 )
+from train.meter import cpu_seconds
 
 LEARNER = 0  # the learner's seat
 
@@ -312,16 +312,11 @@ class Result:
     compile_seconds: float
     train_seconds: float  # wall time of the updates, compilation excluded
     wall_seconds: float  # the whole run, compilation included
-    cpu_seconds: float  # this process's CPU time (all threads), compilation included
+    cpu_seconds: float  # this process's CPU time (all threads; train.meter.cpu_seconds), compilation included
 
     @property
     def steps_per_second(self) -> float:
         return self.env_steps / self.train_seconds
-
-
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def train(
@@ -343,7 +338,7 @@ def train(
         on_chunk: called after each chunk with the updates done, the training seconds so far
             and the parameters (an evaluation); its time is not counted as training.
     """
-    wall_start, cpu_start = time.perf_counter(), _cpu_seconds()
+    wall_start, cpu_start = time.perf_counter(), cpu_seconds()
     if trainer is None:
         trainer = Trainer(config)
     elif {**trainer.config.training(), "seed": config.seed} != config.training():
@@ -392,7 +387,7 @@ def train(
         compile_seconds=compile_seconds,
         train_seconds=end - train_start - outside,
         wall_seconds=end - wall_start,
-        cpu_seconds=_cpu_seconds() - cpu_start,
+        cpu_seconds=cpu_seconds() - cpu_start,
     )
 
 

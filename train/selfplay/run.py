@@ -2,8 +2,9 @@
 
 :func:`train` checks everything first (the config, the output directory, the ``--resume``
 checkpoint against the config) and writes nothing before that. It then builds the learner's
-games (:class:`train.vector_learner.DrawLearnerVecEnv`) and the MaskablePPO model, and
-trains it with SB3's callbacks: :class:`SelfPlayPool` sends the learner's current actor (the
+games (:class:`train.vector_learner.DrawLearnerVecEnv`) and the MaskablePPO model, and trains
+it in the learner's loop (:func:`learn`, the one :func:`train.selfplay.learner.train` runs for
+``draw-bench``) with SB3's callbacks: :class:`SelfPlayPool` sends the learner's current actor (the
 ``self`` opponent) and the snapshots to the opponent pool, ``EveryNTimesteps`` runs the periodic
 snapshots, checkpoints (:mod:`train.checkpoints`) and evaluations, and :class:`StopOnInterrupt`
 ends training at the next step after SIGINT (Ctrl-C). What a run writes, when, and how it
@@ -17,7 +18,7 @@ import dataclasses
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,11 @@ from draw_env.files import write_json_atomic
 from draw_env.rules import DrawGame
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
 from train.export import export_policy
+from train.meter import Budget, Checkpoint, Meter
 from train.plots import plot_learning_curve
+from train.policies import NetworkPolicy
 from train.run_dir import RunDir, RunSummary, read_run_file, seconds
+from train.runs import open_run_dir
 from train.sb3_adapter import new_model, weights_of
 from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
@@ -308,6 +312,52 @@ class _Clock(BaseCallback):
         self.clock.stop()
 
 
+#: A bound on the calls of SB3's ``learn`` in :func:`learn` (one between points; a rollout each
+#: under a CPU budget).
+MAX_CHUNKS = 10_000
+
+
+def learn(
+    run: SelfPlayRun,
+    budget: Budget,
+    on_checkpoint: Checkpoint | None = None,
+    *,
+    points: int = 1,
+    provenance: Mapping[str, Any] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    progress_bar: bool = False,
+) -> NetworkPolicy:
+    """The loop of :func:`train.selfplay.learner.train` on ``run``'s model (fresh or resumed: ``draw-train``'s pipeline calls it
+    with its own run), with the run's callbacks; ``stop()`` true ends training at the next step
+    (SIGINT). SB3's ``learn`` runs to the next point in one call (whole rollouts)."""
+    config, model = run.config, run.model
+    game = config.game()
+    meter = Meter(budget, points, on_checkpoint)
+
+    def policy() -> NetworkPolicy:
+        return NetworkPolicy(weights_of(model, config.num_players, game=game, obs_type=config.obs_type,
+                                        provenance={**(provenance or {}), "timesteps": model.num_timesteps},
+                                        value_unit=config.value_unit))
+
+    def over() -> bool:
+        return stop() or (budget.cpu_seconds is not None and meter.seconds >= budget.cpu_seconds)
+
+    rollout = config.n_envs * config.ppo.num_steps
+    for _ in range(MAX_CHUNKS):
+        if meter.spent(model.num_timesteps):
+            break
+        target = meter.next_steps(model.num_timesteps)
+        meter.start()
+        model.learn(total_timesteps=rollout if target is None else target - model.num_timesteps,
+                    callback=run.callbacks(over), reset_num_timesteps=model.num_timesteps == 0,
+                    progress_bar=progress_bar, tb_log_name="ppo")
+        meter.stop()
+        meter.reached(model.num_timesteps, policy)
+        if stop():  # asked during learn (which then ends at its next step)
+            break
+    return meter.finish(model.num_timesteps, policy())
+
+
 class SelfPlaySummary(RunSummary):
     """``summary.json`` of a finished run (a run that stopped short of its timesteps continues)."""
 
@@ -362,7 +412,7 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
         KeyboardInterrupt: after SIGINT, once the last checkpoint is saved.
     """
     # With --resume the checkpoint's own checks apply (train.checkpoints.MODEL_KEYS), not the saved config's.
-    run_dir = RunDir(config, "selfplay", overwrite=overwrite, free=None if resume is None else config.to_dict())
+    run_dir = open_run_dir(config, "selfplay", overwrite=overwrite, free=None if resume is None else config.to_dict())
     output_dir = run_dir.path
     if resume is None and run_dir.resuming:
         summary = finished(run_dir, config)
@@ -405,13 +455,9 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
                     )
                 interrupted = False
                 try:
-                    model.learn(
-                        total_timesteps=remaining,
-                        callback=run.callbacks(stop_requested),
-                        reset_num_timesteps=resumed is None,
-                        progress_bar=config.progress_bar,
-                        tb_log_name="ppo",
-                    )
+                    # The learner's loop: one call of SB3's learn to total_timesteps.
+                    learn(run, Budget(env_steps=config.total_timesteps), stop=stop_requested,
+                          progress_bar=config.progress_bar)
                 except KeyboardInterrupt:
                     interrupted = True
                 if interrupted or stop_requested():

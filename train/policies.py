@@ -1,33 +1,57 @@
-"""What the adapters share: the two policy kinds (a network, a table), the CPU clock of training,
-and the schedule of curve points over a budget.
+"""What a learner's ``train`` returns: a trained policy, of one of two kinds (a network, a table).
 
-A network policy plays its softmax over the legal actions (sampling), the distribution the
+A policy answers batches of observations with action distributions (what the benchmark measures
+and ``on_checkpoint`` receives) and saves itself in a project format, returning the agent spec
+that ``draw-eval`` and ``draw-exploit`` play. A network policy plays its softmax over the legal actions (sampling), the distribution the
 benchmark measures; its spec says so (``deterministic=false``), so that ``draw-eval`` and
 ``draw-exploit`` play the saved file as it was measured.
 """
 
 from __future__ import annotations
 
-import resource
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from agents.policy_file import PolicyWeights
 from agents.policy_network import NumpyPolicy
 from agents.tabular import save_table
-from train.bench.protocol import BenchGame, Budget
+from draw_env.rules import DrawGame
 
 
-def cpu_seconds() -> float:
-    """CPU seconds of this process and of its finished children (user + system): what a cell
-    spends, worker processes included once they have ended."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+class Game(Protocol):
+    """The game a policy is saved for (a benchmark game, :class:`train.bench.protocol.BenchGame`):
+    its rules, and whether it is small enough for a table over its whole tree."""
+
+    @property
+    def rules(self) -> DrawGame: ...
+
+    @property
+    def exact(self) -> bool: ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A trained policy.
+
+    A policy trained in another interpreter may also carry ``trained_versions`` (a mapping of
+    library names to versions), which a benchmark cell's record keeps instead of this interpreter's.
+    """
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Action distributions: observations float32 ``(k, L)`` and masks int8 ``(k, A)`` of the
+        game's observation layout (``draw_env.observation.layout(game.rules)``; a policy whose
+        ``obs_type`` attribute is ``"information_state"``: its information states) give float64
+        ``(k, A)``, each row a distribution over its mask's legal actions."""
+        ...
+
+    def save(self, path_stem: Path, game: Game) -> str:
+        """Write the policy in a project format beside ``path_stem`` (a network policy file, or on
+        an exact game a table through :func:`agents.tabular.save_table`, ``path_stem`` + its
+        suffix) and return the agent spec that ``draw-eval`` and ``draw-exploit`` take to play it
+        (``tabular:path=...``, ``policy:path=...``)."""
+        ...
 
 
 class NetworkPolicy:
@@ -45,7 +69,7 @@ class NetworkPolicy:
         """float64 ``(k, A)``: the softmax of the legal actions' logits of each row."""
         return self.network.probabilities_batch(observations, masks, deterministic=False)
 
-    def save(self, path_stem: Path, game: BenchGame) -> str:
+    def save(self, path_stem: Path, game: Game) -> str:
         """``path_stem.npz`` and its ``.json`` record (a policy file); the ``network`` spec that
         samples from it."""
         self.network.check_game(game.rules)
@@ -80,64 +104,9 @@ class TablePolicy:
             rows.append(row)
         return np.asarray(self.probabilities[rows], np.float64)
 
-    def save(self, path_stem: Path, game: BenchGame) -> str:
+    def save(self, path_stem: Path, game: Game) -> str:
         """``path_stem.npz`` and its ``.json`` record (:func:`agents.tabular.save_table`); the
         ``tabular`` spec that plays it."""
         path = save_table(Path(path_stem).with_suffix(".npz"), game.rules, self.observations, self.probabilities,
                           self.about, self.obs_type)
         return f"tabular:path={path}"
-
-
-@dataclass
-class TrainingClock:
-    """CPU seconds spent training: only the spans inside :meth:`running` count (the curve's
-    measurements, run between them, do not)."""
-
-    seconds: float = 0.0
-    _started: float | None = field(default=None, repr=False)
-    wall: float = 0.0
-
-    def start(self) -> None:
-        self._started, self._wall = cpu_seconds(), time.perf_counter()
-
-    def stop(self) -> None:
-        if self._started is not None:
-            self.seconds += cpu_seconds() - self._started
-            self.wall += time.perf_counter() - self._wall
-            self._started = None
-
-    def now(self) -> float:
-        """The seconds so far, the running span included."""
-        return self.seconds + (0.0 if self._started is None else cpu_seconds() - self._started)
-
-
-@dataclass
-class CurveSchedule:
-    """``points`` curve points evenly spaced over the budget: by environment steps where the
-    budget has them, else by CPU seconds; the last is at the end of training."""
-
-    budget: Budget
-    points: int
-    done: int = 0
-
-    def fraction(self, env_steps: int, cpu: float) -> float:
-        """How much of the budget is spent (the larger share of the two bounds)."""
-        shares = []
-        if self.budget.env_steps is not None:
-            shares.append(env_steps / self.budget.env_steps)
-        if self.budget.cpu_seconds is not None:
-            shares.append(cpu / self.budget.cpu_seconds)
-        return max(shares)
-
-    def due(self, env_steps: int, cpu: float) -> bool:
-        """Whether the next curve point is reached (the caller then takes it and calls :meth:`taken`)."""
-        return self.done < self.points and self.fraction(env_steps, cpu) >= (self.done + 1) / self.points
-
-    def taken(self) -> None:
-        self.done += 1
-
-    def next_steps(self, env_steps: int) -> int | None:
-        """The environment steps of the next curve point (``None`` when the budget has none)."""
-        if self.budget.env_steps is None:
-            return None
-        return max(env_steps + 1, -(-self.budget.env_steps * (self.done + 1) // self.points))
