@@ -292,6 +292,14 @@ def _stack_shape(num_tiles: int) -> tuple[int, int]:
     return (2 * num_tiles + 2) * (3 * num_tiles + 4), S_BONEYARD + 2 * num_tiles + _BOOKS
 
 
+@njit(cache=True, inline="always")
+def _copy(destination: np.ndarray, source: np.ndarray) -> None:
+    """``destination[:] = source`` as a plain loop: numba's slice assignment is slower by as much
+    as the rest of a node's work."""
+    for j in range(source.shape[0]):
+        destination[j] = source[j]
+
+
 @njit(cache=True)
 def _deal(row: np.ndarray, template: np.ndarray, deal: np.ndarray) -> None:
     """Set ``row`` to the start of the hand ``deal`` (a row of :func:`deals`), its bookkeeping
@@ -331,12 +339,12 @@ def _walk(deals: np.ndarray, template: np.ndarray) -> tuple[int, int]:
         top = 1
         while top:
             top -= 1
-            row[:] = stack[top]
+            _copy(row, stack[top])
             total += 1
             count = legal_actions(row, legal)
             for k in range(count):
                 child = stack[top]
-                child[:] = row
+                _copy(child, row)
                 child[depth] = row[depth] + 1
                 if apply_action(child, legal[k]) == PLAYING:
                     top += 1
@@ -429,7 +437,7 @@ def _build(
         top = 1
         while top:
             top -= 1
-            row[:] = stack[top]
+            _copy(row, stack[top])
             node = row[books + _NODE]
             seat = row[S_CURRENT]
             depth[node] = row[books + _DEPTH]
@@ -467,7 +475,7 @@ def _build(
             for k in range(count):
                 child_node = free + k
                 child = stack[top]
-                child[:] = row
+                _copy(child, row)
                 action = legal[k]
                 status = apply_action(child, action)
                 depth[child_node] = row[books + _DEPTH] + 1
