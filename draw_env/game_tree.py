@@ -10,18 +10,18 @@ Every node where a seat acts belongs to one of that seat's *information states*,
 perfect recall: the seat's dealt hand, the opener, and the whole public history in order (every
 placement with its tile and end, every draw and pass by whom), with the tiles the seat drew
 itself. Nodes of one information state share their legal actions; :class:`GameTree` keeps them
-once per information state, with the observation the environment gives the seat there (the
-generic writer of :mod:`draw_env.observation`), so that a policy that acts on observations can be
-queried once per information state.
+once per information state, with the observation the environment gives the seat there, so that
+a policy that acts on observations can be queried once per information state.
 
-No rule is written here: the enumeration plays the compiled engine's kernels
-(:mod:`draw_env.engine`: :func:`~draw_env.engine.deal_fixed` sets each deal,
+No rule is written here: the tree plays the compiled engine's kernels on the engine's state
+(:mod:`draw_env.engine`): :func:`~draw_env.engine.deal_fixed` sets each deal,
 :func:`~draw_env.engine.legal_actions` lists a node's children in the order they are numbered,
-:func:`~draw_env.engine.apply_action` plays each, :func:`~draw_env.engine.hand_rewards` gives the
-zero-sum points where the hand ends, :func:`~draw_env.engine.write_observation` the observation) on
-the engine's state, and keeps only its own bookkeeping beside it (each seat's sequence, the node's
-index and depth). The tests play random paths of the tree through :mod:`draw_env.rules` and compare
-every node.
+:func:`~draw_env.engine.apply_action` plays each and says when the hand is over,
+:func:`~draw_env.engine.hand_rewards` gives the zero-sum points there, and
+:func:`~draw_env.engine.write_observation` and :func:`~draw_env.engine.write_information_state`
+write what a seat sees. Beside the engine's state the enumeration keeps only its own bookkeeping
+(each seat's sequence id, the node's index and depth). The tests play random paths of the tree
+through :mod:`draw_env.rules` and compare every node.
 """
 
 from __future__ import annotations
@@ -45,13 +45,16 @@ from draw_env.engine import (
     apply_action,
     deal_fixed,
     hand_rewards,
+    history_state_size,
     init_variant_state,
     legal_actions,
+    record_event,
     state_size,
     trailing_zeros,
+    write_information_state,
     write_observation,
 )
-from draw_env.observation import EVENT_KINDS, information_layout, layout
+from draw_env.observation import information_layout, layout
 from draw_env.rules import DrawGame
 
 #: Bytes per node and per information-state action that :func:`build_tree` allocates (the node
@@ -146,13 +149,11 @@ class GameTree:
         nodes = np.asarray(nodes, np.int64)
         if nodes.ndim != 1 or not np.all(self.player[nodes] == seat):
             raise ValueError(f"nodes must be nodes where seat {seat} acts")
-        info = information_layout(self.game)
-        out = np.zeros((len(nodes), info.size), np.uint8)
-        out[:, : info.observation.size] = self.observations[seat][self.infoset[nodes]]
-        _write_histories(
+        out = np.zeros((len(nodes), information_layout(self.game).size), np.uint8)
+        _write_information_states(
             nodes, seat, _parents(self.first_child, self.num_children, self.player), self.player, self.infoset,
             self.first_child, self.action_start[0], self.actions[0], self.action_start[1], self.actions[1],
-            deals(self.game), self.game.num_tiles, info.observation.size, out,
+            deals(self.game), _template(self.game, history=True), out,
         )
         return out
 
@@ -209,10 +210,12 @@ def _mask(tiles: tuple[int, ...]) -> int:
     return mask
 
 
-def _template(game: DrawGame) -> np.ndarray:
-    """A stack row of ``game`` before any deal: the engine's state of the variant
-    (:func:`draw_env.engine.init_variant_state`), the bookkeeping after it zero."""
-    row = np.zeros(state_size(game.max_pip) + _BOOKS, np.int64)
+def _template(game: DrawGame, history: bool = False) -> np.ndarray:
+    """A row before any deal of ``game``: the engine's state of the variant
+    (:func:`draw_env.engine.init_variant_state`), then zero slots for the tree's bookkeeping (a
+    stack row), or with ``history`` for the hand's history (:func:`draw_env.engine.history_state_size`)."""
+    slots = history_state_size(game) if history else state_size(game.max_pip) + _BOOKS
+    row = np.zeros(slots, np.int64)
     init_variant_state(row, game.num_players, 0, game.max_pip, game.hand_size, game.protected)
     return row
 
@@ -528,25 +531,20 @@ def _first_nodes(player: np.ndarray, infoset: np.ndarray, seat: int, count: int)
     return first
 
 
-#: The kinds of action of an event code, for the compiled writer below.
-_KINDS = len(EVENT_KINDS)
-_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
-
-
 @njit(cache=True)
-def _write_histories(
+def _write_information_states(
     nodes: np.ndarray, seat: int, parent: np.ndarray, player: np.ndarray, infoset: np.ndarray,
     first_child: np.ndarray, start0: np.ndarray, actions0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
-    deals: np.ndarray, num_tiles: int, prefix: int, out: np.ndarray,
+    deals: np.ndarray, template: np.ndarray, out: np.ndarray,
 ) -> None:
-    """Write the history blocks of ``seat``'s information state at each of ``nodes`` into the
-    rows of ``out`` (the observation prefix already there, the rest zeros): every action on the
-    path from the root, read from the parents' legal actions, and the tiles of the seat's draws
-    from the deal of the node's root (:func:`draw_env.observation.write_history`)."""
-    path = np.zeros(3 * num_tiles, np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
-    seats = np.zeros(path.shape[0], np.int64)
-    draw = 2 * num_tiles
-    events = prefix + num_tiles
+    """Write ``seat``'s information state at each of ``nodes`` into the rows of ``out``: every
+    action on the path from the root (read from the parents' legal actions) replayed from the deal
+    of the node's root on an engine state that keeps its history (``template``,
+    :func:`draw_env.engine.history_state_size` slots), then the engine's
+    :func:`~draw_env.engine.write_information_state`."""
+    path = np.zeros(3 * template[S_NUM_TILES], np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
+    state = template.copy()
+    written = np.zeros(out.shape[1], np.float32)
     for r in range(nodes.shape[0]):
         node = nodes[r]
         length = 0
@@ -556,21 +554,15 @@ def _write_histories(
             start = start0[infoset[above]] if actor == 0 else start1[infoset[above]]
             index = start + node - first_child[above]
             path[length] = actions0[index] if actor == 0 else actions1[index]
-            seats[length] = actor
             length += 1
             node = above
-        deal = deals[node]  # the roots are the deals, in order
-        row = out[r]
-        draws = 0
-        for k in range(length):
-            action = path[length - 1 - k]
-            actor = seats[length - 1 - k]
-            kind = action & 1 if action < draw else _KIND_DRAW if action == draw else _KIND_PASS
-            row[events + k] = 1 + _KINDS * ((actor - seat) % 2) + kind  # draw_env.observation.event_code
-            if action == draw:
-                if actor == seat:
-                    row[prefix + deal[3 + draws]] = k + 1
-                draws += 1
+        _deal(state, template, deals[node])  # the roots are the deals, in order
+        for k in range(length - 1, -1, -1):
+            record_event(state, path[k])
+            apply_action(state, path[k])
+        write_information_state(state, seat, False, written)
+        for j in range(written.shape[0]):
+            out[r, j] = np.uint8(written[j])
 
 
 def best_response(tree: GameTree, responder: int, policy: np.ndarray) -> tuple[float, np.ndarray]:
