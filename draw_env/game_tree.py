@@ -10,12 +10,18 @@ Every node where a seat acts belongs to one of that seat's *information states*,
 perfect recall: the seat's dealt hand, the opener, and the whole public history in order (every
 placement with its tile and end, every draw and pass by whom), with the tiles the seat drew
 itself. Nodes of one information state share their legal actions; :class:`GameTree` keeps them
-once per information state, with the observation the environment gives the seat there (the
-generic writer of :mod:`draw_env.observation`), so that a policy that acts on observations can be
-queried once per information state.
+once per information state, with the observation the environment gives the seat there, so that
+a policy that acts on observations can be queried once per information state.
 
-The rules here are :mod:`draw_env.rules` once more, for a hand of two players; the tests play
-random paths of the tree through the rules and compare every node.
+No rule is written here: the tree plays the compiled engine's kernels on the engine's state
+(:mod:`draw_env.engine`): :func:`~draw_env.engine.deal_fixed` sets each deal,
+:func:`~draw_env.engine.legal_actions` lists a node's children in the order they are numbered,
+:func:`~draw_env.engine.apply_action` plays each and says when the hand is over,
+:func:`~draw_env.engine.hand_rewards` gives the zero-sum points there, and
+:func:`~draw_env.engine.write_observation` and :func:`~draw_env.engine.write_information_state`
+write what a seat sees. Beside the engine's state the enumeration keeps only its own bookkeeping
+(each seat's sequence id, the node's index and depth). The tests play random paths of the tree
+through :mod:`draw_env.rules` and compare every node.
 """
 
 from __future__ import annotations
@@ -29,8 +35,27 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from draw_env.engine import write_placements
-from draw_env.observation import EVENT_KINDS, information_layout, layout
+from draw_env.engine import (
+    PLAYING,
+    S_BONEYARD,
+    S_CURRENT,
+    S_HANDS,
+    S_NUM_TILES,
+    SEATS,
+    ZERO_SUM,
+    apply_action,
+    deal_fixed,
+    hand_rewards,
+    history_state_size,
+    init_variant_state,
+    legal_actions,
+    record_event,
+    state_size,
+    trailing_zeros,
+    write_information_state,
+    write_observation,
+)
+from draw_env.observation import information_layout, layout
 from draw_env.rules import DrawGame
 
 #: Bytes per node and per information-state action that :func:`build_tree` allocates (the node
@@ -39,10 +64,11 @@ NODE_BYTES = 2 * 64 + 1 + 4 + 2 + 8 + 1 + 2 + 4 + 3 * 8
 #: Default bound on the tree's memory, refused before anything large is allocated.
 DEFAULT_MAX_BYTES = 4 * 1024**3
 
-# Per stack entry of the enumeration: the position of one node (slots of an int64 row).
-_HAND0, _HAND1, _DRAWN, _LEFT, _RIGHT, _CURRENT, _PASSES, _LINE = range(8)
-_PLACED0, _PLACED1, _VOIDS0, _VOIDS1, _SEQ0, _SEQ1, _NODE, _DEPTH, _COUNT = range(8, 17)
-_ORDER = 17  # then one slot per tile: its place in the line (1-based), 0 if not placed
+# Per stack entry of the enumeration, one int64 row: the node's position as the engine's state
+# (draw_env.engine.state_size slots, S_BONEYARD + 2T), then the tree's bookkeeping at these offsets
+# past it: each seat's sequence id (its view of the history), the node's index and its depth.
+_SEQ0, _SEQ1, _NODE, _DEPTH = range(4)
+_BOOKS = 4
 
 
 @dataclass(frozen=True)
@@ -124,13 +150,11 @@ class GameTree:
         nodes = np.asarray(nodes, np.int64)
         if nodes.ndim != 1 or not np.all(self.player[nodes] == seat):
             raise ValueError(f"nodes must be nodes where seat {seat} acts")
-        info = information_layout(self.game)
-        out = np.zeros((len(nodes), info.size), np.uint8)
-        out[:, : info.observation.size] = self.observations[seat][self.infoset[nodes]]
-        _write_histories(
+        out = np.zeros((len(nodes), information_layout(self.game).size), np.uint8)
+        _write_information_states(
             nodes, seat, _parents(self.first_child, self.num_children, self.player), self.player, self.infoset,
             self.first_child, self.action_start[0], self.actions[0], self.action_start[1], self.actions[1],
-            deals(self.game), self.game.num_tiles, info.observation.size, out,
+            deals(self.game), _template(self.game, history=True), out,
         )
         return out
 
@@ -187,13 +211,14 @@ def _mask(tiles: tuple[int, ...]) -> int:
     return mask
 
 
-def _tables(game: DrawGame) -> tuple[np.ndarray, ...]:
-    tile_set = game.tiles
-    low = np.array(tile_set.low, np.int64)
-    high = np.array(tile_set.high, np.int64)
-    holding = np.array(tile_set.holding, np.int64)
-    pips = np.array(tile_set.pips, np.int64)
-    return low, high, holding, pips
+def _template(game: DrawGame, history: bool = False) -> np.ndarray:
+    """A row before any deal of ``game``: the engine's state of the variant
+    (:func:`draw_env.engine.init_variant_state`), then zero slots for the tree's bookkeeping (a
+    stack row), or with ``history`` for the hand's history (:func:`draw_env.engine.history_state_size`)."""
+    slots = history_state_size(game) if history else state_size(game.max_pip) + _BOOKS
+    row = np.zeros(slots, np.int64)
+    init_variant_state(row, game.num_players, 0, game.max_pip, game.hand_size, game.protected)
+    return row
 
 
 def estimate_nodes(game: DrawGame, probes: int = 20_000, seed: int = 0) -> int:
@@ -206,7 +231,7 @@ def estimate_nodes(game: DrawGame, probes: int = 20_000, seed: int = 0) -> int:
     """
     total = count_deals(game)
     chosen = _random_deals(game, min(probes, 4096), np.random.default_rng(seed))
-    mean = _knuth_estimate(chosen, probes, seed, game.num_tiles, game.protected, *_tables(game))
+    mean = _knuth_estimate(chosen, probes, seed, _template(game))
     return math.ceil(mean * total)
 
 
@@ -254,21 +279,14 @@ def build_tree(game: DrawGame, max_bytes: int = DEFAULT_MAX_BYTES) -> GameTree:
             f"{tree_bytes(estimate) / 1024**3:.3g} GiB, more than the {max_bytes / 1024**3:.3g} GiB allowed"
         )
     listed = deals(game)
-    tables = _tables(game)
-    nodes = _walk(listed, game.num_tiles, game.protected, *tables)[0]
+    template = _template(game)
+    nodes = _walk(listed, template)[0]
     if tree_bytes(nodes) > max_bytes:
         raise ValueError(
             f"the game tree of {_describe(game)} has {nodes:,} nodes and would take about "
             f"{tree_bytes(nodes) / 1024**3:.1f} GiB, more than the {max_bytes / 1024**3:.1f} GiB allowed"
         )
-    observed = layout(game)
-    fact_offsets, source, kind, argument = observed.fact_table()
-    facts_size = sum(observed.fact_sizes().values())
-    low, high, holding, pips = tables
-    arrays = _build(
-        listed, game.num_tiles, game.protected, nodes, low, high, holding, pips,
-        _fact_slots(fact_offsets), facts_size, source, kind, argument,
-    )
+    arrays = _build(listed, template, nodes, layout(game).size)
     # _build returns the node arrays in GameTree's order, then each seat's three tables.
     player, infoset, depth, first_child, num_children, utility = arrays[:6]
     start0, actions0, observations0, start1, actions1, observations1 = arrays[6:]
@@ -280,146 +298,73 @@ def _describe(game: DrawGame) -> str:
     return f"max_pip={game.max_pip}, hand_size={game.hand_size}, protected={game.protected}"
 
 
-def _fact_slots(fact_offsets: dict[str, int]) -> np.ndarray:
-    """Where each fact the enumeration writes starts in the facts vector, in a fixed order."""
-    names = ("hand", "line", "left", "right", "placed", "order", "sizes", "bones", "can_draw", "voids",
-             "to_act", "in_play", "passes")
-    return np.array([fact_offsets[name] for name in names], np.int64)
-
-
 @njit(cache=True)
 def _stack_shape(num_tiles: int) -> tuple[int, int]:
     """Pending positions of a depth-first walk: at most every sibling of each node on a path
-    (fewer than ``2T + 2`` each) along a hand of fewer than ``3T + 4`` actions."""
-    return (2 * num_tiles + 2) * (3 * num_tiles + 4), _ORDER + num_tiles
+    (fewer than ``2T + 2`` each) along a hand of fewer than ``3T + 4`` actions; each the engine's
+    state and the bookkeeping."""
+    return (2 * num_tiles + 2) * (3 * num_tiles + 4), S_BONEYARD + 2 * num_tiles + _BOOKS
+
+
+@njit(cache=True, inline="always")
+def _copy(destination: np.ndarray, source: np.ndarray) -> None:
+    """``destination[:] = source`` as a plain loop: numba's slice assignment is slower by as much
+    as the rest of a node's work."""
+    for j in range(source.shape[0]):
+        destination[j] = source[j]
 
 
 @njit(cache=True)
-def _popcount(mask: int) -> int:
+def _deal(row: np.ndarray, template: np.ndarray, deal: np.ndarray) -> None:
+    """Set ``row`` to the start of the hand ``deal`` (a row of :func:`deals`), its bookkeeping
+    zero: the engine's fixed deal, the boneyard the drawable tiles in their order, then the
+    protected ones (never drawn, so in any order)."""
+    row[:] = template
+    hands = np.zeros(SEATS, np.int64)
+    hands[0] = deal[1]
+    hands[1] = deal[2]
+    boneyard = np.zeros(template[S_NUM_TILES], np.int64)
+    rest = ((np.int64(1) << template[S_NUM_TILES]) - 1) & ~(deal[1] | deal[2])
     count = 0
-    while mask:
-        mask &= mask - 1
+    for k in range(3, deal.shape[0]):
+        boneyard[count] = deal[k]
+        rest &= ~(np.int64(1) << deal[k])
         count += 1
-    return count
-
-
-@njit(cache=True)
-def _mask_pips(mask: int, pips: np.ndarray) -> int:
-    total = 0
-    tile = 0
-    while mask:
-        if mask & 1:
-            total += pips[tile]
-        mask >>= 1
-        tile += 1
-    return total
-
-
-@njit(cache=True)
-def _legal(row: np.ndarray, num_tiles: int, protected: int, boneyard: int, holding: np.ndarray, out: np.ndarray) -> int:
-    """The legal actions of the position ``row`` into ``out``, ascending; returns how many."""
-    hand = row[_HAND0 + row[_CURRENT]]
-    left = row[_LEFT]
-    if left < 0:
-        count = write_placements(hand, 0, out)  # the opening tile is laid with action 2 * tile
-    else:
-        count = write_placements(hand & holding[left], hand & holding[row[_RIGHT]], out)
-    if boneyard - row[_DRAWN] > protected:
-        out[count] = 2 * num_tiles
+    while rest:
+        boneyard[count] = trailing_zeros(rest)
+        rest &= rest - 1
         count += 1
-    elif count == 0:
-        out[count] = 2 * num_tiles + 1
-        count += 1
-    return count
+    deal_fixed(row, hands, boneyard, count, deal[0])
 
 
 @njit(cache=True)
-def _apply(
-    row: np.ndarray, deal: np.ndarray, action: int, num_tiles: int, low: np.ndarray, high: np.ndarray,
-    pips: np.ndarray,
-) -> float:
-    """Play ``action`` on the position ``row`` in place. Returns NaN while the hand goes on, else
-    seat 0's zero-sum points."""
-    seat = row[_CURRENT]
-    if action == 2 * num_tiles:  # draw: the turn stays
-        row[_HAND0 + seat] |= np.int64(1) << deal[3 + row[_DRAWN]]
-        row[_DRAWN] += 1
-        return np.nan
-    if action == 2 * num_tiles + 1:  # pass
-        row[_VOIDS0 + seat] |= (np.int64(1) << row[_LEFT]) | (np.int64(1) << row[_RIGHT])
-        row[_PASSES] += 1
-        if row[_PASSES] == 2:
-            pips0 = _mask_pips(row[_HAND0], pips)
-            pips1 = _mask_pips(row[_HAND1], pips)
-            if pips0 < pips1:
-                return float(pips1 - pips0)
-            if pips1 < pips0:
-                return -float(pips0 - pips1)
-            return 0.0
-        row[_CURRENT] = 1 - seat
-        return np.nan
-    tile = action >> 1
-    a, b = low[tile], high[tile]
-    if row[_LEFT] < 0:
-        row[_LEFT], row[_RIGHT] = a, b
-    elif action & 1 == 0:
-        row[_LEFT] = b if a == row[_LEFT] else a
-    else:
-        row[_RIGHT] = b if a == row[_RIGHT] else a
-    bit = np.int64(1) << tile
-    row[_HAND0 + seat] &= ~bit
-    row[_PLACED0 + seat] |= bit
-    row[_LINE] |= bit
-    row[_COUNT] += 1
-    row[_ORDER + tile] = row[_COUNT]
-    row[_PASSES] = 0
-    if row[_HAND0 + seat] == 0:
-        won = float(_mask_pips(row[_HAND0 + 1 - seat], pips))
-        return won if seat == 0 else -won
-    row[_CURRENT] = 1 - seat
-    return np.nan
-
-
-@njit(cache=True)
-def _start(row: np.ndarray, deal: np.ndarray) -> None:
-    row[:] = 0
-    row[_HAND0] = deal[1]
-    row[_HAND1] = deal[2]
-    row[_LEFT] = -1
-    row[_RIGHT] = -1
-    row[_CURRENT] = deal[0]
-
-
-@njit(cache=True)
-def _walk(
-    deals: np.ndarray, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray, holding: np.ndarray,
-    pips: np.ndarray,
-) -> tuple[int, int]:
+def _walk(deals: np.ndarray, template: np.ndarray) -> tuple[int, int]:
     """How many nodes the trees of ``deals`` hold, and the most actions a hand of them takes: one
     depth-first walk that keeps nothing."""
-    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
+    num_tiles = template[S_NUM_TILES]
+    depth = S_BONEYARD + 2 * num_tiles + _DEPTH
     stack = np.zeros(_stack_shape(num_tiles), np.int64)
+    row = np.zeros(stack.shape[1], np.int64)
     legal = np.zeros(2 * num_tiles + 2, np.int64)
     total = 0
     longest = 0
     for d in range(deals.shape[0]):
-        deal = deals[d]
-        _start(stack[0], deal)
+        _deal(stack[0], template, deals[d])
         top = 1
         while top:
             top -= 1
-            row = stack[top].copy()
+            _copy(row, stack[top])
             total += 1
-            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            count = legal_actions(row, legal)
             for k in range(count):
                 child = stack[top]
-                child[:] = row
-                child[_DEPTH] = row[_DEPTH] + 1
-                if np.isnan(_apply(child, deal, legal[k], num_tiles, low, high, pips)):
+                _copy(child, row)
+                child[depth] = row[depth] + 1
+                if apply_action(child, legal[k]) == PLAYING:
                     top += 1
                 else:
                     total += 1
-                    longest = max(longest, child[_DEPTH])
+                    longest = max(longest, child[depth])
     return total, longest
 
 
@@ -429,29 +374,24 @@ def longest_hand(game: DrawGame) -> int:
 
     A walk of the whole tree without keeping it (``max_pip=3, hand_size=3, protected=3`` takes a
     few seconds)."""
-    return _walk(deals(game), game.num_tiles, game.protected, *_tables(game))[1]
+    return _walk(deals(game), _template(game))[1]
 
 
 @njit(cache=True)
-def _knuth_estimate(
-    deals: np.ndarray, probes: int, seed: int, num_tiles: int, protected: int, low: np.ndarray, high: np.ndarray,
-    holding: np.ndarray, pips: np.ndarray,
-) -> float:
+def _knuth_estimate(deals: np.ndarray, probes: int, seed: int, template: np.ndarray) -> float:
     """The mean over ``probes`` random paths of Knuth's estimate of a deal's tree size."""
     np.random.seed(seed)
-    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
-    row = np.zeros(_ORDER + num_tiles, np.int64)
-    legal = np.zeros(2 * num_tiles + 2, np.int64)
+    row = template.copy()
+    legal = np.zeros(2 * template[S_NUM_TILES] + 2, np.int64)
     total = 0.0
     for probe in range(probes):
-        deal = deals[probe % deals.shape[0]]
-        _start(row, deal)
+        _deal(row, template, deals[probe % deals.shape[0]])
         estimate, width = 1.0, 1.0
         while True:
-            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            count = legal_actions(row, legal)
             width *= count
             estimate += width
-            if not np.isnan(_apply(row, deal, legal[np.random.randint(count)], num_tiles, low, high, pips)):
+            if apply_action(row, legal[np.random.randint(count)]) != PLAYING:
                 break
         total += estimate
     return total / probes
@@ -470,11 +410,10 @@ def _sequence(table: Dict, key: int, counter: np.ndarray, seat: int) -> int:
 
 @njit(cache=True)
 def _build(
-    deals: np.ndarray, num_tiles: int, protected: int, nodes: int, low: np.ndarray, high: np.ndarray,
-    holding: np.ndarray, pips: np.ndarray, fact_slots: np.ndarray, facts_size: int, source: np.ndarray,
-    kind: np.ndarray, argument: np.ndarray,
+    deals: np.ndarray, template: np.ndarray, nodes: int, observation_size: int,
 ):  # noqa: ANN202 - a tuple of twelve arrays, typed by numba
-    boneyard = num_tiles - _popcount(deals[0, 1]) - _popcount(deals[0, 2])
+    num_tiles = template[S_NUM_TILES]
+    books = S_BONEYARD + 2 * num_tiles  # the bookkeeping's first slot, after the engine's state
     num_actions = 2 * num_tiles + 2
     events = 3 * num_tiles + 2
     player = np.full(nodes, -1, np.int8)
@@ -493,30 +432,32 @@ def _build(
     # Per seat's information state: its first action's place and its observation (grown as needed).
     starts = [np.zeros(1024, np.int64), np.zeros(1024, np.int64)]
     actions = [np.zeros(4096, np.int16), np.zeros(4096, np.int16)]
-    observations = [np.zeros((1024, source.shape[0]), np.uint8), np.zeros((1024, source.shape[0]), np.uint8)]
+    observations = [np.zeros((1024, observation_size), np.uint8), np.zeros((1024, observation_size), np.uint8)]
     action_count = np.zeros(2, np.int64)
     stack = np.zeros(_stack_shape(num_tiles), np.int64)
+    row = np.zeros(stack.shape[1], np.int64)
     legal = np.zeros(num_actions, np.int64)
-    facts = np.zeros(facts_size, np.int64)
+    seen = np.zeros(observation_size, np.float32)
+    rewards = np.zeros(SEATS)
     free = deals.shape[0]
     for d in range(deals.shape[0]):
         deal = deals[d]
-        row = stack[0]
-        _start(row, deal)
+        first = stack[0]
+        _deal(first, template, deal)
         opener = deal[0]
-        row[_SEQ0] = _sequence(sequences0, -(deal[1] * 2 + opener) - 1, counter, 0)
-        row[_SEQ1] = _sequence(sequences1, -(deal[2] * 2 + opener) - 1, counter, 1)
-        row[_NODE] = d
+        first[books + _SEQ0] = _sequence(sequences0, -(deal[1] * 2 + opener) - 1, counter, 0)
+        first[books + _SEQ1] = _sequence(sequences1, -(deal[2] * 2 + opener) - 1, counter, 1)
+        first[books + _NODE] = d
         top = 1
         while top:
             top -= 1
-            row = stack[top].copy()
-            node = row[_NODE]
-            seat = row[_CURRENT]
-            depth[node] = row[_DEPTH]
-            count = _legal(row, num_tiles, protected, boneyard, holding, legal)
+            _copy(row, stack[top])
+            node = row[books + _NODE]
+            seat = row[S_CURRENT]
+            depth[node] = row[books + _DEPTH]
+            count = legal_actions(row, legal)
             player[node] = seat
-            sequence = row[_SEQ0 + seat]
+            sequence = row[books + _SEQ0 + seat]
             table = infosets0 if seat == 0 else infosets1
             found = table.get(sequence, -1)
             if found < 0:
@@ -527,7 +468,7 @@ def _build(
                     grown = np.zeros(2 * starts[seat].shape[0], np.int64)
                     grown[: starts[seat].shape[0]] = starts[seat]
                     starts[seat] = grown
-                    grown_rows = np.zeros((2 * observations[seat].shape[0], source.shape[0]), np.uint8)
+                    grown_rows = np.zeros((2 * observations[seat].shape[0], observation_size), np.uint8)
                     grown_rows[: observations[seat].shape[0]] = observations[seat]
                     observations[seat] = grown_rows
                 if action_count[seat] + count > actions[seat].shape[0]:
@@ -539,35 +480,37 @@ def _build(
                     actions[seat][action_count[seat] + k] = legal[k]
                 action_count[seat] += count
                 starts[seat][found + 1] = action_count[seat]
-                _write_observation(row, seat, num_tiles, boneyard, protected, fact_slots, facts, source, kind,
-                                   argument, observations[seat][found])
+                write_observation(row, seat, False, seen)
+                for j in range(observation_size):
+                    observations[seat][found, j] = np.uint8(seen[j])
             infoset[node] = found
             first_child[node] = free
             num_children[node] = count
             for k in range(count):
                 child_node = free + k
                 child = stack[top]
-                child[:] = row
+                _copy(child, row)
                 action = legal[k]
-                drawn = deal[3 + row[_DRAWN]] if action == 2 * num_tiles else -1
-                result = _apply(child, deal, action, num_tiles, low, high, pips)
-                depth[child_node] = row[_DEPTH] + 1
-                if np.isnan(result):
+                status = apply_action(child, action)
+                depth[child_node] = row[books + _DEPTH] + 1
+                if status == PLAYING:
                     for viewer in range(2):
                         if action < 2 * num_tiles:
                             event = action
-                        elif action == 2 * num_tiles:
+                        elif action == 2 * num_tiles:  # the drawer sees the tile its hand gained
+                            drawn = trailing_zeros(child[S_HANDS + seat] & ~row[S_HANDS + seat])
                             event = 2 * num_tiles + drawn if viewer == seat else 3 * num_tiles
                         else:
                             event = 3 * num_tiles + 1
-                        key = row[_SEQ0 + viewer] * events + event
+                        key = row[books + _SEQ0 + viewer] * events + event
                         sequences = sequences0 if viewer == 0 else sequences1
-                        child[_SEQ0 + viewer] = _sequence(sequences, key, counter, viewer)
-                    child[_NODE] = child_node
-                    child[_DEPTH] = row[_DEPTH] + 1
+                        child[books + _SEQ0 + viewer] = _sequence(sequences, key, counter, viewer)
+                    child[books + _NODE] = child_node
+                    child[books + _DEPTH] = row[books + _DEPTH] + 1
                     top += 1
                 else:
-                    utility[child_node] = result
+                    hand_rewards(child, ZERO_SUM, False, rewards)  # seat 1's are the opposite
+                    utility[child_node] = rewards[0]
             free += count
     return (
         player, infoset, depth, first_child, num_children, utility,
@@ -576,47 +519,6 @@ def _build(
         starts[1][: infoset_counter[1] + 1].copy(), actions[1][: action_count[1]].copy(),
         observations[1][: infoset_counter[1]].copy(),
     )
-
-
-@njit(cache=True)
-def _write_observation(
-    row: np.ndarray, seat: int, num_tiles: int, boneyard: int, protected: int, slots: np.ndarray,
-    facts: np.ndarray, source: np.ndarray, kind: np.ndarray, argument: np.ndarray, out: np.ndarray,
-) -> None:
-    """``seat``'s observation of the position ``row`` (it is to act), from the declared blocks."""
-    facts[:] = 0
-    other = 1 - seat
-    hand, line, left, right, placed, order = slots[0], slots[1], slots[2], slots[3], slots[4], slots[5]
-    sizes, bones, can_draw, voids, to_act, in_play, passes = slots[6], slots[7], slots[8], slots[9], slots[10], slots[11], slots[12]
-    facts[hand] = row[_HAND0 + seat]
-    facts[hand + 1] = row[_HAND0 + other]
-    facts[line] = row[_LINE]
-    facts[left] = row[_LEFT]
-    facts[right] = row[_RIGHT]
-    facts[placed] = row[_PLACED0 + seat]
-    facts[placed + 1] = row[_PLACED0 + other]
-    for tile in range(num_tiles):
-        facts[order + tile] = row[_ORDER + tile]
-    facts[sizes] = _popcount(row[_HAND0 + seat])
-    facts[sizes + 1] = _popcount(row[_HAND0 + other])
-    left_in_boneyard = boneyard - row[_DRAWN]
-    facts[bones] = left_in_boneyard
-    facts[can_draw] = 1 if left_in_boneyard > protected else 0
-    facts[voids] = row[_VOIDS0 + seat]
-    facts[voids + 1] = row[_VOIDS0 + other]
-    facts[to_act] = 1
-    facts[in_play] = 1
-    facts[in_play + 1] = 1
-    facts[passes] = row[_PASSES]
-    for i in range(source.shape[0]):
-        value = facts[source[i]]
-        if kind[i] == 0:
-            out[i] = (value >> argument[i]) & 1
-        elif kind[i] == 1:
-            out[i] = value
-        else:
-            out[i] = 1 if value == argument[i] else 0
-
 
 
 @njit(cache=True)
@@ -640,25 +542,20 @@ def _first_nodes(player: np.ndarray, infoset: np.ndarray, seat: int, count: int)
     return first
 
 
-#: The kinds of action of an event code, for the compiled writer below.
-_KINDS = len(EVENT_KINDS)
-_KIND_DRAW, _KIND_PASS = EVENT_KINDS.index("draw"), EVENT_KINDS.index("pass")
-
-
 @njit(cache=True)
-def _write_histories(
+def _write_information_states(
     nodes: np.ndarray, seat: int, parent: np.ndarray, player: np.ndarray, infoset: np.ndarray,
     first_child: np.ndarray, start0: np.ndarray, actions0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
-    deals: np.ndarray, num_tiles: int, prefix: int, out: np.ndarray,
+    deals: np.ndarray, template: np.ndarray, out: np.ndarray,
 ) -> None:
-    """Write the history blocks of ``seat``'s information state at each of ``nodes`` into the
-    rows of ``out`` (the observation prefix already there, the rest zeros): every action on the
-    path from the root, read from the parents' legal actions, and the tiles of the seat's draws
-    from the deal of the node's root (:func:`draw_env.observation.write_history`)."""
-    path = np.zeros(3 * num_tiles, np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
-    seats = np.zeros(path.shape[0], np.int64)
-    draw = 2 * num_tiles
-    events = prefix + num_tiles
+    """Write ``seat``'s information state at each of ``nodes`` into the rows of ``out``: every
+    action on the path from the root (read from the parents' legal actions) replayed from the deal
+    of the node's root on an engine state that keeps its history (``template``,
+    :func:`draw_env.engine.history_state_size` slots), then the engine's
+    :func:`~draw_env.engine.write_information_state`."""
+    path = np.zeros(3 * template[S_NUM_TILES], np.int64)  # two players' hands take fewer actions (DrawGame.max_hand_actions)
+    state = template.copy()
+    written = np.zeros(out.shape[1], np.float32)
     for r in range(nodes.shape[0]):
         node = nodes[r]
         length = 0
@@ -668,21 +565,15 @@ def _write_histories(
             start = start0[infoset[above]] if actor == 0 else start1[infoset[above]]
             index = start + node - first_child[above]
             path[length] = actions0[index] if actor == 0 else actions1[index]
-            seats[length] = actor
             length += 1
             node = above
-        deal = deals[node]  # the roots are the deals, in order
-        row = out[r]
-        draws = 0
-        for k in range(length):
-            action = path[length - 1 - k]
-            actor = seats[length - 1 - k]
-            kind = action & 1 if action < draw else _KIND_DRAW if action == draw else _KIND_PASS
-            row[events + k] = 1 + _KINDS * ((actor - seat) % 2) + kind  # draw_env.observation.event_code
-            if action == draw:
-                if actor == seat:
-                    row[prefix + deal[3 + draws]] = k + 1
-                draws += 1
+        _deal(state, template, deals[node])  # the roots are the deals, in order
+        for k in range(length - 1, -1, -1):
+            record_event(state, path[k])
+            apply_action(state, path[k])
+        write_information_state(state, seat, False, written)
+        for j in range(written.shape[0]):
+            out[r, j] = np.uint8(written[j])
 
 
 def best_response(tree: GameTree, responder: int, policy: np.ndarray) -> tuple[float, np.ndarray]:
