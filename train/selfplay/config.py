@@ -15,7 +15,14 @@ from train.config import (
     opponents_validator,
     output_dir,
 )
-from train.learner_config import OPPONENT_NAMES, SELF, SNAPSHOTS, LearnerSettings
+from train.learner_config import (
+    OPPONENT_NAMES,
+    SELF,
+    SNAPSHOTS,
+    LearnerSettings,
+    check_exploitability_every,
+    exploitability_every_field,
+)
 
 
 class TrainConfig(LearnerSettings, EvaluatedLearner):
@@ -32,6 +39,7 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
     output_dir: str = output_dir("runs/selfplay_2p")
     tensorboard: bool = True
     progress_bar: bool = True
+    exploitability_every: int = exploitability_every_field()
 
     evaluations: ClassVar[dict[str, dict[str, Any]]] = {
         "eval": {"every": 50_000, "matches": 200, "opponents": ["heaviest", "variety"]},
@@ -66,6 +74,11 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
                                   self.obs_type)
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
+        return self
+
+    @model_validator(mode="after")
+    def _exact_exploitability(self) -> TrainConfig:
+        check_exploitability_every(self.exploitability_every, self.game(), self.episode)
         return self
 
     @field_validator("vec_env", mode="before")
