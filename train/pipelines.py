@@ -86,6 +86,8 @@ class Pipeline:
 _CHECKPOINT = r"(zip|policy\.json|pool\.npz|state\.json|npz|json)"
 #: What a run that evaluates as it trains writes: its summary and the table of its evaluations.
 _EVALUATED_RUN = (r"summary\.json", r"eval\.csv")
+#: The curve of a run that measures its exact exploitability as it trains (``exploitability_every``).
+_EXPLOITABILITY = r"exploitability\.(json|png)"
 
 
 def policy_file(stem: str) -> str:
@@ -103,6 +105,7 @@ PIPELINES: dict[str, Pipeline] = {
             files=(
                 *_EVALUATED_RUN,
                 r"learning_curve\.png",
+                _EXPLOITABILITY,
                 rf"final\.{_CHECKPOINT}",
                 rf"checkpoints/step_\d+\.{_CHECKPOINT}",
                 policy_file("checkpoints/eval_latest"),
@@ -141,7 +144,7 @@ PIPELINES: dict[str, Pipeline] = {
         ),
         Pipeline(
             "jax_ppo", JaxPPOConfig,
-            files=(*_EVALUATED_RUN, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
+            files=(*_EVALUATED_RUN, _EXPLOITABILITY, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
             guide="docs/jax_training.md",
         ),
         Pipeline(
