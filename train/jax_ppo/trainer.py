@@ -35,7 +35,6 @@ from flax import nnx
 from draw_env.jax import DrawDominoes
 from draw_env.rules import DrawGame
 from train.jax_ppo.config import OPPONENTS, JaxPPOConfig
-from train.learner_config import magnet_weight
 from train.jax_ppo.policy import (
     MASKED_LOGIT,
     ActorCritic,
@@ -43,6 +42,7 @@ from train.jax_ppo.policy import (
     heaviest_action,
     random_action,
 )
+from train.learner_config import magnet_weight
 
 LEARNER = 0  # the learner's seat
 
