@@ -269,7 +269,7 @@ def test_jax_run_writes_the_exploitability_curve(tmp_path: Path, capsys: pytest.
     assert summary["exploitability"] == curve[-1]["exploitability"] and summary["measures"] == 2
 
 
-def test_selfplay_run_writes_the_exploitability_curve(tmp_path: Path) -> None:
+def test_selfplay_run_writes_the_exploitability_curve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from train.selfplay.run import train
 
     config = _selfplay_config(magnet_coef=0.1).model_copy(
@@ -284,6 +284,21 @@ def test_selfplay_run_writes_the_exploitability_curve(tmp_path: Path) -> None:
     assert abs(curve[-1]["exploitability"] - exact.exploitability) <= 1e-9
     assert summary["exploitability"]["measures"] == 1
     assert list((tmp_path / "run" / "tensorboard").rglob("events.out.tfevents.*"))
+    # Resumed, the run keeps its magnet (MagneticPPO, configured) and continues its curve.
+    configured: list[float] = []
+    original = MagneticPPO.configure_magnet
+
+    def configure(model: MagneticPPO, settings: object) -> None:
+        configured.append(settings.magnet_coef)
+        original(model, settings)
+
+    monkeypatch.setattr(MagneticPPO, "configure_magnet", configure)
+    longer = config.model_copy(update={"total_timesteps": 128})
+    train(longer, resume=tmp_path / "run" / "final.zip")
+    assert configured == [0.1]
+    again = json.loads((tmp_path / "run" / "exploitability.json").read_text())
+    assert [point["steps"] for point in again] == [64, 128] and again[0] == curve[0]
+    assert again[1]["cpu_seconds"] >= again[0]["cpu_seconds"]
 
 
 def test_exploitability_every_on_a_game_without_a_tree_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -81,7 +81,7 @@ def new_model(
         verbose=0,
         **settings,
     )
-    if isinstance(model, MagneticPPO):
+    if isinstance(model, MagneticPPO) and ppo is not None:
         model.configure_magnet(ppo)
     return model
 

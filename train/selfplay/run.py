@@ -415,6 +415,8 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
             else:
                 model = build_model(config, venv, tensorboard_dir)
             run = SelfPlayRun(config, model, resumed, curve)
+            if curve is not None and resumed is not None:
+                curve.resume(model.num_timesteps)
             remaining = config.total_timesteps - model.num_timesteps
             if remaining <= 0:
                 print(
