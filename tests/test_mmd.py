@@ -306,6 +306,8 @@ def test_exploitability_every_on_a_game_without_a_tree_is_refused(capsys: pytest
         JaxPPOConfig(num_players=3, exploitability_every=100)
     with pytest.raises(ValueError, match="exploitability_every"):
         TrainConfig(**MICRO, episode="match", reward="win_loss", exploitability_every=2048)
+    with pytest.raises(ValueError, match="exploitability_every"):  # self-play: at least one rollout
+        TrainConfig(**MICRO, n_envs=2, ppo={"n_steps": 32, "batch_size": 16}, exploitability_every=32)
     with pytest.raises(SystemExit) as stopped:
         cli.main(["--config", str(ROOT / "configs" / "jax_ppo_quick.yaml"), "num_players=3",
                   "exploitability_every=512"])

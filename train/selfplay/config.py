@@ -59,9 +59,10 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
             "snapshot_every": (self.snapshot_every, "the policy changes once a rollout"),
             "checkpoint_every": (self.checkpoint_every, "the policy changes once a rollout"),
             "eval.every": (self.eval.every, "the policy changes once a rollout; 0 turns it off"),
+            "exploitability_every": (self.exploitability_every, "the policy changes once a rollout; 0 turns it off"),
         }
         for key, (steps, why) in budgets.items():
-            if 0 < steps < rollout:  # 0 only for eval.every, which it turns off
+            if 0 < steps < rollout:  # 0 only for eval.every and exploitability_every, which it turns off
                 raise fail(key, f"at least one rollout, n_envs * ppo.n_steps = {rollout:,} steps ({why})", steps)
         if not float(self.eval.every).is_integer():
             raise fail("eval.every", "a whole number of timesteps (0 turns it off)", self.eval.every)
