@@ -53,9 +53,57 @@ def decision_bytes(features: str, game: DrawGame | None = None, obs_type: str = 
     return 2 * 4 * (input_size(features, game, obs_type) + game.num_actions + _ROLLOUT_SCALARS)
 
 
-class PPOSettings(Section):
+#: How the magnet's coefficient moves over training (:func:`magnet_weight`).
+MAGNET_SCHEDULES = ("constant", "linear", "sqrt")
+#: What the policy is pulled towards: the uniform distribution over the legal actions, or a copy
+#: of the policy network whose parameters trail the policy's.
+MAGNETS = ("uniform", "moving_average")
+
+
+class MagnetSettings(Section):
+    """Magnetic mirror descent (Sokota et al., ICLR 2023): PPO's loss plus ``magnet_coef`` times
+    ``KL(policy || magnet)`` over the legal actions, the same keys in every PPO learner; see the
+    docs page "Training" (``docs/training.md``) for the equation. ``magnet_coef: 0`` (the default)
+    is PPO's update unchanged."""
+
+    magnet_coef: float = number(0.0, 0.0, 10.0)
+    magnet_schedule: Literal[MAGNET_SCHEDULES] = "constant"  # type: ignore[valid-type]
+    magnet: Literal[MAGNETS] = "uniform"  # type: ignore[valid-type]
+    magnet_rate: float = number(0.05, 0.0, 1.0, low_open=True)
+
+
+def magnet_weight(coef: float, schedule: str, update: int, updates: int) -> float:
+    """The KL's coefficient in update ``update`` (0-based) of ``updates``: ``coef`` throughout
+    (``constant``), falling linearly to 0 at the end (``linear``), or ``coef / sqrt(update + 1)``
+    (``sqrt``: the paper's annealed temperature)."""
+    if schedule == "linear":
+        return coef * (1.0 - update / updates)
+    if schedule == "sqrt":
+        return coef / (update + 1) ** 0.5
+    return coef
+
+
+def exploitability_every_field() -> Any:
+    """``exploitability_every``: environment steps between exact measures of the policy (0: none)."""
+    return integer(0, 0)
+
+
+def check_exploitability_every(every: int, game: DrawGame, episode: str = "hand") -> None:
+    """Refuse, as one line, ``exploitability_every`` on a game with no enumerated tree (the exact
+    measure needs 2 players and one hand; the tree's size is checked when the run builds it)."""
+    if not every:
+        return
+    if game.num_players != 2 or episode != "hand":
+        raise ConfigError(
+            "config key 'exploitability_every' needs an exact game: 2 players and episode 'hand' "
+            f"(got {game.num_players} players, episode {episode!r}); set it to 0"
+        )
+
+
+class PPOSettings(MagnetSettings):
     """MaskablePPO hyper-parameters, under the project's PPO names (:data:`train.config.PPO_RENAMED`;
-    :func:`train.sb3_adapter.make_maskable_ppo` gives them to sb3 under its own)."""
+    :func:`train.sb3_adapter.make_maskable_ppo` gives them to sb3 under its own), and the magnet's
+    (:class:`MagnetSettings`)."""
 
     renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["sb3"]
 

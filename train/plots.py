@@ -1,4 +1,4 @@
-"""The learning-curve figure: win rate against each baseline over training."""
+"""The figures of training: win rate against each baseline, and exact exploitability, over training."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
 from arena.charts import save_figure
+
+
+class ExploitabilityPoint(Protocol):
+    steps: int
+    cpu_seconds: float
+    exploitability: float
 
 
 class CurvePoint(Protocol):
@@ -87,6 +93,23 @@ def plot_learning_curve(
     axes[0].set_ylabel("match win rate (Wilson 95% band)")
     axes[0].set_ylim(0, 1)
     axes[0].legend(loc="lower right")
+    figure.suptitle(title)
+    figure.tight_layout()
+    save_figure(figure, path)
+
+
+def plot_exploitability_curve(points: Sequence[ExploitabilityPoint], path: str | Path, title: str) -> None:
+    """Write a PNG with the exact exploitability against environment steps and against CPU
+    minutes of training (:mod:`train.exploitability_curve`)."""
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    panels = (("steps", "environment steps", 1.0), ("cpu_seconds", "CPU minutes of training", 60.0))
+    for axis, (name, label, scale) in zip(axes, panels):
+        axis.plot([getattr(point, name) / scale for point in points], [point.exploitability for point in points],
+                  marker="o", markersize=3)
+        axis.set_xlabel(label)
+        axis.grid(alpha=0.3)
+    axes[0].set_ylabel("exact exploitability (points per hand)")
+    axes[0].set_ylim(bottom=0)
     figure.suptitle(title)
     figure.tight_layout()
     save_figure(figure, path)

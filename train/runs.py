@@ -26,6 +26,8 @@ from train.selfplay.config import TrainConfig
 _CHECKPOINT = r"(zip|policy\.json|pool\.npz|state\.json|npz|json)"
 #: What a run that evaluates as it trains writes: its summary and the table of its evaluations.
 _EVALUATED_RUN = (r"summary\.json", r"eval\.csv")
+#: The curve of a run that measures its exact exploitability as it trains (``exploitability_every``).
+_EXPLOITABILITY = r"exploitability\.(json|png)"
 
 
 def policy_file(stem: str) -> str:
@@ -43,6 +45,7 @@ RUNS: dict[str, RunKind] = {
             files=(
                 *_EVALUATED_RUN,
                 r"learning_curve\.png",
+                _EXPLOITABILITY,
                 rf"final\.{_CHECKPOINT}",
                 rf"checkpoints/step_\d+\.{_CHECKPOINT}",
                 policy_file("checkpoints/eval_latest"),
@@ -76,7 +79,7 @@ RUNS: dict[str, RunKind] = {
         ),
         RunKind(
             "jax_ppo", JaxPPOConfig,
-            files=(*_EVALUATED_RUN, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
+            files=(*_EVALUATED_RUN, _EXPLOITABILITY, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
         ),
         RunKind(
             "cfr", CfrConfig,

@@ -10,17 +10,21 @@ out of one (:func:`weights_of`) under SB3's parameter names (the name map is
 
 from __future__ import annotations
 
+import contextlib
+import copy
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.policies import BaseModel
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
 
 from agents.policy_file import ACTIVATIONS, PolicyWeights
 from agents.sb3_checkpoint import WeightsRecord, sb3_state_dict, weights_from_state_dict
-from train.learner_config import PPOSettings
+from train.learner_config import MagnetSettings, PPOSettings, magnet_weight
 from train.network import ACTIVATIONS as TORCH_ACTIVATIONS
 from train.network import PolicyValueNetwork
 
@@ -65,7 +69,7 @@ def new_model(
             "vf_coef": ppo.vf_coef,
             "max_grad_norm": ppo.max_grad_norm,
         }
-    return MaskablePPO(
+    model = (MagneticPPO if ppo is not None and ppo.magnet_coef > 0 else MaskablePPO)(
         "MlpPolicy",
         env,
         policy_kwargs={
@@ -78,6 +82,92 @@ def new_model(
         verbose=0,
         **settings,
     )
+    if isinstance(model, MagneticPPO) and ppo is not None:
+        model.configure_magnet(ppo)
+    return model
+
+
+class MagneticPPO(MaskablePPO):
+    """MaskablePPO with magnetic mirror descent (Sokota et al., ICLR 2023): each minibatch's loss
+    gains ``weight * KL(policy || magnet)`` over the legal actions (:class:`MagnetSettings`).
+
+    The loss is MaskablePPO's own: while :meth:`train` runs, the policy's ``evaluate_actions``
+    answers, in place of the entropy, ``ent_coef * entropy - weight * KL`` and ``ent_coef`` is 1,
+    so that sb3's ``ent_coef * -mean(entropy)`` term is ``-ent_coef * H + weight * KL`` (sb3's
+    ``train/entropy_loss`` then logs that sum; ``train/magnet_kl`` logs the KL). The moving magnet
+    is a copy of the actor whose parameters trail the policy's after each update; it starts as the
+    policy and is not saved (a resumed run starts it again from the policy).
+    """
+
+    magnet_settings: MagnetSettings | None = None
+    _magnet: torch.nn.ModuleDict | None = None
+
+    def configure_magnet(self, settings: MagnetSettings) -> None:
+        """Use ``settings`` (its ``magnet_coef`` > 0) from the next update on."""
+        self.magnet_settings = settings
+        self._magnet = None
+        if settings.magnet == "moving_average":
+            self._magnet = copy.deepcopy(torch.nn.ModuleDict(
+                {"latent": self.policy.mlp_extractor.policy_net, "logits": self.policy.action_net}
+            )).requires_grad_(False)
+
+    def _excluded_save_params(self) -> list[str]:
+        # The magnet is run state, not the model's: a checkpoint keeps sb3's own entries only.
+        return [*super()._excluded_save_params(), "magnet_settings", "_magnet"]
+
+    def train(self) -> None:
+        settings = self.magnet_settings
+        if settings is None or settings.magnet_coef == 0:
+            super().train()
+            return
+        rollout = self.n_steps * self.n_envs
+        weight = magnet_weight(settings.magnet_coef, settings.magnet_schedule,
+                               max(self.num_timesteps // rollout - 1, 0), max(self._total_timesteps // rollout, 1))
+        kls: list[float] = []
+        with self._regularised(weight, kls):
+            super().train()
+        self.logger.record("train/magnet_kl", sum(kls) / max(len(kls), 1))
+        self.logger.record("train/magnet_coef", weight)
+        if self._magnet is not None:
+            rate = settings.magnet_rate
+            actor = [self.policy.mlp_extractor.policy_net, self.policy.action_net]
+            with torch.no_grad():
+                for trailing, current in zip(self._magnet.parameters(),
+                                             (p for module in actor for p in module.parameters()), strict=True):
+                    trailing.mul_(1 - rate).add_(current, alpha=rate)
+
+    def magnet_kl(self, observations: torch.Tensor, action_masks: torch.Tensor) -> torch.Tensor:
+        """Per row, ``KL(policy || magnet)`` over the legal actions (differentiable in the policy)."""
+        policy = self.policy
+        log_p = torch.log_softmax(policy.get_distribution(observations, action_masks).distribution.logits, -1)
+        legal = torch.as_tensor(action_masks, dtype=torch.bool).reshape(log_p.shape)
+        if self._magnet is None:
+            log_q = -torch.log(legal.sum(-1, keepdim=True).to(log_p.dtype)).expand_as(log_p)
+        else:
+            features = BaseModel.extract_features(policy, observations, policy.pi_features_extractor)
+            logits = self._magnet["logits"](self._magnet["latent"](features))
+            log_q = torch.log_softmax(logits.masked_fill(~legal, -1e8), -1)
+        terms = torch.where(legal, log_p.exp() * (log_p - log_q), torch.zeros_like(log_p))
+        return terms.sum(-1)
+
+    @contextlib.contextmanager
+    def _regularised(self, weight: float, kls: list[float]) -> Iterator[None]:
+        """While active, the entropy sb3's loss reads carries the KL term (see the class)."""
+        policy, ent_coef = self.policy, self.ent_coef
+
+        def evaluate_actions(obs: Any, actions: Any, action_masks: Any = None) -> Any:
+            values, log_prob, entropy = type(policy).evaluate_actions(policy, obs, actions, action_masks=action_masks)
+            kl = self.magnet_kl(obs, action_masks)
+            kls.append(float(kl.detach().mean()))
+            return values, log_prob, ent_coef * entropy - weight * kl
+
+        policy.evaluate_actions = evaluate_actions  # type: ignore[method-assign]
+        self.ent_coef = 1.0
+        try:
+            yield
+        finally:
+            del policy.evaluate_actions
+            self.ent_coef = ent_coef
 
 
 def model_holding(

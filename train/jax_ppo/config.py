@@ -25,13 +25,18 @@ from train.config import (
     ppo_coefficient,
     seed_field,
 )
-from train.learner_config import VariantSettings
+from train.learner_config import (
+    MagnetSettings,
+    VariantSettings,
+    check_exploitability_every,
+    exploitability_every_field,
+)
 
 #: The opponents a game slot may seat, in the order of the trainer's opponent kinds (:mod:`train.jax_ppo.trainer`).
 OPPONENTS = ("heaviest", "random", "self")
 
 
-class JaxPPOConfig(VariantSettings, EvaluatedLearner):
+class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings):
     """Everything one run of PPO in JAX needs; see ``docs/jax_training.md`` for each key.
 
     The table and variant (``num_players``, ``max_pip``, ``hand_size``, ``protected``) are
@@ -40,7 +45,8 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     ``num_envs`` games run side by side; each update plays ``num_steps`` actions in each (every
     seat's actions count as environment steps), then runs ``update_epochs`` passes over the learner's
     decisions in ``num_minibatches`` minibatches; ``updates`` in all, ``chunk`` of them in each
-    jitted call (a progress line, and the periodic evaluation's grain).
+    jitted call (a progress line, and the periodic evaluation's grain). The magnet's keys
+    (magnetic mirror descent) are :class:`train.learner_config.MagnetSettings`'.
     """
 
     renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["jax"]
@@ -72,6 +78,7 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     fast_compile: bool = False
     output_dir: str = output_dir("runs/jax_ppo")
     progress_bar: bool = True
+    exploitability_every: int = exploitability_every_field()
 
     evaluations: ClassVar[dict[str, dict[str, Any]]] = {
         "eval": {"every": 0, "matches": 100, "opponents": ["heaviest", "random"]},
@@ -82,7 +89,7 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
     #: The keys of the run around the training (its folder, its evaluations, its output), which
     #: the trainer does not read: :meth:`training` leaves them out.
     RUN_KEYS: ClassVar[tuple[str, ...]] = (
-        "pipeline", "fast_compile", "output_dir", "progress_bar", "eval", "final_eval",
+        "pipeline", "fast_compile", "output_dir", "progress_bar", "eval", "final_eval", "exploitability_every",
     )
 
     def training(self) -> dict[str, Any]:
@@ -133,4 +140,9 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner):
         JAX functions, which play every variant)."""
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
+        return self
+
+    @model_validator(mode="after")
+    def _exact_exploitability(self) -> JaxPPOConfig:
+        check_exploitability_every(self.exploitability_every, self.game())
         return self

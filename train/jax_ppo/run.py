@@ -89,12 +89,30 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
     if summary is not None:
         return summary
     output_dir = run_dir.path
+    curve = None
+    if config.exploitability_every:
+        from train.exploitability_curve import ExploitabilityCurve
+
+        curve = ExploitabilityCurve(config.game(), config.obs_type, config.exploitability_every, output_dir,
+                                    f"PPO in JAX{config.variant_text()}: exact exploitability while training")
     built = trainer.Trainer(config)
     run_dir.start()
     steps_per_update = config.env_steps_per_update
     rows: list[EvalRow] = []
 
+    def measure(steps: int, params: Any) -> None:
+        from train.jax_ppo.policy import policy_weights
+
+        assert curve is not None
+        weights = policy_weights(built.graphdef, params, config.activation, config.game(), {}, config.obs_type)
+        point = curve.measure(weights, steps)
+        if config.progress_bar:
+            print(f"[exploitability] env steps {steps:>11,}  {point.exploitability:.4f} points per hand "
+                  f"({point.measure_cpu_seconds:.1f} CPU-s to measure)", flush=True)
+
     def evaluate_chunk(updates: int, seconds: float, params: Any) -> None:
+        if curve is not None and curve.due(updates * steps_per_update):
+            measure(updates * steps_per_update, params)
         every = int(config.eval.every)
         if every == 0 or updates % every:
             return
@@ -120,6 +138,8 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
         "backend": jax.default_backend(),
     }
     policy = _export(config, built, result.params, output_dir / "final.npz", provenance)
+    if curve is not None:
+        measure(result.env_steps, result.params)
     final_rows = _evaluate(config, policy, True, result.env_steps, result.train_seconds)
     summary = {
         "config": config.to_dict(),
@@ -132,6 +152,8 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
         "eval": [dataclasses.asdict(row) for row in rows],
         "policy": str(policy),
     }
+    if curve is not None:
+        summary["exploitability"] = curve.summary()
     run_dir.write_json("summary.json", summary)
     return summary
 

@@ -41,6 +41,7 @@ from train.jax_ppo.policy import (
     heaviest_action,
     random_action,
 )
+from train.learner_config import magnet_weight
 from train.meter import cpu_seconds
 
 LEARNER = 0  # the learner's seat
@@ -61,6 +62,13 @@ class Transition(NamedTuple):
     decision: jax.Array  # bool, the learner acted with 2+ legal actions: a training sample
 
 
+class Magnet(NamedTuple):
+    """What magnetic mirror descent carries from one update to the next (``magnet_coef > 0``)."""
+
+    update: jax.Array  # int32, updates done (the coefficient's schedule reads it)
+    params: nnx.State | None  # the magnet network (``magnet: moving_average``), None for the uniform magnet
+
+
 class Runner(NamedTuple):
     """Everything the training loop carries from one update to the next."""
 
@@ -68,6 +76,7 @@ class Runner(NamedTuple):
     opt_state: optax.OptState
     games: Any  # draw_env.jax.State, batched
     key: jax.Array
+    magnet: Magnet | None = None  # None: no magnet (``magnet_coef: 0``)
 
 
 class Metrics(NamedTuple):
@@ -77,6 +86,7 @@ class Metrics(NamedTuple):
     policy_loss: jax.Array
     value_loss: jax.Array
     entropy: jax.Array
+    magnet_kl: jax.Array  # KL(policy || magnet) over the legal actions, 0 without a magnet
     decisions: jax.Array  # learner decisions in the rollout
     dropped: jax.Array  # decisions beyond JaxPPOConfig.sample_rows, left out of the update
     hands: jax.Array  # (3,) hands finished, per opponent kind
@@ -128,7 +138,12 @@ class Trainer:
         shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
         games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
         games = games.replace(terminated=jnp.ones(self.config.num_envs, bool))
-        return Runner(params, self.optimizer.init(params), games, key)
+        magnet = None
+        if self.config.magnet_coef > 0:
+            # A copy, not the same buffers: the training function donates the runner's arrays.
+            copy = jax.tree.map(jnp.copy, params) if self.config.magnet == "moving_average" else None
+            magnet = Magnet(jnp.zeros((), jnp.int32), copy)
+        return Runner(params, self.optimizer.init(params), games, key, magnet)
 
     def _env_step(self, params: nnx.State, games: Any, key: jax.Array) -> tuple[Any, Transition]:
         """Games that ended are dealt anew, then every game takes one action (the learner's or an
@@ -191,8 +206,11 @@ class Trainer:
         return jax.lax.scan(backwards, start, rollout, reverse=True)[1]
 
     def _loss(
-        self, params: nnx.State, batch: Transition, advantages: jax.Array, targets: jax.Array
+        self, params: nnx.State, batch: Transition, advantages: jax.Array, targets: jax.Array,
+        magnet: tuple[jax.Array, nnx.State | None] | None = None,
     ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+        """PPO's loss on a minibatch; with ``magnet`` ``(weight, magnet parameters or None for the
+        uniform magnet)``, plus ``weight * KL(policy || magnet)`` (magnetic mirror descent)."""
         config = self.config
         logits, value = self.apply(params, batch.inputs)
         log_probs = jax.nn.log_softmax(jnp.where(batch.mask, logits, MASKED_LOGIT))
@@ -206,7 +224,17 @@ class Trainer:
         weight = batch.decision / jnp.maximum(batch.decision.sum(), 1)
         parts = tuple((weight * part).sum() for part in (policy_loss, value_loss, entropy))
         total = parts[0] + config.vf_coef * parts[1] - config.ent_coef * parts[2]
-        return total, parts
+        if magnet is None:
+            return total, (*parts, jnp.zeros(()))
+        coef, magnet_params = magnet
+        magnet_log_probs = None
+        if magnet_params is not None:
+            magnet_logits = nnx.merge(self.graphdef, magnet_params).policy(batch.inputs)
+            magnet_log_probs = jax.lax.stop_gradient(
+                jax.nn.log_softmax(jnp.where(batch.mask, magnet_logits, MASKED_LOGIT))
+            )
+        kl = (weight * magnet_kl(log_probs, batch.mask, magnet_log_probs)).sum()
+        return total + coef * kl, (*parts, kl)
 
     # -- one update, and a chunk of them
 
@@ -244,6 +272,11 @@ class Trainer:
             lambda x: x.reshape((rows,) + x.shape[2:])[chosen], (rollout, normalised, targets)
         )
         grad_fn = jax.value_and_grad(self._loss, has_aux=True)
+        magnet = runner.magnet
+        magnet_args = None
+        if magnet is not None:
+            weight = magnet_weight(config.magnet_coef, config.magnet_schedule, magnet.update, config.updates)
+            magnet_args = (weight, magnet.params)
 
         def epoch(carry: tuple[nnx.State, optax.OptState], epoch_key: jax.Array) -> tuple[Any, Any]:
             order = jax.random.permutation(epoch_key, config.sample_rows)
@@ -255,7 +288,7 @@ class Trainer:
 
             def minibatch(carry: tuple[nnx.State, optax.OptState], batch: Any) -> tuple[Any, Any]:
                 params, opt_state = carry
-                (loss, parts), grads = grad_fn(params, *batch)
+                (loss, parts), grads = grad_fn(params, *batch, magnet_args)
                 updates, opt_state = self.optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), (loss, *parts)
 
@@ -264,7 +297,9 @@ class Trainer:
         (params, opt_state), losses = jax.lax.scan(
             epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, config.update_epochs)
         )
-        loss, policy_loss, value_loss, entropy = (part.mean() for part in losses)
+        loss, policy_loss, value_loss, entropy, kl = (part.mean() for part in losses)
+        if magnet is not None:
+            magnet = Magnet(magnet.update + 1, _trail(magnet.params, params, config.magnet_rate))
         kind = jax.nn.one_hot(self.opponent, len(OPPONENTS))  # (num_envs, 3)
         ended = rollout.done.astype(jnp.float32)
         points = rollout.reward / config.reward_scale * ended
@@ -273,13 +308,14 @@ class Trainer:
             policy_loss=policy_loss,
             value_loss=value_loss,
             entropy=entropy,
+            magnet_kl=kl,
             decisions=decisions.sum(),
             dropped=jnp.maximum(decisions.sum() - config.sample_rows, 0),
             hands=ended.sum(0) @ kind,
             wins=(points > 0).astype(jnp.float32).sum(0) @ kind,
             points=points.sum(0) @ kind,
         )
-        return Runner(params, opt_state, games, key), metrics
+        return Runner(params, opt_state, games, key, magnet), metrics
 
     def train_chunk(self, runner: Runner) -> tuple[Runner, Metrics]:
         """``config.chunk`` updates in one ``lax.scan`` (jit this), metrics stacked per update."""
@@ -291,6 +327,23 @@ class Trainer:
             jitted = jax.jit(self.train_chunk, donate_argnums=0)
             self._compiled = jitted.lower(runner).compile(compiler_options)
         return self._compiled
+
+
+def magnet_kl(log_probs: jax.Array, mask: jax.Array, magnet_log_probs: jax.Array | None) -> jax.Array:
+    """``KL(policy || magnet)`` over the legal actions, per row: ``sum_a p(a) (log p(a) - log q(a))``
+    with ``q`` the magnet's masked softmax, or uniform over the legal actions (``None``:
+    ``log q(a) = -log(legal actions)``). ``log_probs`` are the policy's masked log-softmax."""
+    if magnet_log_probs is None:
+        magnet_log_probs = jnp.broadcast_to(-jnp.log(mask.sum(-1, keepdims=True)), log_probs.shape)
+    terms = jnp.exp(log_probs) * (log_probs - magnet_log_probs)
+    return jnp.where(mask, terms, 0.0).sum(-1)
+
+
+def _trail(magnet: nnx.State | None, params: nnx.State, rate: float) -> nnx.State | None:
+    """The moving magnet after an update: ``(1 - rate) magnet + rate params``, each parameter."""
+    if magnet is None:
+        return None
+    return jax.tree.map(lambda old, new: (1 - rate) * old + rate * new, magnet, params)
 
 
 def _rows(condition: jax.Array, like: jax.Array) -> jax.Array:
@@ -366,10 +419,11 @@ def train(
             done = (index + 1) * config.chunk
             seconds = time.perf_counter() - train_start - outside
             steps = done * config.env_steps_per_update
+            magnet = f"  magnet KL {metrics.magnet_kl.mean():.3f}" if config.magnet_coef > 0 else ""
             print(
                 f"update {done:>5}/{config.updates}  env steps {steps:>11,}  "
                 f"{steps / seconds:>9,.0f}/s  loss {metrics.loss.mean():+.3f}  entropy "
-                f"{metrics.entropy.mean():.2f}  {_against(metrics)}",
+                f"{metrics.entropy.mean():.2f}{magnet}  {_against(metrics)}",
                 flush=True,
             )
         if on_chunk is not None:

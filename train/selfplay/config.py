@@ -15,7 +15,14 @@ from train.config import (
     opponents_validator,
     output_dir,
 )
-from train.learner_config import OPPONENT_NAMES, SELF, SNAPSHOTS, LearnerSettings
+from train.learner_config import (
+    OPPONENT_NAMES,
+    SELF,
+    SNAPSHOTS,
+    LearnerSettings,
+    check_exploitability_every,
+    exploitability_every_field,
+)
 
 
 class TrainConfig(LearnerSettings, EvaluatedLearner):
@@ -32,6 +39,7 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
     output_dir: str = output_dir("runs/selfplay_2p")
     tensorboard: bool = True
     progress_bar: bool = True
+    exploitability_every: int = exploitability_every_field()
 
     evaluations: ClassVar[dict[str, dict[str, Any]]] = {
         "eval": {"every": 50_000, "matches": 200, "opponents": ["heaviest", "variety"]},
@@ -51,9 +59,10 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
             "snapshot_every": (self.snapshot_every, "the policy changes once a rollout"),
             "checkpoint_every": (self.checkpoint_every, "the policy changes once a rollout"),
             "eval.every": (self.eval.every, "the policy changes once a rollout; 0 turns it off"),
+            "exploitability_every": (self.exploitability_every, "the policy changes once a rollout; 0 turns it off"),
         }
         for key, (steps, why) in budgets.items():
-            if 0 < steps < rollout:  # 0 only for eval.every, which it turns off
+            if 0 < steps < rollout:  # 0 only for eval.every and exploitability_every, which it turns off
                 raise fail(key, f"at least one rollout, n_envs * ppo.num_steps = {rollout:,} steps ({why})", steps)
         if not float(self.eval.every).is_integer():
             raise fail("eval.every", "a whole number of timesteps (0 turns it off)", self.eval.every)
@@ -66,6 +75,11 @@ class TrainConfig(LearnerSettings, EvaluatedLearner):
                                   self.obs_type)
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
+        return self
+
+    @model_validator(mode="after")
+    def _exact_exploitability(self) -> TrainConfig:
+        check_exploitability_every(self.exploitability_every, self.game(), self.episode)
         return self
 
     @field_validator("vec_env", mode="before")

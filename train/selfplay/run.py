@@ -40,13 +40,14 @@ from arena.learner import (
 from draw_env.files import write_json_atomic
 from draw_env.rules import DrawGame
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
+from train.exploitability_curve import ExploitabilityCurve
 from train.export import export_policy
 from train.meter import Budget, Checkpoint, Meter
 from train.plots import plot_learning_curve
 from train.policies import NetworkPolicy
 from train.run_dir import RunDir, RunSummary, read_run_file, seconds
 from train.runs import open_run_dir
-from train.sb3_adapter import new_model, weights_of
+from train.sb3_adapter import MagneticPPO, new_model, weights_of
 from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
 
@@ -195,8 +196,12 @@ class SelfPlayRun:
         resumed: the state restored from ``--resume``, or ``None``.
     """
 
-    def __init__(self, config: TrainConfig, model: MaskablePPO, resumed: ResumeState | None) -> None:
+    def __init__(
+        self, config: TrainConfig, model: MaskablePPO, resumed: ResumeState | None,
+        curve: ExploitabilityCurve | None = None,
+    ) -> None:
         self.config = config
+        self.curve = curve
         self.model = model
         self.output_dir = Path(config.output_dir)
         self.clock = TrainingClock(resumed.train_seconds if resumed else 0.0)
@@ -211,6 +216,8 @@ class SelfPlayRun:
         tasks.append(every(self.config.checkpoint_every, self.save_step_checkpoint, start))
         if self.config.eval.every > 0:
             tasks.append(every(int(self.config.eval.every), self.run_eval, start))
+        if self.curve is not None:
+            tasks.append(every(self.config.exploitability_every, self.measure_exploitability, start))
         tasks.append(StopOnInterrupt(stop_requested))
         return CallbackList([*tasks, _Clock(self.clock)])
 
@@ -253,6 +260,19 @@ class SelfPlayRun:
 
     def save_step_checkpoint(self) -> None:
         self.save(self.step_checkpoint())
+
+    def measure_exploitability(self) -> None:
+        """The current policy's exact exploitability, onto the curve and into TensorBoard."""
+        assert self.curve is not None
+        with self.clock.paused():
+            weights = weights_of(self.model, self.config.num_players, value=False, game=self.config.game(),
+                                 obs_type=self.config.obs_type)
+            point = self.curve.measure(weights, self.model.num_timesteps)
+            self.model.logger.record("exploitability/exploitability", point.exploitability)
+            self.model.logger.record("exploitability/measure_cpu_seconds", point.measure_cpu_seconds)
+            self.model.logger.dump(self.model.num_timesteps)
+            print(f"[exploitability] step {point.steps:>9,}  {point.exploitability:.4f} points per hand "
+                  f"({point.measure_cpu_seconds:.1f} CPU-s to measure)", flush=True)
 
     def run_eval(self) -> None:
         """Evaluate the current policy against ``eval.opponents``; log and append to ``eval.csv``."""
@@ -423,6 +443,10 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
             run_dir.start_over()
             print(f"{output_dir} holds no checkpoint of its run yet: starting it over")
     resumed = None if resume is None else read_resume_state(resume, config.to_dict())
+    curve = None
+    if config.exploitability_every:
+        curve = ExploitabilityCurve(config.game(), config.obs_type, config.exploitability_every, output_dir,
+                                    f"{config.num_players}-player self-play ({output_dir.name}): exact exploitability")
     # Everything is checked: from here on the run writes.
     run_dir.start()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -435,12 +459,16 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
         try:
             if resumed is not None:
                 # Our own run's zip: MaskablePPO.load unpickles its data entry (see train.checkpoints).
-                model = MaskablePPO.load(
+                model = (MagneticPPO if config.ppo.magnet_coef > 0 else MaskablePPO).load(
                     str(resumed.checkpoint), env=venv, device="cpu", tensorboard_log=tensorboard_dir
                 )
+                if isinstance(model, MagneticPPO):
+                    model.configure_magnet(config.ppo)
             else:
                 model = build_model(config, venv, tensorboard_dir)
-            run = SelfPlayRun(config, model, resumed)
+            run = SelfPlayRun(config, model, resumed, curve)
+            if curve is not None and resumed is not None:
+                curve.resume(model.num_timesteps)
             remaining = config.total_timesteps - model.num_timesteps
             if remaining <= 0:
                 print(
@@ -478,6 +506,8 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     config, model, output_dir = run.config, run.model, run.output_dir
     final_path = output_dir / "final.zip"
     run.save(final_path)
+    if run.curve is not None:
+        run.measure_exploitability()
     seconds = run.clock.seconds
     print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min; checkpoint: {final_path}")
     settings = config.final_eval
@@ -512,6 +542,8 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
         "seconds_to_75pct_vs_heaviest": None if reached is None else reached.train_seconds,
         "steps_to_75pct_vs_heaviest": None if reached is None else reached.timesteps,
     }
+    if run.curve is not None:
+        summary["exploitability"] = run.curve.summary()
     write_json_atomic(output_dir / "summary.json", summary, indent=1)
     return summary
 
