@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, path in (("--json", args.json), ("--png", args.png)):
             if path is not None:
                 check_writable(name, path)
-        comparison = None
+        comparison: Comparison | None = None
         if args.json is not None and args.json.exists():
             from train.run_dir import read_run_file
 

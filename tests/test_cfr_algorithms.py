@@ -26,9 +26,42 @@ def micro() -> game_tree.GameTree:
     return game_tree.build_tree(MICRO)
 
 
+def _counterfactual_regrets(
+    tree: game_tree.GameTree, seat: int, strategies: list[np.ndarray]
+) -> tuple[np.ndarray, dict[int, float]]:
+    """A recursive walk of every history: ``seat``'s instantaneous counterfactual regrets per
+    entry, and its own reach of each of its information states (by its first entry)."""
+    instant = np.zeros(len(tree.actions[seat]))
+    own_reach: dict[int, float] = {}
+
+    def walk(node: int, own: float, other: float) -> float:
+        acting = int(tree.player[node])
+        if acting < 0:
+            return float(tree.utility[node])  # seat 0's points
+        start = int(tree.action_start[acting][tree.infoset[node]])
+        count = int(tree.num_children[node])
+        first = int(tree.first_child[node])
+        played = strategies[acting][start:start + count]
+        if acting == seat:
+            own_reach[start] = own  # perfect recall: one reach per information state
+            values = [walk(first + k, own * played[k], other) for k in range(count)]
+        else:
+            values = [walk(first + k, own, other * played[k]) for k in range(count)]
+        value = float(np.dot(played, values))
+        if acting == seat:
+            sign = 1.0 if seat == 0 else -1.0
+            for k in range(count):
+                instant[start + k] += other * sign * (values[k] - value)
+        return value
+
+    for deal in range(tree.num_deals):
+        walk(deal, 1.0, 1.0 / tree.num_deals)
+    return instant, own_reach
+
+
 def _reference(tree: game_tree.GameTree, rule: Rule, iterations: int) -> dict[str, list[np.ndarray]]:
-    """The rule's iterations in plain Python from the papers' formulas: a recursive walk of every
-    history per seat (alternating updates), then the update of each entry."""
+    """The rule's iterations in plain Python from the papers' formulas: per seat (alternating
+    updates) the walk of :func:`_counterfactual_regrets`, then the update of each entry."""
     sizes = [len(tree.actions[seat]) for seat in (0, 1)]
     regrets = [np.zeros(n) for n in sizes]
     sums = [np.zeros(n) for n in sizes]
@@ -48,31 +81,7 @@ def _reference(tree: game_tree.GameTree, rule: Rule, iterations: int) -> dict[st
     for t in range(1, iterations + 1):
         weight = {"cfr_plus": t, "pcfr_plus": t**2, "dcfr": t**rule.gamma}[rule.algorithm]
         for seat in (0, 1):
-            instant = np.zeros(sizes[seat])
-            own_reach: dict[int, float] = {}
-
-            def walk(node: int, own: float, other: float) -> float:
-                acting = int(tree.player[node])
-                if acting < 0:
-                    return float(tree.utility[node])  # seat 0's points
-                start = int(tree.action_start[acting][tree.infoset[node]])
-                count = int(tree.num_children[node])
-                first = int(tree.first_child[node])
-                played = strategies[acting][start:start + count]
-                if acting == seat:
-                    own_reach[start] = own  # perfect recall: one reach per information state
-                    values = [walk(first + k, own * played[k], other) for k in range(count)]
-                else:
-                    values = [walk(first + k, own, other * played[k]) for k in range(count)]
-                value = float(np.dot(played, values))
-                if acting == seat:
-                    sign = 1.0 if seat == 0 else -1.0
-                    for k in range(count):
-                        instant[start + k] += other * sign * (values[k] - value)
-                return value
-
-            for deal in range(tree.num_deals):
-                walk(deal, 1.0, 1.0 / tree.num_deals)
+            instant, own_reach = _counterfactual_regrets(tree, seat, strategies)
             for start, own in own_reach.items():
                 count = int(np.searchsorted(tree.action_start[seat], start, side="right"))
                 stop = int(tree.action_start[seat][count])

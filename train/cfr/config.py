@@ -26,8 +26,9 @@ class CfrConfig(VariantSettings):
     max_pip: int = integer(3, MIN_PIP, MAX_PIP)
     hand_size: int = integer(3, 1, 55)
     protected: int = integer(3, 0, 55)
-    # The names of train.cfr.solver.ALGORITHMS, written out: a config is read without numba.
-    algorithm: Literal["cfr_plus", "pcfr_plus", "dcfr"] = "cfr_plus"
+    # The names of train.cfr.solver.ALGORITHMS, written out: a config is read without numba. DCFR
+    # reaches a given exploitability first on mini (docs/exploitability.md, benchmarks/cfr_algorithms.py).
+    algorithm: Literal["cfr_plus", "pcfr_plus", "dcfr"] = "dcfr"
     dcfr_alpha: float = number(1.5, 0.0, 100.0)
     dcfr_beta: float = number(0.0, -100.0, 100.0)
     dcfr_gamma: float = number(2.0, 0.0, 100.0)

@@ -31,7 +31,17 @@ from arena.exploitability import exploitability, exploitability_of_tables
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree, build_tree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import DISPLAY_NAMES, Mirror, Rule, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
+from train.cfr.solver import (
+    DISPLAY_NAMES,
+    Mirror,
+    Rule,
+    SolverState,
+    iterate,
+    mirrored_entries,
+    solution,
+    solution_table,
+    warm_up,
+)
 from train.config import ConfigError, shown
 from train.run_dir import RunDir, RunFile, read_run_file
 
@@ -170,10 +180,12 @@ def _measure(tree: GameTree, state: SolverState, progress: Progress, mirror: Mir
 
 
 def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
-    predictions = {f"predictions_{seat}": state.predictions[seat] for seat in (0, 1)} if state.rule.predictive else {}
+    arrays: dict[str, Any] = {"regrets_0": state.regrets[0], "regrets_1": state.regrets[1],
+                              "sums_0": state.strategy_sums[0], "sums_1": state.strategy_sums[1]}
+    if state.rule.predictive:
+        arrays.update({f"predictions_{seat}": state.predictions[seat] for seat in (0, 1)})
     with atomic_path(run.path / "state.npz") as temporary:
-        np.savez(temporary, regrets_0=state.regrets[0], regrets_1=state.regrets[1],
-                 sums_0=state.strategy_sums[0], sums_1=state.strategy_sums[1], **predictions)
+        np.savez(temporary, **arrays)
     run.write_json("progress.json", progress.model_dump())
 
 
@@ -185,7 +197,7 @@ def _resume(run: RunDir, tree: GameTree, rule: Rule) -> tuple[SolverState, Progr
     """
     if not (run.path / "progress.json").exists():
         return SolverState.fresh(tree, rule), _no_progress(rule)
-    progress = read_run_file(run.path / "progress.json", Progress)
+    progress: Progress = read_run_file(run.path / "progress.json", Progress)
     if progress.algorithm != rule.algorithm:
         written = DISPLAY_NAMES.get(progress.algorithm, shown(progress.algorithm))
         raise ConfigError(f"{run.path / 'progress.json'}: the checkpoint was written by {written}, which "

@@ -40,7 +40,6 @@ from numba import njit
 
 from draw_env.game_tree import GameTree, distinct_rows, reach_probabilities
 
-
 #: The update rules the solver runs (:class:`Rule`), by the name a config gives them.
 ALGORITHMS = ("cfr_plus", "pcfr_plus", "dcfr")
 
