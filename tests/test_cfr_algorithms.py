@@ -139,17 +139,21 @@ def test_each_algorithm_converges_on_micro(micro: game_tree.GameTree, algorithm:
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_a_continued_run_equals_an_uninterrupted_one(tmp_path: Path, algorithm: str) -> None:
     """Through draw-train's checkpoint (state.npz and progress.json): 8 iterations, then 8 more,
-    end with the very tables and curve of 16 at once."""
+    end with the very tables and curve of 16 at once; and the table written plays at the
+    solution's exploitability."""
     from train.cli import main
 
     finished = {}
     for name, steps in (("split", (8, 16)), ("whole", (16,))):
         for iterations in steps:
-            config = _config(tmp_path / name, algorithm=algorithm, iterations=iterations)
+            config = _config(tmp_path / name, algorithm=algorithm, iterations=iterations, obs_type="information_state")
             assert main(["--config", str(config)]) == 0
         with np.load(tmp_path / name / "run" / "state.npz") as data:
             finished[name] = {key: data[key] for key in data.files}
-        assert json.loads((tmp_path / name / "run" / "summary.json").read_text())["iterations"] == 16
+        summary = json.loads((tmp_path / name / "run" / "summary.json").read_text())
+        assert summary["iterations"] == 16 and summary["solver"] == Rule(algorithm).name
+        # The table written plays the solution: the environment's best response finds it as exploitable.
+        assert summary["table_exploitability"] == pytest.approx(summary["exploitability"], rel=1e-9)
     assert finished["split"].keys() == finished["whole"].keys()
     assert ("predictions_0" in finished["whole"]) == (algorithm == "pcfr_plus")
     for key, array in finished["whole"].items():
@@ -217,3 +221,28 @@ def test_an_unknown_algorithm_is_one_line(tmp_path: Path, capsys: pytest.Capture
     assert not (tmp_path / "run").exists()
     with pytest.raises(ValueError, match="algorithm must be one of"):
         Rule("pcfr")
+
+
+def test_the_comparison_keeps_its_curves_and_refuses_other_settings(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """``benchmarks/cfr_algorithms.py`` on micro: a curve per algorithm, kept by a rerun; a file
+    of another budget, or an edited one, is one error line."""
+    from tests.scripts import load_script
+
+    script = load_script("benchmarks/cfr_algorithms.py", "cfr_algorithms")
+    path, figure = tmp_path / "curves.json", tmp_path / "curves.png"
+    micro = ["--max-pip", "2", "--hand-size", "1", "--protected", "2", "--json", str(path)]
+    assert script.main([*micro, "--cpu-seconds", "0.01", "--algorithms", "dcfr"]) == 0
+    first = json.loads(path.read_text())
+    assert list(first["curves"]) == ["dcfr"] and first["curves"]["dcfr"][-1]["cpu_seconds"] >= 0.01
+    assert script.main([*micro, "--cpu-seconds", "0.01", "--png", str(figure)]) == 0
+    second = json.loads(path.read_text())
+    assert second["curves"]["dcfr"] == first["curves"]["dcfr"] and set(second["curves"]) == set(ALGORITHMS)
+    assert figure.stat().st_size > 0
+    capsys.readouterr()
+    assert script.main([*micro, "--cpu-seconds", "0.02"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("cfr_algorithms.py: error: ") and "choose another --json" in line
+    path.write_text(path.read_text().replace('"exploitability"', '"exploitable"', 1))
+    assert script.main([*micro, "--cpu-seconds", "0.01"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"cfr_algorithms.py: error: {path}")
