@@ -283,4 +283,4 @@ def test_the_progress_bar_expects_where_the_run_stops(tmp_path: Path, monkeypatc
     stopped = json.loads((tmp_path / "run" / "summary.json").read_text())["iterations"]
     assert stopped < 4096 and totals[-1] == stopped
     assert max(totals[3:]) <= 8 * stopped, totals  # after iterations 1, 2 and 4: the target's pace
-    assert "CFR+: building the policy table" in capsys.readouterr().err
+    assert "DCFR: building the policy table" in capsys.readouterr().err  # the default algorithm's name

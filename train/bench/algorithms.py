@@ -5,7 +5,7 @@ pydantic model ``draw-train`` checks) and calls the learner's ``train(config, bu
 on_checkpoint, points)`` with the cell's budget and curve points. What each one counts as an
 environment step is its library's own count, recorded with the cell (``STEP_UNITS``):
 
-- ``cfr``: CFR+ (:func:`train.cfr.learner.train`) on the enumerated tree, exact games only; a step
+- ``cfr``: the exact solver, CFR+ in the shipped settings (:func:`train.cfr.learner.train`) on the enumerated tree, exact games only; a step
   is a history visited (two passes over the tree an iteration).
 - ``sb3_ppo``: self-play MaskablePPO (:func:`train.selfplay.learner.train`): the learner's decisions.
 - ``jax_ppo``: PPO in JAX (:func:`train.jax_ppo.learner.train`), one-hand episodes of every game, a
@@ -55,7 +55,8 @@ def _variant_keys(game: BenchGame) -> dict[str, Any]:
 
 
 def cfr_plus(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """CFR+ (:func:`train.cfr.learner.train`); the policy is the average strategy's table."""
+    """The exact solver (:func:`train.cfr.learner.train`) with its settings' ``algorithm`` (CFR+ in
+    the shipped settings); the policy is the average strategy's table."""
     from train.cfr.config import CfrConfig
     from train.cfr.learner import train
 

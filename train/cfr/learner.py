@@ -27,7 +27,7 @@ def train(
     points: int = 1,
     provenance: Mapping[str, Any] | None = None,
 ) -> TablePolicy:
-    """CFR+ on ``config``'s variant (its ``max_memory_gib`` bounds the tree, its ``obs_type``
+    """The exact solver (``config.algorithm``: CFR+, Predictive CFR+ or DCFR) on ``config``'s variant (its ``max_memory_gib`` bounds the tree, its ``obs_type``
     keys the table) until ``budget``; ``on_checkpoint`` at ``points`` evenly over it.
 
     Under a budget of steps the solver runs whole iterations up to each point; under one of CPU
@@ -37,13 +37,14 @@ def train(
     steps_per_iteration = 2 * tree.num_nodes
     # A table of information states: the seats' strategies mixed into one policy (train.cfr.solver).
     mirror = mirrored_entries(tree) if config.obs_type == "information_state" else None
-    state = SolverState.fresh(tree)
-    warm_up(tree)  # the compile is no training: it would be most of the first point's CPU seconds
+    rule = config.rule()
+    state = SolverState.fresh(tree, rule)
+    warm_up(tree, rule)  # the compile is no training: it would be most of the first point's CPU seconds
     meter = Meter(budget, points, on_checkpoint)
 
     def policy() -> TablePolicy:
         rows, probabilities = solution_table(tree, solution(tree, state, mirror), mirror)
-        about = {"solver": "CFR+", "iterations": state.iteration, **(provenance or {})}
+        about = {"solver": rule.name, "iterations": state.iteration, **(provenance or {})}
         return TablePolicy(rows, probabilities, about, config.obs_type)
 
     while not meter.spent(state.iteration * steps_per_iteration):

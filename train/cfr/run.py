@@ -1,13 +1,14 @@
-"""The exact solver as a ``draw-train`` pipeline: CFR+ on a small 2-player variant, resumable.
+"""The exact solver as a ``draw-train`` pipeline: CFR+, PCFR+ or DCFR on a small 2-player variant, resumable.
 
 ``draw-train --config configs/cfr_mini.yaml`` (``pipeline: cfr``) enumerates the variant's game
-tree, runs CFR+ (:mod:`train.cfr.solver`) until ``iterations``, the CPU budget ``cpu_minutes``
+tree, runs the ``algorithm`` (:mod:`train.cfr.solver`) until ``iterations``, the CPU budget ``cpu_minutes``
 (this process, measurements excluded) or the ``target`` exploitability is reached, and measures
 the exact exploitability of the average strategy at iterations 1, 2, 4, 8, ... and at the end.
 Rerunning the same command continues the run. In ``output_dir``:
 
-- ``state.npz`` and ``progress.json``: the solver's tables and its curve so far (the checkpoint,
-  written every ``checkpoint_minutes`` of CPU and at the end);
+- ``state.npz`` and ``progress.json``: the solver's tables (PCFR+'s predictions included) and its
+  curve so far (the checkpoint, written every ``checkpoint_minutes`` of CPU and at the end; a
+  checkpoint continues only under the algorithm that wrote it);
 - ``curve.json`` and ``curve.png``: exploitability against CPU seconds and iterations;
 - ``policy.npz`` and ``policy.json``: the average strategy as a table from observations (or, with
   ``obs_type: information_state``, information states) to action probabilities, which the
@@ -29,8 +30,18 @@ from arena.exploitability import exploitability, exploitability_of_tables, tree_
 from draw_env.files import atomic_path
 from draw_env.game_tree import GameTree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import Mirror, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
-from train.config import ConfigError
+from train.cfr.solver import (
+    DISPLAY_NAMES,
+    Mirror,
+    Rule,
+    SolverState,
+    iterate,
+    mirrored_entries,
+    solution,
+    solution_table,
+    warm_up,
+)
+from train.config import ConfigError, shown
 from train.meter import Budget, Meter
 from train.run_dir import RunDir, RunFile, read_run_file
 from train.runs import open_run_dir
@@ -48,6 +59,7 @@ class CurvePoint(RunFile):
 class Progress(RunFile):
     """``progress.json``: how far the solver is (the tables are in ``state.npz``)."""
 
+    algorithm: str = "cfr_plus"  # what a checkpoint written before there was a choice ran
     iteration: int
     cpu_seconds: float
     curve: list[CurvePoint]
@@ -58,7 +70,7 @@ def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
     run = open_run_dir(config, "cfr", overwrite=args.overwrite)
     summary = solve(config, run)
     print(
-        f"CFR+ on {summary['variant']}: {summary['iterations']} iterations, {summary['cpu_seconds']:.1f} CPU-s; "
+        f"{summary['solver']} on {summary['variant']}: {summary['iterations']} iterations, {summary['cpu_seconds']:.1f} CPU-s; "
         f"exploitability {summary['exploitability']:.3g} points per hand (the table as played: "
         f"{summary['table_exploitability']:.3g})"
     )
@@ -74,7 +86,8 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     # A table of information states plays one policy in both seats: the solution is the seats'
     # strategies mixed into one (train.cfr.solver), and that is what is measured and written.
     mirror = mirrored_entries(tree) if config.obs_type == "information_state" else None
-    state, progress = _resume(run, tree) if run.resuming else (SolverState.fresh(tree), _no_progress())
+    rule = config.rule()
+    state, progress = _resume(run, tree, rule) if run.resuming else (SolverState.fresh(tree, rule), _no_progress(rule))
     if not run.resuming:
         run.start()
     budget = config.cpu_minutes * 60
@@ -83,8 +96,8 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     last_checkpoint = progress.cpu_seconds
     from tqdm.auto import tqdm
 
-    warm_up(tree)  # numba's compile (or cache load) is no iteration's CPU time
-    with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc="CFR+",
+    warm_up(tree, rule)  # numba's compile (or cache load) is no iteration's CPU time
+    with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc=rule.name,
               disable=not config.progress_bar, dynamic_ncols=True) as bar:
         while not _finished(config, progress, budget):
             todo = _next_chunk(config, state.iteration, progress, budget)
@@ -108,13 +121,13 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
         progress.curve.append(_measure(tree, state, progress, mirror))
     _checkpoint(run, state, progress)
     if config.progress_bar:
-        print(f"CFR+: building the policy table of the average strategy and measuring it as played "
+        print(f"{rule.name}: building the policy table of the average strategy and measuring it as played "
               f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
     return _finish(config, run, tree, state, progress, mirror)
 
 
-def _no_progress() -> Progress:
-    return Progress(iteration=0, cpu_seconds=0.0, curve=[])
+def _no_progress(rule: Rule) -> Progress:
+    return Progress(algorithm=rule.algorithm, iteration=0, cpu_seconds=0.0, curve=[])
 
 
 def _finished(config: CfrConfig, progress: Progress, budget: float) -> bool:
@@ -171,26 +184,40 @@ def _measure(tree: GameTree, state: SolverState, progress: Progress, mirror: Mir
 
 
 def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
+    arrays: dict[str, Any] = {"regrets_0": state.regrets[0], "regrets_1": state.regrets[1],
+                              "sums_0": state.strategy_sums[0], "sums_1": state.strategy_sums[1]}
+    if state.rule.predictive:
+        arrays.update({f"predictions_{seat}": state.predictions[seat] for seat in (0, 1)})
     with atomic_path(run.path / "state.npz") as temporary:
-        np.savez(temporary, regrets_0=state.regrets[0], regrets_1=state.regrets[1],
-                 sums_0=state.strategy_sums[0], sums_1=state.strategy_sums[1])
+        np.savez(temporary, **arrays)
     run.write_json("progress.json", progress.model_dump())
 
 
-def _resume(run: RunDir, tree: GameTree) -> tuple[SolverState, Progress]:
-    """The checkpoint of the run to continue (a run cut short before its first one starts afresh)."""
+def _resume(run: RunDir, tree: GameTree, rule: Rule) -> tuple[SolverState, Progress]:
+    """The checkpoint of the run to continue (a run cut short before its first one starts afresh).
+
+    Raises:
+        ConfigError: the checkpoint was written by another algorithm (its tables mean other things).
+    """
     if not (run.path / "progress.json").exists():
-        return SolverState.fresh(tree), _no_progress()
-    progress = read_run_file(run.path / "progress.json", Progress)
-    arrays = _read_state(run, tree)
-    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]])
+        return SolverState.fresh(tree, rule), _no_progress(rule)
+    progress: Progress = read_run_file(run.path / "progress.json", Progress)
+    if progress.algorithm != rule.algorithm:
+        written = DISPLAY_NAMES.get(progress.algorithm, shown(progress.algorithm))
+        raise ConfigError(f"{run.path / 'progress.json'}: the checkpoint was written by {written}, which "
+                          f"algorithm: {rule.algorithm} cannot continue")
+    arrays = _read_state(run, tree, rule)
+    predictions = [arrays.get(f"predictions_{seat}", np.zeros(0)) for seat in (0, 1)]
+    state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]],
+                        predictions, rule)
     return state, progress
 
 
-def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
+def _read_state(run: RunDir, tree: GameTree, rule: Rule) -> dict[str, np.ndarray]:
     from draw_env.untrusted import ArrayHeader, read_npz
 
-    sizes = {f"{kind}_{seat}": len(tree.actions[seat]) for kind in ("regrets", "sums") for seat in (0, 1)}
+    kinds = ("regrets", "sums", "predictions") if rule.predictive else ("regrets", "sums")
+    sizes = {f"{kind}_{seat}": len(tree.actions[seat]) for kind in kinds for seat in (0, 1)}
 
     def check(headers: dict[str, ArrayHeader]) -> None:
         if set(headers) != set(sizes):
@@ -204,8 +231,13 @@ def _read_state(run: RunDir, tree: GameTree) -> dict[str, np.ndarray]:
         arrays = read_npz(run.path / "state.npz", check, max_bytes=8 * sum(sizes.values()) + 1024 * 1024)
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    if not all(np.all(np.isfinite(array)) and np.all(array >= 0) for array in arrays.values()):
-        raise ConfigError(f"{run.path / 'state.npz'}: the tables must be finite and non-negative")
+    if not all(np.all(np.isfinite(array)) for array in arrays.values()):
+        raise ConfigError(f"{run.path / 'state.npz'}: the tables must be finite")
+    # DCFR's regrets and PCFR+'s predictions may be negative; the others never are.
+    signed = ("regrets_0", "regrets_1") if rule.algorithm == "dcfr" else ("predictions_0", "predictions_1")
+    if not all(np.all(array >= 0) for name, array in arrays.items() if name not in signed):
+        raise ConfigError(f"{run.path / 'state.npz'}: the strategy sums{'' if rule.algorithm == 'dcfr' else ' and regrets'} "
+                          "must be non-negative")
     return arrays
 
 
@@ -222,6 +254,7 @@ def _finish(
     played = exploitability(tree, table, obs_type=config.obs_type)
     final = progress.curve[-1]
     summary = {
+        "solver": state.rule.name,
         "variant": ", ".join(f"{key}={value}" for key, value in config.game().variant.items()),
         "iterations": state.iteration,
         "cpu_seconds": round(progress.cpu_seconds, 3),
@@ -234,15 +267,15 @@ def _finish(
         "nodes": tree.num_nodes,
     }
     save_table(run.path / "policy.npz", tree.game, observations, probabilities,
-               {"solver": "CFR+", "iterations": state.iteration, "exploitability": final.exploitability,
+               {"solver": state.rule.name, "iterations": state.iteration, "exploitability": final.exploitability,
                 "table_exploitability": played.exploitability}, config.obs_type)
     run.write_json("curve.json", [point.model_dump() for point in progress.curve])
-    _plot(progress.curve, run.path / "curve.png", summary["variant"])
+    _plot(progress.curve, run.path / "curve.png", summary["variant"], state.rule.name)
     run.write_json("summary.json", summary)
     return summary
 
 
-def _plot(curve: list[CurvePoint], path: Any, variant: str) -> None:
+def _plot(curve: list[CurvePoint], path: Any, variant: str, solver: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,6 +290,6 @@ def _plot(curve: list[CurvePoint], path: Any, variant: str) -> None:
         axis.set_xlabel(label)
         axis.grid(alpha=0.3, which="both")
     axes[0].set_ylabel("exploitability (zero-sum points per hand)")
-    figure.suptitle(f"CFR+ on {variant}: exact exploitability of the average strategy")
+    figure.suptitle(f"{solver} on {variant}: exact exploitability of the average strategy")
     figure.tight_layout()
     save_figure(figure, path)

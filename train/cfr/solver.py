@@ -1,9 +1,20 @@
-"""CFR+ over the enumerated game tree of a small 2-player variant, compiled.
+"""CFR+, Predictive CFR+ and DCFR over the enumerated game tree of a small 2-player variant, compiled.
 
-Counterfactual regret minimisation (Zinkevich et al. 2007) in its CFR+ form (Tammelin 2014):
-regret matching on regrets floored at zero, alternating updates (seat 0, then seat 1 against
-seat 0's updated strategy), and the average strategy weighted linearly by the iteration. Its
-average strategy converges to a Nash equilibrium of the 2-player zero-sum hand; the exact
+Counterfactual regret minimisation (Zinkevich et al. 2007) with alternating updates (seat 0, then
+seat 1 against seat 0's updated strategy), in one of three forms (:class:`Rule`), which differ
+only in how an information state's cumulative regrets ``R`` take the iteration's instantaneous
+counterfactual regrets ``r``, and in the weights of the average strategy:
+
+- ``cfr_plus``, CFR+ (Tammelin 2014): ``R <- max(R + r, 0)``; the strategy of iteration ``t``
+  weighted by ``t``.
+- ``pcfr_plus``, Predictive CFR+ (Farina, Kroer and Sandholm 2021): ``R <- max(R + r, 0)``, and
+  the next strategy is regret matching on ``max(R + m, 0)``, where the prediction ``m`` is the
+  last instantaneous regret ``r``; weighted by ``t**2``.
+- ``dcfr``, Discounted CFR (Brown and Sandholm 2019): ``R <- R + r``, then positive regrets times
+  ``t**alpha / (t**alpha + 1)``, negative ones times ``t**beta / (t**beta + 1)``; weighted by
+  ``t**gamma`` (by default alpha 1.5, beta 0, gamma 2).
+
+The average strategy converges to a Nash equilibrium of the 2-player zero-sum hand; the exact
 exploitability of that average (:func:`arena.exploitability.exploitability_of_tables`, the same
 best response ``draw-exploit`` computes) is the measure of how close it is.
 
@@ -29,41 +40,100 @@ from numba import njit
 
 from draw_env.game_tree import GameTree, distinct_rows, reach_probabilities
 
+#: The update rules the solver runs (:class:`Rule`), by the name a config gives them.
+ALGORITHMS = ("cfr_plus", "pcfr_plus", "dcfr")
+
+#: Each algorithm's name as written in the literature, for messages and provenance.
+DISPLAY_NAMES = {"cfr_plus": "CFR+", "pcfr_plus": "PCFR+", "dcfr": "DCFR"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Which regret minimiser runs at each information state, and its parameters.
+
+    Attributes:
+        algorithm: one of :data:`ALGORITHMS`.
+        alpha, beta, gamma: DCFR's discounts (the other algorithms ignore them): at iteration
+            ``t`` positive cumulative regrets are multiplied by ``t**alpha / (t**alpha + 1)``,
+            negative ones by ``t**beta / (t**beta + 1)``, and the strategy of iteration ``t``
+            enters the average with weight ``t**gamma``.
+    """
+
+    algorithm: str = "cfr_plus"
+    alpha: float = 1.5
+    beta: float = 0.0
+    gamma: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
+
+    @property
+    def name(self) -> str:
+        return DISPLAY_NAMES[self.algorithm]
+
+    @property
+    def predictive(self) -> bool:
+        """Whether the rule carries a prediction of the next instantaneous regret (PCFR+)."""
+        return self.algorithm == "pcfr_plus"
+
+    def averaging_weight(self, iteration: int) -> float:
+        """The weight of iteration ``iteration``'s strategy in the average: linear for CFR+,
+        quadratic for PCFR+, ``t**gamma`` for DCFR (the paper's discount of the sum by
+        ``(t / (t + 1))**gamma`` each iteration, up to the normalisation)."""
+        t = float(iteration)
+        if self.algorithm == "cfr_plus":
+            return t
+        if self.algorithm == "pcfr_plus":
+            return t * t
+        return t**self.gamma
+
 
 @dataclass
 class SolverState:
-    """What CFR+ carries from one iteration to the next (and what a checkpoint saves).
+    """What the solver carries from one iteration to the next (and what a checkpoint saves).
 
     Attributes:
         iteration: iterations done.
-        regrets: per seat, the cumulative regrets (floored at zero).
-        strategy_sums: per seat, the linearly weighted sums of the strategies played.
+        regrets: per seat, the cumulative regrets (floored at zero but for DCFR's).
+        strategy_sums: per seat, the weighted sums of the strategies played.
+        predictions: per seat, PCFR+'s prediction of the next instantaneous regrets (the last
+            ones); empty arrays for the other rules.
+        rule: the update rule.
     """
 
     iteration: int
     regrets: list[np.ndarray]
     strategy_sums: list[np.ndarray]
+    predictions: list[np.ndarray] = field(default_factory=lambda: [np.zeros(0), np.zeros(0)])
+    rule: Rule = field(default_factory=Rule)
     # Scratch arrays of one per node, kept to spare the allocation at every iteration.
     _scratch: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
     @classmethod
-    def fresh(cls, tree: GameTree) -> SolverState:
-        return cls(0, [np.zeros(len(tree.actions[s])) for s in (0, 1)], [np.zeros(len(tree.actions[s])) for s in (0, 1)])
+    def fresh(cls, tree: GameTree, rule: Rule | None = None) -> SolverState:
+        rule = rule or Rule()
+        sizes = [len(tree.actions[s]) for s in (0, 1)]
+        return cls(0, [np.zeros(n) for n in sizes], [np.zeros(n) for n in sizes],
+                   [np.zeros(n if rule.predictive else 0) for n in sizes], rule)
 
     def check_fits(self, tree: GameTree) -> None:
         """Raise ``ValueError`` unless the tables have the tree's shapes."""
         for seat in (0, 1):
             size = len(tree.actions[seat])
-            for name, table in (("regrets", self.regrets[seat]), ("strategy_sums", self.strategy_sums[seat])):
-                if table.shape != (size,):
-                    raise ValueError(f"{name}[{seat}] must hold {size} entries for this game, got shape {table.shape}")
+            tables = [("regrets", self.regrets[seat], size), ("strategy_sums", self.strategy_sums[seat], size),
+                      ("predictions", self.predictions[seat], size if self.rule.predictive else 0)]
+            for name, table, expected in tables:
+                if table.shape != (expected,):
+                    raise ValueError(f"{name}[{seat}] must hold {expected} entries for this game, got shape {table.shape}")
 
 
-def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray) -> np.ndarray:
+def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray, prediction: np.ndarray | None = None) -> np.ndarray:
     """Regret matching: each information state plays its actions in proportion to their
-    positive regrets (uniformly when none is positive)."""
+    positive regrets, plus the prediction where one is given (PCFR+); uniformly when none is
+    positive."""
     strategy = np.zeros(len(regrets))
-    _normalise(np.maximum(regrets, 0.0), tree.action_start[seat], strategy)
+    regret_matching(regrets, np.zeros(0) if prediction is None else prediction, tree.action_start[seat], strategy)
     return strategy
 
 
@@ -148,60 +218,117 @@ def symmetric_strategies(
 def average_strategy(tree: GameTree, seat: int, strategy_sums: np.ndarray) -> np.ndarray:
     """The normalised average strategy of ``seat`` (uniform where an information state was never reached)."""
     strategy = np.zeros(len(strategy_sums))
-    _normalise(strategy_sums, tree.action_start[seat], strategy)
+    regret_matching(strategy_sums, np.zeros(0), tree.action_start[seat], strategy)  # the sums are non-negative
     return strategy
 
 
 def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
-    """Run ``iterations`` iterations of CFR+ on ``state`` in place."""
-    nodes = tree.num_nodes
+    """Run ``iterations`` iterations of ``state.rule`` on ``state`` in place.
+
+    Updates alternate: seat 0's, then seat 1's against seat 0's updated strategy. Each seat's
+    update is one pass of the tree (:func:`_half_iteration`: the strategy played enters the
+    average, the instantaneous counterfactual regrets are summed per entry), then the rule's
+    update of the cumulative regrets (:func:`cfr_plus_update`, :func:`pcfr_plus_update`,
+    :func:`dcfr_update`) and regret matching (:func:`regret_matching`) for the next strategy.
+    """
+    state.check_fits(tree)
+    rule = state.rule
     if not state._scratch:
-        state._scratch = (np.zeros(nodes), np.zeros(nodes), np.zeros(nodes), np.zeros(0, np.int64), np.zeros(0, np.int64))
-        state._scratch = (*state._scratch[:3], np.full(tree.num_infosets(0), -1, np.int64),
-                          np.full(tree.num_infosets(1), -1, np.int64))
-    own, other, value, stamp0, stamp1 = state._scratch
-    strategies = [current_strategy(tree, seat, state.regrets[seat]) for seat in (0, 1)]
+        nodes = tree.num_nodes
+        state._scratch = (np.zeros(nodes), np.zeros(nodes), np.zeros(nodes),
+                          np.full(tree.num_infosets(0), -1, np.int64), np.full(tree.num_infosets(1), -1, np.int64),
+                          np.zeros(max(len(tree.actions[0]), len(tree.actions[1]))))
+    own, other, value, stamp0, stamp1, scratch = state._scratch
+    strategies = [current_strategy(tree, seat, state.regrets[seat], state.predictions[seat]) for seat in (0, 1)]
     for _ in range(iterations):
         state.iteration += 1
-        weight = float(state.iteration)  # CFR+'s linear averaging
+        weight = rule.averaging_weight(state.iteration)
         for seat in (0, 1):
+            regrets, instant = state.regrets[seat], scratch[: len(state.regrets[seat])]
             _half_iteration(
                 tree.player, tree.infoset, tree.first_child, tree.num_children, tree.utility, tree.num_deals, seat,
-                tree.action_start[0], tree.action_start[1], strategies[0], strategies[1], state.regrets[seat],
+                tree.action_start[0], tree.action_start[1], strategies[0], strategies[1], instant,
                 state.strategy_sums[seat], weight, own, other, value, stamp0 if seat == 0 else stamp1,
                 state.iteration,
             )
-            np.maximum(state.regrets[seat], 0.0, out=state.regrets[seat])
-            strategies[seat] = current_strategy(tree, seat, state.regrets[seat])
+            if rule.algorithm == "cfr_plus":
+                cfr_plus_update(regrets, instant)
+            elif rule.algorithm == "pcfr_plus":
+                pcfr_plus_update(regrets, instant, state.predictions[seat])
+            else:
+                dcfr_update(regrets, instant, float(state.iteration), rule.alpha, rule.beta)
+            regret_matching(regrets, state.predictions[seat], tree.action_start[seat], strategies[seat])
 
 
-def warm_up(tree: GameTree) -> None:
+def warm_up(tree: GameTree, rule: Rule | None = None) -> None:
     """Compile the solver's functions for ``tree``'s arrays (or load them from numba's cache),
     by one iteration on a throwaway state, so that a clock started after it counts iterations only:
     the first call's compile takes about a second, far more than an iteration of a small game."""
-    iterate(tree, SolverState.fresh(tree), 1)
+    iterate(tree, SolverState.fresh(tree, rule), 1)
+
+
+# The update rules, one entry (an information state's action) at a time; ``instant`` holds the
+# instantaneous counterfactual regrets of the iteration, summed over the information state's
+# histories. Written on flat arrays so that any solver that sums those regrets can call them.
 
 
 @njit(cache=True)
-def _normalise(sums: np.ndarray, start: np.ndarray, out: np.ndarray) -> None:
+def cfr_plus_update(regrets: np.ndarray, instant: np.ndarray) -> None:
+    """CFR+ (regret matching+, Tammelin 2014): ``R <- max(R + r, 0)``."""
+    for j in range(regrets.shape[0]):
+        regrets[j] = max(regrets[j] + instant[j], 0.0)
+
+
+@njit(cache=True)
+def pcfr_plus_update(regrets: np.ndarray, instant: np.ndarray, prediction: np.ndarray) -> None:
+    """Predictive CFR+ (Farina, Kroer and Sandholm 2021): ``R <- max(R + r, 0)``, and the
+    prediction of the next instantaneous regrets is the last one, ``m <- r``; the next strategy
+    is regret matching on ``max(R + m, 0)`` (:func:`regret_matching`)."""
+    for j in range(regrets.shape[0]):
+        regrets[j] = max(regrets[j] + instant[j], 0.0)
+        prediction[j] = instant[j]
+
+
+@njit(cache=True)
+def dcfr_update(regrets: np.ndarray, instant: np.ndarray, t: float, alpha: float, beta: float) -> None:
+    """Discounted CFR (Brown and Sandholm 2019) at iteration ``t``: ``R <- R + r``, then a
+    positive ``R`` times ``t**alpha / (t**alpha + 1)`` and a negative one times
+    ``t**beta / (t**beta + 1)``."""
+    positive = t**alpha / (t**alpha + 1.0)
+    negative = t**beta / (t**beta + 1.0)
+    for j in range(regrets.shape[0]):
+        total = regrets[j] + instant[j]
+        regrets[j] = total * (positive if total >= 0 else negative)
+
+
+@njit(cache=True)
+def regret_matching(regrets: np.ndarray, prediction: np.ndarray, start: np.ndarray, out: np.ndarray) -> None:
+    """The next strategy: at each information state (``start``: its first entry, and one past
+    the last), the actions in proportion to ``max(R + m, 0)`` (``m``: ``prediction``, or zero
+    where it is empty), uniformly where none is positive."""
+    predictive = prediction.shape[0] > 0
     for index in range(start.shape[0] - 1):
         first, stop = start[index], start[index + 1]
         total = 0.0
         for j in range(first, stop):
-            total += sums[j]
+            weight = regrets[j] + prediction[j] if predictive else regrets[j]
+            out[j] = weight if weight > 0 else 0.0
+            total += out[j]
         for j in range(first, stop):
-            out[j] = sums[j] / total if total > 0 else 1.0 / (stop - first)
+            out[j] = out[j] / total if total > 0 else 1.0 / (stop - first)
 
 
 @njit(cache=True)
 def _half_iteration(
     player: np.ndarray, infoset: np.ndarray, first_child: np.ndarray, num_children: np.ndarray, utility: np.ndarray,
     num_deals: int, seat: int, start0: np.ndarray, start1: np.ndarray, strategy0: np.ndarray, strategy1: np.ndarray,
-    regrets: np.ndarray, strategy_sums: np.ndarray, weight: float, own: np.ndarray, other: np.ndarray,
+    instant: np.ndarray, strategy_sums: np.ndarray, weight: float, own: np.ndarray, other: np.ndarray,
     value: np.ndarray, stamp: np.ndarray, mark: int,
 ) -> None:
-    """One seat's update: reaches forward, values and counterfactual regrets backward."""
+    """One seat's pass: reaches forward (the strategy played enters ``strategy_sums`` with
+    ``weight``), values and the instantaneous counterfactual regrets (into ``instant``) backward."""
     nodes = player.shape[0]
+    instant[:] = 0.0
     own[:num_deals] = 1.0
     other[:num_deals] = 1.0 / num_deals  # chance is the other side's reach
     mine_start = start0 if seat == 0 else start1
@@ -250,7 +377,7 @@ def _half_iteration(
             reach = other[node]
             if reach > 0:
                 for k in range(count):
-                    regrets[start + k] += reach * sign * (value[first + k] - total)
+                    instant[start + k] += reach * sign * (value[first + k] - total)
 
 
 def information_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
