@@ -134,11 +134,11 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "eval": ("openskill", "tqdm", "matplotlib", "threadpoolctl"),
     "train": (
         "openskill", "tqdm", "matplotlib", "threadpoolctl",
-        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray",
+        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray", "pyarrow",
     ),
     "benchmark": (
         "openskill", "tqdm", "matplotlib", "threadpoolctl",
-        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray",
+        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray", "pyarrow",
         "rliable", "pyspiel", "cvxpy", "jax", "flax", "optax",
     ),
     "web": ("starlette", "uvicorn"),
@@ -153,6 +153,7 @@ COMMAND_EXTRAS: dict[str, str | None] = {
     "draw-replay": None,
     "draw-exploit": "eval",
     "draw-bench": "benchmark",
+    "draw-tune": "benchmark",  # rliable's intervals; the trials' pipelines (jax_ppo: JAX)
     "draw-web": "web",
 }
 
