@@ -148,12 +148,13 @@ def check_sweep(config: SweepConfig) -> tuple[Pipeline, DrawGame]:
     base = Path(config.base)
     if not base.is_file():
         raise ConfigError(f"config key 'base': no config file at {config.base!r}")
-    pipeline, base_config = load_run(base, make_trial(config, "held_out", {}, config.held_out_seeds[0]).overrides)
+    pipeline, _ = load_run(base)
     if pipeline.name not in TUNABLE:
         raise ConfigError(
             f"config key 'base': {config.base} is a config of pipeline: {pipeline.name}; a sweep tunes "
             f"pipeline: {' or '.join(TUNABLE)} (their final policy is measured)"
         )
+    _, base_config = load_run(base, make_trial(config, "held_out", {}, config.held_out_seeds[0]).overrides)
     game: DrawGame = base_config.game()  # type: ignore[attr-defined]
     if not exactly_measurable(game, int(config.max_memory_gib * 1024**3)):
         raise ConfigError(
