@@ -134,11 +134,11 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "eval": ("openskill", "tqdm", "matplotlib", "threadpoolctl"),
     "train": (
         "openskill", "tqdm", "matplotlib", "threadpoolctl",
-        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray", "pyarrow",
+        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray",
     ),
     "benchmark": (
         "openskill", "tqdm", "matplotlib", "threadpoolctl",
-        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray", "pyarrow",
+        "torch", "stable_baselines3", "sb3_contrib", "yaml", "pydantic", "tensorboard", "rich", "ray",
         "rliable", "pyspiel", "cvxpy", "jax", "flax", "optax",
     ),
     "web": ("starlette", "uvicorn"),

@@ -35,7 +35,15 @@ from draw_env.files import atomic_path, check_writable, write_json_atomic, write
 from draw_env.game_tree import GameTree, build_tree
 from train.config import ConfigError, shown
 from train.run_dir import RunFile, read_run_file
-from train.sweep.config import FINAL_POLICY, TUNABLE, SweepConfig, Trial, check_sweep, make_trial, run_overrides
+from train.sweep.config import (
+    FINAL_POLICY,
+    TUNABLE,
+    SweepConfig,
+    Trial,
+    check_sweep,
+    make_trial,
+    run_overrides,
+)
 
 #: The files a sweep writes in its ``output_dir`` (beside ``trials/`` and Ray Tune's ``ray/``).
 RECORDS, SUMMARY, FIGURE, BEST = "trials.json", "summary.json", "exploitability.png", "best.yaml"
@@ -124,7 +132,7 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         train_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         pipeline, config = load_run(spec["base"], arguments[2:])
         run = folder / "run"
-        summary = read_run_file(run / "summary.json", dict[str, Any])
+        summary: dict[str, Any] = read_run_file(run / "summary.json", dict[str, Any])
         steps = summary.get(TUNABLE[pipeline.name])
         if not isinstance(steps, int) or steps < 0:
             raise ConfigError(f"{run / 'summary.json'}: field {TUNABLE[pipeline.name]!r} must be a count of steps")
@@ -192,7 +200,7 @@ def run_stage(
             ),
         )
         results = tuner.fit()
-        failed = [result for result in results if result.error is not None]
+        failed = [results[index] for index in range(len(results)) if results[index].error is not None]
         if failed:
             raise RuntimeError(
                 f"{len(failed)} trial(s) of stage {stage} failed, the first: {str(failed[0].error).splitlines()[-1]}"
