@@ -157,3 +157,11 @@ def test_a_tiny_sweep_records_exact_figures_and_resumes(tmp_path: Path) -> None:
     assert (sweep_dir / "exploitability.png").stat().st_size > 0
     best_config = yaml.safe_load((sweep_dir / "best.yaml").read_text())
     assert best_config["ppo"]["learning_rate"] == best and best_config["total_timesteps"] == 128
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs" / "sweeps").glob("*.yaml")), ids=lambda path: path.stem)
+def test_the_shipped_sweeps_pass_their_checks(path: Path) -> None:
+    config = load(SweepConfig, path)
+    pipeline, game = check_sweep(config)
+    assert pipeline.name in ("selfplay", "jax_ppo") and game.num_players == 2
+    assert len(config.points()) >= 36 and not set(config.tuning_seeds) & set(config.held_out_seeds)
