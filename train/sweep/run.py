@@ -280,18 +280,22 @@ def plot(config: SweepConfig, records: Sequence[TrialRecord], path: Path) -> Non
     import matplotlib.pyplot as plt
 
     points = config.points()
-    labels = ["\n".join(f"{k}={v}" for k, v in point.items()) for point in points]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(points)), 4.5))
+    # the last part of a dotted key keeps the labels short (ppo.learning_rate -> learning_rate)
+    labels = [", ".join(f"{k.rsplit('.', 1)[-1]}={v}" for k, v in point.items()) for point in points]
+    # one row per grid point, its label on the left: readable for a grid of dozens of points
+    fig, ax = plt.subplots(figsize=(9.0, max(3.0, 0.8 + 0.22 * len(points))))
     for index, point in enumerate(points):
         values = [r.exploitability for r in records if r.point == point]
-        ax.bar(index, np.mean(values), color="tab:blue", alpha=0.4)
-        ax.scatter([index] * len(values), values, color="tab:blue", s=12)
-    ax.set_xticks(range(len(points)), labels, fontsize=7)
-    ax.set_ylabel("final exact exploitability (points per hand)")
+        ax.barh(index, np.mean(values), color="tab:blue", alpha=0.4)
+        ax.scatter(values, [index] * len(values), color="tab:blue", s=12)
+    ax.set_yticks(range(len(points)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(left=0)
+    ax.set_xlabel("final exact exploitability (points per hand): seeds (dots), mean (bar)")
     ax.set_title(f"Sweep of {Path(config.base).name}: tuning seeds {config.tuning_seeds}")
     fig.tight_layout()
     with atomic_path(path) as partial:
-        fig.savefig(partial, format="png", dpi=110)
+        fig.savefig(partial, format="png", dpi=110, bbox_inches="tight")  # long labels kept whole
     plt.close(fig)
 
 
