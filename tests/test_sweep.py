@@ -165,3 +165,17 @@ def test_the_shipped_sweeps_pass_their_checks(path: Path) -> None:
     pipeline, game = check_sweep(config)
     assert pipeline.name in ("selfplay", "jax_ppo") and game.num_players == 2
     assert len(config.points()) >= 36 and not set(config.tuning_seeds) & set(config.held_out_seeds)
+
+
+def test_an_address_where_no_ray_head_answers_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--config", str(sweep_file(tmp_path)), "--address", f"127.0.0.1:{port}"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith("draw-tune: error: --address") and "\n" not in error, error
+    assert not (tmp_path / "sweep").exists()

@@ -79,7 +79,8 @@ def read_record(trial: Trial, sweep_dir: Path) -> TrialRecord | None:
     record: TrialRecord = read_run_file(path, TrialRecord)
     if record.overrides != list(trial.overrides):
         raise ConfigError(f"{path}: field 'overrides' is not this trial's ({shown(record.overrides)})")
-    return record
+    # the same run may have served the other stage of an earlier sweep (its seeds since moved)
+    return record.model_copy(update={"stage": trial.stage})
 
 
 @functools.lru_cache(maxsize=1)
