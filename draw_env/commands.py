@@ -153,6 +153,7 @@ COMMAND_EXTRAS: dict[str, str | None] = {
     "draw-replay": None,
     "draw-exploit": "eval",
     "draw-bench": "benchmark",
+    "draw-tune": "benchmark",  # rliable's intervals; the trials' pipelines (jax_ppo: JAX)
     "draw-web": "web",
 }
 
