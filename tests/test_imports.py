@@ -148,6 +148,9 @@ def test_library_modules_import_no_command_module() -> None:
 
 #: The command modules of ``draw-train``: only they import its registry of pipelines.
 COMMAND_MODULES = {"train.cli": {"train.pipelines"}}
+#: What sits above the registry: a tuning sweep loads any pipeline's config through it (and runs
+#: draw-train in a child process, never importing the command).
+COMMAND_MODULES |= {module: {"train.pipelines"} for module in ("train.sweep.config", "train.sweep.run")}
 #: The registry of ``draw-train``'s pipelines and the run kinds it is built on: the modules that know
 #: every pipeline, which no lower module imports.
 REGISTRIES = ("train.pipelines", "train.cli")

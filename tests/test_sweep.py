@@ -15,7 +15,7 @@ from train.sweep.config import SweepConfig, check_sweep, make_trial
 ROOT = Path(__file__).resolve().parents[1]
 #: A self-play run of seconds on micro: one rollout of 2 x 64 steps.
 TINY_RUN = {
-    "n_envs": 2, "ppo.n_steps": 64, "ppo.batch_size": 64, "ppo.n_epochs": 1, "snapshot_every": 128,
+    "n_envs": 2, "ppo.num_steps": 64, "ppo.minibatch_size": 64, "ppo.update_epochs": 1, "snapshot_every": 128,
     "checkpoint_every": 128, "eval.every": 0, "final_eval.matches": 2, "final_eval.opponents": ["heaviest"],
 }
 
