@@ -12,10 +12,10 @@ its format's own::
 
 :func:`save_artefact` writes the npz, then the record, each atomically, so an interrupted save
 never leaves a pair that loads as something else. :func:`open_artefact` reads the record (bounded,
-:func:`draw_env.untrusted.read_json`) and checks its header; :meth:`Artefact.arrays` reads the
+:func:`draw_env.io.untrusted.read_json`) and checks its header; :meth:`Artefact.arrays` reads the
 archive (bounded), refuses it unless its sha256 is the record's, and hands the archive's names,
 shapes and dtypes to the format's check before any array is read (never a pickle:
-:func:`draw_env.untrusted.loads_npz`). Every problem is a ``ValueError`` naming the file and the
+:func:`draw_env.io.untrusted.loads_npz`). Every problem is a ``ValueError`` naming the file and the
 field. A format may still read its older versions (``older``): their records may lack
 ``sha256`` (then the archive is read unchecked against it) and name header fields otherwise
 (a table's ``about`` is its ``provenance``).
@@ -36,8 +36,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from draw_env.files import write_bytes_atomic, write_text_atomic
-from draw_env.untrusted import MAX_ARRAY_BYTES, ArrayHeader, loads_npz, read_bytes, read_json
+from draw_env.io.files import write_bytes_atomic, write_text_atomic
+from draw_env.io.untrusted import MAX_ARRAY_BYTES, ArrayHeader, loads_npz, read_bytes, read_json
 
 #: The header fields of every record, beside the format's own.
 HEADER_KEYS = ("format", "version", "sha256", "provenance")
@@ -131,7 +131,7 @@ class Artefact:
     ) -> dict[str, np.ndarray]:
         """The archive's arrays: its bytes (at most ``max_bytes``) refused unless their sha256 is
         the record's, then ``check`` of its names, shapes and dtypes (it raises ``ValueError``)
-        before any array is read (:func:`draw_env.untrusted.loads_npz`)."""
+        before any array is read (:func:`draw_env.io.untrusted.loads_npz`)."""
         data = read_bytes(self.target, max_bytes)
         if self.checked and self.record.get("sha256") != arrays_sha256(data):
             self.fail("sha256", f"does not match {self.target.name}: the arrays are not the ones this record describes")

@@ -46,9 +46,9 @@ import numpy as np
 
 from agents.artefacts import fail, open_artefact, save_artefact, short
 from agents.policy_file import MAX_WIDTH, Layer, check_layers, describe_variant
+from draw_env.io.untrusted import ArrayHeader
 from draw_env.observation import SEATS, layout
 from draw_env.rules import PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import ArrayHeader
 
 FORMAT = "draw-dominoes-hidden-tiles"
 VERSION = 1
@@ -320,7 +320,7 @@ def load_hidden_tile_model(path: str | os.PathLike[str], game: DrawGame | None =
 
     Nothing is trusted: the record is read bounded and checked first; it fixes the name, shape and
     dtype (float32) of every array, compared with the archive's directory and ``.npy`` headers
-    before any array is read (never a pickle: :func:`draw_env.untrusted.loads_npz`).
+    before any array is read (never a pickle: :func:`draw_env.io.untrusted.loads_npz`).
 
     Args:
         game: the game the model is to play (``None``: whatever game it records); a model of

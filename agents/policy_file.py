@@ -4,7 +4,7 @@ A policy file is a pair ``NAME.npz`` + ``NAME.json``, written and read by the pr
 artefact writer and reader (:mod:`agents.artefacts`). Nothing in it runs code when loaded: the
 record is plain JSON, read first and bounded; the arrays' names, shapes and dtypes are checked
 against it from the archive's directory and ``.npy`` headers before any array is read, and no
-pickle is ever loaded (:func:`draw_env.untrusted.loads_npz`).
+pickle is ever loaded (:func:`draw_env.io.untrusted.loads_npz`).
 
 ``NAME.npz`` holds float32 arrays only, two per layer (``policy/{i}/weight`` ``(out, in)``,
 ``policy/{i}/bias``, optionally ``value/{i}/...``), as ``docs/agents.md`` describes.
@@ -45,8 +45,8 @@ from agents.artefacts import record_path as record_path  # where the record of a
 from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, input_size
 from draw_env.checks import check_choice, is_number
 from draw_env.features import FEATURES
+from draw_env.io.untrusted import ArrayHeader
 from draw_env.rules import NUM_ACTIONS, PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import ArrayHeader
 
 FORMAT = "draw-dominoes-policy"
 VERSION = 1
@@ -207,10 +207,10 @@ MAX_WIDTH = 65_536
 def load_policy_file(path: str | os.PathLike[str]) -> PolicyWeights:
     """Read a policy file ``path`` (``.npz``) and its JSON record, checking one against the other.
 
-    Nothing is trusted: the record is read with :func:`draw_env.untrusted.read_json` (bounded
+    Nothing is trusted: the record is read with :func:`draw_env.io.untrusted.read_json` (bounded
     size and depth) and checked first; it fixes the name, shape and dtype of every array, which
     are compared with the archive's zip directory and ``.npy`` headers before any array is read
-    (:func:`draw_env.untrusted.loads_npz`: plain numbers only, never a pickle, sizes bounded).
+    (:func:`draw_env.io.untrusted.loads_npz`: plain numbers only, never a pickle, sizes bounded).
 
     Raises:
         ValueError: if either file is missing or malformed, they do not match, or an array is

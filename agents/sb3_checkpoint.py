@@ -35,9 +35,9 @@ from agents.policy_file import (
 from agents.torch_archive import TensorHeader, read_tensors
 from draw_env.checks import check_choice
 from draw_env.features import FEATURES
-from draw_env.files import write_text_atomic
+from draw_env.io.files import write_text_atomic
+from draw_env.io.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, open_zip, read_bytes, read_json
 from draw_env.rules import PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import MAX_ARRAY_BYTES, ZIP_ERRORS, open_zip, read_bytes, read_json
 
 CHECKPOINT_FORMAT = "draw-dominoes-checkpoint"
 #: The activation assumed for an SB3 checkpoint without a side file: MaskablePPO's default.

@@ -34,8 +34,8 @@ from agents.base import Observation, SeededAgent, legal_actions
 from agents.inputs import DEFAULT_OBS_TYPE, OBS_TYPES, check_obs_type, observed_layout
 from agents.policy_file import read_obs_type
 from draw_env.checks import check_path
+from draw_env.io.untrusted import ArrayHeader
 from draw_env.rules import DrawGame
-from draw_env.untrusted import ArrayHeader
 
 FORMAT = "draw-dominoes-tabular-policy"
 VERSION = 2

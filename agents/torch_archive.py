@@ -13,7 +13,7 @@ What is read: a mapping with string keys of dense, contiguous float32, float64 o
 tensors (``torch._utils._rebuild_tensor_v2`` over a ``FloatStorage``, ``DoubleStorage`` or
 ``HalfStorage``), little- or big-endian. Anything else (another dtype, a sparse or quantized
 tensor, a view with other strides, a tensor past the end of its storage, a non-string key) is
-one :class:`~draw_env.untrusted.UntrustedInputError` naming the file and the tensor.
+one :class:`~draw_env.io.untrusted.UntrustedInputError` naming the file and the tensor.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from draw_env.untrusted import ZIP_ERRORS, UntrustedInputError, check_headers, open_zip
+from draw_env.io.untrusted import ZIP_ERRORS, UntrustedInputError, check_headers, open_zip
 
 __all__ = ["MAX_PICKLE_BYTES", "TensorHeader", "read_tensors"]
 

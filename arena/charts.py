@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from arena.results import GAME_NOUNS, EvaluationResult, LeagueResult, SweepResult
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
 
 
 def _pyplot() -> Any:

@@ -28,7 +28,7 @@ from arena.results import GAME_NOUNS
 from arena.specs import agent_command
 from draw_env.checks import MAX_SEED, check_int
 from draw_env.commands import check_extras
-from draw_env.files import check_distinct, check_writable
+from draw_env.io.files import check_distinct, check_writable
 from draw_env.rules import EPISODES, PLAYER_COUNTS
 
 

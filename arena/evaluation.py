@@ -46,8 +46,8 @@ from arena.specs import (
 )
 from arena.stats import shared_first
 from draw_env.draw_dominoes import raw_env
-from draw_env.files import check_writable
-from draw_env.records import RecordingWrapper, write_record
+from draw_env.io.files import check_writable
+from draw_env.io.records import RecordingWrapper, write_record
 from draw_env.rules import DrawGame
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def play_game(
         deal_seed: seeds the first hand (see :func:`deal_options`).
         later_hands_seed: seeds the environment RNG that deals a match's later hands.
         agent_seed: ``(seed, deal, replay)``, from which seeded agents get their seeds.
-        players: per participant, its label; given, the game is recorded (:mod:`draw_env.records`).
+        players: per participant, its label; given, the game is recorded (:mod:`draw_env.io.records`).
         game: the variant played (default: the seeds' game of ``len(specs)`` players).
         obs_type: what the environment gives; each agent is given what it reads
             (:func:`agents.base.observation_for`).

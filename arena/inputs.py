@@ -2,7 +2,7 @@
 
 An agent that plays a policy takes it as its ``path`` keyword (``network:path=my.npz``); it reads
 that file and the record beside it (``my.json`` for a policy file, ``my.policy.json`` for an SB3
-checkpoint). :func:`agent_files` lists them for :func:`draw_env.files.check_distinct`.
+checkpoint). :func:`agent_files` lists them for :func:`draw_env.io.files.check_distinct`.
 """
 
 from __future__ import annotations

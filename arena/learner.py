@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from arena.evaluation import evaluate
 from arena.options import RunSettings
 from arena.results import EvaluationResult
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

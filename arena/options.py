@@ -244,7 +244,7 @@ class RunOptions:
         seed: seeds every deal and every seeded agent (0 to 2**64 - 1).
         workers: processes to play on (1 plays in this process; at most :data:`MAX_WORKERS`).
         progress: show a tqdm progress bar.
-        records: a directory to write one game record (:mod:`draw_env.records`) per game into (kept as a
+        records: a directory to write one game record (:mod:`draw_env.io.records`) per game into (kept as a
             ``Path``), or ``None``.
         batched: play tables whose agents all choose for many games at once on the batched
             environment (:mod:`arena.batched_play`); False plays every game step by step.

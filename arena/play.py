@@ -9,7 +9,7 @@ At each of your turns the program shows the game as you see it and your legal mo
 answer with one line: the number shown, a move's name (``[1|4] left``, ``draw``, ``pass``; a tile
 alone when it fits only one end), ``hint``, ``help`` or ``quit``. Bad input asks again; the end of
 input ends the game cleanly. ``--record FILE`` saves the game as a record
-(:mod:`draw_env.records`). The command as users see it: the docs page "Getting started" (play a
+(:mod:`draw_env.io.records`). The command as users see it: the docs page "Getting started" (play a
 game).
 """
 
@@ -41,8 +41,8 @@ from arena.specs import build_agent, parse_agent_spec
 from draw_env import describe
 from draw_env.checks import MAX_SEED
 from draw_env.commands import check_extras, reported_errors
-from draw_env.files import check_distinct, check_writable
-from draw_env.records import RecordingWrapper, write_record
+from draw_env.io.files import check_distinct, check_writable
+from draw_env.io.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
 from draw_env.rules import (
     DEFAULT_GAME,

@@ -18,7 +18,7 @@ import numpy as np
 from arena.options import RunOptions
 from arena.specs import Spec
 from arena.stats import wilson_interval
-from draw_env.files import write_text_atomic
+from draw_env.io.files import write_text_atomic
 
 GAME_NOUNS = {"hand": "hands", "match": "matches"}
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pydantic import BaseModel, ConfigDict
 
 from arena.charts import save_figure
-from draw_env.files import check_distinct, check_writable, write_text_atomic
+from draw_env.io.files import check_distinct, check_writable, write_text_atomic
 from draw_env.rules import DrawGame
 from train.config import ConfigError
 
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ConfigError) as error:
         print(f"cfr_algorithms.py: error: {error}", file=sys.stderr)
         return 2
-    from draw_env.game_tree import build_tree
+    from draw_env.exact.game_tree import build_tree
     from train.cfr.solver import mirrored_entries
 
     tree = build_tree(game, max_bytes=int(args.max_memory_gib * 1024**3))

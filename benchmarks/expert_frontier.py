@@ -43,9 +43,9 @@ from arena.charts import save_figure
 from arena.evaluation import evaluate
 from arena.specs import Spec, check_buildable, normalise_spec, spec_label
 from draw_env.checks import MAX_SEED, is_integer, is_number
-from draw_env.files import check_distinct, check_writable, write_text_atomic
+from draw_env.io.files import check_distinct, check_writable, write_text_atomic
+from draw_env.io.untrusted import read_json
 from draw_env.rules import PLAYER_COUNTS, DrawGame
-from draw_env.untrusted import read_json
 
 #: The candidates of a run without ``--budgets``: PIMC from cheap to deep, the compiled ISMCTS from a
 #: fifth to four times its default budget of 5,000 simulations, and the same search with the shipped

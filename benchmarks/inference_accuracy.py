@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agents.hidden_tiles import UniformHiddenTiles, load_hidden_tile_model
-from draw_env.files import check_distinct, check_writable, write_text_atomic
+from draw_env.io.files import check_distinct, check_writable, write_text_atomic
 from train.config import ConfigError, build
 from train.inference.collect import collect
 from train.inference.config import InferenceConfig

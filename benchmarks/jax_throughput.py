@@ -48,7 +48,7 @@ import jax.numpy as jnp
 from arena.charts import save_figure
 from benchmarks.throughput import INFORMATION, check_rounds_and_batches, run_vector
 from draw_env.commands import check_outputs
-from draw_env.files import write_json_atomic
+from draw_env.io.files import write_json_atomic
 
 Runner = Callable[[float], int]
 #: The subject name of ``draw_env.jax``'s own fast loop.

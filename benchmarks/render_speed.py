@@ -31,7 +31,7 @@ import numpy as np
 
 import draw_env
 from draw_env.commands import check_outputs
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
 from draw_env.render import Scene, render_rgb, render_text
 
 

@@ -58,7 +58,7 @@ import numpy as np
 
 import draw_env
 from draw_env.commands import check_outputs
-from draw_env.files import write_json_atomic
+from draw_env.io.files import write_json_atomic
 from draw_env.rules import DrawGame
 
 Runner = Callable[[float, random.Random], int]

@@ -48,8 +48,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import agents  # noqa: E402
 import draw_env  # noqa: E402
 from arena.charts import save_figure  # noqa: E402
-from draw_env.files import atomic_path  # noqa: E402
-from draw_env.untrusted import read_json  # noqa: E402
+from draw_env.io.files import atomic_path  # noqa: E402
+from draw_env.io.untrusted import read_json  # noqa: E402
 
 FIGURES = ROOT / "docs" / "figures"
 DATA = FIGURES / "data"

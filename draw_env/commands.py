@@ -1,7 +1,7 @@
 """What every command of the project does with bad input: one line, exit code 2, no traceback.
 
 A file, a config or an argument that cannot be used raises ``ValueError`` (the readers of
-:mod:`draw_env.untrusted`, the config loaders, the argument checks) or, for a path that cannot
+:mod:`draw_env.io.untrusted`, the config loaders, the argument checks) or, for a path that cannot
 be read or written, ``OSError``. Each command (``draw-eval``, ``draw-play``, ``draw-train``,
 ``draw-distill``, ``draw-replay``, ``python -m train.export``, ``train/rllib_selfplay.py``) runs its work inside
 :func:`reported_errors`, which turns them into one line, ``PROG: error: MESSAGE``, on standard
@@ -11,7 +11,7 @@ not help with a bad file).
 A signal that asks a command to stop (``SIGTERM``, as ``timeout`` and ``kill`` send it, or
 ``SIGHUP`` when the terminal closes) ends it as Ctrl-C does: inside :func:`reported_errors` it
 raises ``SystemExit(128 + signal)``, so that every ``finally`` and every unfinished atomic write
-(:mod:`draw_env.files`) cleans up on the way out, and the exit status is the usual one (143 for
+(:mod:`draw_env.io.files`) cleans up on the way out, and the exit status is the usual one (143 for
 ``SIGTERM``), without a traceback. Ctrl-C itself exits with status 130, also without one.
 
 :func:`check_outputs` is the check of a script's output files before its work starts.
@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
-from draw_env.files import check_distinct, check_writable
+from draw_env.io.files import check_distinct, check_writable
 
 __all__ = [
     "COMMAND_EXTRAS",
@@ -111,8 +111,8 @@ def check_outputs(
     inputs: Sequence[tuple[str, str | os.PathLike[str] | None]] = (),
 ) -> None:
     """Check a command's output files before its work: each a distinct regular file path, none of
-    them an input (:func:`~draw_env.files.check_distinct`), each writable
-    (:func:`~draw_env.files.check_writable`). A problem ends the program as :func:`reported_errors`
+    them an input (:func:`~draw_env.io.files.check_distinct`), each writable
+    (:func:`~draw_env.io.files.check_writable`). A problem ends the program as :func:`reported_errors`
     does: one line, exit code 2.
 
     ``outputs`` and ``inputs`` are ``(option, path)`` pairs; a ``None`` path is skipped.

@@ -405,7 +405,7 @@ def as_action(action: object, num_actions: int = NUM_ACTIONS) -> int:
     anything else.
 
     The one normalisation of an action: the environment and the wrappers that look at actions
-    (:class:`draw_env.records.RecordingWrapper`) all go through it.
+    (:class:`draw_env.io.records.RecordingWrapper`) all go through it.
     """
     if isinstance(action, np.ndarray) and action.size == 1:
         action = action.reshape(()).item()

@@ -2,7 +2,7 @@
 
 Three users share these kernels: the batched environment (:mod:`draw_env.vector`, which loops over
 games inside compiled code), compiled search, which copies one game's state, plays it out and
-reads the result, and the enumerated game tree (:mod:`draw_env.game_tree`), which plays every
+reads the result, and the enumerated game tree (:mod:`draw_env.exact.game_tree`), which plays every
 action of every deal of a small variant. :mod:`draw_env.rules` stays the readable reference; the differential tests
 (``tests/test_engine_differential.py``) check every kernel against it over many random games and
 variants. The kernels stay in one module, longer than 600 lines, on purpose: they are the rules

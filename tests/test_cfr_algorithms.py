@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from arena.exploitability import exploitability_of_tables
-from draw_env import game_tree
+from draw_env.exact import game_tree
 from draw_env.rules import DrawGame
 from train.cfr.config import CfrConfig
 from train.cfr.solver import ALGORITHMS, Rule, SolverState, average_strategy, iterate

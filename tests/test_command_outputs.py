@@ -22,7 +22,7 @@ import pytest
 
 from arena.cli import main as eval_main
 from arena.play import main as play_main
-from draw_env.replay import main as replay_main
+from draw_env.io.replay import main as replay_main
 from tests.test_replay_html import make_record
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,7 +28,7 @@ from arena.results import GameOutcome
 from arena.specs import parse_agent_spec, seed_sequence_int
 from arena.stats import shared_first, wilson_interval
 from draw_env import tiles
-from draw_env.records import read_record, replay_record
+from draw_env.io.records import read_record, replay_record
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 REPO = Path(__file__).resolve().parents[1]

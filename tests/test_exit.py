@@ -337,7 +337,7 @@ SHARD_ROW_BYTES = 258 * 2 + 58 + 58 * 4 + 4
 def test_a_shard_larger_than_a_received_files_bound_is_read_back(tmp_path: Path) -> None:
     """An iteration of the shipped 2-player recipe holds about a million decisions (0.8 GB of
     arrays): a run reads its own shards back under their own bound, not a received file's."""
-    from draw_env.untrusted import MAX_ARRAY_BYTES
+    from draw_env.io.untrusted import MAX_ARRAY_BYTES
 
     rows = MAX_ARRAY_BYTES // SHARD_ROW_BYTES + 1000
     data = ExitData(np.zeros((rows, 258), np.int16), np.zeros((rows, 58), bool), np.zeros((rows, 58), np.float32),

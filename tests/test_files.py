@@ -1,4 +1,4 @@
-"""``draw_env.files``: atomic writes leave the old file or the whole new one, and nothing else.
+"""``draw_env.io.files``: atomic writes leave the old file or the whole new one, and nothing else.
 
 Each test lists the folder afterwards: a leftover temporary file (hidden names included) fails
 it, as does a target whose bytes changed when the write failed.
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from draw_env import files
-from draw_env.files import (
+from draw_env.io import files
+from draw_env.io.files import (
     atomic_path,
     check_distinct,
     check_writable,
@@ -291,7 +291,7 @@ def test_two_outputs_at_one_path_are_refused_and_distinct_ones_pass(tmp_path: Pa
 WRITER = """
 import argparse, os, signal, sys, time
 from draw_env.commands import reported_errors
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
 
 # As from a terminal: the signal at its default action (a runner or nohup may have it ignored,
 # and an ignored signal stays ignored on purpose).

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from draw_env import game_tree
+from draw_env.exact import game_tree
 from draw_env.observation import information_layout, information_state
 from draw_env.rules import DrawGame
 from tests.information import game_of

@@ -71,7 +71,7 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *named: str) -
 
 
 # ---------------------------------------------------------------------------------------------
-# 3. Every write goes through draw_env.files.
+# 3. Every write goes through draw_env.io.files.
 
 _WRITERS = {"write_text", "write_bytes", "savefig", "savez", "savez_compressed"}
 
@@ -97,7 +97,7 @@ def _is_atomic(node: ast.expr, names: set[str]) -> bool:
 
 
 def unsafe_writes(path: Path) -> list[str]:
-    """Calls in ``path`` that write a file other than through :mod:`draw_env.files`."""
+    """Calls in ``path`` that write a file other than through :mod:`draw_env.io.files`."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = _atomic_names(tree)
     found = []

@@ -201,3 +201,21 @@ def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
         cwd=ROOT,
     ).stdout
     assert json.loads(output.strip().splitlines()[-1]) == {}
+
+
+def test_the_layout_page_names_every_module_and_subpackage() -> None:
+    """docs/layout.md describes the house as it is: each package's modules and subpackages are
+    named on it (a subpackage's own modules are described by its line)."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    unnamed = []
+    for package in ("draw_env", "agents", "arena", "train"):
+        for path in sorted((ROOT / package).iterdir()):
+            if path.suffix == ".py" and path.name != "__init__.py":
+                named = re.search(rf"(?<![\w]){re.escape(path.name)}", text)
+            elif path.is_dir() and (path / "__init__.py").exists():
+                named = re.search(rf"(?<![\w]){re.escape(path.name)}/", text)
+            else:
+                continue
+            if not named:
+                unnamed.append(str(path.relative_to(ROOT)))
+    assert not unnamed, f"docs/layout.md names none of {unnamed}"

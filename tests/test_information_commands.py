@@ -15,7 +15,7 @@ from arena.evaluation import evaluate
 from arena.play import main as play_main
 from arena.web.decisions import decide
 from arena.web.games import GameStore, Setup
-from draw_env import game_tree
+from draw_env.exact import game_tree
 from draw_env.rules import DrawGame
 from train.cfr.solver import (
     SolverState,

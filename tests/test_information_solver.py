@@ -13,7 +13,7 @@ import agents
 from agents.tabular import TabularAgent, load_table, record_path, save_table
 from arena import exploit_cli
 from arena.exploitability import agent_probabilities, exploitability, exploitability_of_tables
-from draw_env import game_tree
+from draw_env.exact import game_tree
 from draw_env.rules import DrawGame
 from train.cfr.solver import (
     SolverState,

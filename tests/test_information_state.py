@@ -16,7 +16,7 @@ import pytest
 from pettingzoo.test import api_test
 
 import draw_env
-from draw_env import game_tree
+from draw_env.exact import game_tree
 from draw_env.observation import (
     EVENT_CODES,
     EVENT_KINDS,
@@ -243,7 +243,7 @@ def test_histories_a_seat_tells_apart_give_different_vectors_where_the_observati
 
 def _longest_by_rules(game: DrawGame) -> tuple[int, DrawState | None]:
     """The longest hand of a 2-player variant, every deal and line of play walked through the
-    rules (the plain twin of :func:`draw_env.game_tree.longest_hand`), and one such hand."""
+    rules (the plain twin of :func:`draw_env.exact.game_tree.longest_hand`), and one such hand."""
     best: list = [0, None]
 
     def walk(state: DrawState) -> None:

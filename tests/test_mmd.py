@@ -22,7 +22,7 @@ import torch
 
 from agents.policy_network import NetworkAgent
 from arena.exploitability import agent_probabilities, exploitability
-from draw_env.game_tree import build_tree
+from draw_env.exact.game_tree import build_tree
 from draw_env.rules import DrawGame
 from train import cli
 from train.jax_ppo.config import JaxPPOConfig

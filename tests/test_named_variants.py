@@ -291,7 +291,7 @@ def test_the_benchmark_games_are_named_variants_with_players_and_episodes() -> N
 
 
 def test_exactness_is_the_trees_size_not_the_name() -> None:
-    from draw_env.game_tree import exactly_measurable
+    from draw_env.exact.game_tree import exactly_measurable
     from train.bench.protocol import BenchGame
 
     assert exactly_measurable(DrawGame.named("micro")) and exactly_measurable(DrawGame.named("mini"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena.parallel import process_map
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
 
 
 def _square_and_pid(x: int) -> tuple[int, int]:

@@ -13,7 +13,7 @@ import pytest
 import agents
 from arena.play import main, parse_move, split_specs
 from arena.play_messages import MESSAGES, summarise_turns
-from draw_env.records import read_record, replay_record
+from draw_env.io.records import read_record, replay_record
 from draw_env.rules import DRAW, LANGUAGES, PASS, DrawGame
 from draw_env.tiles import NAMES
 

@@ -1,7 +1,7 @@
 """Files a user receives, at the edges the readers did not see before.
 
 * A path that is not a regular file (a FIFO, a device, a directory) is refused before it is opened
-  by every reader of received files: ``draw_env.untrusted.read_bytes`` and everything built on it
+  by every reader of received files: ``draw_env.io.untrusted.read_bytes`` and everything built on it
   (policy files, tables, hidden-tile models, game records, configs), whose refusal names the file.
   A FIFO would otherwise make the reader wait for a writer forever.
 * A ``tabular`` table is sized from its archive's headers before any array is read: one that would
@@ -33,10 +33,10 @@ import agents.tabular as tabular
 import draw_env
 from agents.hidden_tiles import HiddenTileModel, save_hidden_tile_model
 from agents.tabular import TabularAgent, load_table, record_path, save_table, table_memory
+from draw_env.io.records import read_record
+from draw_env.io.untrusted import UntrustedInputError, read_bytes, read_json, read_npz, read_text, read_yaml
 from draw_env.observation import layout
-from draw_env.records import read_record
 from draw_env.rules import DrawGame
-from draw_env.untrusted import UntrustedInputError, read_bytes, read_json, read_npz, read_text, read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = DrawGame(2, max_pip=2, hand_size=2, protected=1)

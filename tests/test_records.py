@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import draw_env
-from draw_env.records import (
+from draw_env.io.records import (
     FORMAT,
     VERSION,
     RecordingWrapper,
@@ -348,7 +348,7 @@ def test_every_seed_the_wrapper_takes_is_read_back(tmp_path: Path) -> None:
 
 def test_draw_play_takes_only_a_seed_its_record_holds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from arena.play import main as draw_play
-    from draw_env.replay import main as draw_replay
+    from draw_env.io.replay import main as draw_replay
 
     record = tmp_path / "r.json"
     argv = ["--opponents", "heaviest", "--episode", "hand", "--record", str(record), "--seed"]

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import draw_env
-from draw_env.records import RecordingWrapper, read_record, replay_record
-from draw_env.replay import html_page
+from draw_env.io.records import RecordingWrapper, read_record, replay_record
+from draw_env.io.replay import html_page
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ODD_TEXT = ["\u2028", "\u2029", "\ufeff", "\u202e", "\x00", "</script>", "__RECORD__", "<img src=x onerror=1>", "\U0001f600", "\udcff"]

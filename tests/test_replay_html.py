@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 import draw_env
-from draw_env.records import RecordingWrapper, positions, write_record
-from draw_env.replay import html_page, main
+from draw_env.io.records import RecordingWrapper, positions, write_record
+from draw_env.io.replay import html_page, main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

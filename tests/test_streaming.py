@@ -1,7 +1,7 @@
-"""The streaming best response (:mod:`draw_env.streaming`) against the stored tree's.
+"""The streaming best response (:mod:`draw_env.exact.streaming`) against the stored tree's.
 
 Both compute the same exact measures by different walks: the tree keeps every history
-(:func:`draw_env.game_tree.build_tree`), the streaming one only the information states, keyed its
+(:func:`draw_env.exact.game_tree.build_tree`), the streaming one only the information states, keyed its
 own way. On small variants they must agree to 1e-9 for deterministic, stochastic and tabular
 policies asked with either vector, and count the same information states, histories and
 questions. OpenSpiel's cross-check is in ``tests/test_openspiel_exploitability.py``.
@@ -16,7 +16,7 @@ import pytest
 
 import agents
 from arena.exploitability import agent_probabilities, exploitability, streaming_exploitability
-from draw_env import game_tree, streaming
+from draw_env.exact import game_tree, streaming
 from draw_env.rules import DrawGame
 
 MICRO = DrawGame(2, max_pip=2, hand_size=1)

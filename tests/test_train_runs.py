@@ -347,7 +347,7 @@ def test_sigint_saves_a_last_checkpoint_that_resumes(tmp_path: Path) -> None:
     assert f"saved {checkpoint}" in stdout
     state = read_resume_state(checkpoint, tiny(output).to_dict())
     assert state.timesteps == int(checkpoint.stem.removeprefix("step_")) > 0
-    assert not list(output.rglob("*.partial*"))  # draw_env.files.atomic_path's temporary names
+    assert not list(output.rglob("*.partial*"))  # draw_env.io.files.atomic_path's temporary names
 
 
 def test_a_checkpoint_whose_weights_do_not_load_is_refused_before_writing(run: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``draw_env.untrusted``: the bounded readers of JSON, YAML and ``.npz`` files people exchange.
+"""``draw_env.io.untrusted``: the bounded readers of JSON, YAML and ``.npz`` files people exchange.
 
 Each refusal is one ``UntrustedInputError`` (a ``ValueError``) line that starts with the file's
 name; nothing recurses without a bound, nothing expands an alias, nothing unpickles, and no
@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from draw_env.untrusted import (
+from draw_env.io.untrusted import (
     MAX_DEPTH,
     MAX_JSON_VALUES,
     MAX_YAML_VALUES,

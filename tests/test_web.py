@@ -29,7 +29,7 @@ from agents.base import BaseAgent  # noqa: E402
 from arena.web import budgets, decisions, server  # noqa: E402
 from arena.web.decisions import DecisionPool, PoolClosed, Task, decide  # noqa: E402
 from arena.web.games import GameStore, RecordsFolder, WebGame, parse_setup  # noqa: E402
-from draw_env.records import read_record, replay_record  # noqa: E402
+from draw_env.io.records import read_record, replay_record  # noqa: E402
 
 
 class Clock:

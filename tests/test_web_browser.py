@@ -27,7 +27,7 @@ pytest.importorskip("uvicorn")
 from arena.web.decisions import DecisionPool  # noqa: E402
 from arena.web.games import GameStore, RecordsFolder  # noqa: E402
 from arena.web.server import make_server  # noqa: E402
-from draw_env.records import read_record, replay_record  # noqa: E402
+from draw_env.io.records import read_record, replay_record  # noqa: E402
 from tests.test_replay_html import CHROMIUM, DevTools, Page  # noqa: E402
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")

@@ -34,9 +34,9 @@ from agents.sb3_checkpoint import read_checkpoint, read_zip_member, write_checkp
 from arena.learner import EvalRow
 from draw_env.checks import is_integer
 from draw_env.features import FEATURES
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
+from draw_env.io.untrusted import ArrayHeader, loads_json, read_npz
 from draw_env.rules import DrawGame
-from draw_env.untrusted import ArrayHeader, loads_json, read_npz
 from train.config import ConfigError
 from train.run_dir import RunFile, read_run_file, row_schema, seconds
 

@@ -35,8 +35,8 @@ from pydantic.fields import FieldInfo
 
 import agents
 from draw_env.checks import is_integer, is_number
-from draw_env.files import check_regular_file
-from draw_env.untrusted import loads_yaml, read_text
+from draw_env.io.files import check_regular_file
+from draw_env.io.untrusted import loads_yaml, read_text
 
 #: The largest config file read (ours are a few kB).
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -561,7 +561,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     """A YAML config file's mapping (empty file: ``{}``), every problem one :class:`ConfigError` line.
 
     The file must be a regular file (or a link to one), checked before it is opened; it is read
-    with :func:`draw_env.untrusted.read_yaml`'s bounds: at most 1 MiB, no anchors or aliases,
+    with :func:`draw_env.io.untrusted.read_yaml`'s bounds: at most 1 MiB, no anchors or aliases,
     bounded nesting, no repeated keys.
     """
     try:

@@ -20,8 +20,8 @@ from agents.policy_file import PLAYER_COUNTS, record_path, save_policy_file
 from agents.sb3_checkpoint import WeightsRecord, checkpoint_record_path, read_checkpoint
 from draw_env.checks import check_bool, check_choice
 from draw_env.commands import reported_errors
-from draw_env.files import check_distinct
-from draw_env.untrusted import read_json
+from draw_env.io.files import check_distinct
+from draw_env.io.untrusted import read_json
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -36,8 +36,8 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
-from draw_env.files import PARTIAL, check_writable, not_regular, write_json_atomic
-from draw_env.untrusted import ArrayHeader, read_json, read_npz
+from draw_env.io.files import PARTIAL, check_writable, not_regular, write_json_atomic
+from draw_env.io.untrusted import ArrayHeader, read_json, read_npz
 from train.config import ConfigError, Section, build, shown
 
 T = TypeVar("T")
@@ -92,7 +92,7 @@ class RunKind:
 _EVERY_RUN = (r"config\.json", re.escape(MARKER))
 #: Keys of the ``config.json`` of every run, whatever its version and pipeline.
 _SAVED_BY_EVERY_RUN = ("num_players", "seed", "output_dir")
-#: ``draw_env.files.temporary_name``'s names: ``.{stem}.{pid}-{token}.partial{suffix}``.
+#: ``draw_env.io.files.temporary_name``'s names: ``.{stem}.{pid}-{token}.partial{suffix}``.
 _TEMPORARY = re.compile(rf"\.(?P<stem>.+)\.\d+-[0-9a-f]+{re.escape(PARTIAL)}(?P<suffix>\.[^.]*)?")
 
 
@@ -588,7 +588,7 @@ def read_rows(
     scalars: Collection[str] = (),
     optional: Collection[str] = (),
 ) -> dict[str, np.ndarray]:
-    """The arrays of a data shard ``.npz`` a run wrote (:func:`draw_env.untrusted.read_npz`).
+    """The arrays of a data shard ``.npz`` a run wrote (:func:`draw_env.io.untrusted.read_npz`).
 
     Args:
         columns: name -> rank of each array with one row per item (all with the same row count).

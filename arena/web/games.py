@@ -41,7 +41,7 @@ from arena.web.budgets import page_kwargs
 from arena.web.decisions import DecisionFailed, PoolClosed, Task
 from draw_env import describe
 from draw_env.checks import MAX_SEED
-from draw_env.records import RecordingWrapper, write_record
+from draw_env.io.records import RecordingWrapper, write_record
 from draw_env.render import oriented_line
 from draw_env.rules import (
     DEFAULT_VARIANT,

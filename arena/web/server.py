@@ -73,11 +73,11 @@ from arena.web.games import (
 )
 from draw_env.checks import MAX_SEED
 from draw_env.commands import error_line
+from draw_env.io.replay import html_page
+from draw_env.io.untrusted import UntrustedInputError, loads_json
 from draw_env.render import _PIPS
-from draw_env.replay import html_page
 from draw_env.rules import LANGUAGES, VARIANTS
 from draw_env.tiles import MAX_PIP, MIN_PIP
-from draw_env.untrusted import UntrustedInputError, loads_json
 
 DEFAULT_PORT = 8765
 DEFAULT_RECORDS = "draw-web-records"

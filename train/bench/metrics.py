@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from draw_env.game_tree import GameTree
+from draw_env.exact.game_tree import GameTree
 from train.bench.config import ExploiterSettings
 from train.bench.protocol import BenchGame, Policy
 

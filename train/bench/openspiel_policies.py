@@ -37,7 +37,7 @@ from open_spiel.python import policy as policy_lib
 import draw_env.openspiel  # noqa: F401  (registers python_draw_dominoes)
 from agents.policy_file import PolicyWeights
 from agents.tabular import save_table
-from draw_env import game_tree
+from draw_env.exact import game_tree
 from draw_env.features import encode_batch
 from draw_env.openspiel import SHORT_NAME
 from draw_env.rules import DrawGame

@@ -56,8 +56,8 @@ class BenchGame:
     @property
     def exact(self) -> bool:
         """Measured by exact exploitability: one hand of a game whose whole tree fits the memory
-        bound (:func:`draw_env.game_tree.exactly_measurable`: two players, a small variant)."""
-        from draw_env.game_tree import exactly_measurable  # numba: loaded by the cells that measure
+        bound (:func:`draw_env.exact.game_tree.exactly_measurable`: two players, a small variant)."""
+        from draw_env.exact.game_tree import exactly_measurable  # numba: loaded by the cells that measure
 
         return self.episode == "hand" and exactly_measurable(self.rules)
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from agents.inputs import OBS_TYPES
-from draw_env.files import write_text_atomic
+from draw_env.io.files import write_text_atomic
 from train.bench.protocol import Cell
 from train.config import ConfigError
 from train.run_dir import RunFile, check_run_data, read_run_file

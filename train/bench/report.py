@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator
 
-from draw_env.files import write_text_atomic
+from draw_env.io.files import write_text_atomic
 from train.bench.records import MAX_VALUE
 from train.run_dir import RunFile, read_run_file
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import Field
 
-from draw_env.files import write_json_atomic, write_text_atomic
+from draw_env.io.files import write_json_atomic, write_text_atomic
 from train.bench.protocol import Cell, Checkpoint, Policy
 from train.meter import Budget
 from train.policies import NetworkPolicy

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from draw_env.files import write_json_atomic
+from draw_env.io.files import write_json_atomic
 from train.bench.config import BenchConfig, read_settings
 from train.bench.protocol import GAMES, BenchGame, Cell, Policy, algorithm
 from train.bench.records import FORMAT, VERSION, check_cell, git_commit, read_record, versions, write_record

@@ -27,8 +27,8 @@ import numpy as np
 
 from agents.tabular import save_table
 from arena.exploitability import exploitability, exploitability_of_tables, tree_for
-from draw_env.files import atomic_path
-from draw_env.game_tree import GameTree
+from draw_env.exact.game_tree import GameTree
+from draw_env.io.files import atomic_path
 from train.cfr.config import CfrConfig
 from train.cfr.solver import (
     DISPLAY_NAMES,
@@ -214,7 +214,7 @@ def _resume(run: RunDir, tree: GameTree, rule: Rule) -> tuple[SolverState, Progr
 
 
 def _read_state(run: RunDir, tree: GameTree, rule: Rule) -> dict[str, np.ndarray]:
-    from draw_env.untrusted import ArrayHeader, read_npz
+    from draw_env.io.untrusted import ArrayHeader, read_npz
 
     kinds = ("regrets", "sums", "predictions") if rule.predictive else ("regrets", "sums")
     sizes = {f"{kind}_{seat}": len(tree.actions[seat]) for kind in kinds for seat in (0, 1)}

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from draw_env.game_tree import GameTree, distinct_rows, reach_probabilities
+from draw_env.exact.game_tree import GameTree, distinct_rows, reach_probabilities
 
 #: The update rules the solver runs (:class:`Rule`), by the name a config gives them.
 ALGORITHMS = ("cfr_plus", "pcfr_plus", "dcfr")
@@ -140,7 +140,7 @@ def current_strategy(tree: GameTree, seat: int, regrets: np.ndarray, prediction:
 def mirrored_entries(tree: GameTree) -> tuple[np.ndarray, np.ndarray]:
     """Per seat, int64 ``(len(tree.actions[seat]),)``: for each entry (an information state's
     action), the other seat's entry of the same information-state vector
-    (:meth:`draw_env.game_tree.GameTree.information_states`) and the same action; -1 where the
+    (:meth:`draw_env.exact.game_tree.GameTree.information_states`) and the same action; -1 where the
     other seat has no such information state.
 
     Raises:

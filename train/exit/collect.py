@@ -22,7 +22,7 @@ from agents.policy_file import PolicyWeights
 from agents.policy_network import NumpyPolicy
 from arena.parallel import process_map
 from arena.specs import seed_sequence_int
-from draw_env.files import atomic_path
+from draw_env.io.files import atomic_path
 from train.exit.config import TEACHER, ExitConfig
 from train.run_dir import read_rows
 

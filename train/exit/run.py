@@ -14,7 +14,7 @@ from pydantic import Field
 from agents.base import SEARCH_VALUE_UNIT
 from agents.policy_file import load_policy_file, save_policy_file
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
-from draw_env.files import atomic_path, write_json_atomic
+from draw_env.io.files import atomic_path, write_json_atomic
 from train.exit.collect import ExitData, collect, shard_runner
 from train.exit.config import ExitConfig
 from train.exit.fit import FitReport, fit, initial_weights

@@ -26,7 +26,7 @@ from typing import Any
 
 from arena.charts import save_figure
 from draw_env.commands import reported_errors
-from draw_env.files import check_writable, write_text_atomic
+from draw_env.io.files import check_writable, write_text_atomic
 from train.config import load
 from train.rllib.config import RLlibConfig, RLlibPPO
 

@@ -37,7 +37,7 @@ from arena.learner import (
     first_reaching,
     write_rows_csv,
 )
-from draw_env.files import write_json_atomic
+from draw_env.io.files import write_json_atomic
 from draw_env.rules import DrawGame
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
 from train.exploitability_curve import ExploitabilityCurve

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from draw_env.game_tree import DEFAULT_MAX_BYTES, exactly_measurable
+from draw_env.exact.game_tree import DEFAULT_MAX_BYTES, exactly_measurable
 from draw_env.rules import DrawGame
 from train.config import ConfigError, Section, output_dir, shown, workers
 from train.pipelines import Pipeline, load_run

@@ -31,8 +31,8 @@ import numpy as np
 from pydantic import Field
 from ray import tune
 
-from draw_env.files import atomic_path, check_writable, write_json_atomic, write_text_atomic
-from draw_env.game_tree import GameTree, build_tree
+from draw_env.exact.game_tree import GameTree, build_tree
+from draw_env.io.files import atomic_path, check_writable, write_json_atomic, write_text_atomic
 from train.config import ConfigError, shown
 from train.run_dir import RunFile, read_run_file
 from train.sweep.config import (

@@ -33,7 +33,8 @@ from pettingzoo.utils import BaseWrapper
 
 from draw_env import draw_dominoes, rules
 from draw_env.checks import MAX_SEED, is_integer
-from draw_env.files import write_text_atomic
+from draw_env.io.files import write_text_atomic
+from draw_env.io.untrusted import read_json
 from draw_env.rules import (
     PROTECTED_BONEYARD,
     DrawGame,
@@ -43,7 +44,6 @@ from draw_env.rules import (
     reward_fits_episode,
 )
 from draw_env.tiles import DEFAULT_MAX_PIP, MAX_PIP, MIN_PIP, tile_set
-from draw_env.untrusted import read_json
 
 FORMAT = "draw-dominoes-record"
 VERSION = 1
@@ -381,7 +381,7 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
 def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a record written by :func:`write_record` (plain JSON: nothing runs).
 
-    The file is read with :func:`draw_env.untrusted.read_json`: bounded in size and nesting,
+    The file is read with :func:`draw_env.io.untrusted.read_json`: bounded in size and nesting,
     strict UTF-8, no repeated keys, no over-long numbers.
 
     Raises:

@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from draw_env.files import file_kind
+from draw_env.io.files import file_kind
 
 __all__ = [
     "MAX_ARRAY_BYTES",

@@ -1,6 +1,6 @@
 """Exact best responses of a small 2-player variant without storing its game tree.
 
-:func:`draw_env.game_tree.build_tree` keeps every history (``mini``: 22.4 million nodes, about
+:func:`draw_env.exact.game_tree.build_tree` keeps every history (``mini``: 22.4 million nodes, about
 1.9 GB). This module keeps only each seat's information states (``mini``: 3.0 million, about
 0.6 GB) and walks the histories depth first, again for each pass, with a stack of a few hundred
 positions (:mod:`draw_env.engine`'s kernels play the moves):
@@ -54,7 +54,7 @@ from draw_env.engine import (
     write_information_state,
     write_observation,
 )
-from draw_env.game_tree import check_tree_game, deals
+from draw_env.exact.game_tree import check_tree_game, deals
 from draw_env.observation import information_layout, layout
 from draw_env.rules import DrawGame
 
@@ -65,7 +65,7 @@ from draw_env.rules import DrawGame
 #: ``draw-exploit random heaviest variety`` on ``mini`` peaks 0.68 GB above Python's start for
 #: 3.0 million information states, 225 bytes each.
 STATE_BYTES = 240
-#: Default bound on the memory, as :data:`draw_env.game_tree.DEFAULT_MAX_BYTES` for the tree.
+#: Default bound on the memory, as :data:`draw_env.exact.game_tree.DEFAULT_MAX_BYTES` for the tree.
 DEFAULT_MAX_BYTES = 8 * 1024**3
 #: Hands sampled by :func:`estimate_states` (each a walk of every deal that gives it to seat 0).
 SAMPLED_HANDS = 4
@@ -96,7 +96,7 @@ class StateTables:
 
     Attributes:
         game: the variant.
-        deals: int64, the deals walked (rows of :func:`draw_env.game_tree.deals`).
+        deals: int64, the deals walked (rows of :func:`draw_env.exact.game_tree.deals`).
         roots: int64 ``(deals, 2)``, each seat's code for its hand and the opener (negative:
             the parent of a seat's first information state).
         table: per seat, the hash table, int64 ``(slots, 2)``: a key (``_EMPTY`` where free) and

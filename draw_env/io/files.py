@@ -5,7 +5,7 @@ the target: the target holds either its old content or the whole new one, becaus
 :func:`os.replace` within one folder (one filesystem) is atomic. The temporary name lives in
 the same folder for that reason (a rename across filesystems is a copy).
 
-Only regular files are written (and read: :func:`draw_env.untrusted.read_bytes` refuses the
+Only regular files are written (and read: :func:`draw_env.io.untrusted.read_bytes` refuses the
 others, naming them with :func:`file_kind`). A symbolic link at the target is followed: its target is the
 file replaced (the link stays a link). A directory, a device (such as ``/dev/null``), a FIFO or a
 socket at the target, directly or behind a link, is refused with a ``ValueError`` naming the path

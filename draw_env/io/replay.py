@@ -27,8 +27,8 @@ from typing import IO, Any
 
 from draw_env import describe
 from draw_env.commands import check_extras, error_line, exit_on_signals
-from draw_env.files import check_distinct, check_writable, write_text_atomic
-from draw_env.records import Position, positions, read_record, record_game, replay_record, variant_text
+from draw_env.io.files import check_distinct, check_writable, write_text_atomic
+from draw_env.io.records import Position, positions, read_record, record_game, replay_record, variant_text
 from draw_env.render import Scene, describe_action, match_line, oriented_line, render_text, result_line
 
 
