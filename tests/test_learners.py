@@ -88,8 +88,15 @@ def test_cfr_plus(tmp_path: Path) -> None:
     assert calls[0][2].about["iterations"] == 4  # whole iterations up to the first point (a third)
 
 
-def test_self_play_ppo(tmp_path: Path) -> None:
+def test_self_play_ppo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
     from train.selfplay.config import TrainConfig
+
+    # sb3's learn() left a folder SB3-<date> in the temporary directory on every call
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     from train.selfplay.learner import train
 
     config = build(TrainConfig, {
@@ -103,6 +110,7 @@ def test_self_play_ppo(tmp_path: Path) -> None:
     _check(calls, final, 2, 256)
     assert calls[0][0] == 128  # a rollout of 16 games x 8 steps: the first point's
     assert not (tmp_path / "selfplay").exists()  # a learner writes no run folder
+    assert not list(temporary.glob("SB3-*"))
 
 
 def test_ppo_in_jax(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import gymnasium
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.policies import BaseModel
 from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnv
@@ -84,7 +85,16 @@ def new_model(
     )
     if isinstance(model, MagneticPPO) and ppo is not None:
         model.configure_magnet(ppo)
+    if tensorboard_dir is None:
+        log_nowhere(model)
     return model
+
+
+def log_nowhere(model: MaskablePPO) -> None:
+    """Give ``model`` a logger that writes nothing: without a logger of its own, sb3's ``learn``
+    configures one that creates a folder ``SB3-<date>`` in the system's temporary directory on
+    every call, even when it has nothing to write there."""
+    model.set_logger(Logger(folder=None, output_formats=[]))
 
 
 class MagneticPPO(MaskablePPO):

@@ -47,7 +47,7 @@ from train.plots import plot_learning_curve
 from train.policies import NetworkPolicy
 from train.run_dir import RunDir, RunSummary, read_run_file, seconds
 from train.runs import open_run_dir
-from train.sb3_adapter import MagneticPPO, new_model, weights_of
+from train.sb3_adapter import MagneticPPO, log_nowhere, new_model, weights_of
 from train.selfplay.config import TrainConfig
 from train.vector_learner import learner_vec_env
 
@@ -464,6 +464,8 @@ def train(config: TrainConfig, resume: str | Path | None = None, overwrite: bool
                 )
                 if isinstance(model, MagneticPPO):
                     model.configure_magnet(config.ppo)
+                if tensorboard_dir is None:
+                    log_nowhere(model)
             else:
                 model = build_model(config, venv, tensorboard_dir)
             run = SelfPlayRun(config, model, resumed, curve)
