@@ -124,6 +124,7 @@ def ppo_coefficient(name: str) -> Any:
     return number(default, low, high, low_open=low_open)
 
 
+
 #: The largest integer any key takes: int32's, the limit of the libraries a run hands its
 #: numbers to (NumPy's legacy seeding, which SB3 uses, takes seeds below 2**32, and a run seeds
 #: its environments and evaluations with small offsets from ``seed``).
@@ -637,3 +638,15 @@ def raw_config(path: str | Path | None, overrides: Sequence[str] = ()) -> dict[s
         keys, value = parse_override(text)
         apply_override(data, keys, value)
     return data
+
+
+class PPOCoefficients(Section):
+    """Every coefficient of :data:`PPO_COEFFICIENTS`, the fields of each PPO config that takes
+    them all (self-play's and the exploiter's ``ppo:`` section, PPO in JAX)."""
+
+    gamma: float = ppo_coefficient("gamma")
+    gae_lambda: float = ppo_coefficient("gae_lambda")
+    clip_coef: float = ppo_coefficient("clip_coef")
+    ent_coef: float = ppo_coefficient("ent_coef")
+    vf_coef: float = ppo_coefficient("vf_coef")
+    max_grad_norm: float = ppo_coefficient("max_grad_norm")

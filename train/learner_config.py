@@ -23,6 +23,7 @@ from train.config import (
     BASELINES,
     PPO_RENAMED,
     ConfigError,
+    PPOCoefficients,
     Section,
     Widths,
     check_memory,
@@ -30,7 +31,6 @@ from train.config import (
     integer,
     layer_widths,
     number,
-    ppo_coefficient,
     seed_field,
 )
 
@@ -100,7 +100,7 @@ def check_exploitability_every(every: int, game: DrawGame, episode: str = "hand"
         )
 
 
-class PPOSettings(MagnetSettings):
+class PPOSettings(MagnetSettings, PPOCoefficients):
     """MaskablePPO hyper-parameters, under the project's PPO names (:data:`train.config.PPO_RENAMED`;
     :func:`train.sb3_adapter.make_maskable_ppo` gives them to sb3 under its own), and the magnet's
     (:class:`MagnetSettings`)."""
@@ -112,12 +112,6 @@ class PPOSettings(MagnetSettings):
     num_steps: int = integer(1024, 2)
     minibatch_size: int = integer(256, 2)
     update_epochs: int = integer(5, 1)
-    gamma: float = ppo_coefficient("gamma")
-    gae_lambda: float = ppo_coefficient("gae_lambda")
-    clip_coef: float = ppo_coefficient("clip_coef")
-    ent_coef: float = ppo_coefficient("ent_coef")
-    vf_coef: float = ppo_coefficient("vf_coef")
-    max_grad_norm: float = ppo_coefficient("max_grad_norm")
     net_arch: Widths = layer_widths([256, 256])
     activation: Literal["relu", "tanh"] = "relu"
 

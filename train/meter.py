@@ -1,4 +1,4 @@
-"""What a learner may spend and what it has spent: :class:`Budget` and :class:`Meter`.
+"""What a learner may spend and what it has spent: :class:`Budget`, :class:`Clock` and :class:`Meter`.
 
 Every learner of the project (``train(config, budget, on_checkpoint, points)`` in each learner's
 package) trains until its :class:`Budget` is spent, counting on one :class:`Meter` the
@@ -59,36 +59,18 @@ class Budget:
         return {"env_steps": self.env_steps, "cpu_seconds": self.cpu_seconds}
 
 
-class Meter:
-    """A learner's spending against its budget, and its checkpoints.
-
-    The CPU clock runs between :meth:`start` and :meth:`stop` only (what runs between them is
-    training); :meth:`reached` calls ``on_checkpoint`` at every point the steps (or seconds) now
-    reach, with the clock paused, and :meth:`finish` calls the points left with the final policy,
-    so that ``on_checkpoint`` is called exactly ``points`` times.
+class Clock:
+    """The CPU seconds (this process and its finished children) and the wall seconds of training:
+    the clock runs between :meth:`start` and :meth:`stop` only; :meth:`paused` stops it for a
+    block (evaluating, saving, measuring are not training).
 
     Args:
-        budget: what training may spend.
-        points: how many checkpoints, evenly over the budget: by environment steps where the
-            budget has them, else by CPU seconds (at least 1: the end of training).
-        on_checkpoint: called at each point (``None``: nothing is called).
-        seconds: CPU seconds already spent (a run that continues).
+        seconds, wall: CPU and wall seconds already spent (a run that continues).
     """
 
-    def __init__(
-        self, budget: Budget, points: int = 1, on_checkpoint: Checkpoint | None = None, *, seconds: float = 0.0
-    ) -> None:
-        if isinstance(points, bool) or not isinstance(points, int) or points < 1:
-            raise ValueError(f"checkpoint points must be a positive integer, got {points!r}")
-        self.budget = budget
-        self.points = points
-        self.on_checkpoint = on_checkpoint
-        #: The environment steps of the last :meth:`reached` or :meth:`finish`.
-        self.steps = 0
-        #: The points called so far.
-        self.done = 0
-        self._wall = 0.0
+    def __init__(self, *, seconds: float = 0.0, wall: float = 0.0) -> None:
         self._seconds = seconds
+        self._wall = wall
         self._started: tuple[float, float] | None = None
 
     def start(self) -> None:
@@ -124,6 +106,37 @@ class Meter:
         finally:
             if running:
                 self.start()
+
+
+class Meter(Clock):
+    """A learner's spending against its budget, and its checkpoints.
+
+    The CPU clock runs between :meth:`start` and :meth:`stop` only (what runs between them is
+    training); :meth:`reached` calls ``on_checkpoint`` at every point the steps (or seconds) now
+    reach, with the clock paused, and :meth:`finish` calls the points left with the final policy,
+    so that ``on_checkpoint`` is called exactly ``points`` times.
+
+    Args:
+        budget: what training may spend.
+        points: how many checkpoints, evenly over the budget: by environment steps where the
+            budget has them, else by CPU seconds (at least 1: the end of training).
+        on_checkpoint: called at each point (``None``: nothing is called).
+        seconds: CPU seconds already spent (a run that continues).
+    """
+
+    def __init__(
+        self, budget: Budget, points: int = 1, on_checkpoint: Checkpoint | None = None, *, seconds: float = 0.0
+    ) -> None:
+        if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+            raise ValueError(f"checkpoint points must be a positive integer, got {points!r}")
+        self.budget = budget
+        self.points = points
+        self.on_checkpoint = on_checkpoint
+        #: The environment steps of the last :meth:`reached` or :meth:`finish`.
+        self.steps = 0
+        #: The points called so far.
+        self.done = 0
+        super().__init__(seconds=seconds)
 
     def spent(self, steps: int | None = None) -> bool:
         """Whether ``steps`` (default: the last counted) and the seconds so far reach the budget."""

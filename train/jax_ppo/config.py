@@ -16,13 +16,13 @@ from agents.policy_file import describe_variant
 from train.config import (
     PPO_RENAMED,
     EvaluatedLearner,
+    PPOCoefficients,
     Widths,
     fail,
     integer,
     layer_widths,
     number,
     output_dir,
-    ppo_coefficient,
     seed_field,
 )
 from train.learner_config import (
@@ -36,7 +36,7 @@ from train.learner_config import (
 OPPONENTS = ("heaviest", "random", "self")
 
 
-class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings):
+class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoefficients):
     """Everything one run of PPO in JAX needs; see ``docs/jax_training.md`` for each key.
 
     The table and variant (``num_players``, ``max_pip``, ``hand_size``, ``protected``) are
@@ -60,12 +60,6 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings):
     update_epochs: int = integer(2, 1, 1000)
     num_minibatches: int = integer(4, 1)
     learning_rate: float = number(1e-3, 0.0, 1.0, low_open=True)
-    gamma: float = ppo_coefficient("gamma")
-    gae_lambda: float = ppo_coefficient("gae_lambda")
-    clip_coef: float = ppo_coefficient("clip_coef")
-    vf_coef: float = ppo_coefficient("vf_coef")
-    ent_coef: float = ppo_coefficient("ent_coef")
-    max_grad_norm: float = ppo_coefficient("max_grad_norm")
     reward_scale: float = number(0.05, 0.0, 100.0, low_open=True)
     hidden: Widths = layer_widths([128, 128])
     activation: Literal["relu", "tanh"] = "relu"

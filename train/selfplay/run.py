@@ -17,7 +17,6 @@ import contextlib
 import dataclasses
 import os
 import signal
-import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ from draw_env.rules import DrawGame
 from train.checkpoints import EVAL_ROW, ResumeState, read_resume_state, save_checkpoint
 from train.exploitability_curve import ExploitabilityCurve
 from train.export import export_policy
-from train.meter import Budget, Checkpoint, Meter
+from train.meter import Budget, Checkpoint, Clock, Meter
 from train.plots import plot_learning_curve
 from train.policies import NetworkPolicy
 from train.run_dir import RunDir, RunSummary, read_run_file, seconds
@@ -62,32 +61,6 @@ def build_model(config: TrainConfig, venv: VecEnv, tensorboard_dir: str | None) 
     return new_model(
         venv, list(config.ppo.net_arch), config.ppo.activation, config.seed, config.ppo, tensorboard_dir
     )
-
-
-class TrainingClock:
-    """Seconds of training on the clock; evaluating and saving run with the clock paused."""
-
-    def __init__(self, seconds: float = 0.0) -> None:
-        self.seconds = seconds
-        self._started: float | None = None
-
-    def start(self) -> None:
-        self._started = time.perf_counter()
-
-    def stop(self) -> None:
-        if self._started is not None:
-            self.seconds += time.perf_counter() - self._started
-            self._started = None
-
-    @contextlib.contextmanager
-    def paused(self) -> Iterator[None]:
-        running = self._started is not None
-        self.stop()
-        try:
-            yield
-        finally:
-            if running:
-                self.start()
 
 
 class SelfPlayPool(BaseCallback):
@@ -204,7 +177,7 @@ class SelfPlayRun:
         self.curve = curve
         self.model = model
         self.output_dir = Path(config.output_dir)
-        self.clock = TrainingClock(resumed.train_seconds if resumed else 0.0)
+        self.clock = Clock(wall=resumed.train_seconds if resumed else 0.0)  # train_seconds: wall-clock
         self.eval_rows = [EvalRow(**row) for row in resumed.eval_rows] if resumed else []
         self.pool = SelfPlayPool(
             list(resumed.snapshots) if resumed else [], config.snapshot_pool, config.game(), config.obs_type
@@ -229,7 +202,7 @@ class SelfPlayRun:
         policy file ``.npz`` + ``.json`` (weights only, the file to share)."""
         with self.clock.paused():
             state = {
-                "train_seconds": self.clock.seconds,
+                "train_seconds": self.clock.wall,
                 "eval_rows": [dataclasses.asdict(row) for row in self.eval_rows],
                 "config": self.config.to_dict(),
             }
@@ -254,7 +227,7 @@ class SelfPlayRun:
                     "trained_by": "draw-train",
                     "config": self.config.to_dict(),
                     "timesteps": self.model.num_timesteps,
-                    "train_seconds": round(self.clock.seconds, 1),
+                    "train_seconds": round(self.clock.wall, 1),
                 },
             )
 
@@ -293,7 +266,7 @@ class SelfPlayRun:
                 self.config.num_players,
                 settings.matches,
                 timesteps=self.model.num_timesteps,
-                train_seconds=self.clock.seconds,
+                train_seconds=self.clock.wall,
                 seed=self.config.seed + 1,
                 max_pip=self.config.max_pip, hand_size=self.config.hand_size, protected=self.config.protected,
                 duplicate=settings.duplicate,
@@ -318,7 +291,7 @@ class SelfPlayRun:
 class _Clock(BaseCallback):
     """Runs the training clock from the start of ``learn`` to its end."""
 
-    def __init__(self, clock: TrainingClock) -> None:
+    def __init__(self, clock: Clock) -> None:
         super().__init__()
         self.clock = clock
 
@@ -510,7 +483,7 @@ def finish(run: SelfPlayRun) -> dict[str, Any]:
     run.save(final_path)
     if run.curve is not None:
         run.measure_exploitability()
-    seconds = run.clock.seconds
+    seconds = run.clock.wall
     print(f"Training done: {model.num_timesteps:,} steps in {seconds / 60:.1f} min; checkpoint: {final_path}")
     settings = config.final_eval
     final_rows = evaluate_learner(
