@@ -118,6 +118,17 @@ def test_rerunning_a_finished_run_says_it_is_complete(two_iterations: Path, caps
     assert summary == before
 
 
+def test_a_finished_run_reruns_without_its_iterations_data(two_iterations: Path, tmp_path: Path) -> None:
+    """A finished run reads no iteration's data (their ``data.npz`` may have been removed to save room)."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(two_iterations, copy)
+    for data in copy.glob("iter_*/data.npz"):
+        data.unlink()
+    assert run_exit(tiny(copy, "iterations=2"))["decisions"] == _summary(two_iterations)["decisions"]
+
+
 def test_resume_continues_to_the_same_result(
     two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

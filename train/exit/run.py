@@ -237,13 +237,15 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
         state = {"completed": iteration, "seconds": round(seconds, 3), "decisions": decisions}
         run.write_json("state.json", state)
 
-    # The learner's loop (train.exit.learner) from the last completed iteration's policy and data.
+    # The learner's loop (train.exit.learner) from the last completed iteration's policy and data
+    # (a finished run reads none of them).
+    iterations = range(completed + 1, config.iterations + 1)
     window = [ExitData.load(iteration_dir(config, k) / "data.npz")
-              for k in range(max(1, completed - config.window + 2), completed + 1)]
+              for k in range(max(1, completed - config.window + 2), completed + 1)] if iterations else []
     with shard_runner(config.workers, address) as runner:
-        learn(config, runner, load_policy_file(iteration_dir(config, completed) / "policy.npz"),
-              iterations=range(completed + 1, config.iterations + 1), window=window, decisions=state["decisions"],
-              gather=gather, on_iteration=after)
+        if iterations:
+            learn(config, runner, load_policy_file(iteration_dir(config, completed) / "policy.npz"),
+                  iterations=iterations, window=window, decisions=state["decisions"], gather=gather, on_iteration=after)
     final = iteration_dir(config, config.iterations) / "policy.npz"
     for suffix in (".npz", ".json"):
         with atomic_path(output_dir / f"final{suffix}") as temporary:
