@@ -246,3 +246,27 @@ def test_the_comparison_keeps_its_curves_and_refuses_other_settings(tmp_path: Pa
     assert script.main([*micro, "--cpu-seconds", "0.01"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"cfr_algorithms.py: error: {path}")
+
+
+def test_draw_train_solves_through_the_learners_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline's iterations are the learner's loop (train.cfr.learner.learn): it is called
+    once, and its table is the learner's own for the same iterations."""
+    from arena.exploitability import tree_for
+    from train.cfr import learner, run
+    from train.cli import main
+    from train.meter import Budget
+
+    tables = []
+
+    def spy(*args: typing.Any, **keys: typing.Any) -> typing.Any:
+        tables.append(learner.learn(*args, **keys))
+        return tables[-1]
+
+    monkeypatch.setattr(run, "learn", spy)
+    assert main(["--config", str(_config(tmp_path, iterations=16, obs_type="information_state"))]) == 0
+    assert len(tables) == 1 and tables[0].about["iterations"] == 16
+    config = CfrConfig(max_pip=2, hand_size=1, protected=2, obs_type="information_state")
+    nodes = tree_for(config.game(), max_bytes=int(config.max_memory_gib * 1024**3)).num_nodes
+    direct = learner.train(config, Budget(env_steps=16 * 2 * nodes))
+    assert np.array_equal(direct.observations, tables[0].observations)
+    assert np.array_equal(direct.probabilities, tables[0].probabilities)

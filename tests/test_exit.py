@@ -118,12 +118,23 @@ def test_rerunning_a_finished_run_says_it_is_complete(two_iterations: Path, caps
     assert summary == before
 
 
+def test_a_finished_run_reruns_without_its_iterations_data(two_iterations: Path, tmp_path: Path) -> None:
+    """A finished run reads no iteration's data (their ``data.npz`` may have been removed to save room)."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(two_iterations, copy)
+    for data in copy.glob("iter_*/data.npz"):
+        data.unlink()
+    assert run_exit(tiny(copy, "iterations=2"))["decisions"] == _summary(two_iterations)["decisions"]
+
+
 def test_resume_continues_to_the_same_result(
     two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
-    from train.exit import run as exit_module
+    from train.exit import fit as fit_module
 
     output = tmp_path / "resumed"
     run_exit(tiny(output, "iterations=1"))
@@ -133,7 +144,7 @@ def test_resume_continues_to_the_same_result(
 
     # Ctrl-C in iteration 2's fit: its data is on disk, its policy is not, one iteration completed.
     with monkeypatch.context() as patch:
-        patch.setattr(exit_module, "fit", interrupted)
+        patch.setattr(fit_module, "fit", interrupted)
         with pytest.raises(KeyboardInterrupt):
             run_exit(tiny(output, "iterations=2"))
     assert (output / "iter_002" / "data.npz").is_file()
@@ -377,3 +388,26 @@ def test_the_learner_runs_the_pipelines_iterations_in_memory(two_iterations: Pat
         for left, right in zip(ours, theirs, strict=True):
             np.testing.assert_array_equal(left, right)
     assert not (tmp_path / "learner").exists()
+
+
+def test_the_pipeline_runs_the_learners_loop(two_iterations: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_exit's iterations are train.exit.learner.learn's: called once, over the iterations to
+    run, and the network it returns is the run's final.npz."""
+    from train.exit import learner
+    from train.exit import run as exit_module
+
+    calls = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        calls.append((kwargs["iterations"], learner.learn(*args, **kwargs)))  # type: ignore[arg-type]
+        return calls[-1][1]
+
+    monkeypatch.setattr(exit_module, "learn", spy)
+    output = tmp_path / "spied"
+    run_exit(tiny(output, "iterations=2"))
+    assert len(calls) == 1 and calls[0][0] == range(1, 3)
+    ours, theirs = calls[0][1].network.weights, load_policy_file(output / "final.npz")
+    for left, right in zip((*ours.policy, *ours.value), (*theirs.policy, *theirs.value), strict=True):
+        for a, b in zip(left, right, strict=True):
+            np.testing.assert_array_equal(a, b)
+    same_run(output, two_iterations)

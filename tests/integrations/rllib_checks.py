@@ -220,17 +220,28 @@ def _tiny_config(directory: Path) -> Path:
     return path
 
 
-def test_one_training_iteration_on_ray_then_the_projects_evaluation(tmp_path: Path) -> None:
-    """The real script: Ray env-runner actor, one PPO iteration, checkpoint, ``arena.evaluation``."""
+def test_one_training_iteration_on_ray_then_the_projects_evaluation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real script: Ray env-runner actor, one PPO iteration, checkpoint, ``arena.evaluation``;
+    its iterations are the learner's loop (train.rllib.learner.learn), called once."""
+    from train.rllib import run as command
+    from train.rllib.learner import learn
+
     script = _load_script()
     config_path = _tiny_config(tmp_path)
+    loops: list[int] = []
 
+    def spy(*args: object, **kwargs: object) -> int:
+        loops.append(learn(*args, **kwargs))  # type: ignore[arg-type]
+        return loops[-1]
+
+    monkeypatch.setattr(command, "learn", spy)
     summary = script.main(
         ["--config", str(config_path), "--iterations", "1", "--output-dir", str(tmp_path / "run")]
     )
 
     assert not ray.is_initialized()
     assert summary["iterations"] == 1 and summary["env_steps"] >= 200
+    assert loops == [summary["env_steps"]]
     assert summary["iterations_per_minute"] > 0
     assert (tmp_path / "run" / "learning_curve.png").stat().st_size > 0
     saved = json.loads((tmp_path / "run" / "summary.json").read_text())

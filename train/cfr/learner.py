@@ -3,18 +3,21 @@ average strategy's table.
 
 An environment step is a history visited by the solver: two passes over the tree an iteration
 (``2 x`` its histories). The tree is the process's one (:func:`arena.exploitability.tree_for`),
-so the measures of a benchmark cell walk the tree the solver trained on.
+so the measures of a benchmark cell walk the tree the solver trained on. The loop is
+:func:`learn`, which ``draw-train``'s pipeline (:func:`train.cfr.run.solve`) runs on its own run,
+fresh or resumed, with its measurements and checkpoints between chunks.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from arena.exploitability import tree_for
+from draw_env.game_tree import GameTree
 from train.cfr.config import CfrConfig
-from train.cfr.solver import SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
+from train.cfr.solver import Mirror, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
 from train.meter import Budget, Checkpoint, Meter
 from train.policies import TablePolicy
 
@@ -34,25 +37,60 @@ def train(
     seconds, one iteration at a time. ``provenance``: added to the table's record.
     """
     tree = tree_for(config.game(), max_bytes=int(config.max_memory_gib * 1024**3))
-    steps_per_iteration = 2 * tree.num_nodes
     # A table of information states: the seats' strategies mixed into one policy (train.cfr.solver).
     mirror = mirrored_entries(tree) if config.obs_type == "information_state" else None
     rule = config.rule()
     state = SolverState.fresh(tree, rule)
     warm_up(tree, rule)  # the compile is no training: it would be most of the first point's CPU seconds
     meter = Meter(budget, points, on_checkpoint)
+    return learn(tree, state, meter, table_of(tree, state, mirror, config.obs_type, provenance))
+
+
+def table_of(
+    tree: GameTree, state: SolverState, mirror: Mirror, obs_type: str, provenance: Mapping[str, Any] | None = None
+) -> Callable[[], TablePolicy]:
+    """The policy of ``state`` when called: its solution's table, keyed by ``obs_type``."""
 
     def policy() -> TablePolicy:
         rows, probabilities = solution_table(tree, solution(tree, state, mirror), mirror)
-        about = {"solver": rule.name, "iterations": state.iteration, **(provenance or {})}
-        return TablePolicy(rows, probabilities, about, config.obs_type)
+        about = {"solver": state.rule.name, "iterations": state.iteration, **(provenance or {})}
+        return TablePolicy(rows, probabilities, about, obs_type)
 
-    while not meter.spent(state.iteration * steps_per_iteration):
-        target = meter.next_steps(state.iteration * steps_per_iteration)
-        todo = 1 if target is None or budget.cpu_seconds is not None else max(
-            1, math.ceil(target / steps_per_iteration) - state.iteration)
+    return policy
+
+
+def learn(
+    tree: GameTree,
+    state: SolverState,
+    meter: Meter,
+    policy: Callable[[], TablePolicy],
+    *,
+    chunk: Callable[[int], int] | None = None,
+    on_chunk: Callable[[int], None] | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> TablePolicy:
+    """The loop of :func:`train`: iterations of ``state`` (fresh or resumed) on ``tree`` until
+    ``meter``'s budget is spent or ``stop()``, counted on ``meter`` (its checkpoints with
+    ``policy()``); returns the final ``policy()``.
+
+    Each chunk runs ``chunk(iterations so far)`` iterations (default: up to the meter's next
+    point under a budget of steps, one under one of CPU seconds), then ``on_chunk(iterations
+    run)`` (the clock stopped): ``draw-train``'s measurements, checkpoints and progress bar.
+    """
+    steps_per_iteration = 2 * tree.num_nodes
+
+    def default_chunk(done: int) -> int:
+        target = meter.next_steps(done * steps_per_iteration)
+        if target is None or meter.budget.cpu_seconds is not None:
+            return 1
+        return max(1, math.ceil(target / steps_per_iteration) - done)
+
+    while not meter.spent(state.iteration * steps_per_iteration) and not stop():
+        todo = (chunk or default_chunk)(state.iteration)
         meter.start()
         iterate(tree, state, todo)
         meter.stop()
         meter.reached(state.iteration * steps_per_iteration, policy)
+        if on_chunk is not None:
+            on_chunk(todo)
     return meter.finish(state.iteration * steps_per_iteration, policy())

@@ -30,19 +30,11 @@ from arena.exploitability import exploitability, exploitability_of_tables, tree_
 from draw_env.exact.game_tree import GameTree
 from draw_env.io.files import atomic_path
 from train.cfr.config import CfrConfig
-from train.cfr.solver import (
-    DISPLAY_NAMES,
-    Mirror,
-    Rule,
-    SolverState,
-    iterate,
-    mirrored_entries,
-    solution,
-    solution_table,
-    warm_up,
-)
+from train.cfr.learner import learn, table_of
+from train.cfr.solver import DISPLAY_NAMES, Mirror, Rule, SolverState, mirrored_entries, solution, warm_up
 from train.config import ConfigError, shown
 from train.meter import Budget, Meter
+from train.policies import TablePolicy
 from train.run_dir import RunDir, RunFile, read_run_file
 from train.runs import open_run_dir
 
@@ -92,18 +84,19 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
         run.start()
     budget = config.cpu_minutes * 60
     # The solver's CPU seconds, a continued run's included; measuring and saving are not solving.
-    meter = Meter(Budget(cpu_seconds=budget), seconds=progress.cpu_seconds)
+    # Its budget: the config's iterations (two passes of the tree each) and CPU seconds.
+    meter = Meter(Budget(env_steps=config.iterations * 2 * tree.num_nodes, cpu_seconds=budget),
+                  seconds=progress.cpu_seconds)
     last_checkpoint = progress.cpu_seconds
     from tqdm.auto import tqdm
 
     warm_up(tree, rule)  # numba's compile (or cache load) is no iteration's CPU time
     with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc=rule.name,
               disable=not config.progress_bar, dynamic_ncols=True) as bar:
-        while not _finished(config, progress, budget):
-            todo = _next_chunk(config, state.iteration, progress, budget)
-            meter.start()
-            iterate(tree, state, todo)
-            meter.stop()
+
+        def after(todo: int) -> None:
+            """Between the learner's chunks: the curve at powers of two and at the end, the bar, the checkpoints."""
+            nonlocal last_checkpoint
             progress.cpu_seconds = meter.seconds
             progress.iteration = state.iteration
             if _is_measured(state.iteration) or _finished(config, progress, budget):
@@ -115,6 +108,11 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
             if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
                 _checkpoint(run, state, progress)
                 last_checkpoint = progress.cpu_seconds
+
+        # The learner's loop (train.cfr.learner), its chunks ending at the measurements; the target ends it.
+        policy = learn(tree, state, meter, table_of(tree, state, mirror, config.obs_type),
+                       chunk=lambda iteration: _next_chunk(config, iteration, progress, budget), on_chunk=after,
+                       stop=lambda: _finished(config, progress, budget))
         bar.total = state.iteration  # where it stopped: the bar ends full
         bar.refresh()
     if not progress.curve or progress.curve[-1].iteration != state.iteration:
@@ -123,7 +121,7 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     if config.progress_bar:
         print(f"{rule.name}: building the policy table of the average strategy and measuring it as played "
               f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
-    return _finish(config, run, tree, state, progress, mirror)
+    return _finish(config, run, tree, state, progress, policy)
 
 
 def _no_progress(rule: Rule) -> Progress:
@@ -242,16 +240,10 @@ def _read_state(run: RunDir, tree: GameTree, rule: Rule) -> dict[str, np.ndarray
 
 
 def _finish(
-    config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror
+    config: CfrConfig, run: RunDir, tree: GameTree, state: SolverState, progress: Progress, policy: TablePolicy
 ) -> dict[str, Any]:
-    averages = solution(tree, state, mirror)
-    observations, probabilities = solution_table(tree, averages, mirror)
-    index = {row.tobytes(): i for i, row in enumerate(observations)}
-
-    def table(rows: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return probabilities[[index[row.astype(np.uint8).tobytes()] for row in rows]]
-
-    played = exploitability(tree, table, obs_type=config.obs_type)
+    observations, probabilities = policy.observations, policy.probabilities
+    played = exploitability(tree, policy.action_probabilities_batch, obs_type=config.obs_type)
     final = progress.curve[-1]
     summary = {
         "solver": state.rule.name,

@@ -1,4 +1,4 @@
-"""Expert iteration's loop (:func:`run_exit`) and its ``draw-train`` entry (:func:`exit_main`); see :mod:`train.exit`."""
+"""Expert iteration's pipeline (:func:`run_exit`: its run folder around the learner's loop, :func:`train.exit.learner.learn`) and its ``draw-train`` entry (:func:`exit_main`); see :mod:`train.exit`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -17,9 +17,14 @@ from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_row
 from draw_env.io.files import atomic_path, write_json_atomic
 from train.exit.collect import ExitData, collect, shard_runner
 from train.exit.config import ExitConfig
-from train.exit.fit import FitReport, fit, initial_weights
+from train.exit.fit import FitReport, initial_weights
+from train.exit.learner import learn
 from train.run_dir import RunDir, RunFile, read_run_file, row_schema, seconds
 from train.runs import RUNS, open_run_dir
+
+if TYPE_CHECKING:
+    from agents.policy_file import PolicyWeights
+    from train.network import PolicyValueNetwork
 
 #: Settings of the guided search only: they may differ while no guided iteration has run.
 GUIDED_KEYS = ("guide", "simulations", "prior_visits", "value_weight", "prior_weight")
@@ -180,54 +185,67 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
         print(f"Resuming {run} after iteration {completed}: {config.iterations - completed} to go", flush=True)
     state = read_state(output_dir).model_dump()
     rows = read_rows_of(config, completed)
+    started = time.perf_counter()
+
+    def gather(iteration: int, weights: PolicyWeights) -> ExitData:
+        """The iteration's data: collected before an interruption (the same shards again), else collected and kept."""
+        nonlocal started
+        started = time.perf_counter()
+        folder = iteration_dir(config, iteration)
+        folder.mkdir(parents=True, exist_ok=True)
+        data_path = folder / "data.npz"
+        if data_path.exists():
+            return ExitData.load(data_path)
+        data = collect(config, weights, iteration, runner)
+        data.save(data_path)
+        return data
+
+    def after(iteration: int, data: ExitData, network: PolicyValueNetwork, report: FitReport, decisions: int) -> None:
+        """The iteration's policy, evaluation, logs and state in the run folder."""
+        nonlocal state
+        folder = iteration_dir(config, iteration)
+        previous = iteration_dir(config, iteration - 1) / "policy.npz"
+        seconds = state["seconds"] + time.perf_counter() - started
+        policy_path = network.save(
+            folder / "policy.npz",
+            config.num_players,
+            # The value network learns the hand's outcome in the searches' unit (train.exit.collect).
+            value_unit=SEARCH_VALUE_UNIT,
+            provenance={
+                "trained_by": "draw-train (pipeline: exit)",
+                "iteration": iteration,
+                "config": config.to_dict(),
+                "decisions": decisions,
+                "train_seconds": round(seconds, 1),
+                "fit": dataclasses.asdict(report),
+            },
+        )
+        print(
+            f"[iteration {iteration}] {len(data):,} decisions ({data.seconds / 60:.1f} worker-min), "
+            f"policy loss {report.policy_loss:.4f}, value loss {report.value_loss:.4f}, "
+            f"agreement {report.agreement:.1%}",
+            flush=True,
+        )
+        new_rows = _evaluate(config, policy_path, previous, iteration, decisions, seconds)
+        games = "matches" if config.episode == "match" else "hands"
+        for row in new_rows:
+            print(f"[iteration {iteration}] vs {row.opponent:<12} win {row.win_rate:6.1%} "
+                  f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} {games})", flush=True)
+        write_json_atomic(folder / "eval.json", [dataclasses.asdict(row) for row in new_rows], indent=1)
+        rows.extend(new_rows)
+        _log(config, rows, report, iteration)
+        state = {"completed": iteration, "seconds": round(seconds, 3), "decisions": decisions}
+        run.write_json("state.json", state)
+
+    # The learner's loop (train.exit.learner) from the last completed iteration's policy and data
+    # (a finished run reads none of them).
+    iterations = range(completed + 1, config.iterations + 1)
+    window = [ExitData.load(iteration_dir(config, k) / "data.npz")
+              for k in range(max(1, completed - config.window + 2), completed + 1)] if iterations else []
     with shard_runner(config.workers, address) as runner:
-        for iteration in range(completed + 1, config.iterations + 1):
-            started = time.perf_counter()
-            folder = iteration_dir(config, iteration)
-            folder.mkdir(parents=True, exist_ok=True)
-            previous = iteration_dir(config, iteration - 1) / "policy.npz"
-            weights = load_policy_file(previous)
-            data_path = folder / "data.npz"
-            if data_path.exists():  # collected before an interruption: the same shards again
-                data = ExitData.load(data_path)
-            else:
-                data = collect(config, weights, iteration, runner)
-                data.save(data_path)
-            window = [ExitData.load(iteration_dir(config, k) / "data.npz")
-                      for k in range(max(1, iteration - config.window + 1), iteration + 1)]
-            network, report = fit(config, ExitData.concatenate(window), weights, iteration)
-            seconds = state["seconds"] + time.perf_counter() - started
-            decisions = state["decisions"] + len(data)
-            policy_path = network.save(
-                folder / "policy.npz",
-                config.num_players,
-                # The value network learns the hand's outcome in the searches' unit (train.exit.collect).
-                value_unit=SEARCH_VALUE_UNIT,
-                provenance={
-                    "trained_by": "draw-train (pipeline: exit)",
-                    "iteration": iteration,
-                    "config": config.to_dict(),
-                    "decisions": decisions,
-                    "train_seconds": round(seconds, 1),
-                    "fit": dataclasses.asdict(report),
-                },
-            )
-            print(
-                f"[iteration {iteration}] {len(data):,} decisions ({data.seconds / 60:.1f} worker-min), "
-                f"policy loss {report.policy_loss:.4f}, value loss {report.value_loss:.4f}, "
-                f"agreement {report.agreement:.1%}",
-                flush=True,
-            )
-            new_rows = _evaluate(config, policy_path, previous, iteration, decisions, seconds)
-            games = "matches" if config.episode == "match" else "hands"
-            for row in new_rows:
-                print(f"[iteration {iteration}] vs {row.opponent:<12} win {row.win_rate:6.1%} "
-                      f"[{row.win_low:.1%}, {row.win_high:.1%}] ({row.matches} {games})", flush=True)
-            write_json_atomic(folder / "eval.json", [dataclasses.asdict(row) for row in new_rows], indent=1)
-            rows.extend(new_rows)
-            _log(config, rows, report, iteration)
-            state = {"completed": iteration, "seconds": round(seconds, 3), "decisions": decisions}
-            run.write_json("state.json", state)
+        if iterations:
+            learn(config, runner, load_policy_file(iteration_dir(config, completed) / "policy.npz"),
+                  iterations=iterations, window=window, decisions=state["decisions"], gather=gather, on_iteration=after)
     final = iteration_dir(config, config.iterations) / "policy.npz"
     for suffix in (".npz", ".json"):
         with atomic_path(output_dir / f"final{suffix}") as temporary:

@@ -28,7 +28,8 @@ from arena.charts import save_figure
 from draw_env.commands import reported_errors
 from draw_env.io.files import check_writable, write_text_atomic
 from train.config import load
-from train.rllib.config import RLlibConfig, RLlibPPO
+from train.rllib.config import RLlibConfig
+from train.rllib.learner import build_algorithm_config, learn
 
 
 def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> RLlibConfig:
@@ -38,70 +39,6 @@ def load_config(path: str | Path | None, overrides: Sequence[str] = ()) -> RLlib
     are a :class:`train.config.ConfigError` naming the key.
     """
     return load(RLlibConfig, path, overrides)
-
-
-def build_algorithm_config(config: Mapping[str, Any]) -> Any:
-    """The RLlib ``PPOConfig`` for ``config`` (new API stack, multi-agent, masked)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-    from integrations.rllib import (
-        LEARNER,
-        BaselineRLModule,
-        DrawMultiAgentEnv,
-        MaskedPPOModule,
-        SeatMapping,
-        opponent_policies,
-        spaces,
-    )
-
-    env_config = dict(config["env"])
-    # Fail here, in the driver, on a bad env config; the modules take its variant's spaces.
-    probe = DrawMultiAgentEnv(env_config)
-    observation_space, action_space = spaces(probe.game, probe.obs_type)
-    opponent_ids, weights = opponent_policies(config["opponents"])
-    mapping = SeatMapping(env_config["num_players"], config["learner_seats"], opponent_ids, weights)
-    baselines = sorted(
-        {policy for policy, weight in zip(opponent_ids, weights) if policy != LEARNER and weight > 0}
-    )
-    specs = {
-        LEARNER: RLModuleSpec(
-            module_class=MaskedPPOModule,
-            observation_space=observation_space,
-            action_space=action_space,
-            model_config=DefaultModelConfig(**config["model"]),
-        )
-    }
-    for name in baselines:
-        specs[name] = RLModuleSpec(
-            module_class=BaselineRLModule,
-            observation_space=observation_space,
-            action_space=action_space,
-            model_config={
-                "agent": name,
-                "kwargs": {"seed": config["seed"]} if name.startswith("random") else {},
-            },
-        )
-    runners = config["env_runners"]
-    return (
-        PPOConfig()
-        .environment(DrawMultiAgentEnv, env_config=env_config)
-        .env_runners(
-            num_env_runners=runners["num_env_runners"],
-            num_envs_per_env_runner=runners["num_envs_per_env_runner"],
-            num_cpus_per_env_runner=runners["num_cpus_per_env_runner"],
-        )
-        .multi_agent(
-            policies={LEARNER, *baselines},
-            policy_mapping_fn=mapping,
-            policies_to_train=[LEARNER],
-        )
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(**RLlibPPO.rllib_training(config["ppo"]))
-        .debugging(seed=config["seed"])
-    )
 
 
 @dataclass
@@ -133,19 +70,21 @@ def train(config: Mapping[str, Any], address: str | None) -> tuple[Path, list[It
     records: list[IterationRecord] = []
     start = time.perf_counter()
     try:
-        with tqdm(
-            range(1, config["iterations"] + 1), desc="RLlib PPO", unit="iter", dynamic_ncols=True
-        ) as bar:
-            for iteration in bar:
-                result = algorithm.train()
-                record = IterationRecord(
-                    iteration,
+        with tqdm(total=config["iterations"], desc="RLlib PPO", unit="iter", dynamic_ncols=True) as bar:
+
+            def record(result: Mapping[str, Any]) -> None:
+                """The curve's point of an iteration, and the bar."""
+                records.append(IterationRecord(
+                    len(records) + 1,
                     int(result.get("num_env_steps_sampled_lifetime", 0)),
                     time.perf_counter() - start,
                     _learner_return(result),
-                )
-                records.append(record)
-                bar.set_postfix(steps=record.env_steps, learner_return=f"{record.learner_return:.3f}")
+                ))
+                bar.update(1)
+                bar.set_postfix(steps=records[-1].env_steps, learner_return=f"{records[-1].learner_return:.3f}")
+
+            # The learner's loop (train.rllib.learner), bounded by the iterations alone.
+            learn(algorithm, None, iterations=config["iterations"], on_iteration=record)
         checkpoint = Path(config["output_dir"]).resolve() / "checkpoint"
         algorithm.save_to_path(checkpoint)
     finally:
