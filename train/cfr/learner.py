@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from arena.exploitability import tree_for
-from draw_env.game_tree import GameTree
+from draw_env.exact.game_tree import GameTree
 from train.cfr.config import CfrConfig
 from train.cfr.solver import Mirror, SolverState, iterate, mirrored_entries, solution, solution_table, warm_up
 from train.meter import Budget, Checkpoint, Meter
