@@ -62,7 +62,8 @@ def test_shipped_config_loads_and_overrides_apply(selfplay: ModuleType) -> None:
     ("text", "message"),
     [
         ("iteratons: 3", "'iteratons' is not known"),
-        ("ppo: {learning_rate: 0.1}", "'ppo.learning_rate' is not known"),
+        ("ppo: {learnig_rate: 0.1}", "'ppo.learnig_rate' is not known"),
+        ("ppo: {lr: 0.1}", "'ppo.lr' is now ppo.learning_rate"),
         ("ppo: {learning_rate: fast}", "'ppo.learning_rate' must be a finite number"),
         ("ppo: {gamma: .nan}", "'ppo.gamma' must be a finite number"),
         ("env_runners: {num_env_runners: -1}", "num_env_runners"),
