@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: install integrations-env lint test check-extras docs figures train distill bench benchmark clean
+.PHONY: install integrations-env lint test test-exhaustive check-extras docs figures train distill bench benchmark clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ lint: $(INSTALLED)
 
 test: $(INSTALLED) $(RLLIB_INSTALLED) lint
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q --durations=15
+
+# The exhaustive checks: equalities over the whole of mini's tree, a sweep of real training runs.
+test-exhaustive: $(INSTALLED)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(PY) -m pytest -n 2 -q -m exhaustive
 
 # Each extra resolved alone from the package index (pip's dry run) must give releases that work:
 # where it picks another release series than .venv holds, every module of the extra must still

@@ -74,6 +74,6 @@ def test_bad_rows_and_nodes_are_refused(tree: game_tree.GameTree) -> None:
         tree.information_states_at(1, np.flatnonzero(tree.player == 0)[:3])
 
 
-@pytest.mark.slow  # builds mini's tree of 22 million nodes (about half a minute)
+@pytest.mark.exhaustive  # builds mini's tree of 22 million nodes (about half a minute)
 def test_distinct_information_states_of_mini_have_distinct_vectors() -> None:
     _assert_one_per_information_state(game_tree.build_tree(game_of("mini")))

@@ -119,7 +119,7 @@ def test_draw_exploit_gives_the_same_lines_with_either_method(capsys: pytest.Cap
     assert len(error) == 1 and "information states" in error[0] and "GiB" in error[0]
 
 
-@pytest.mark.slow  # builds mini's tree of 22 million nodes beside the streaming walks (a minute or two of CPU)
+@pytest.mark.exhaustive  # builds mini's tree of 22 million nodes beside the streaming walks (a minute or two of CPU)
 def test_the_streaming_best_response_equals_the_trees_on_mini() -> None:
     tree = game_tree.build_tree(MINI)
     halves = streaming.enumerate_states(MINI)

@@ -123,7 +123,8 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         # draw-train in a process of its own: its signal handlers need a main thread (a Tune
         # trial runs in a thread), and the trial's memory goes back when it ends.
-        with open(log, "a", encoding="utf-8") as out:
+        # The log appears whole when draw-train ends (a trial cut short is run again, log and all).
+        with atomic_path(log) as temporary, open(temporary, "w", encoding="utf-8") as out:
             status = subprocess.run(
                 [sys.executable, "-m", "train.cli", *arguments], stdout=out, stderr=subprocess.STDOUT, check=False
             ).returncode
