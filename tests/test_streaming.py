@@ -93,10 +93,13 @@ def test_a_game_beyond_the_memory_is_refused_with_its_estimate() -> None:
         streaming.check_memory(SMALL, max_bytes=states, obs_types=("information_state",))
 
 
-def test_a_policy_table_of_the_wrong_length_is_refused() -> None:
-    half = streaming.enumerate_states(MICRO, ())[0]
-    with pytest.raises(ValueError, match="policies"):
-        streaming.best_response_values(half, (np.zeros(3), np.zeros(3)))
+def test_answers_of_the_wrong_shape_are_refused() -> None:
+    half = streaming.enumerate_states(MICRO)[0]
+    vectors = half.vectors["observation"]
+    with pytest.raises(ValueError, match="answers must be"):
+        streaming.best_response_values(half, vectors, np.zeros((len(vectors.rows) + 1, MICRO.num_actions)))
+    with pytest.raises(ValueError, match="answers must be"):
+        streaming.best_response_values(half, vectors, np.zeros((len(vectors.rows), 3)))
 
 
 def test_draw_exploit_gives_the_same_lines_with_either_method(capsys: pytest.CaptureFixture[str]) -> None:
