@@ -85,7 +85,7 @@ class Vectors:
 
     Attributes:
         rows: uint8 ``(distinct, size)``, each distinct vector once (as float32 exactly the
-            environment's).
+            environment's); a view of a larger array whose rows beyond are never written.
         masks: int8 ``(distinct, num_actions)``, the legal actions where each is seen.
         index: per seat, int32 ``(states,)``: the row of ``rows`` of each information state.
     """
@@ -187,7 +187,32 @@ def enumerate_states(
     with ThreadPoolExecutor(2) as pool:
         halves = list(pool.map(lambda opener: _enumerate(
             game, listed[listed[:, 0] == opener], masks, len(listed), obs_type, expected), (0, 1)))
+    if obs_type:
+        shared_vectors((halves[0], halves[1]), obs_type)
     return halves[0], halves[1]
+
+
+def shared_vectors(halves: tuple[StateTables, StateTables], obs_type: str) -> tuple[Vectors, Vectors]:
+    """Both tables' vectors of ``obs_type`` (:meth:`StateTables.add_vectors`) with one set of
+    distinct rows: the second table's distinct vectors are merged into the first's (once; each
+    table's ``vectors[obs_type]`` is replaced by the shared one), so that each distinct vector is
+    kept, and asked, once."""
+    first, second = (half.add_vectors(obs_type) for half in halves)
+    if first.rows is second.rows:
+        return first, second
+    total = len(first.rows) + len(second.rows)
+    rows = np.zeros((total, first.rows.shape[1]), np.uint8)  # pages written only as filled
+    masks = np.zeros((total, first.masks.shape[1]), np.int8)
+    hashes = np.full(1 << max(11, math.ceil(math.log2(2 * total))), -1, np.int64)
+    counts = np.zeros(4, np.int64)
+    mapping = _merge(first.rows, first.masks, second.rows, second.masks, rows, masks, hashes, counts)
+    for index in second.index:
+        index[:] = mapping[index]
+    rows, masks = rows[: counts[2]], masks[: counts[2]]
+    shared = [Vectors(rows, masks, vectors.index) for vectors in (first, second)]
+    for half, vectors in zip(halves, shared, strict=True):
+        half.vectors[obs_type] = vectors
+    return shared[0], shared[1]
 
 
 def _params(game: DrawGame) -> np.ndarray:
@@ -237,15 +262,14 @@ def _enumerate(
     (table0, start0, actions0, parent0, index0), (table1, start1, actions1, parent1, index1) = per_seat
     arrays = _walk(
         False, listed, roots, _params(game), table0, table1, start0, actions0, parent0, start1, actions1, parent1,
-        counts, 0, len(listed), kind, *_vector_store(size, game.num_actions), index0, index1, *_no_reach(),
+        counts, 0, len(listed), kind, *_vector_store(size, game.num_actions, 2 * room), index0, index1, *_no_reach(),
         total_deals,
     )
     table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, _, index0, index1 = arrays
     states0, states1, distinct, nodes = (int(x) for x in counts)
     vectors = {}
     if kind != _NO_VECTORS:
-        vectors[obs_type] = Vectors(rows[:distinct].copy(), row_masks[:distinct].copy(),
-                                    (index0[:states0], index1[:states1]))
+        vectors[obs_type] = Vectors(rows[:distinct], row_masks[:distinct], (index0[:states0], index1[:states1]))
     return StateTables(
         game, listed, roots, (table0, table1), (start0[: states0 + 1], start1[: states1 + 1]),
         (actions0[: start0[states0]], actions1[: start1[states1]]),
@@ -262,10 +286,11 @@ def _vectors(tables: StateTables, obs_type: str) -> Vectors:
     arrays = _walk(
         False, tables.deals, tables.roots, _params(game), tables.table[0], tables.table[1], tables.action_start[0],
         tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1], tables.parent[1], counts,
-        0, len(tables.deals), kind, *_vector_store(size, game.num_actions), index[0], index[1],
+        0, len(tables.deals), kind,
+        *_vector_store(size, game.num_actions, tables.num_states(0) + tables.num_states(1)), index[0], index[1],
         *_no_reach(), tables.total_deals,
     )
-    return Vectors(arrays[8][: counts[2]].copy(), arrays[9][: counts[2]].copy(), index)
+    return Vectors(arrays[8][: counts[2]], arrays[9][: counts[2]], index)
 
 
 def best_response_values(tables: StateTables, vectors: Vectors, answers: np.ndarray) -> tuple[float, float]:
@@ -273,11 +298,11 @@ def best_response_values(tables: StateTables, vectors: Vectors, answers: np.ndar
     table's deals' share of the expectation) against the policy of ``answers`` in the other seat:
     float64 ``(distinct, num_actions)``, each action's probability at each row of
     ``vectors.rows`` (one of ``tables.vectors``), read at each state through ``vectors.index``."""
+    answers = np.asarray(answers, np.float64)
     if answers.shape != (len(vectors.rows), tables.game.num_actions):
         raise ValueError(f"answers must be ({len(vectors.rows)}, {tables.game.num_actions}), got {answers.shape}")
     sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
     root = np.zeros(2)
-    answers = np.asarray(answers, np.float64)
     _walk(
         True, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
         tables.action_start[0], tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1],
@@ -296,10 +321,14 @@ def _table(expected: int) -> np.ndarray:
     return np.full(1 << max(10, math.ceil(math.log2(1.6 * max(expected, 1)))), _EMPTY, np.int64)
 
 
-def _vector_store(size: int, num_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Room for distinct vectors (grown as needed), their masks, the hash table over them, and
-    the float32 row the engine writes."""
-    return (np.zeros((1 << 10, size), np.uint8), np.zeros((1 << 10, num_actions), np.int8),
+def _vector_store(
+    size: int, num_actions: int, room: int = 1 << 10
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Room for ``room`` distinct vectors (grown as needed) and their masks, the hash table over
+    them, and the float32 row the engine writes. The room is zeroed by the system as its pages
+    are first written (``np.zeros``), so room for as many vectors as states costs only what they
+    fill, and the filled part is kept as a view."""
+    return (np.zeros((room, size), np.uint8), np.zeros((room, num_actions), np.int8),
             np.full(1 << 11, -1, np.int64), np.zeros(size, np.float32), np.zeros(size, np.uint8))
 
 
@@ -387,6 +416,25 @@ def _add_vector(
                 slot = (slot + 1) & (hashes.shape[0] - 1)
             hashes[slot] = old
     return row, rows, masks, hashes
+
+
+@njit(cache=True)
+def _merge(
+    rows0: np.ndarray, masks0: np.ndarray, rows1: np.ndarray, masks1: np.ndarray, rows: np.ndarray,
+    masks: np.ndarray, hashes: np.ndarray, counts: np.ndarray,
+) -> np.ndarray:
+    """``rows0`` then ``rows1`` added to the distinct ``rows`` (room for both, ``hashes`` over
+    them at most half full), with the union of their legal actions; the row of each of ``rows1``."""
+    legal = np.zeros(0, np.int64)
+    for row in range(rows0.shape[0]):
+        _add_vector(rows0[row], legal, 0, rows, masks, hashes, counts)
+        masks[row] |= masks0[row]
+    mapping = np.zeros(rows1.shape[0], np.int32)
+    for row in range(rows1.shape[0]):
+        found = _add_vector(rows1[row], legal, 0, rows, masks, hashes, counts)[0]
+        masks[found] |= masks1[row]
+        mapping[row] = found
+    return mapping
 
 
 @njit(cache=True, nogil=True)
@@ -505,7 +553,8 @@ def _walk(
                     index0[row] = found
                 else:
                     index1[row] = found
-            vector = index0[row] if seat == 0 else index1[row]  # the policy's row, in the reach pass
+            if reach_pass:
+                vector = index0[row] if seat == 0 else index1[row]
             for k in range(count):
                 action = legal[k]
                 child_reach0, child_reach1 = reach0, reach1
