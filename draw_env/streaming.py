@@ -2,7 +2,7 @@
 
 :func:`draw_env.game_tree.build_tree` keeps every history (``mini``: 22.4 million nodes, about
 1.9 GB). This module keeps only each seat's information states (``mini``: 3.0 million, about
-0.6 GB) and walks the histories depth first, again for each pass, with a stack of a few hundred
+0.3 GB) and walks the histories depth first, again for each pass, with a stack of a few hundred
 positions (:mod:`draw_env.engine`'s kernels play the moves):
 
 1. :func:`enumerate_states` lists every information state of both seats into compact tables: an
@@ -13,10 +13,10 @@ positions (:mod:`draw_env.engine`'s kernels play the moves):
    recall identifies the seat's whole view. Rows are numbered in the order the walk meets them,
    so a parent comes before its children. The same walk writes the vector of ``obs_type`` of each
    state when it is first met and keeps each distinct vector once (:class:`Vectors`; a vector of
-   the other kind takes one more walk, :meth:`StateTables.add_vectors`).
-2. A policy is asked once per distinct vector (:mod:`arena.exploitability`, which asks agents)
-   and :func:`policy_of` lays its answers out per information state.
-3. :func:`best_response_values`, given the policy at every information state, walks once more
+   the other kind takes one more walk, :meth:`StateTables.add_vectors`); both tables then share
+   one set of distinct vectors (:func:`shared_vectors`).
+2. A policy is asked once per distinct vector (:mod:`arena.exploitability`, which asks agents).
+3. :func:`best_response_values`, given the policy's answers per distinct vector, walks once more
    and adds, at every end of a hand ``z``, ``chance(z) * opponent's reach(z) * u_r(z)`` to the
    last sequence of seat ``r`` on the path (for both seats at once; a subtree the policy never
    reaches is skipped). Then, from the last rows back, ``value(I) = max_a [direct(I, a) +
@@ -26,8 +26,9 @@ positions (:mod:`draw_env.engine`'s kernels play the moves):
 The deals of each opener are walked in a thread of their own (the compiled walks release the
 GIL): a seat's information states hold the opener, so the two halves share none and keep tables
 of their own. :data:`STATE_BYTES` per information state bounds the memory, estimated before the
-walk from a sample of hands (:func:`estimate_states`): ``DrawGame(2, max_pip=3, hand_size=3,
-protected=2)``, about 5.8e8 histories, has about 6.5e7 information states, about 15 GiB.
+walk from a sample of hands (:func:`estimate_states`), which also sizes the tables:
+``DrawGame.named("midi")``, 5.7e8 histories, has 7.1e7 information states (6.5e7 by the
+estimate) and takes 4.6 GB.
 """
 
 from __future__ import annotations
