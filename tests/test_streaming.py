@@ -62,6 +62,7 @@ def test_vectors_of_another_kind_are_written_by_one_more_walk() -> None:
     """States listed with observations answer for information states as if listed with them."""
     halves = streaming.enumerate_states(SMALL, ("observation",))
     listed = streaming.enumerate_states(SMALL, ("information_state",))
+    streaming.shared_vectors(halves, "information_state")
     for half, other in zip(halves, listed, strict=True):
         added = half.add_vectors("information_state")
         assert np.array_equal(added.rows, other.vectors["information_state"].rows)
@@ -93,10 +94,13 @@ def test_a_game_beyond_the_memory_is_refused_with_its_estimate() -> None:
         streaming.check_memory(SMALL, max_bytes=states, obs_types=("information_state",))
 
 
-def test_a_policy_table_of_the_wrong_length_is_refused() -> None:
-    half = streaming.enumerate_states(MICRO, ())[0]
-    with pytest.raises(ValueError, match="policies"):
-        streaming.best_response_values(half, (np.zeros(3), np.zeros(3)))
+def test_answers_of_the_wrong_shape_are_refused() -> None:
+    half = streaming.enumerate_states(MICRO)[0]
+    vectors = half.vectors["observation"]
+    with pytest.raises(ValueError, match="answers must be"):
+        streaming.best_response_values(half, vectors, np.zeros((len(vectors.rows) - 1, MICRO.num_actions)))
+    with pytest.raises(ValueError, match="answers must be"):
+        streaming.best_response_values(half, vectors, np.zeros((len(vectors.rows), 3)))
 
 
 def test_draw_exploit_gives_the_same_lines_with_either_method(capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,3 +129,17 @@ def test_the_streaming_best_response_equals_the_trees_on_mini() -> None:
     halves = streaming.enumerate_states(MINI)
     for name in ("random", "heaviest", "variety"):
         _same(streaming_exploitability(halves, _probabilities(name)), exploitability(tree, _probabilities(name)))
+
+
+def test_both_tables_share_their_distinct_vectors() -> None:
+    halves = streaming.enumerate_states(SMALL, ())
+    alone = [half.add_vectors("observation") for half in halves]
+    seen = [[(vectors.rows[vectors.index[seat]].copy(), vectors.masks[vectors.index[seat]].copy()) for seat in (0, 1)]
+            for vectors in alone]
+    shared = streaming.shared_vectors(halves, "observation")
+    assert shared[0].rows is shared[1].rows and halves[1].vectors["observation"] is shared[1]
+    assert len(np.unique(shared[0].rows, axis=0)) == len(shared[0].rows) < sum(len(v.rows) for v in alone)
+    for vectors, states in zip(shared, seen, strict=True):
+        for seat in (0, 1):  # every information state keeps its vector and its legal actions
+            assert np.array_equal(vectors.rows[vectors.index[seat]], states[seat][0])
+            assert np.array_equal(vectors.masks[vectors.index[seat]], states[seat][1])

@@ -2,7 +2,7 @@
 
 :func:`draw_env.exact.game_tree.build_tree` keeps every history (``mini``: 22.4 million nodes, about
 1.9 GB). This module keeps only each seat's information states (``mini``: 3.0 million, about
-0.6 GB) and walks the histories depth first, again for each pass, with a stack of a few hundred
+0.3 GB) and walks the histories depth first, again for each pass, with a stack of a few hundred
 positions (:mod:`draw_env.engine`'s kernels play the moves):
 
 1. :func:`enumerate_states` lists every information state of both seats into compact tables: an
@@ -13,10 +13,10 @@ positions (:mod:`draw_env.engine`'s kernels play the moves):
    recall identifies the seat's whole view. Rows are numbered in the order the walk meets them,
    so a parent comes before its children. The same walk writes the vector of ``obs_type`` of each
    state when it is first met and keeps each distinct vector once (:class:`Vectors`; a vector of
-   the other kind takes one more walk, :meth:`StateTables.add_vectors`).
-2. A policy is asked once per distinct vector (:mod:`arena.exploitability`, which asks agents)
-   and :func:`policy_of` lays its answers out per information state.
-3. :func:`best_response_values`, given the policy at every information state, walks once more
+   the other kind takes one more walk, :meth:`StateTables.add_vectors`); both tables then share
+   one set of distinct vectors (:func:`shared_vectors`).
+2. A policy is asked once per distinct vector (:mod:`arena.exploitability`, which asks agents).
+3. :func:`best_response_values`, given the policy's answers per distinct vector, walks once more
    and adds, at every end of a hand ``z``, ``chance(z) * opponent's reach(z) * u_r(z)`` to the
    last sequence of seat ``r`` on the path (for both seats at once; a subtree the policy never
    reaches is skipped). Then, from the last rows back, ``value(I) = max_a [direct(I, a) +
@@ -26,8 +26,9 @@ positions (:mod:`draw_env.engine`'s kernels play the moves):
 The deals of each opener are walked in a thread of their own (the compiled walks release the
 GIL): a seat's information states hold the opener, so the two halves share none and keep tables
 of their own. :data:`STATE_BYTES` per information state bounds the memory, estimated before the
-walk from a sample of hands (:func:`estimate_states`): ``DrawGame(2, max_pip=3, hand_size=3,
-protected=2)``, about 5.8e8 histories, has about 6.5e7 information states, about 15 GiB.
+walk from a sample of hands (:func:`estimate_states`), which also sizes the tables:
+``DrawGame.named("midi")``, 5.7e8 histories, has 7.1e7 information states (6.5e7 by the
+estimate) and takes 4.6 GB.
 """
 
 from __future__ import annotations
@@ -58,19 +59,25 @@ from draw_env.exact.game_tree import check_tree_game, deals
 from draw_env.observation import information_layout, layout
 from draw_env.rules import DrawGame
 
-#: Bytes per information state while the best response runs: its hash slot (a key and a row, at
-#: most half the slots full, up to twice that just after the table grows), its first action's
-#: place, its parent sequence, its vector's row, about three legal actions with the policy's
-#: probability and the responder's sum of each, and the arrays' doubling as they grow. Measured:
-#: ``draw-exploit random heaviest variety`` on ``mini`` peaks 0.68 GB above Python's start for
-#: 3.0 million information states, 225 bytes each.
-STATE_BYTES = 240
+#: Bytes per information state while the best response runs: its hash slot (a key and a row in
+#: one int64, the table sized from the estimate, about half full), its first action's place,
+#: its parent sequence and its vector's row (int32 each), its legal actions (int8, about 1.4)
+#: with the responder's sum of each (float64), and its share of the distinct vectors and of the
+#: policy's answers for them (float64 per action). Measured: ``draw-exploit random heaviest
+#: variety`` on ``mini`` peaks 0.45 GB, 0.28 GB above Python's start with its imports, for 3.0
+#: million information states: 91 bytes each.
+STATE_BYTES = 100
 #: Default bound on the memory, as :data:`draw_env.exact.game_tree.DEFAULT_MAX_BYTES` for the tree.
 DEFAULT_MAX_BYTES = 8 * 1024**3
 #: Hands sampled by :func:`estimate_states` (each a walk of every deal that gives it to seat 0).
 SAMPLED_HANDS = 4
+#: A hash slot holds ``key << ROW_BITS | row``: rows below ``2 ** ROW_BITS`` per seat and table,
+#: keys below ``2 ** (63 - ROW_BITS)`` (the walk raises beyond either).
+ROW_BITS = 28
 
-_EMPTY = np.iinfo(np.int64).min
+_EMPTY = -1
+_ROW_MASK = (1 << ROW_BITS) - 1
+_MAX_KEY = 1 << (63 - ROW_BITS)
 _NO_VECTORS, _OBSERVATION, _INFORMATION = 0, 1, 2
 
 
@@ -80,7 +87,7 @@ class Vectors:
 
     Attributes:
         rows: uint8 ``(distinct, size)``, each distinct vector once (as float32 exactly the
-            environment's).
+            environment's); a view of a larger array whose rows beyond are never written.
         masks: int8 ``(distinct, num_actions)``, the legal actions where each is seen.
         index: per seat, int32 ``(states,)``: the row of ``rows`` of each information state.
     """
@@ -99,13 +106,13 @@ class StateTables:
         deals: int64, the deals walked (rows of :func:`draw_env.exact.game_tree.deals`).
         roots: int64 ``(deals, 2)``, each seat's code for its hand and the opener (negative:
             the parent of a seat's first information state).
-        table: per seat, the hash table, int64 ``(slots, 2)``: a key (``_EMPTY`` where free) and
-            its state's row with, above bit 32, its first action's place in ``actions``.
-        action_start: per seat, int64 ``(states + 1,)``: state ``i``'s legal actions are
+        table: per seat, the hash table, int64 ``(slots,)``: a key and its state's row,
+            ``key << ROW_BITS | row`` (-1 where free).
+        action_start: per seat, int32 ``(states + 1,)``: state ``i``'s legal actions are
             ``actions[seat][action_start[seat][i] : action_start[seat][i + 1]]``, ascending; the
             sequence ``(i, k-th action)`` is number ``action_start[seat][i] + k``.
-        actions: per seat, int16, the legal actions.
-        parent: per seat, int64 ``(states,)``: the parent sequence, or a root code (negative).
+        actions: per seat, int8, the legal actions.
+        parent: per seat, int32 ``(states,)``: the parent sequence, or a root code (negative).
         nodes: the histories walked (every node, the ends of the hand included).
         total_deals: every deal of the game (the chance of each is ``1 / total_deals``).
         vectors: by obs_type, the states' vectors (:class:`Vectors`).
@@ -159,7 +166,7 @@ def estimate_states(game: DrawGame, hands: int = SAMPLED_HANDS) -> int:
     chosen = masks[np.linspace(0, len(masks) - 1, min(hands, len(masks))).astype(np.int64)]
     counted = 0
     for mask in chosen:
-        counted += _enumerate(game, listed[listed[:, 1] == mask], masks, len(listed), "").num_states(0)
+        counted += _enumerate(game, listed[listed[:, 1] == mask], masks, len(listed), "", 0).num_states(0)
     return math.ceil(2 * counted / len(chosen) * len(masks))
 
 
@@ -175,22 +182,48 @@ def enumerate_states(
             take more than ``max_bytes`` with the vectors of ``obs_types`` (:func:`check_memory`,
             before anything large is allocated).
     """
-    check_memory(game, max_bytes, obs_types)
+    expected = check_memory(game, max_bytes, obs_types) // 4  # per seat and opener
     obs_type = obs_types[0] if obs_types else ""
     listed = deals(game)
     masks = np.unique(listed[:, 1])
     with ThreadPoolExecutor(2) as pool:
-        halves = list(pool.map(
-            lambda opener: _enumerate(game, listed[listed[:, 0] == opener], masks, len(listed), obs_type), (0, 1)))
+        halves = list(pool.map(lambda opener: _enumerate(
+            game, listed[listed[:, 0] == opener], masks, len(listed), obs_type, expected), (0, 1)))
+    if obs_type:
+        shared_vectors((halves[0], halves[1]), obs_type)
     return halves[0], halves[1]
 
 
+def shared_vectors(halves: tuple[StateTables, StateTables], obs_type: str) -> tuple[Vectors, Vectors]:
+    """Both tables' vectors of ``obs_type`` (:meth:`StateTables.add_vectors`) with one set of
+    distinct rows: the second table's distinct vectors are merged into the first's (once; each
+    table's ``vectors[obs_type]`` is replaced by the shared one), so that each distinct vector is
+    kept, and asked, once."""
+    first, second = (half.add_vectors(obs_type) for half in halves)
+    if first.rows is second.rows:
+        return first, second
+    total = len(first.rows) + len(second.rows)
+    rows = np.zeros((total, first.rows.shape[1]), np.uint8)  # pages written only as filled
+    masks = np.zeros((total, first.masks.shape[1]), np.int8)
+    hashes = np.full(1 << max(11, math.ceil(math.log2(2 * total))), -1, np.int64)
+    counts = np.zeros(4, np.int64)
+    mapping = _merge(first.rows, first.masks, second.rows, second.masks, rows, masks, hashes, counts)
+    for index in second.index:
+        index[:] = mapping[index]
+    rows, masks = rows[: counts[2]], masks[: counts[2]]
+    shared = [Vectors(rows, masks, vectors.index) for vectors in (first, second)]
+    for half, vectors in zip(halves, shared, strict=True):
+        half.vectors[obs_type] = vectors
+    return shared[0], shared[1]
+
+
 def _params(game: DrawGame) -> np.ndarray:
+    """The walk's constants; the last, ``2 * hands``, lifts the root codes above zero in keys."""
     num_tiles = game.num_tiles
     boneyard = num_tiles - 2 * game.hand_size
     return np.array([
         game.max_pip, game.hand_size, game.protected, history_state_size(game), num_tiles, boneyard,
-        (boneyard + 1) * (2 * num_tiles + 3), game.max_hand_actions,
+        (boneyard + 1) * (2 * num_tiles + 3), game.max_hand_actions, 2 * math.comb(num_tiles, game.hand_size),
     ], np.int64)
 
 
@@ -213,28 +246,36 @@ def _vector_kind(game: DrawGame, obs_type: str) -> tuple[int, int]:
     raise ValueError(f"obs_type must be 'observation' or 'information_state', got {obs_type!r}")
 
 
-def _enumerate(game: DrawGame, listed: np.ndarray, masks: np.ndarray, total_deals: int, obs_type: str) -> StateTables:
-    """Pass 1 over the deals ``listed`` (``masks``: every hand, ascending)."""
+def _enumerate(
+    game: DrawGame, listed: np.ndarray, masks: np.ndarray, total_deals: int, obs_type: str, expected: int
+) -> StateTables:
+    """Pass 1 over the deals ``listed`` (``masks``: every hand, ascending), sized for ``expected``
+    states per seat (grown if more come)."""
     roots = _root_codes(masks, listed)
     kind, size = _vector_kind(game, obs_type)
     counts = np.zeros(4, np.int64)
-    start = np.zeros(1 << 10, np.int64)
+    # Room for a few more states than expected: pages never written are never resident, so the
+    # rows' arrays are kept as views of their first part rather than copied.
+    room = expected + expected // 4 + (1 << 10)
+    per_seat = [
+        (_table(expected), np.zeros(room + 1, np.int32), np.empty(room * 6, np.int8), np.empty(room, np.int32),
+         np.empty(room, np.int32)) for _ in (0, 1)
+    ]
+    (table0, start0, actions0, parent0, index0), (table1, start1, actions1, parent1, index1) = per_seat
     arrays = _walk(
-        False, listed, roots, _params(game), _table(1 << 12), _table(1 << 12), start, np.zeros(1 << 12, np.int16),
-        np.zeros(1 << 10, np.int64), start.copy(), np.zeros(1 << 12, np.int16), np.zeros(1 << 10, np.int64), counts,
-        0, len(listed), kind, *_vector_store(size, game.num_actions),
-        np.full(1 << 10, -1, np.int32), np.full(1 << 10, -1, np.int32), *_no_reach(), total_deals,
+        False, listed, roots, _params(game), table0, table1, start0, actions0, parent0, start1, actions1, parent1,
+        counts, 0, len(listed), kind, *_vector_store(size, game.num_actions, 2 * room), index0, index1, *_no_reach(),
+        total_deals,
     )
     table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, _, index0, index1 = arrays
     states0, states1, distinct, nodes = (int(x) for x in counts)
     vectors = {}
     if kind != _NO_VECTORS:
-        vectors[obs_type] = Vectors(rows[:distinct].copy(), row_masks[:distinct].copy(),
-                                    (index0[:states0].copy(), index1[:states1].copy()))
+        vectors[obs_type] = Vectors(rows[:distinct], row_masks[:distinct], (index0[:states0], index1[:states1]))
     return StateTables(
-        game, listed, roots, (table0, table1), (start0[: states0 + 1].copy(), start1[: states1 + 1].copy()),
-        (actions0[: start0[states0]].copy(), actions1[: start1[states1]].copy()),
-        (parent0[:states0].copy(), parent1[:states1].copy()), nodes, total_deals, vectors,
+        game, listed, roots, (table0, table1), (start0[: states0 + 1], start1[: states1 + 1]),
+        (actions0[: start0[states0]], actions1[: start1[states1]]),
+        (parent0[:states0], parent1[:states1]), nodes, total_deals, vectors,
     )
 
 
@@ -247,27 +288,28 @@ def _vectors(tables: StateTables, obs_type: str) -> Vectors:
     arrays = _walk(
         False, tables.deals, tables.roots, _params(game), tables.table[0], tables.table[1], tables.action_start[0],
         tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1], tables.parent[1], counts,
-        0, len(tables.deals), kind, *_vector_store(size, game.num_actions), index[0], index[1],
+        0, len(tables.deals), kind,
+        *_vector_store(size, game.num_actions, tables.num_states(0) + tables.num_states(1)), index[0], index[1],
         *_no_reach(), tables.total_deals,
     )
-    return Vectors(arrays[8][: counts[2]].copy(), arrays[9][: counts[2]].copy(), index)
+    return Vectors(arrays[8][: counts[2]], arrays[9][: counts[2]], index)
 
 
-def best_response_values(tables: StateTables, policies: tuple[np.ndarray, np.ndarray]) -> tuple[float, float]:
+def best_response_values(tables: StateTables, vectors: Vectors, answers: np.ndarray) -> tuple[float, float]:
     """Pass 3 and the backward pass: what each seat's best response wins (zero-sum points, this
-    table's deals' share of the expectation) against ``policies`` in the other seat, laid out as
-    ``tables.actions[seat]`` (float64)."""
-    for seat in (0, 1):
-        if policies[seat].shape != tables.actions[seat].shape:
-            raise ValueError(f"policies[{seat}] must hold {tables.actions[seat].shape[0]} probabilities")
+    table's deals' share of the expectation) against the policy of ``answers`` in the other seat:
+    float64 ``(distinct, num_actions)``, each action's probability at each row of
+    ``vectors.rows`` (one of ``tables.vectors``), read at each state through ``vectors.index``."""
+    answers = np.asarray(answers, np.float64)
+    if answers.shape != (len(vectors.rows), tables.game.num_actions):
+        raise ValueError(f"answers must be ({len(vectors.rows)}, {tables.game.num_actions}), got {answers.shape}")
     sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
     root = np.zeros(2)
     _walk(
         True, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
         tables.action_start[0], tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1],
         tables.parent[1], np.zeros(4, np.int64), 0, len(tables.deals), _NO_VECTORS,
-        *_vector_store(1, 1), np.zeros(0, np.int32), np.zeros(0, np.int32),
-        np.asarray(policies[0], np.float64), np.asarray(policies[1], np.float64), sums[0], sums[1], root,
+        *_vector_store(1, 1), vectors.index[0], vectors.index[1], answers, sums[0], sums[1], root,
         tables.total_deals,
     )
     values = tuple(
@@ -276,60 +318,43 @@ def best_response_values(tables: StateTables, policies: tuple[np.ndarray, np.nda
     return values[0], values[1]
 
 
-def policy_of(tables: StateTables, vectors: Vectors, answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per seat, float64 laid out as ``tables.actions[seat]``: each state's probability of each
-    legal action, from ``answers`` (float64 ``(distinct, num_actions)``, one row per row of
-    ``vectors.rows``)."""
-    policies = []
-    for seat in (0, 1):
-        out = np.zeros(len(tables.actions[seat]))
-        _gather(answers, vectors.index[seat], tables.action_start[seat], tables.actions[seat], out)
-        policies.append(out)
-    return policies[0], policies[1]
+def _table(expected: int) -> np.ndarray:
+    """A hash table for ``expected`` keys, at most about 5/8 full: a power of two slots."""
+    return np.full(1 << max(10, math.ceil(math.log2(1.6 * max(expected, 1)))), _EMPTY, np.int64)
 
 
-@njit(cache=True)
-def _gather(answers: np.ndarray, index: np.ndarray, start: np.ndarray, actions: np.ndarray, out: np.ndarray) -> None:
-    for row in range(index.shape[0]):
-        for place in range(start[row], start[row + 1]):
-            out[place] = answers[index[row], actions[place]]
-
-
-def _table(size: int) -> np.ndarray:
-    table = np.zeros((size, 2), np.int64)
-    table[:, 0] = _EMPTY
-    return table
-
-
-def _vector_store(size: int, num_actions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Room for distinct vectors (grown as needed), their masks, the hash table over them, and
-    the float32 row the engine writes."""
-    return (np.zeros((1 << 10, size), np.uint8), np.zeros((1 << 10, num_actions), np.int8),
+def _vector_store(
+    size: int, num_actions: int, room: int = 1 << 10
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Room for ``room`` distinct vectors (grown as needed) and their masks, the hash table over
+    them, and the float32 row the engine writes. The room is zeroed by the system as its pages
+    are first written (``np.zeros``), so room for as many vectors as states costs only what they
+    fill, and the filled part is kept as a view."""
+    return (np.zeros((room, size), np.uint8), np.zeros((room, num_actions), np.int8),
             np.full(1 << 11, -1, np.int64), np.zeros(size, np.float32), np.zeros(size, np.uint8))
 
 
-def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    return np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(2)
+def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return np.zeros((0, 1)), np.zeros(0), np.zeros(0), np.zeros(2)
 
 
 @njit(cache=True, inline="always")
 def _slot(table: np.ndarray, key: int) -> int:
-    """The slot of ``key`` in ``table`` (a power of two long), or the free slot where it goes."""
+    """The slot of ``key`` (non-negative) in ``table`` (a power of two long), or the free slot
+    where it goes."""
     mask = table.shape[0] - 1
     index = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(29)) & mask
-    while table[index, 0] != key and table[index, 0] != _EMPTY:
+    while table[index] != _EMPTY and table[index] >> ROW_BITS != key:
         index = (index + 1) & mask
     return index
 
 
 @njit(cache=True)
 def _grown_table(table: np.ndarray) -> np.ndarray:
-    grown = np.zeros((2 * table.shape[0], 2), np.int64)
-    grown[:, 0] = _EMPTY
+    grown = np.full(2 * table.shape[0], _EMPTY, np.int64)
     for i in range(table.shape[0]):
-        if table[i, 0] != _EMPTY:
-            slot = _slot(grown, table[i, 0])
-            grown[slot, 0], grown[slot, 1] = table[i, 0], table[i, 1]
+        if table[i] != _EMPTY:
+            grown[_slot(grown, table[i] >> ROW_BITS)] = table[i]
     return grown
 
 
@@ -337,7 +362,7 @@ def _grown_table(table: np.ndarray) -> np.ndarray:
 def _grown(array: np.ndarray, need: int, fill: int) -> np.ndarray:
     if need <= array.shape[0]:
         return array
-    grown = np.full(max(2 * array.shape[0], need), fill, array.dtype)
+    grown = np.full(max(array.shape[0] + array.shape[0] // 2, need), fill, array.dtype)
     grown[: array.shape[0]] = array
     return grown
 
@@ -395,14 +420,33 @@ def _add_vector(
     return row, rows, masks, hashes
 
 
+@njit(cache=True)
+def _merge(
+    rows0: np.ndarray, masks0: np.ndarray, rows1: np.ndarray, masks1: np.ndarray, rows: np.ndarray,
+    masks: np.ndarray, hashes: np.ndarray, counts: np.ndarray,
+) -> np.ndarray:
+    """``rows0`` then ``rows1`` added to the distinct ``rows`` (room for both, ``hashes`` over
+    them at most half full), with the union of their legal actions; the row of each of ``rows1``."""
+    legal = np.zeros(0, np.int64)
+    for row in range(rows0.shape[0]):
+        _add_vector(rows0[row], legal, 0, rows, masks, hashes, counts)
+        masks[row] |= masks0[row]
+    mapping = np.zeros(rows1.shape[0], np.int32)
+    for row in range(rows1.shape[0]):
+        found = _add_vector(rows1[row], legal, 0, rows, masks, hashes, counts)[0]
+        masks[found] |= masks1[row]
+        mapping[row] = found
+    return mapping
+
+
 @njit(cache=True, nogil=True)
 def _walk(
     reach_pass: bool, deals: np.ndarray, roots: np.ndarray, params: np.ndarray, table0: np.ndarray, table1: np.ndarray,
     start0: np.ndarray, actions0: np.ndarray, parent0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
     parent1: np.ndarray, counts: np.ndarray, first_deal: int, stop_deal: int, kind: int,
     rows: np.ndarray, row_masks: np.ndarray, hashes: np.ndarray, written: np.ndarray, written_bytes: np.ndarray,
-    index0: np.ndarray, index1: np.ndarray, policy0: np.ndarray, policy1: np.ndarray, sums0: np.ndarray,
-    sums1: np.ndarray, root: np.ndarray, total_deals: int,
+    index0: np.ndarray, index1: np.ndarray, answers: np.ndarray, sums0: np.ndarray, sums1: np.ndarray,
+    root: np.ndarray, total_deals: int,
 ):  # noqa: ANN202 - a tuple of arrays, typed by numba
     """One depth-first walk of deals ``first_deal .. stop_deal - 1``, for every pass, so that they
     meet the same states by the same keys: a state not in the tables is added (only the listing
@@ -413,11 +457,12 @@ def _walk(
     engine state and, per seat, its last sequence (a root code before it acts) and what it
     observed since, coded ``1 + tile`` after its own draw, else ``(2T + 3) * draws + 1 +
     action`` of the opponent's turn so far; the key of the seat to act is ``last * M +
-    observed``. Each new vector (``written``) is added to the distinct ``rows``
-    (``index0``/``index1`` -1 where a state has none yet).
+    observed`` (``last`` lifted by ``params[8]`` to be non-negative). Each new vector
+    (``written``) is added to the distinct ``rows`` (``index0``/``index1`` -1 where a state has
+    none yet); the reach pass reads the policy at ``answers[index[row]]``.
     """
     max_pip, hand_size, protected, size, num_tiles = params[0], params[1], params[2], params[3], params[4]
-    boneyard, m, longest = params[5], params[6], params[7]
+    boneyard, m, longest, lift = params[5], params[6], params[7], params[8]
     draw = 2 * num_tiles
     depth = (2 * num_tiles + 2) * (longest + 2)
     states = np.zeros((depth, size), np.int64)
@@ -454,15 +499,20 @@ def _walk(
             seat = state[S_CURRENT]
             count = legal_actions(state, legal)
             table = table0 if seat == 0 else table1
-            slot = _slot(table, last0 * m + observed0 if seat == 0 else last1 * m + observed1)
-            if table[slot, 0] == _EMPTY:  # only while enumerating: every state is met then
+            key = (last0 + lift) * m + observed0 if seat == 0 else (last1 + lift) * m + observed1
+            slot = _slot(table, key)
+            if table[slot] == _EMPTY:  # only while enumerating: every state is met then
                 row = counts[seat]
                 counts[seat] += 1
+                if row > _ROW_MASK or key >= _MAX_KEY:
+                    raise ValueError("too many information states for the hash table's slots")
                 if seat == 0:
                     start0 = _grown(start0, row + 2, 0)
                     parent0 = _grown(parent0, row + 1, 0)
                     actions0 = _grown(actions0, start0[row] + count, 0)
                     index0 = _grown(index0, row + 1, -1)
+                    if start0[row] + count >= 1 << 31:
+                        raise ValueError("too many legal actions for int32 places")
                     parent0[row] = last0
                     row_start = start0[row]
                     for k in range(count):
@@ -473,21 +523,26 @@ def _walk(
                     parent1 = _grown(parent1, row + 1, 0)
                     actions1 = _grown(actions1, start1[row] + count, 0)
                     index1 = _grown(index1, row + 1, -1)
+                    if start1[row] + count >= 1 << 31:
+                        raise ValueError("too many legal actions for int32 places")
                     parent1[row] = last1
                     row_start = start1[row]
                     for k in range(count):
                         actions1[row_start + k] = legal[k]
                     start1[row + 1] = row_start + count
-                table[slot, 0] = last0 * m + observed0 if seat == 0 else last1 * m + observed1
-                table[slot, 1] = row | row_start << 32
-                if 2 * counts[seat] > table.shape[0]:
+                table[slot] = key << ROW_BITS | row
+                if 8 * counts[seat] > 5 * table.shape[0]:
                     if seat == 0:
                         table0 = _grown_table(table0)
                     else:
                         table1 = _grown_table(table1)
+                if seat == 0:
+                    index0[row] = -1
+                else:
+                    index1[row] = -1
             else:
-                row = table[slot, 1] & 0xFFFFFFFF
-                row_start = table[slot, 1] >> 32
+                row = table[slot] & _ROW_MASK
+                row_start = start0[row] if seat == 0 else start1[row]
             if kind != _NO_VECTORS and (index0[row] if seat == 0 else index1[row]) < 0:
                 if kind == _INFORMATION:
                     write_information_state(state, seat, False, written)
@@ -500,15 +555,17 @@ def _walk(
                     index0[row] = found
                 else:
                     index1[row] = found
+            if reach_pass:
+                vector = index0[row] if seat == 0 else index1[row]
             for k in range(count):
                 action = legal[k]
                 child_reach0, child_reach1 = reach0, reach1
                 if reach_pass:
                     # Responder r meets the other seat's policy; its own choices count as 1.
                     if seat == 0:
-                        child_reach1 = reach1 * policy0[row_start + k]
+                        child_reach1 = reach1 * answers[vector, action]
                     else:
-                        child_reach0 = reach0 * policy1[row_start + k]
+                        child_reach0 = reach0 * answers[vector, action]
                     if child_reach0 == 0.0 and child_reach1 == 0.0:
                         continue  # nothing below counts for either responder
                 child = states[top]
