@@ -16,7 +16,6 @@ instead of the local machine, and a sweep folder that was moved.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import resource
@@ -31,7 +30,6 @@ import numpy as np
 from pydantic import Field
 from ray import tune
 
-from draw_env.exact.game_tree import GameTree, build_tree
 from draw_env.io.files import atomic_path, check_writable, write_json_atomic, write_text_atomic
 from train.config import ConfigError, shown
 from train.run_dir import RunFile, read_run_file
@@ -83,22 +81,16 @@ def read_record(trial: Trial, sweep_dir: Path) -> TrialRecord | None:
     return record.model_copy(update={"stage": trial.stage})
 
 
-@functools.lru_cache(maxsize=1)
-def _tree(game: Any, max_bytes: int) -> GameTree:
-    """The game tree, built once per worker process (the trials of a sweep share one game)."""
-    return build_tree(game, max_bytes=max_bytes)
-
-
 def measure(policy: Path, game: Any, max_bytes: int) -> dict[str, float]:
     """The exact exploitability of the policy file ``policy`` on ``game`` (as ``draw-exploit``
     measures it: each agent asked with what it reads)."""
-    from arena.exploitability import agent_probabilities, exploitability
+    from arena.exploitability import agent_probabilities, exploitability, tree_for
     from arena.options import table_obs_type
     from arena.specs import build_agent
 
     spec = ("network", {"path": str(policy)})
     result = exploitability(
-        _tree(game, max_bytes), agent_probabilities(build_agent(*spec)), obs_type=table_obs_type([spec])
+        tree_for(game, max_bytes), agent_probabilities(build_agent(*spec)), obs_type=table_obs_type([spec])
     )
     return {"exploitability": result.exploitability, "nash_conv": result.nash_conv}
 
