@@ -79,6 +79,9 @@ _EMPTY = -1
 _ROW_MASK = (1 << ROW_BITS) - 1
 _MAX_KEY = 1 << (63 - ROW_BITS)
 _NO_VECTORS, _OBSERVATION, _INFORMATION = 0, 1, 2
+_NO_STRATEGY = np.zeros(0)
+_NO_ANSWERS = np.zeros((0, 1))
+_BOTH = 3
 
 
 @dataclass(frozen=True)
@@ -140,13 +143,16 @@ class StateTables:
         return self.vectors[obs_type]
 
 
-def check_memory(game: DrawGame, max_bytes: int, obs_types: tuple[str, ...] = ("observation",)) -> int:
+def check_memory(
+    game: DrawGame, max_bytes: int, obs_types: tuple[str, ...] = ("observation",), extra_bytes: int = 0
+) -> int:
     """The estimated information states of ``game``, or a ``ValueError`` (with the estimate) if
-    they would take more than ``max_bytes``: :data:`STATE_BYTES` each, and the vector of each
-    for ``"information_state"`` (distinct but for the mirrored pairs)."""
+    they would take more than ``max_bytes``: :data:`STATE_BYTES` each, the vector of each for
+    ``"information_state"`` (distinct but for the mirrored pairs), and ``extra_bytes`` each for
+    the caller's own arrays (a solver's)."""
     check_tree_game(game)
     estimate = estimate_states(game)
-    per_state = STATE_BYTES + (information_layout(game).size if "information_state" in obs_types else 0)
+    per_state = STATE_BYTES + extra_bytes + (information_layout(game).size if "information_state" in obs_types else 0)
     if estimate * per_state > max_bytes:
         raise ValueError(
             f"the information states of max_pip={game.max_pip}, hand_size={game.hand_size}, "
@@ -171,7 +177,8 @@ def estimate_states(game: DrawGame, hands: int = SAMPLED_HANDS) -> int:
 
 
 def enumerate_states(
-    game: DrawGame, obs_types: tuple[str, ...] = ("observation",), max_bytes: int = DEFAULT_MAX_BYTES
+    game: DrawGame, obs_types: tuple[str, ...] = ("observation",), max_bytes: int = DEFAULT_MAX_BYTES,
+    extra_bytes: int = 0,
 ) -> tuple[StateTables, StateTables]:
     """Pass 1: the information states of the deals of each opener (one thread each), with their
     vectors of ``obs_types[0]`` (none if ``obs_types`` is empty; the others' vectors are written
@@ -179,10 +186,10 @@ def enumerate_states(
 
     Raises:
         ValueError: for a game of more than two players, or one whose information states would
-            take more than ``max_bytes`` with the vectors of ``obs_types`` (:func:`check_memory`,
-            before anything large is allocated).
+            take more than ``max_bytes`` with the vectors of ``obs_types`` and ``extra_bytes`` each
+            (:func:`check_memory`, before anything large is allocated).
     """
-    expected = check_memory(game, max_bytes, obs_types) // 4  # per seat and opener
+    expected = check_memory(game, max_bytes, obs_types, extra_bytes) // 4  # per seat and opener
     obs_type = obs_types[0] if obs_types else ""
     listed = deals(game)
     masks = np.unique(listed[:, 1])
@@ -305,15 +312,81 @@ def best_response_values(tables: StateTables, vectors: Vectors, answers: np.ndar
         raise ValueError(f"answers must be ({len(vectors.rows)}, {tables.game.num_actions}), got {answers.shape}")
     sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
     root = np.zeros(2)
+    _reach_walk(tables, vectors.index, answers, (_NO_STRATEGY, _NO_STRATEGY), _BOTH, sums, root)
+    return _best_values(tables, sums, root)
+
+
+def strategy_best_response_values(
+    tables: StateTables, strategies: tuple[np.ndarray, np.ndarray]
+) -> tuple[float, float]:
+    """:func:`best_response_values` against strategies given per sequence: ``strategies[seat]``,
+    float64 laid out as ``tables.actions[seat]``, each legal action's probability at each of the
+    seat's information states (a solver's, :mod:`train.cfr.streaming_solver`). Seat 0's best
+    response answers ``strategies[1]`` and seat 1's ``strategies[0]``."""
+    checked = _checked_strategies(tables, strategies)
+    sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
+    root = np.zeros(2)
+    _reach_walk(tables, _no_index(), _NO_ANSWERS, checked, _BOTH, sums, root)
+    return _best_values(tables, sums, root)
+
+
+def counterfactual_sums(
+    tables: StateTables, strategies: tuple[np.ndarray, np.ndarray], seat: int, sums: np.ndarray
+) -> float:
+    """Seat ``seat``'s counterfactual values against ``strategies`` (as
+    :func:`strategy_best_response_values` takes them), added into ``sums`` (float64, laid out as
+    ``tables.actions[seat]``): at each of its sequences, what the hands it ends win for it,
+    weighted by chance and the other seat's reach. Returns what it wins where it never acts.
+    A subtree the other seat never plays into is skipped.
+
+    From these, the value of a sequence is its sum plus the values of the information states it
+    leads to (the parent sequences, ``tables.parent``), each the strategy's mean of its own
+    sequences: :func:`train.cfr.streaming_solver.counterfactual_regrets`.
+    """
+    checked = _checked_strategies(tables, strategies)
+    if sums.shape != (len(tables.actions[seat]),) or sums.dtype != np.float64:
+        raise ValueError(f"sums must be float64 ({len(tables.actions[seat])},), got {sums.dtype} {sums.shape}")
+    root = np.zeros(2)
+    pair = (sums, _NO_STRATEGY) if seat == 0 else (_NO_STRATEGY, sums)
+    _reach_walk(tables, _no_index(), _NO_ANSWERS, checked, 1 << seat, pair, root)
+    return float(root[seat])
+
+
+def _checked_strategies(
+    tables: StateTables, strategies: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    checked = tuple(np.ascontiguousarray(strategy, np.float64) for strategy in strategies)
+    for seat in (0, 1):
+        if checked[seat].shape != (len(tables.actions[seat]),):
+            raise ValueError(
+                f"strategies[{seat}] must hold one probability per sequence, {len(tables.actions[seat])}, "
+                f"got shape {checked[seat].shape}")
+    return checked[0], checked[1]
+
+
+def _no_index() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(0, np.int32), np.zeros(0, np.int32)
+
+
+def _reach_walk(
+    tables: StateTables, index: tuple[np.ndarray, np.ndarray], answers: np.ndarray,
+    strategies: tuple[np.ndarray, np.ndarray], responders: int, sums: tuple[np.ndarray, np.ndarray], root: np.ndarray,
+) -> None:
+    """The reach pass over ``tables``' deals, the policy read from ``answers`` through ``index``
+    or, where given, per sequence from ``strategies``."""
     _walk(
         True, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
         tables.action_start[0], tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1],
         tables.parent[1], np.zeros(4, np.int64), 0, len(tables.deals), _NO_VECTORS,
-        *_vector_store(1, 1), vectors.index[0], vectors.index[1], answers, sums[0], sums[1], root,
-        tables.total_deals,
+        *_vector_store(1, 1), index[0], index[1], answers, strategies[0], strategies[1], responders,
+        sums[0], sums[1], root, tables.total_deals,
     )
+
+
+def _best_values(tables: StateTables, sums: tuple[np.ndarray, np.ndarray], root: np.ndarray) -> tuple[float, float]:
+    """Each seat's best response from the reach pass's sums (the backward pass)."""
     values = tuple(
-        root[seat] + _backward(tables.action_start[seat], tables.parent[seat], sums[seat]) for seat in (0, 1)
+        float(root[seat] + _backward(tables.action_start[seat], tables.parent[seat], sums[seat])) for seat in (0, 1)
     )
     return values[0], values[1]
 
@@ -334,8 +407,9 @@ def _vector_store(
             np.full(1 << 11, -1, np.int64), np.zeros(size, np.float32), np.zeros(size, np.uint8))
 
 
-def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    return np.zeros((0, 1)), np.zeros(0), np.zeros(0), np.zeros(2)
+def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+    """The reach pass's arguments of a walk that makes none."""
+    return _NO_ANSWERS, _NO_STRATEGY, _NO_STRATEGY, 0, np.zeros(0), np.zeros(0), np.zeros(2)
 
 
 @njit(cache=True, inline="always")
@@ -445,8 +519,8 @@ def _walk(
     start0: np.ndarray, actions0: np.ndarray, parent0: np.ndarray, start1: np.ndarray, actions1: np.ndarray,
     parent1: np.ndarray, counts: np.ndarray, first_deal: int, stop_deal: int, kind: int,
     rows: np.ndarray, row_masks: np.ndarray, hashes: np.ndarray, written: np.ndarray, written_bytes: np.ndarray,
-    index0: np.ndarray, index1: np.ndarray, answers: np.ndarray, sums0: np.ndarray, sums1: np.ndarray,
-    root: np.ndarray, total_deals: int,
+    index0: np.ndarray, index1: np.ndarray, answers: np.ndarray, strategy0: np.ndarray, strategy1: np.ndarray,
+    responders: int, sums0: np.ndarray, sums1: np.ndarray, root: np.ndarray, total_deals: int,
 ):  # noqa: ANN202 - a tuple of arrays, typed by numba
     """One depth-first walk of deals ``first_deal .. stop_deal - 1``, for every pass, so that they
     meet the same states by the same keys: a state not in the tables is added (only the listing
@@ -459,7 +533,10 @@ def _walk(
     action`` of the opponent's turn so far; the key of the seat to act is ``last * M +
     observed`` (``last`` lifted by ``params[8]`` to be non-negative). Each new vector
     (``written``) is added to the distinct ``rows`` (``index0``/``index1`` -1 where a state has
-    none yet); the reach pass reads the policy at ``answers[index[row]]``.
+    none yet); the reach pass reads the policy at ``answers[index[row]]``, or, where
+    ``strategy0`` is not empty, each seat's strategy per sequence (``strategy0[sequence]``, laid
+    out as ``actions0``). It sums for the seats of the bit mask ``responders`` (1: seat 0, 2:
+    seat 1) and skips a subtree none of them reaches.
     """
     max_pip, hand_size, protected, size, num_tiles = params[0], params[1], params[2], params[3], params[4]
     boneyard, m, longest, lift = params[5], params[6], params[7], params[8]
@@ -473,6 +550,8 @@ def _walk(
     bones = np.zeros(num_tiles, np.int64)
     chance = 1.0 / total_deals
     state = np.zeros(size, np.int64)
+    by_sequence = strategy0.shape[0] > 0
+    respond0, respond1 = (responders & 1) != 0, (responders & 2) != 0
     for d in range(first_deal, stop_deal):
         deal = deals[d]
         hands[0], hands[1] = deal[1], deal[2]
@@ -555,19 +634,23 @@ def _walk(
                     index0[row] = found
                 else:
                     index1[row] = found
-            if reach_pass:
+            if reach_pass and not by_sequence:
                 vector = index0[row] if seat == 0 else index1[row]
             for k in range(count):
                 action = legal[k]
                 child_reach0, child_reach1 = reach0, reach1
                 if reach_pass:
                     # Responder r meets the other seat's policy; its own choices count as 1.
-                    if seat == 0:
-                        child_reach1 = reach1 * answers[vector, action]
+                    if by_sequence:
+                        chance_of = strategy0[row_start + k] if seat == 0 else strategy1[row_start + k]
                     else:
-                        child_reach0 = reach0 * answers[vector, action]
-                    if child_reach0 == 0.0 and child_reach1 == 0.0:
-                        continue  # nothing below counts for either responder
+                        chance_of = answers[vector, action]
+                    if seat == 0:
+                        child_reach1 = reach1 * chance_of
+                    else:
+                        child_reach0 = reach0 * chance_of
+                    if (child_reach0 == 0.0 or not respond0) and (child_reach1 == 0.0 or not respond1):
+                        continue  # nothing below counts for a responder
                 child = states[top]
                 child[:] = state
                 if kind == _INFORMATION:
@@ -590,11 +673,15 @@ def _walk(
                 counts[3] += 1
                 if reach_pass:
                     points = float(child[S_POINTS] - child[S_POINTS + 1])
-                    if child_last0 >= 0:
+                    if not respond0:
+                        pass
+                    elif child_last0 >= 0:
                         sums0[child_last0] += child_reach0 * points
                     else:
                         root[0] += child_reach0 * points
-                    if child_last1 >= 0:
+                    if not respond1:
+                        pass
+                    elif child_last1 >= 0:
                         sums1[child_last1] -= child_reach1 * points
                     else:
                         root[1] -= child_reach1 * points

@@ -32,6 +32,9 @@ class CfrConfig(VariantSettings):
     # The names of train.cfr.solver.ALGORITHMS, written out: a config is read without numba. DCFR
     # reaches a given exploitability first on mini (docs/exploitability.md, benchmarks/cfr_algorithms.py).
     algorithm: Literal["cfr_plus", "pcfr_plus", "dcfr"] = "dcfr"
+    # tree: the stored game tree (train.cfr.solver); streaming: the information states only, the
+    # histories walked again each iteration (train.cfr.streaming_solver), for a tree too large.
+    method: Literal["tree", "streaming"] = "tree"
     dcfr_alpha: float = number(1.5, 0.0, 100.0)
     dcfr_beta: float = number(0.0, -100.0, 100.0)
     dcfr_gamma: float = number(2.0, 0.0, 100.0)

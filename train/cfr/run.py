@@ -27,10 +27,12 @@ import numpy as np
 
 from agents.tabular import save_table
 from arena.exploitability import exploitability, exploitability_of_tables, tree_for
+from draw_env.exact import streaming
 from draw_env.exact.game_tree import GameTree
 from draw_env.io.files import atomic_path
 from train.cfr.config import CfrConfig
-from train.cfr.learner import learn, table_of
+from train.cfr import streaming_solver
+from train.cfr.learner import StreamingSolving, TreeSolving, learn, table_of
 from train.cfr.solver import DISPLAY_NAMES, Mirror, Rule, SolverState, mirrored_entries, solution, warm_up
 from train.config import ConfigError, shown
 from train.meter import Budget, Meter
@@ -61,11 +63,12 @@ def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
     """``draw-train`` for a config with ``pipeline: cfr``."""
     run = open_run_dir(config, "cfr", overwrite=args.overwrite)
     summary = solve(config, run)
-    print(
-        f"{summary['solver']} on {summary['variant']}: {summary['iterations']} iterations, {summary['cpu_seconds']:.1f} CPU-s; "
-        f"exploitability {summary['exploitability']:.3g} points per hand (the table as played: "
-        f"{summary['table_exploitability']:.3g})"
-    )
+    solved = (f"{summary['solver']} on {summary['variant']}: {summary['iterations']} iterations, "
+              f"{summary['cpu_seconds']:.1f} CPU-s; exploitability {summary['exploitability']:.3g} points per hand")
+    if config.method == "streaming":
+        print(f"{solved} (streaming: no table written); curve: {config.output_dir}/curve.png")
+        return 0
+    print(f"{solved} (the table as played: {summary['table_exploitability']:.3g})")
     print(f"Policy: {config.output_dir}/policy.npz (plays as tabular:path={config.output_dir}/policy.npz); "
           f"curve: {config.output_dir}/curve.png")
     return 0
@@ -73,6 +76,8 @@ def cfr_main(config: CfrConfig, args: argparse.Namespace) -> int:
 
 def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     """Run (or continue) the solver of ``config`` in ``run``; returns the summary."""
+    if config.method == "streaming":
+        return _solve_streaming(config, run)
     game = config.game()
     tree = tree_for(game, max_bytes=int(config.max_memory_gib * 1024**3))
     # A table of information states plays one policy in both seats: the solution is the seats'
@@ -110,7 +115,7 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
                 last_checkpoint = progress.cpu_seconds
 
         # The learner's loop (train.cfr.learner), its chunks ending at the measurements; the target ends it.
-        policy = learn(tree, state, meter, table_of(tree, state, mirror, config.obs_type),
+        policy = learn(TreeSolving(tree, state), meter, table_of(tree, state, mirror, config.obs_type),
                        chunk=lambda iteration: _next_chunk(config, iteration, progress, budget), on_chunk=after,
                        stop=lambda: _finished(config, progress, budget))
         bar.total = state.iteration  # where it stopped: the bar ends full
@@ -122,6 +127,92 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
         print(f"{rule.name}: building the policy table of the average strategy and measuring it as played "
               f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
     return _finish(config, run, tree, state, progress, policy)
+
+
+def _solve_streaming(config: CfrConfig, run: RunDir) -> dict[str, Any]:
+    """:func:`solve` without the tree (``method: streaming``): the same loop, measures, curve and
+    checkpoints on the information states of :func:`draw_env.exact.streaming.enumerate_states`.
+    It writes no table: the one of a game too large for its tree would take gigabytes."""
+    game = config.game()
+    if config.progress_bar:
+        print(f"listing the information states of {config.variant or 'the variant'} (one walk of every history)...",
+              file=sys.stderr, flush=True)
+    halves = streaming.enumerate_states(game, (), int(config.max_memory_gib * 1024**3), streaming_solver.STATE_BYTES)
+    rule = config.rule()
+    if run.resuming and (run.path / "progress.json").exists():
+        progress = _read_progress(run, rule)
+        arrays = _read_streaming_state(run, halves, rule)
+        state = streaming_solver.StreamingSolverState.from_arrays(halves, rule, progress.iteration, arrays)
+    else:
+        state, progress = streaming_solver.StreamingSolverState.fresh(halves, rule), _no_progress(rule)
+    if not run.resuming:
+        run.start()
+    solving = StreamingSolving(halves, state)
+    budget = config.cpu_minutes * 60
+    meter = Meter(Budget(env_steps=config.iterations * solving.steps_per_iteration, cpu_seconds=budget),
+                  seconds=progress.cpu_seconds)
+    last_checkpoint = progress.cpu_seconds
+    from tqdm.auto import tqdm
+
+    with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc=rule.name,
+              disable=not config.progress_bar, dynamic_ncols=True) as bar:
+
+        def after(todo: int) -> None:
+            """As :func:`solve`'s: the curve at powers of two and at the end, the bar, the checkpoints."""
+            nonlocal last_checkpoint
+            progress.cpu_seconds = meter.seconds
+            progress.iteration = state.iteration
+            if _is_measured(state.iteration) or _finished(config, progress, budget):
+                point = _measure_streaming(halves, state, progress)
+                progress.curve.append(point)
+                bar.set_postfix(exploitability=f"{point.exploitability:.3g}", target=f"{config.target:g}", refresh=False)
+            bar.total = _expected_iterations(config, progress, budget)
+            bar.update(todo)
+            if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
+                _checkpoint_arrays(run, state.arrays(), progress)
+                last_checkpoint = progress.cpu_seconds
+
+        learn(solving, meter, lambda: None, chunk=lambda iteration: _next_chunk(config, iteration, progress, budget),
+              on_chunk=after, stop=lambda: _finished(config, progress, budget))
+        bar.total = state.iteration
+        bar.refresh()
+    if not progress.curve or progress.curve[-1].iteration != state.iteration:
+        progress.curve.append(_measure_streaming(halves, state, progress))
+    _checkpoint_arrays(run, state.arrays(), progress)
+    final = progress.curve[-1]
+    summary = {
+        "solver": rule.name,
+        "method": "streaming",
+        "variant": ", ".join(f"{key}={value}" for key, value in game.variant.items()),
+        "iterations": state.iteration,
+        "cpu_seconds": round(progress.cpu_seconds, 3),
+        "exploitability": final.exploitability,
+        "nash_conv": final.nash_conv,
+        "info_states": sum(half.num_states(seat) for half in halves for seat in (0, 1)),
+        "nodes": sum(half.nodes for half in halves),
+    }
+    run.write_json("curve.json", [point.model_dump() for point in progress.curve])
+    _plot(progress.curve, run.path / "curve.png", summary["variant"], rule.name)
+    run.write_json("summary.json", summary)
+    return summary
+
+
+def _measure_streaming(
+    halves: streaming_solver.Halves, state: streaming_solver.StreamingSolverState, progress: Progress
+) -> CurvePoint:
+    values = streaming_solver.best_response_values(halves, streaming_solver.average_strategies(halves, state))
+    nash_conv = values[0] + values[1]
+    return CurvePoint(iteration=state.iteration, cpu_seconds=round(progress.cpu_seconds, 3),
+                      exploitability=nash_conv / 2, nash_conv=nash_conv)
+
+
+def _read_streaming_state(
+    run: RunDir, halves: streaming_solver.Halves, rule: Rule
+) -> dict[str, np.ndarray]:
+    """The streaming solver's checkpoint, checked against the tables' shapes before it is loaded."""
+    shapes = {name: array.shape for name, array in
+              streaming_solver.StreamingSolverState.fresh(halves, rule).arrays().items()}
+    return _read_arrays(run, shapes, rule)
 
 
 def _no_progress(rule: Rule) -> Progress:
@@ -186,6 +277,10 @@ def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:
                               "sums_0": state.strategy_sums[0], "sums_1": state.strategy_sums[1]}
     if state.rule.predictive:
         arrays.update({f"predictions_{seat}": state.predictions[seat] for seat in (0, 1)})
+    _checkpoint_arrays(run, arrays, progress)
+
+
+def _checkpoint_arrays(run: RunDir, arrays: dict[str, np.ndarray], progress: Progress) -> None:
     with atomic_path(run.path / "state.npz") as temporary:
         np.savez(temporary, **arrays)
     run.write_json("progress.json", progress.model_dump())
@@ -199,11 +294,7 @@ def _resume(run: RunDir, tree: GameTree, rule: Rule) -> tuple[SolverState, Progr
     """
     if not (run.path / "progress.json").exists():
         return SolverState.fresh(tree, rule), _no_progress(rule)
-    progress: Progress = read_run_file(run.path / "progress.json", Progress)
-    if progress.algorithm != rule.algorithm:
-        written = DISPLAY_NAMES.get(progress.algorithm, shown(progress.algorithm))
-        raise ConfigError(f"{run.path / 'progress.json'}: the checkpoint was written by {written}, which "
-                          f"algorithm: {rule.algorithm} cannot continue")
+    progress = _read_progress(run, rule)
     arrays = _read_state(run, tree, rule)
     predictions = [arrays.get(f"predictions_{seat}", np.zeros(0)) for seat in (0, 1)]
     state = SolverState(progress.iteration, [arrays["regrets_0"], arrays["regrets_1"]], [arrays["sums_0"], arrays["sums_1"]],
@@ -211,28 +302,48 @@ def _resume(run: RunDir, tree: GameTree, rule: Rule) -> tuple[SolverState, Progr
     return state, progress
 
 
+def _read_progress(run: RunDir, rule: Rule) -> Progress:
+    """``progress.json`` of the run to continue.
+
+    Raises:
+        ConfigError: the checkpoint was written by another algorithm (its tables mean other things).
+    """
+    progress: Progress = read_run_file(run.path / "progress.json", Progress)
+    if progress.algorithm != rule.algorithm:
+        written = DISPLAY_NAMES.get(progress.algorithm, shown(progress.algorithm))
+        raise ConfigError(f"{run.path / 'progress.json'}: the checkpoint was written by {written}, which "
+                          f"algorithm: {rule.algorithm} cannot continue")
+    return progress
+
+
 def _read_state(run: RunDir, tree: GameTree, rule: Rule) -> dict[str, np.ndarray]:
+    kinds = ("regrets", "sums", "predictions") if rule.predictive else ("regrets", "sums")
+    return _read_arrays(run, {f"{kind}_{seat}": (len(tree.actions[seat]),) for kind in kinds for seat in (0, 1)}, rule)
+
+
+def _read_arrays(run: RunDir, shapes: dict[str, tuple[int, ...]], rule: Rule) -> dict[str, np.ndarray]:
+    """``state.npz``: the arrays named in ``shapes``, float64 of those shapes, finite, the strategy
+    sums (and but for DCFR the regrets) non-negative; else a ``ConfigError`` naming the file."""
     from draw_env.io.untrusted import ArrayHeader, read_npz
 
-    kinds = ("regrets", "sums", "predictions") if rule.predictive else ("regrets", "sums")
-    sizes = {f"{kind}_{seat}": len(tree.actions[seat]) for kind in kinds for seat in (0, 1)}
-
     def check(headers: dict[str, ArrayHeader]) -> None:
-        if set(headers) != set(sizes):
-            raise ValueError(f"arrays must be {sorted(sizes)}, got {sorted(headers)}")
-        for name, size in sizes.items():
-            if headers[name].shape != (size,) or headers[name].dtype != np.float64:
-                raise ValueError(f"{name} must be float64 of shape ({size},) for this game, got "
+        if set(headers) != set(shapes):
+            raise ValueError(f"arrays must be {sorted(shapes)}, got {sorted(headers)}")
+        for name, shape in shapes.items():
+            if headers[name].shape != shape or headers[name].dtype != np.float64:
+                raise ValueError(f"{name} must be float64 of shape {shape} for this game, got "
                                  f"{headers[name].dtype} {headers[name].shape}")
 
     try:
-        arrays = read_npz(run.path / "state.npz", check, max_bytes=8 * sum(sizes.values()) + 1024 * 1024)
+        arrays = read_npz(run.path / "state.npz", check,
+                          max_bytes=8 * sum(math.prod(shape) for shape in shapes.values()) + 1024 * 1024)
     except ValueError as error:
         raise ConfigError(str(error)) from None
     if not all(np.all(np.isfinite(array)) for array in arrays.values()):
         raise ConfigError(f"{run.path / 'state.npz'}: the tables must be finite")
     # DCFR's regrets and PCFR+'s predictions may be negative; the others never are.
-    signed = ("regrets_0", "regrets_1") if rule.algorithm == "dcfr" else ("predictions_0", "predictions_1")
+    signed = [name for name in arrays if name.startswith("predictions") or (
+        rule.algorithm == "dcfr" and name.startswith("regrets"))]
     if not all(np.all(array >= 0) for name, array in arrays.items() if name not in signed):
         raise ConfigError(f"{run.path / 'state.npz'}: the strategy sums{'' if rule.algorithm == 'dcfr' else ' and regrets'} "
                           "must be non-negative")
