@@ -18,6 +18,7 @@ from train.config import (
     Section,
     Widths,
     check_memory,
+    fail,
     integer,
     layer_widths,
     number,
@@ -89,9 +90,11 @@ class NfspConfig(VariantSettings, EvaluatedLearner, NfspSettings):
 
     @model_validator(mode="after")
     def _nfsp_run(self) -> NfspConfig:
-        """Evaluations that play the variant, an exact game for ``exploitability_every``, and
+        """Evaluations every whole number of decisions that play the variant, an exact game for ``exploitability_every``, and
         buffers that fit in this machine's memory."""
         game = self.game()
+        if not float(self.eval.every).is_integer():
+            raise fail("eval.every", "a whole number of decisions (0: no periodic evaluation)", self.eval.every)
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
         check_exploitability_every(self.exploitability_every, game, self.episode)

@@ -103,12 +103,13 @@ def run_nfsp(config: NfspConfig, overwrite: bool = False) -> dict[str, Any]:
         curve = ExploitabilityCurve(game, "observation", config.exploitability_every, output_dir, title)
     # torch and OpenSpiel: imported once the config and the folder are known to be right.
     from train.bench.openspiel_algorithms import SpielConfig, train
+    from train.bench.openspiel_policies import NfspPolicy
     from train.bench.protocol import BenchGame
 
     run_dir.start()
     rows: list[EvalRow] = []
     every = int(config.eval.every)
-    next_eval = [every]
+    next_eval = every
 
     def measure(steps: int, policy: Any) -> None:
         assert curve is not None
@@ -118,12 +119,15 @@ def run_nfsp(config: NfspConfig, overwrite: bool = False) -> dict[str, Any]:
                   f"({point.measure_cpu_seconds:.1f} CPU-s to measure)", flush=True)
 
     def checkpoint(steps: int, cpu_seconds: float, policy: Any) -> None:
-        # the learner's last checkpoint is the end of training, with the final policy
-        if curve is not None and (curve.due(steps) or steps >= config.env_steps):
-            measure(steps, policy)
-        if every and steps >= next_eval[0]:
-            while next_eval[0] <= steps:
-                next_eval[0] += every
+        nonlocal next_eval
+        # The end of training is measured once, though the learner may call its last points
+        # there together (with the final policy).
+        if curve is not None and (not curve.points or curve.points[-1].steps != steps):
+            if curve.due(steps) or steps >= config.env_steps:
+                measure(steps, policy)
+        if every and steps >= next_eval:
+            while next_eval <= steps:
+                next_eval += every
             path = policy.network.save(output_dir / "checkpoints" / f"steps_{steps:09d}.npz")
             rows.extend(_evaluate(config, path, False, steps, cpu_seconds))
             write_rows_csv(output_dir / "eval.csv", rows)
@@ -135,6 +139,7 @@ def run_nfsp(config: NfspConfig, overwrite: bool = False) -> dict[str, Any]:
     learner = SpielConfig("nfsp", bench_game, config.seed, config.nfsp_settings())
     policy = train(learner, Budget(env_steps=config.env_steps), checkpoint, points=checkpoint_points(config),
                    provenance={"trained_by": TRAINED_BY, "config": config.to_dict()})
+    assert isinstance(policy, NfspPolicy)  # NFSP's learner returns its average network
     env_steps, cpu_seconds = int(policy.about["env_steps"]), float(policy.about["cpu_seconds"])
     final = policy.network.save(output_dir / "final.npz")
     final_rows = _evaluate(config, final, True, env_steps, cpu_seconds)

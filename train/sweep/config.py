@@ -28,6 +28,7 @@ from draw_env.rules import DrawGame
 from train.config import ConfigError, Section, output_dir, shown, workers
 from train.pipelines import Pipeline, load_run
 
+
 @dataclass(frozen=True)
 class Tunable:
     """What a sweep needs to know of a pipeline it tunes.
