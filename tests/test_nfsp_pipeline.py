@@ -128,3 +128,15 @@ def test_a_tiny_run_ends_with_a_policy_file_measured_exactly_and_does_not_contin
     assert json.loads((out / "summary.json").read_text())["env_steps"] == summary["env_steps"]
     with np.load(out / "final.npz") as again:  # the seed gives the same network
         assert set(again.files) == set(weights) and all(np.array_equal(again[name], weights[name]) for name in weights)
+
+
+def test_without_openspiel_a_run_is_one_line_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "train.bench.openspiel_algorithms", None)  # its import fails
+    out = tmp_path / "run"
+    error = _error(capsys, ["--config", MICRO, f"output_dir={out}"])
+    assert "pipeline: nfsp needs OpenSpiel" in error
+    assert not out.exists()

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from agents.policy_file import describe_variant
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
+from train.config import ConfigError
 from train.meter import Budget
 from train.nfsp.config import NfspConfig
 from train.run_dir import RunSummary, row_schema, seconds
@@ -72,6 +73,19 @@ def _evaluate(config: NfspConfig, policy: Path, final: bool, env_steps: int, cpu
     )
 
 
+def _learner() -> tuple[Any, Any, Any]:
+    """The benchmark's OpenSpiel learner (``train``, ``SpielConfig``) and NFSP's policy class,
+    imported now (torch, OpenSpiel), or a config error saying what to install."""
+    try:
+        from train.bench.openspiel_algorithms import SpielConfig, train
+        from train.bench.openspiel_policies import NfspPolicy
+    except ImportError as error:
+        raise ConfigError(
+            f"pipeline: nfsp needs OpenSpiel and PyTorch (pip install 'draw-dominoes[train,openspiel]'): {error}"
+        ) from None
+    return train, SpielConfig, NfspPolicy
+
+
 def checkpoint_points(config: NfspConfig) -> int:
     """How many checkpoints the learner calls, evenly over ``env_steps``: one a grain of the
     smallest step between measures and evaluations (they fall at the first checkpoint that
@@ -101,9 +115,7 @@ def run_nfsp(config: NfspConfig, overwrite: bool = False) -> dict[str, Any]:
         from train.exploitability_curve import ExploitabilityCurve
 
         curve = ExploitabilityCurve(game, "observation", config.exploitability_every, output_dir, title)
-    # torch and OpenSpiel: imported once the config and the folder are known to be right.
-    from train.bench.openspiel_algorithms import SpielConfig, train
-    from train.bench.openspiel_policies import NfspPolicy
+    train, SpielConfig, NfspPolicy = _learner()
     from train.bench.protocol import BenchGame
 
     run_dir.start()
