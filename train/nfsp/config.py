@@ -90,8 +90,8 @@ class NfspConfig(VariantSettings, EvaluatedLearner, NfspSettings):
 
     @model_validator(mode="after")
     def _nfsp_run(self) -> NfspConfig:
-        """Evaluations every whole number of decisions that play the variant, an exact game for ``exploitability_every``, and
-        buffers that fit in this machine's memory."""
+        """Evaluations every whole number of decisions, of opponents that play the variant; an
+        exact game for ``exploitability_every``; buffers that fit in this machine's memory."""
         game = self.game()
         if not float(self.eval.every).is_integer():
             raise fail("eval.every", "a whole number of decisions (0: no periodic evaluation)", self.eval.every)
