@@ -163,7 +163,7 @@ def test_a_tiny_sweep_records_exact_figures_and_resumes(tmp_path: Path) -> None:
 def test_the_shipped_sweeps_pass_their_checks(path: Path) -> None:
     config = load(SweepConfig, path)
     pipeline, game = check_sweep(config)
-    assert pipeline.name in ("selfplay", "jax_ppo") and game.num_players == 2
+    assert pipeline.name in ("selfplay", "jax_ppo", "nfsp") and game.num_players == 2
     assert len(config.points()) >= 36 and not set(config.tuning_seeds) & set(config.held_out_seeds)
 
 
@@ -179,3 +179,80 @@ def test_an_address_where_no_ray_head_answers_is_one_line(tmp_path: Path, capsys
     error = capsys.readouterr().err.strip()
     assert error.startswith("draw-tune: error: --address") and "\n" not in error, error
     assert not (tmp_path / "sweep").exists()
+
+
+#: An NFSP run of a few seconds on micro (its base config's settings, cut down).
+TINY_NFSP = {
+    "hidden_layers": [16], "batch_size": 16, "min_buffer_size_to_learn": 32, "learn_every": 8,
+    "reservoir_buffer_capacity": 2000, "replay_buffer_capacity": 2000, "update_target_network_every": 50,
+    "exploitability_every": 0, "eval.every": 0, "final_eval.matches": 2, "final_eval.opponents": ["heaviest"],
+}
+
+
+def nfsp_sweep_file(tmp_path: Path, **changes: object) -> Path:
+    settings: dict[str, object] = {
+        "base": str(ROOT / "configs" / "nfsp_micro.yaml"), "fixed": TINY_NFSP, "budget": {"env_steps": 200},
+        "grid": {"sl_learning_rate": [0.001, 0.01]}, "tuning_seeds": [0], "held_out_seeds": [1], **changes,
+    }
+    return sweep_file(tmp_path, **settings)
+
+
+def test_an_nfsp_sweep_passes_its_checks_and_a_bad_grid_key_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline, game = check_sweep(load(SweepConfig, nfsp_sweep_file(tmp_path)))
+    assert pipeline.name == "nfsp" and game.variant == {"max_pip": 2, "hand_size": 1, "protected": 2}
+    for grid, message in (({"sl_learnig_rate": [0.001, 0.01]}, "sl_learnig_rate"),
+                          ({"anticipatory_param": [0.1, 1.5]}, "anticipatory_param")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["--config", str(nfsp_sweep_file(tmp_path, grid=grid))])
+        assert exit_.value.code == 2
+        error = capsys.readouterr().err.strip()
+        assert error.startswith("draw-tune: error: grid point ") and "\n" not in error and message in error, error
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_an_nfsp_trial_cut_short_starts_over_and_is_measured_as_it_samples(tmp_path: Path) -> None:
+    """A trial of a pipeline whose runs do not continue, whose run folder holds a run cut short
+    (no summary), is run again from the start; its record is draw-exploit's figure of the policy
+    file played sampling (deterministic=false)."""
+    pytest.importorskip("pyspiel")
+    from arena import exploit_cli
+    from train.pipelines import load_run
+    from train.run_dir import RunDir
+    from train.runs import RUNS
+    from train.sweep.run import _spec, run_overrides, run_trial
+
+    config = load(SweepConfig, nfsp_sweep_file(tmp_path))
+    sweep_dir = Path(config.output_dir)
+    trial = make_trial(config, "tuning", config.points()[0], 0)
+    _, cut_short = load_run(config.base, [*trial.overrides, *run_overrides(trial, sweep_dir)])
+    RunDir(cut_short, RUNS["nfsp"]).start()  # its config and marker, then nothing: killed
+    record = run_trial(_spec(config, trial, sweep_dir))
+    assert record["env_steps"] >= 200 and record["train_cpu_seconds"] > 0
+    out = tmp_path / "exploit.json"
+    spec = f"network:path={record['policy']},deterministic=false"
+    assert exploit_cli.main([spec, "--variant", "micro", "--method", "tree", "--quiet", "--json", str(out)]) == 0
+    assert record["exploitability"] == json.loads(out.read_text())["exploitability"]
+
+
+@pytest.mark.exhaustive  # four draw-train processes as Ray Tune trials (about a minute)
+@pytest.mark.ray
+def test_a_tiny_nfsp_sweep_runs_the_protocol(tmp_path: Path) -> None:
+    """A 1 x 2 grid of NFSP on micro: both points on the tuning seed, then the winner and the base
+    settings on the held-out seed, each record the exact exploitability of its policy file."""
+    from train.sweep.run import run_sweep
+
+    config = load(SweepConfig, nfsp_sweep_file(tmp_path))
+    summary = run_sweep(config)
+    sweep_dir = Path(config.output_dir)
+    records = json.loads((sweep_dir / "trials.json").read_text())
+    tuning = sorted((r["point"]["sl_learning_rate"], r["seed"]) for r in records if r["stage"] == "tuning")
+    assert tuning == [(0.001, 0), (0.01, 0)]
+    held_out = [r for r in records if r["stage"] == "held_out"]
+    assert {r["seed"] for r in held_out} == {1} and len(held_out) == 2
+    means = {entry["point"]["sl_learning_rate"]: entry["mean"] for entry in summary["tuning_means"]}
+    assert summary["winner"]["point"] == {"sl_learning_rate": min(means, key=lambda rate: (means[rate], rate))}
+    assert summary["reference"]["point"] == {}
+    assert all(0 <= r["exploitability"] <= 4 and r["env_steps"] >= 200 for r in records)
+    assert yaml.safe_load((sweep_dir / "best.yaml").read_text())["env_steps"] == 200

@@ -8,6 +8,7 @@ Examples::
     draw-train --config configs/exit_2p.yaml          # pipeline: exit, expert iteration (train/exit/)
     draw-train --config configs/exploit.yaml target=ppo cpu_minutes=30   # pipeline: exploit (train/exploit/)
     draw-train --config configs/jax_ppo_quick.yaml    # pipeline: jax_ppo, PPO in JAX (train/jax_ppo/)
+    draw-train --config configs/nfsp_micro.yaml       # pipeline: nfsp, OpenSpiel's NFSP (train/nfsp/)
 
 Each pipeline is one entry of :data:`train.pipelines.PIPELINES`.
 
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="a YAML config: configs/quick.yaml (a self-play run of seconds), configs/selfplay_2p.yaml "
         "(self-play PPO), configs/exit_2p.yaml (expert iteration), configs/exploit.yaml (a best response), "
-        "configs/jax_ppo_quick.yaml (PPO in JAX); its pipeline: key picks the pipeline "
+        "configs/jax_ppo_quick.yaml (PPO in JAX), configs/nfsp_micro.yaml (NFSP); its pipeline: key picks the pipeline "
         f"({', '.join(PIPELINES)}; none: selfplay)",
     )
     start = parser.add_mutually_exclusive_group()

@@ -65,6 +65,7 @@ _COMMAND: dict[str, dict[str, Any]] = {
     "exit": {"options": ("address",), "guide": "docs/training_exit.md"},
     "exploit": {"guide": "docs/training_exploit.md"},
     "jax_ppo": {"guide": "docs/jax_training.md"},
+    "nfsp": {"guide": "docs/training_nfsp.md"},
     "cfr": {"guide": "docs/exploitability.md"},
     "inference": {"guide": "docs/inference.md"},
     "bench": {"options": ("address",), "guide": "docs/benchmark.md", "run": "train.bench.suite:bench_main"},

@@ -19,6 +19,7 @@ from train.exit.config import ExitConfig
 from train.exploit.config import ExploitConfig
 from train.inference.config import InferenceConfig
 from train.jax_ppo.config import JaxPPOConfig
+from train.nfsp.config import NfspConfig
 from train.run_dir import RunDir, RunKind
 from train.selfplay.config import TrainConfig
 
@@ -80,6 +81,10 @@ RUNS: dict[str, RunKind] = {
         RunKind(
             "jax_ppo", JaxPPOConfig,
             files=(*_EVALUATED_RUN, _EXPLOITABILITY, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
+        ),
+        RunKind(
+            "nfsp", NfspConfig,
+            files=(*_EVALUATED_RUN, _EXPLOITABILITY, policy_file("final"), policy_file(r"checkpoints/steps_\d+")),
         ),
         RunKind(
             "cfr", CfrConfig,

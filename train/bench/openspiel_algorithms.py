@@ -58,26 +58,14 @@ from open_spiel.python.pytorch import nfsp as nfsp_lib
 from agents.policy_file import PolicyWeights
 from train.bench.openspiel_policies import Layer, NfspPolicy, flat_tree, load_spiel_game, scaled_features
 from train.bench.protocol import BenchGame, Cell, Checkpoint, Policy
+from train.config import build
 from train.meter import Budget, Meter
+from train.nfsp.config import NfspSettings
 from train.policies import TablePolicy
 
-#: NFSP's settings and defaults (``configs/bench/algorithms/nfsp.yaml`` documents them).
-NFSP_DEFAULTS: dict[str, Any] = {
-    "hidden_layers": [128],
-    "reservoir_buffer_capacity": 200_000,
-    "replay_buffer_capacity": 200_000,
-    "anticipatory_param": 0.1,
-    "batch_size": 128,
-    "rl_learning_rate": 0.01,
-    "sl_learning_rate": 0.01,
-    "min_buffer_size_to_learn": 1000,
-    "learn_every": 64,
-    "update_target_network_every": 1000,
-    "epsilon_start": 0.06,
-    "epsilon_end": 0.001,
-    "epsilon_decay_duration": 1_000_000,
-    "optimizer": "sgd",
-}
+#: NFSP's settings and defaults, the keys of ``draw-train``'s NFSP (:class:`train.nfsp.config.NfspSettings`,
+#: which checks them; ``configs/bench/algorithms/nfsp.yaml`` documents them).
+NFSP_DEFAULTS: dict[str, Any] = NfspSettings().nfsp_settings()
 #: MMD's settings: ``alpha`` the entropy weight (0: Nash on average), ``stepsize`` (``None``:
 #: OpenSpiel's ``alpha / max|payoff|^2``), ``average`` (play the average sequences, else the last).
 MMD_DEFAULTS: dict[str, Any] = {"alpha": 0.0, "stepsize": 30.0, "average": False}
@@ -224,7 +212,7 @@ def _scale(time_step: rl_environment.TimeStep, rules: Any) -> rl_environment.Tim
 
 def _nfsp(config: SpielConfig, meter: Meter, provenance: Mapping[str, Any]) -> Policy:
     """Train NFSP on ``config`` (every game); the average network is the policy."""
-    settings = settings_of(config, NFSP_DEFAULTS)
+    settings = build(NfspSettings, settings_of(config, NFSP_DEFAULTS)).nfsp_settings()
     game = config.game
     rules = game.rules
     _seed_everything(config.seed)

@@ -28,9 +28,32 @@ from draw_env.rules import DrawGame
 from train.config import ConfigError, Section, output_dir, shown, workers
 from train.pipelines import Pipeline, load_run
 
-#: The pipelines a sweep can tune -> the key of their ``summary.json`` that counts environment
-#: steps. Each writes its final policy as ``final.npz`` (+ ``final.json``) in its run folder.
-TUNABLE = {"selfplay": "timesteps", "jax_ppo": "env_steps"}
+
+@dataclass(frozen=True)
+class Tunable:
+    """What a sweep needs to know of a pipeline it tunes.
+
+    Attributes:
+        steps: the key of its ``summary.json`` that counts environment steps.
+        sampled: its final policy is measured as it samples its softmax (``deterministic=false``:
+            NFSP's average policy is a mixed strategy), else as it plays by default (the most
+            probable action).
+        continues: a rerun of an unfinished run continues it; else (runs that do not continue)
+            the trial starts its run over.
+    """
+
+    steps: str
+    sampled: bool = False
+    continues: bool = True
+
+
+#: The pipelines a sweep can tune. Each writes its final policy as ``final.npz`` (+ ``final.json``)
+#: in its run folder.
+TUNABLE = {
+    "selfplay": Tunable("timesteps"),
+    "jax_ppo": Tunable("env_steps", continues=False),
+    "nfsp": Tunable("env_steps", sampled=True, continues=False),
+}
 #: The policy file a tunable pipeline leaves in its run folder.
 FINAL_POLICY = "final.npz"
 #: The keys a sweep sets itself in every trial.
@@ -43,7 +66,7 @@ MAX_SEEDS = 100
 class SweepConfig(Section):
     """The settings of one sweep (docs/tuning.md describes each key)."""
 
-    base: str = Field(min_length=1, description="a draw-train config (pipeline selfplay or jax_ppo)")
+    base: str = Field(min_length=1, description=f"a draw-train config (pipeline {', '.join(TUNABLE)})")
     fixed: dict[str, Any] = Field(default_factory=dict, description="overrides every trial shares")
     budget: dict[str, Any] = Field(min_length=1, description="the base pipeline's budget keys, per trial")
     grid: dict[str, list[Any]] = Field(min_length=1, description="config key -> the values to try")

@@ -81,14 +81,15 @@ def read_record(trial: Trial, sweep_dir: Path) -> TrialRecord | None:
     return record.model_copy(update={"stage": trial.stage})
 
 
-def measure(policy: Path, game: Any, max_bytes: int) -> dict[str, float]:
+def measure(policy: Path, game: Any, max_bytes: int, sampled: bool = False) -> dict[str, float]:
     """The exact exploitability of the policy file ``policy`` on ``game`` (as ``draw-exploit``
-    measures it: each agent asked with what it reads)."""
+    measures it: each agent asked with what it reads), played sampling its softmax with
+    ``sampled`` (``network:path=...,deterministic=false``), else as the agent plays by default."""
     from arena.exploitability import agent_probabilities, exploitability, tree_for
     from arena.options import table_obs_type
     from arena.specs import build_agent
 
-    spec = ("network", {"path": str(policy)})
+    spec = ("network", {"path": str(policy), **({"deterministic": False} if sampled else {})})
     result = exploitability(
         tree_for(game, max_bytes), agent_probabilities(build_agent(*spec)), obs_type=table_obs_type([spec])
     )
@@ -110,6 +111,12 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
     if record is None:
         folder.mkdir(parents=True, exist_ok=True)
         arguments = ["--config", spec["base"], *run_overrides(trial, sweep_dir)]
+        pipeline, config = load_run(spec["base"], arguments[2:])
+        tunable = TUNABLE[pipeline.name]
+        run = folder / "run"
+        # A run cut short of a pipeline whose runs do not continue is started over (draw-train
+        # replaces only its own files); a finished one prints its results and is measured.
+        restart = not tunable.continues and run.is_dir() and not (run / "summary.json").exists()
         log = folder / "train.log"
         check_writable("train.log", log)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -118,20 +125,19 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         # The log appears whole when draw-train ends (a trial cut short is run again, log and all).
         with atomic_path(log) as temporary, open(temporary, "w", encoding="utf-8") as out:
             status = subprocess.run(
-                [sys.executable, "-m", "train.cli", *arguments], stdout=out, stderr=subprocess.STDOUT, check=False
+                [sys.executable, "-m", "train.cli", *arguments, *(["--overwrite"] if restart else [])],
+                stdout=out, stderr=subprocess.STDOUT, check=False,
             ).returncode
         if status != 0:
             raise RuntimeError(f"trial {trial.name}: draw-train exited with {status} (its output: {log})")
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         train_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-        pipeline, config = load_run(spec["base"], arguments[2:])
-        run = folder / "run"
         summary: dict[str, Any] = read_run_file(run / "summary.json", dict[str, Any])
-        steps = summary.get(TUNABLE[pipeline.name])
+        steps = summary.get(tunable.steps)
         if not isinstance(steps, int) or steps < 0:
-            raise ConfigError(f"{run / 'summary.json'}: field {TUNABLE[pipeline.name]!r} must be a count of steps")
+            raise ConfigError(f"{run / 'summary.json'}: field {tunable.steps!r} must be a count of steps")
         cpu = time.process_time()
-        measured = measure(run / FINAL_POLICY, config.game(), spec["max_bytes"])  # type: ignore[attr-defined]
+        measured = measure(run / FINAL_POLICY, config.game(), spec["max_bytes"], tunable.sampled)  # type: ignore[attr-defined]
         record = TrialRecord(
             name=trial.name, stage=trial.stage, point=trial.point, seed=trial.seed, overrides=list(trial.overrides),
             env_steps=steps, train_cpu_seconds=round(train_cpu, 3),
