@@ -58,7 +58,7 @@ def test_the_streaming_solver_computes_the_trees_iterates(game: DrawGame, rule: 
     entries = _tree_entries(tree, halves)
     stored = solver.SolverState.fresh(tree, rule)
     streamed = streaming_solver.StreamingSolverState.fresh(halves, rule)
-    for iteration in range(1, 6):
+    for _ in range(5):
         solver.iterate(tree, stored, 1)
         streaming_solver.iterate(halves, streamed, 1)
         for half, mapped in zip(streamed.halves, entries, strict=True):

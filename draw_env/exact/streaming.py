@@ -79,8 +79,8 @@ _EMPTY = -1
 _ROW_MASK = (1 << ROW_BITS) - 1
 _MAX_KEY = 1 << (63 - ROW_BITS)
 _NO_VECTORS, _OBSERVATION, _INFORMATION = 0, 1, 2
-_NO_STRATEGY = np.zeros(0)
-_NO_ANSWERS = np.zeros((0, 1))
+_NO_STRATEGY = np.zeros((0, 0))
+_NO_ANSWERS = np.zeros((0, 0, 1))
 _BOTH = 3
 
 
@@ -271,7 +271,7 @@ def _enumerate(
     (table0, start0, actions0, parent0, index0), (table1, start1, actions1, parent1, index1) = per_seat
     arrays = _walk(
         False, listed, roots, _params(game), table0, table1, start0, actions0, parent0, start1, actions1, parent1,
-        counts, 0, len(listed), kind, *_vector_store(size, game.num_actions, 2 * room), index0, index1, *_no_reach(),
+        counts, 0, len(listed), kind, *_vector_store(size, game.num_actions, 2 * room), index0, index1, *_no_reach(), 0,
         total_deals,
     )
     table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, _, index0, index1 = arrays
@@ -297,7 +297,7 @@ def _vectors(tables: StateTables, obs_type: str) -> Vectors:
         tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1], tables.parent[1], counts,
         0, len(tables.deals), kind,
         *_vector_store(size, game.num_actions, tables.num_states(0) + tables.num_states(1)), index[0], index[1],
-        *_no_reach(), tables.total_deals,
+        *_no_reach(), 0, tables.total_deals,
     )
     return Vectors(arrays[8][: counts[2]], arrays[9][: counts[2]], index)
 
@@ -307,13 +307,23 @@ def best_response_values(tables: StateTables, vectors: Vectors, answers: np.ndar
     table's deals' share of the expectation) against the policy of ``answers`` in the other seat:
     float64 ``(distinct, num_actions)``, each action's probability at each row of
     ``vectors.rows`` (one of ``tables.vectors``), read at each state through ``vectors.index``."""
-    answers = np.asarray(answers, np.float64)
-    if answers.shape != (len(vectors.rows), tables.game.num_actions):
-        raise ValueError(f"answers must be ({len(vectors.rows)}, {tables.game.num_actions}), got {answers.shape}")
-    sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
-    root = np.zeros(2)
+    values = best_responses(tables, vectors, np.asarray(answers, np.float64)[None])[0]
+    return float(values[0]), float(values[1])
+
+
+def best_responses(tables: StateTables, vectors: Vectors, answers: np.ndarray) -> np.ndarray:
+    """:func:`best_response_values` of ``K`` policies in one walk: ``answers`` float64 ``(K,
+    distinct, num_actions)``; float64 ``(K, 2)``, each policy's best-response values by seat.
+    The walk's cost is mostly the histories', shared by all ``K``."""
+    answers = np.ascontiguousarray(answers, np.float64)
+    expected = (len(vectors.rows), tables.game.num_actions)
+    if answers.ndim != 3 or answers.shape[1:] != expected:
+        raise ValueError(f"answers must be (K, {expected[0]}, {expected[1]}), got {answers.shape}")
+    policies = answers.shape[0]
+    sums = (np.zeros((policies, len(tables.actions[0]))), np.zeros((policies, len(tables.actions[1]))))
+    root = np.zeros((policies, 2))
     _reach_walk(tables, vectors.index, answers, (_NO_STRATEGY, _NO_STRATEGY), _BOTH, sums, root)
-    return _best_values(tables, sums, root)
+    return np.array([_best_values(tables, (sums[0][j], sums[1][j]), root[j]) for j in range(policies)])
 
 
 def strategy_best_response_values(
@@ -324,10 +334,10 @@ def strategy_best_response_values(
     seat's information states (a solver's, :mod:`train.cfr.streaming_solver`). Seat 0's best
     response answers ``strategies[1]`` and seat 1's ``strategies[0]``."""
     checked = _checked_strategies(tables, strategies)
-    sums = (np.zeros(len(tables.actions[0])), np.zeros(len(tables.actions[1])))
-    root = np.zeros(2)
-    _reach_walk(tables, _no_index(), _NO_ANSWERS, checked, _BOTH, sums, root)
-    return _best_values(tables, sums, root)
+    sums = (np.zeros((1, len(tables.actions[0]))), np.zeros((1, len(tables.actions[1]))))
+    root = np.zeros((1, 2))
+    _reach_walk(tables, _no_index(), _NO_ANSWERS, (checked[0][None], checked[1][None]), _BOTH, sums, root)
+    return _best_values(tables, (sums[0][0], sums[1][0]), root[0])
 
 
 def counterfactual_sums(
@@ -346,10 +356,10 @@ def counterfactual_sums(
     checked = _checked_strategies(tables, strategies)
     if sums.shape != (len(tables.actions[seat]),) or sums.dtype != np.float64:
         raise ValueError(f"sums must be float64 ({len(tables.actions[seat])},), got {sums.dtype} {sums.shape}")
-    root = np.zeros(2)
-    pair = (sums, _NO_STRATEGY) if seat == 0 else (_NO_STRATEGY, sums)
-    _reach_walk(tables, _no_index(), _NO_ANSWERS, checked, 1 << seat, pair, root)
-    return float(root[seat])
+    root = np.zeros((1, 2))
+    pair = (sums[None], _NO_STRATEGY) if seat == 0 else (_NO_STRATEGY, sums[None])
+    _reach_walk(tables, _no_index(), _NO_ANSWERS, (checked[0][None], checked[1][None]), 1 << seat, pair, root)
+    return float(root[0, seat])
 
 
 def _checked_strategies(
@@ -378,8 +388,8 @@ def _reach_walk(
         True, tables.deals, tables.roots, _params(tables.game), tables.table[0], tables.table[1],
         tables.action_start[0], tables.actions[0], tables.parent[0], tables.action_start[1], tables.actions[1],
         tables.parent[1], np.zeros(4, np.int64), 0, len(tables.deals), _NO_VECTORS,
-        *_vector_store(1, 1), index[0], index[1], answers, strategies[0], strategies[1], responders,
-        sums[0], sums[1], root, tables.total_deals,
+        *_vector_store(1, 1), index[0], index[1], answers, strategies[0], strategies[1],
+        sums[0], sums[1], root, responders, tables.total_deals,
     )
 
 
@@ -407,9 +417,9 @@ def _vector_store(
             np.full(1 << 11, -1, np.int64), np.zeros(size, np.float32), np.zeros(size, np.uint8))
 
 
-def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
-    """The reach pass's arguments of a walk that makes none."""
-    return _NO_ANSWERS, _NO_STRATEGY, _NO_STRATEGY, 0, np.zeros(0), np.zeros(0), np.zeros(2)
+def _no_reach() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The reach pass's arrays of a walk that makes none."""
+    return _NO_ANSWERS, _NO_STRATEGY, _NO_STRATEGY, _NO_STRATEGY, _NO_STRATEGY, np.zeros((0, 2))
 
 
 @njit(cache=True, inline="always")
@@ -520,7 +530,7 @@ def _walk(
     parent1: np.ndarray, counts: np.ndarray, first_deal: int, stop_deal: int, kind: int,
     rows: np.ndarray, row_masks: np.ndarray, hashes: np.ndarray, written: np.ndarray, written_bytes: np.ndarray,
     index0: np.ndarray, index1: np.ndarray, answers: np.ndarray, strategy0: np.ndarray, strategy1: np.ndarray,
-    responders: int, sums0: np.ndarray, sums1: np.ndarray, root: np.ndarray, total_deals: int,
+    sums0: np.ndarray, sums1: np.ndarray, root: np.ndarray, responders: int, total_deals: int,
 ):  # noqa: ANN202 - a tuple of arrays, typed by numba
     """One depth-first walk of deals ``first_deal .. stop_deal - 1``, for every pass, so that they
     meet the same states by the same keys: a state not in the tables is added (only the listing
@@ -533,10 +543,11 @@ def _walk(
     action`` of the opponent's turn so far; the key of the seat to act is ``last * M +
     observed`` (``last`` lifted by ``params[8]`` to be non-negative). Each new vector
     (``written``) is added to the distinct ``rows`` (``index0``/``index1`` -1 where a state has
-    none yet); the reach pass reads the policy at ``answers[index[row]]``, or, where
-    ``strategy0`` is not empty, each seat's strategy per sequence (``strategy0[sequence]``, laid
-    out as ``actions0``). It sums for the seats of the bit mask ``responders`` (1: seat 0, 2:
-    seat 1) and skips a subtree none of them reaches.
+    none yet). The reach pass follows ``K`` policies at once, policy ``j`` read at
+    ``answers[j, index[row]]``, or, where ``strategy0`` is not empty, per sequence
+    (``strategy0[j, sequence]``, laid out as ``actions0``); it sums into ``sums0[j]``,
+    ``sums1[j]`` and ``root[j]`` for the seats of the bit mask ``responders`` (1: seat 0, 2:
+    seat 1), and skips a subtree no policy reaches for them.
     """
     max_pip, hand_size, protected, size, num_tiles = params[0], params[1], params[2], params[3], params[4]
     boneyard, m, longest, lift = params[5], params[6], params[7], params[8]
@@ -544,13 +555,17 @@ def _walk(
     depth = (2 * num_tiles + 2) * (longest + 2)
     states = np.zeros((depth, size), np.int64)
     seen = np.zeros((depth, 4), np.int64)  # last sequence of seat 0, of seat 1; observed by seat 0, by seat 1
-    reach = np.zeros((depth, 2))  # the chance and the opponent's part of the reach, per responder
+    by_sequence = strategy0.shape[1] > 0
+    policies = strategy0.shape[0] if by_sequence else answers.shape[0]
+    # Per responder and policy, the chance and the opponent's part of the reach.
+    reach = np.zeros((depth, 2, policies))
+    node_reach = np.zeros((2, policies))
+    child_reach = np.zeros((2, policies))
     legal = np.zeros(2 * num_tiles + 2, np.int64)
     hands = np.zeros(4, np.int64)
     bones = np.zeros(num_tiles, np.int64)
     chance = 1.0 / total_deals
     state = np.zeros(size, np.int64)
-    by_sequence = strategy0.shape[0] > 0
     respond0, respond1 = (responders & 1) != 0, (responders & 2) != 0
     for d in range(first_deal, stop_deal):
         deal = deals[d]
@@ -567,13 +582,14 @@ def _walk(
         init_variant_state(states[0], 2, 0, max_pip, hand_size, protected)
         deal_fixed(states[0], hands, bones, boneyard, deal[0])
         seen[0, 0], seen[0, 1], seen[0, 2], seen[0, 3] = roots[d, 0], roots[d, 1], 0, 0
-        reach[0, 0], reach[0, 1] = chance, chance
+        reach[0, :, :] = chance
         top = 1
         while top:
             top -= 1
             state[:] = states[top]
             last0, last1, observed0, observed1 = seen[top, 0], seen[top, 1], seen[top, 2], seen[top, 3]
-            reach0, reach1 = reach[top, 0], reach[top, 1]
+            if reach_pass:
+                node_reach[:, :] = reach[top]
             counts[3] += 1
             seat = state[S_CURRENT]
             count = legal_actions(state, legal)
@@ -638,18 +654,19 @@ def _walk(
                 vector = index0[row] if seat == 0 else index1[row]
             for k in range(count):
                 action = legal[k]
-                child_reach0, child_reach1 = reach0, reach1
                 if reach_pass:
                     # Responder r meets the other seat's policy; its own choices count as 1.
-                    if by_sequence:
-                        chance_of = strategy0[row_start + k] if seat == 0 else strategy1[row_start + k]
-                    else:
-                        chance_of = answers[vector, action]
-                    if seat == 0:
-                        child_reach1 = reach1 * chance_of
-                    else:
-                        child_reach0 = reach0 * chance_of
-                    if (child_reach0 == 0.0 or not respond0) and (child_reach1 == 0.0 or not respond1):
+                    reached = False
+                    for j in range(policies):
+                        if by_sequence:
+                            chance_of = strategy0[j, row_start + k] if seat == 0 else strategy1[j, row_start + k]
+                        else:
+                            chance_of = answers[j, vector, action]
+                        child_reach[0, j] = node_reach[0, j] * chance_of if seat == 1 else node_reach[0, j]
+                        child_reach[1, j] = node_reach[1, j] * chance_of if seat == 0 else node_reach[1, j]
+                        reached = reached or (respond0 and child_reach[0, j] != 0.0) or (
+                            respond1 and child_reach[1, j] != 0.0)
+                    if not reached:
                         continue  # nothing below counts for a responder
                 child = states[top]
                 child[:] = state
@@ -667,24 +684,26 @@ def _walk(
                 if status == PLAYING:
                     seen[top, 0], seen[top, 1], seen[top, 2], seen[top, 3] = (
                         child_last0, child_last1, child_observed0, child_observed1)
-                    reach[top, 0], reach[top, 1] = child_reach0, child_reach1
+                    if reach_pass:
+                        reach[top] = child_reach
                     top += 1
                     continue
                 counts[3] += 1
                 if reach_pass:
                     points = float(child[S_POINTS] - child[S_POINTS + 1])
-                    if not respond0:
-                        pass
-                    elif child_last0 >= 0:
-                        sums0[child_last0] += child_reach0 * points
-                    else:
-                        root[0] += child_reach0 * points
-                    if not respond1:
-                        pass
-                    elif child_last1 >= 0:
-                        sums1[child_last1] -= child_reach1 * points
-                    else:
-                        root[1] -= child_reach1 * points
+                    for j in range(policies):
+                        if not respond0:
+                            pass
+                        elif child_last0 >= 0:
+                            sums0[j, child_last0] += child_reach[0, j] * points
+                        else:
+                            root[j, 0] += child_reach[0, j] * points
+                        if not respond1:
+                            pass
+                        elif child_last1 >= 0:
+                            sums1[j, child_last1] -= child_reach[1, j] * points
+                        else:
+                            root[j, 1] -= child_reach[1, j] * points
     return table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, hashes, index0, index1
 
 

@@ -30,8 +30,8 @@ from arena.exploitability import exploitability, exploitability_of_tables, tree_
 from draw_env.exact import streaming
 from draw_env.exact.game_tree import GameTree
 from draw_env.io.files import atomic_path
-from train.cfr.config import CfrConfig
 from train.cfr import streaming_solver
+from train.cfr.config import CfrConfig
 from train.cfr.learner import StreamingSolving, TreeSolving, learn, table_of
 from train.cfr.solver import DISPLAY_NAMES, Mirror, Rule, SolverState, mirrored_entries, solution, warm_up
 from train.config import ConfigError, shown

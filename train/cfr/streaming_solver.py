@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from numba import njit
@@ -123,11 +124,11 @@ def iterate(tables: Halves, state: StreamingSolverState, iterations: int) -> Non
     with ThreadPoolExecutor(2) as pool:
         for _ in range(iterations):
             state.iteration += 1
-            t = state.iteration
-            list(pool.map(lambda h: _iterate_half(tables[h], state.halves[h], state.rule, t, scratch[h]), (0, 1)))
+            iteration = partial(_iterate_half, rule=state.rule, t=state.iteration)
+            list(pool.map(iteration, tables, state.halves, scratch))
 
 
-def _iterate_half(tables: StateTables, half: HalfState, rule: Rule, t: int, scratch: np.ndarray) -> None:
+def _iterate_half(tables: StateTables, half: HalfState, scratch: np.ndarray, *, rule: Rule, t: int) -> None:
     """Iteration ``t`` on one opener's tables: seat 0's update, then seat 1's."""
     weight = rule.averaging_weight(t)
     for seat in (0, 1):
