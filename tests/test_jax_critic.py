@@ -29,6 +29,7 @@ from draw_env.jax import DrawDominoes
 from draw_env.rules import DrawGame
 from train import cli
 from train.config import ConfigError, build, load
+from train.exploitability_curve import ExploitabilityCurve
 from train.jax_ppo.config import JaxPPOConfig
 from train.jax_ppo.policy import MASKED_LOGIT, encode, policy_weights
 from train.jax_ppo.trainer import Trainer
@@ -187,20 +188,31 @@ def test_the_policy_file_holds_the_policy_alone_with_the_same_shapes(table: dict
 
 
 def test_draw_train_with_a_central_critic_runs_checkpoints_and_reruns(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    measured: list[int] = []
+    measure = ExploitabilityCurve.measure
+
+    def counted(self: ExploitabilityCurve, weights: object, steps: int) -> object:
+        assert weights.value is None  # type: ignore[attr-defined]  # the policy alone is measured
+        measured.append(steps)
+        return measure(self, weights, steps)
+
+    monkeypatch.setattr(ExploitabilityCurve, "measure", counted)
     run = tmp_path / "run"
     command = [
         "--config", str(ROOT / "configs" / "jax_ppo_quick.yaml"), "variant=micro", "critic=central",
         "num_envs=8", "num_steps=8", "updates=2", "chunk=1", "hidden=[8]", "opponents=[self, heaviest]",
         "magnet_coef=0.1", "magnet=moving_average", "eval.every=1", "eval.matches=2", "final_eval.matches=2",
-        "final_eval.opponents=[random]", "progress_bar=false", f"output_dir={run}",
+        "final_eval.opponents=[random]", "exploitability_every=64", "progress_bar=false", f"output_dir={run}",
     ]  # fmt: skip
     assert cli.main(command) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"policy written to {run / 'final.npz'}"
     assert json.loads((run / "config.json").read_text())["critic"] == "central"
     summary = json.loads((run / "summary.json").read_text())
     assert [row["timesteps"] for row in summary["eval"]] == [64, 128]
+    assert measured == [64, 128]  # each point measured once, the last one too
+    assert summary["exploitability"]["measures"] == 2
     own = Trainer(build(JaxPPOConfig, {"variant": "micro", "hidden": [8], **{k: SMALL[k] for k in ("num_envs", "num_steps")}}))
     usual = policy_weights(own.graphdef, _parameters(own), "relu", own.game, {})
     for name in ("checkpoints/update_000001.npz", "checkpoints/update_000002.npz", "final.npz"):
