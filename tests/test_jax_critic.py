@@ -24,7 +24,7 @@ from flax import nnx
 
 import agents
 import draw_env
-from agents.policy_file import load_policy_file, save_policy_file
+from agents.policy_file import PolicyWeights, load_policy_file, save_policy_file
 from draw_env.jax import DrawDominoes
 from draw_env.rules import DrawGame
 from train import cli
@@ -165,6 +165,9 @@ def test_the_policy_file_holds_the_policy_alone_with_the_same_shapes(table: dict
     assert [tuple(a.shape for a in layer) for layer in written.policy] == [
         tuple(a.shape for a in layer) for layer in usual.policy
     ]
+    # The same key draws the same policy network with either critic: both start from the same play.
+    for ours, theirs in zip(written.policy, usual.policy, strict=True):
+        assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))
     path = save_policy_file(written, tmp_path / "central.npz")
     record = json.loads(path.with_suffix(".json").read_text())
     assert set(record["networks"]) == {"policy"}
@@ -193,8 +196,8 @@ def test_draw_train_with_a_central_critic_runs_checkpoints_and_reruns(
     measured: list[int] = []
     measure = ExploitabilityCurve.measure
 
-    def counted(self: ExploitabilityCurve, weights: object, steps: int) -> object:
-        assert weights.value is None  # type: ignore[attr-defined]  # the policy alone is measured
+    def counted(self: ExploitabilityCurve, weights: PolicyWeights, steps: int) -> object:
+        assert weights.value is None  # the policy alone is measured
         measured.append(steps)
         return measure(self, weights, steps)
 
@@ -213,7 +216,7 @@ def test_draw_train_with_a_central_critic_runs_checkpoints_and_reruns(
     assert [row["timesteps"] for row in summary["eval"]] == [64, 128]
     assert measured == [64, 128]  # each point measured once, the last one too
     assert summary["exploitability"]["measures"] == 2
-    own = Trainer(build(JaxPPOConfig, {"variant": "micro", "hidden": [8], **{k: SMALL[k] for k in ("num_envs", "num_steps")}}))
+    own = Trainer(JaxPPOConfig(**{**SMALL, "hidden": [8]}, variant="micro"))  # the same network, its own critic
     usual = policy_weights(own.graphdef, _parameters(own), "relu", own.game, {})
     for name in ("checkpoints/update_000001.npz", "checkpoints/update_000002.npz", "final.npz"):
         weights = load_policy_file(run / name)
