@@ -421,6 +421,8 @@ class DrawDominoes:
         self._information = self.obs_type == "information_state"
         self._info = information_layout(game)
         self.observation_shape = (self._info.size if self._information else observed.size,)
+        #: The shape of :meth:`full_state`: every seat's hand, then the boneyard in drawing order.
+        self.full_state_shape = ((self.num_players + 1) * game.num_tiles,)
         self._match = self.episode == "match"
         self._penalty = illegal_move_penalty(self.reward, game)
         self._num_tiles = game.num_tiles
@@ -836,6 +838,37 @@ class DrawDominoes:
         seat = _seat_index(player, self.num_players)
         in_range = (seat >= 0) & (seat < self.num_players)
         return jnp.where(in_range, self._observation(state, seat), jnp.float32(0))
+
+    def full_state(self, state: State, player: jax.Array | int) -> jax.Array:
+        """float32 ``full_state_shape``: the hidden information of ``state`` seen from absolute seat
+        ``player``'s side, as numbers in ``[0, 1]`` ready for a network (a critic trained on the full
+        state; agents play from :meth:`observe`). ``(n + 1) * T`` entries, ``T`` the set's tiles:
+
+        * ``hands``, ``n`` rows of ``T``: row ``r`` is seat ``(player + r) % n``'s hand (row 0 the
+          player's own, then the seats in turn order, as the observation's relative seats), 1 per
+          tile held, else 0;
+        * ``boneyard``, ``T``: per tile in the boneyard ``(T + 1 - k) / T`` where it is the ``k``-th
+          to be drawn (1 the next draw; the protected tiles last), 0 for a tile not in it.
+
+        A seat outside ``0..num_players - 1`` given as an array gives all zeros, as :meth:`observe`.
+
+        Raises:
+            ValueError: for a Python or NumPy seat outside ``0..num_players - 1``, or a seat that is
+                not an integer (checked at trace time under ``jit``).
+        """
+        n, num_tiles = self.num_players, self._num_tiles
+        seat = _seat_index(player, n)
+        tiles = jnp.arange(num_tiles, dtype=jnp.int32)
+        held = self._masks.test(state.hands[:, None], tiles)  # (n, T), by absolute seat
+        seats = jnp.arange(n, dtype=jnp.int32)
+        # rows[r, s]: absolute seat s is relative seat r (a one-hot sum, not a gather: see _pick)
+        rows = seats[None, :] == (seat + seats[:, None]) % n
+        hands = jnp.sum(jnp.where(rows[:, :, None], held[None], 0), axis=1)
+        place = state.deck_position - state.bone_pos  # 0 for the next tile drawn
+        in_boneyard = (place >= 0) & (state.deck_position < state.bone_end)
+        boneyard = jnp.where(in_boneyard, (num_tiles - place) / np.float32(num_tiles), 0.0)
+        full = jnp.concatenate([hands.reshape(-1).astype(jnp.float32), boneyard.astype(jnp.float32)])
+        return jnp.where((seat >= 0) & (seat < n), full, jnp.float32(0))
 
     def _observation(self, state: State, player: jax.Array) -> jax.Array:
         """:meth:`observe` of a seat in range (the step's own call: no check on its hot path).

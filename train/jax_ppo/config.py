@@ -34,6 +34,8 @@ from train.learner_config import (
 
 #: The opponents a game slot may seat, in the order of the trainer's opponent kinds (:mod:`train.jax_ppo.trainer`).
 OPPONENTS = ("heaviest", "random", "self")
+#: What the value network reads: the player's own view, or that and the full state (training only).
+CRITICS = ("own", "central")
 
 
 class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoefficients):
@@ -47,6 +49,11 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
     decisions in ``num_minibatches`` minibatches; ``updates`` in all, ``chunk`` of them in each
     jitted call (a progress line, and the periodic evaluation's grain). The magnet's keys
     (magnetic mirror descent) are :class:`train.learner_config.MagnetSettings`'.
+
+    ``critic``: what the value network reads while training, ``own`` (what the policy reads: the
+    acting player's observation or information state) or ``central`` (that and the full state:
+    every hand and the boneyard in drawing order, :meth:`draw_env.jax.DrawDominoes.full_state`).
+    The policy reads the player's own view either way, and the policy file holds it alone then.
     """
 
     renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["jax"]
@@ -64,6 +71,7 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
     hidden: Widths = layer_widths([128, 128])
     activation: Literal["relu", "tanh"] = "relu"
     obs_type: Literal[OBS_TYPES] = "observation"  # type: ignore[valid-type]
+    critic: Literal[CRITICS] = "own"  # type: ignore[valid-type]
     opponents: list[Literal[OPPONENTS]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: ["heaviest", "heaviest", "random", "self"],
         min_length=1,

@@ -5,10 +5,13 @@
   history scaled (:mod:`agents.inputs`), so the exported policy file plays through
   ``agents.make("ppo", path=...)`` exactly as trained;
 * :class:`ActorCritic`: the policy and value networks, in the policy file's layout. Flax NNX
-  holds them: the API the Flax documentation recommends for new code (Linen is maintained);
+  holds them: the API the Flax documentation recommends for new code (Linen is maintained). The
+  policy reads the acting player's features alone; a central critic's value network reads them
+  and the full state too (:meth:`draw_env.jax.DrawDominoes.full_state`);
 * :func:`heaviest_action`, :func:`random_action`: the rule-based agents ``heaviest`` and
   ``random`` of ``agents/baselines.py`` as JAX functions of the legal-action mask;
-* :func:`policy_weights`: trained parameters as the project's policy file content.
+* :func:`policy_weights`: trained parameters as the project's policy file content (a central
+  critic, which reads what no player sees, is left out: the file holds the policy alone).
 
 All but :func:`random_action` take the variant played (a :class:`draw_env.rules.DrawGame`; default
 the seeds' game): its observation layout, its ``2T + 2`` actions and its tiles' pips.
@@ -200,18 +203,27 @@ class MLP(nnx.Module):
 
 class ActorCritic(nnx.Module):
     """Separate policy (58 logits) and value (1 number) networks over the 340 features (a
-    variant's: ``2T + 2`` logits over ``feature_size("extended", game)`` features)."""
+    variant's: ``2T + 2`` logits over ``feature_size("extended", game)`` features).
+
+    With ``state_size`` > 0 the value network is a central critic: it reads the features and
+    then ``state_size`` numbers of the full state (:meth:`draw_env.jax.DrawDominoes.full_state`),
+    while the policy still reads the features alone.
+    """
 
     def __init__(
         self, hidden: Sequence[int], activation: str, rngs: nnx.Rngs, game: DrawGame = DEFAULT_GAME,
-        obs_type: str = DEFAULT_OBS_TYPE,
+        obs_type: str = DEFAULT_OBS_TYPE, state_size: int = 0,
     ) -> None:
         inputs = input_size(FEATURES, game, obs_type)
         self.policy = MLP([inputs, *hidden, game.num_actions], activation, 0.01, rngs)
-        self.value = MLP([inputs, *hidden, 1], activation, 1.0, rngs)
+        self.value = MLP([inputs + state_size, *hidden, 1], activation, 1.0, rngs)
+        self.state_size = state_size
 
-    def __call__(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return self.policy(x), self.value(x)[..., 0]
+    def __call__(self, x: jax.Array, state: jax.Array | None = None) -> tuple[jax.Array, jax.Array]:
+        """(logits, value) of features ``x`` ``(..., F)``; a central critic's value reads
+        ``state`` ``(..., state_size)`` too (None without one)."""
+        critic_inputs = x if state is None else jnp.concatenate([x, state], axis=-1)
+        return self.policy(x), self.value(critic_inputs)[..., 0]
 
 
 # ---------------------------------------------------------------------------- export
@@ -224,8 +236,13 @@ def policy_weights(
     """The networks ``nnx.merge(graphdef, params)`` as the project's policy file content
     (weights ``(out, in)``), recording ``game``: the table size and the variant it plays,
     ``obs_type``: what it reads, and ``value_unit``: zero-sum hand points per unit of the value
-    network's output (:attr:`train.jax_ppo.config.JaxPPOConfig.value_unit`)."""
+    network's output (:attr:`train.jax_ppo.config.JaxPPOConfig.value_unit`).
+
+    A central critic is not written (nor ``value_unit``): it reads the full state, which a player
+    never has, so the file holds the policy network alone, with the same shapes as without one.
+    """
     model = nnx.merge(graphdef, params)
+    central = model.state_size > 0
 
     def layers(mlp: MLP) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
         return tuple(
@@ -235,12 +252,12 @@ def policy_weights(
 
     return PolicyWeights(
         policy=layers(model.policy),
-        value=layers(model.value),
+        value=None if central else layers(model.value),
         activation=activation,
         features=FEATURES,
         num_players=game.num_players,
         provenance=provenance,
         variant=game.variant,
         obs_type=obs_type,
-        value_unit=value_unit,
+        value_unit=None if central else value_unit,
     )

@@ -138,8 +138,8 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
         "backend": jax.default_backend(),
     }
     policy = _export(config, built, result.params, output_dir / "final.npz", provenance)
-    if curve is not None:
-        measure(result.env_steps, result.params)
+    if curve is not None and not (curve.points and curve.points[-1].steps == result.env_steps):
+        measure(result.env_steps, result.params)  # the end, unless the last chunk's measure was it
     final_rows = _evaluate(config, policy, True, result.env_steps, result.train_seconds)
     summary = {
         "config": config.to_dict(),

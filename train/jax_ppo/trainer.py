@@ -11,7 +11,10 @@ of the hands); every other seat is its game's opponent, fixed per game slot by `
 ``heaviest`` (the placement of the highest-pip tile, draws only when it must: the rule-based
 agent ``heaviest`` of ``agents/baselines.py``), ``random`` (uniform over the legal actions, as the
 agent ``random``) or ``self`` (the policy being trained, sampling). Illegal actions are masked by
-setting their logits to -1e9 before the softmax. The features, the network, the JAX opponents
+setting their logits to -1e9 before the softmax. The policy reads the acting player's observation
+(or information state) alone; with ``critic: central`` the value network reads the full state too
+(:meth:`Trainer.views`), which only the training sees: PerfectDou's "perfect-training,
+imperfect-execution". The features, the network, the JAX opponents
 and the export are :mod:`train.jax_ppo.policy`. Inside the jitted function the network is used
 through Flax NNX's functional API (``nnx.split`` once, ``nnx.merge`` in the traced code):
 parameters and optax state are plain pytrees.
@@ -60,6 +63,9 @@ class Transition(NamedTuple):
     reward: jax.Array  # float32, the learner's reward from this step, scaled
     done: jax.Array  # bool, the episode ended at this step (the next step deals a new one)
     decision: jax.Array  # bool, the learner acted with 2+ legal actions: a training sample
+    #: float32 (S,): the full state from the acting seat's side (DrawDominoes.full_state), the
+    #: central critic's extra input; None with ``critic: own`` (no such input, nothing stored)
+    state: jax.Array | None = None
 
 
 class Magnet(NamedTuple):
@@ -103,10 +109,12 @@ class Trainer:
         self.game = config.game()
         self.env = DrawDominoes(config.num_players, episode="hand", reward="zero_sum", obs_type=config.obs_type,
                                 **self.game.variant)
+        #: Whether the value network is a central critic (it reads the full state).
+        self.central = config.critic == "central"
+        #: Numbers of the full state the value network reads beside the features (0: none).
+        self.state_size = self.env.full_state_shape[0] if self.central else 0
         # The network's structure, without computing any weights (each run draws its own).
-        abstract = nnx.eval_shape(
-            lambda: ActorCritic(config.hidden, config.activation, nnx.Rngs(0), self.game, config.obs_type)
-        )
+        abstract = nnx.eval_shape(lambda: self._network(nnx.Rngs(0)))
         self.graphdef = nnx.graphdef(abstract)
         schedule = optax.linear_schedule(
             config.learning_rate, 0.0, config.updates * config.update_epochs * config.num_minibatches
@@ -121,9 +129,27 @@ class Trainer:
 
     # -- pieces
 
-    def apply(self, params: nnx.State, inputs: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """(logits, value) of the network ``params`` for ``inputs`` ``(..., F)``."""
-        return nnx.merge(self.graphdef, params)(inputs)
+    def _network(self, rngs: nnx.Rngs) -> ActorCritic:
+        config = self.config
+        return ActorCritic(config.hidden, config.activation, rngs, self.game, config.obs_type, self.state_size)
+
+    def apply(
+        self, params: nnx.State, inputs: jax.Array, state: jax.Array | None = None
+    ) -> tuple[jax.Array, jax.Array]:
+        """(logits, value) of the network ``params`` for ``inputs`` ``(..., F)``; a central
+        critic's value reads ``state`` ``(..., S)`` too (:meth:`views`)."""
+        return nnx.merge(self.graphdef, params)(inputs, state)
+
+    def views(
+        self, games: Any, observation: jax.Array, mask: jax.Array, player: jax.Array
+    ) -> tuple[jax.Array, jax.Array | None]:
+        """What the networks read of a batch of ``games`` from the seats ``player`` ``(n,)``:
+        the policy's features, of ``observation`` and ``mask`` (that seat's own, nothing else),
+        and the central critic's full state (:meth:`draw_env.jax.DrawDominoes.full_state`; None
+        with ``critic: own``)."""
+        inputs = encode(observation, mask, self.game, self.config.obs_type)
+        state = jax.vmap(self.env.full_state)(games, player) if self.central else None
+        return inputs, state
 
     def init(self, key: jax.Array) -> Runner:
         """Fresh network (from ``key``), optimizer state, and games marked ended.
@@ -133,8 +159,7 @@ class Trainer:
         training function, instead of a second time here.
         """
         net_key, key = jax.random.split(key)
-        network = ActorCritic(self.config.hidden, self.config.activation, nnx.Rngs(net_key), self.game, self.config.obs_type)
-        params = nnx.split(network)[1]
+        params = nnx.split(self._network(nnx.Rngs(net_key)))[1]
         shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
         games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
         games = games.replace(terminated=jnp.ones(self.config.num_envs, bool))
@@ -154,8 +179,8 @@ class Trainer:
         ended = games.terminated | games.truncated
         games = jax.tree.map(lambda new, old: jnp.where(_rows(ended, new), new, old), fresh, games)
         mask = games.legal_action_mask
-        inputs = encode(games.observation, mask, self.game, self.config.obs_type)
-        logits, value = self.apply(params, inputs)
+        inputs, state = self.views(games, games.observation, mask, games.current_player)
+        logits, value = self.apply(params, inputs, state)
         log_probs = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
         sampled = jax.random.categorical(policy_key, log_probs).astype(jnp.int32)
         by_kind = jnp.stack([heaviest_action(mask, self.game), random_action(random_key, mask), sampled])
@@ -171,6 +196,7 @@ class Trainer:
             reward=after.rewards[:, LEARNER] * self.config.reward_scale,
             done=after.terminated | after.truncated,
             decision=learner_turn & (mask.sum(-1) > 1),
+            state=state,
         )
         return after, transition
 
@@ -212,7 +238,7 @@ class Trainer:
         """PPO's loss on a minibatch; with ``magnet`` ``(weight, magnet parameters or None for the
         uniform magnet)``, plus ``weight * KL(policy || magnet)`` (magnetic mirror descent)."""
         config = self.config
-        logits, value = self.apply(params, batch.inputs)
+        logits, value = self.apply(params, batch.inputs, batch.state)
         log_probs = jax.nn.log_softmax(jnp.where(batch.mask, logits, MASKED_LOGIT))
         log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=1)[:, 0]
         ratio = jnp.exp(log_prob - batch.log_prob)
@@ -252,8 +278,9 @@ class Trainer:
         # Bootstrap from the learner's own view of where each game stands (its mask is all zero
         # when another seat is to act, as in the AEC environment).
         own_mask = games.legal_action_mask & (games.current_player == LEARNER)[:, None]
-        own_view = jax.vmap(self.env.observe)(games, jnp.full(config.num_envs, LEARNER, jnp.int32))
-        last_value = self.apply(runner.params, encode(own_view, own_mask, self.game, config.obs_type))[1]
+        learner = jnp.full(config.num_envs, LEARNER, jnp.int32)
+        own_view = jax.vmap(self.env.observe)(games, learner)
+        last_value = self.apply(runner.params, *self.views(games, own_view, own_mask, learner))[1]
         advantages = self._advantages(rollout, last_value)
         targets = advantages + rollout.value
         decisions = rollout.decision
