@@ -94,6 +94,23 @@ def test_a_game_beyond_the_memory_is_refused_with_its_estimate() -> None:
         streaming.check_memory(SMALL, max_bytes=states, obs_types=("information_state",))
 
 
+def test_policies_walked_together_are_measured_as_walked_alone() -> None:
+    """One walk of K policies (what draw-exploit does for several agents) gives each its own
+    values, whether the others prune where it does not (deterministic against random) or not."""
+    halves = streaming.enumerate_states(SMALL, ("observation",))
+    vectors = halves[0].vectors["observation"]
+    answers = np.stack([
+        np.asarray(_probabilities(name)(vectors.rows, vectors.masks), np.float64)
+        for name in ("heaviest", "random", "tabular", "variety")
+    ])
+    together = streaming.best_responses(halves[0], vectors, answers)
+    for policy, alone in zip(answers, together, strict=True):
+        assert alone == pytest.approx(streaming.best_response_values(halves[0], vectors, policy), abs=1e-12)
+    assert len({round(float(value), 9) for value in together[:, 0]}) == 4
+    with pytest.raises(ValueError, match=r"answers must be \(K, "):
+        streaming.best_responses(halves[0], vectors, answers[0])
+
+
 def test_answers_of_the_wrong_shape_are_refused() -> None:
     half = streaming.enumerate_states(MICRO)[0]
     vectors = half.vectors["observation"]
