@@ -30,6 +30,7 @@ from draw_env.rules import DrawGame
 from tests.scripts import load_script
 from train import cli
 from train.jax_ppo import trainer as jax_trainer
+from train.provenance import source
 from train.run_dir import MARKER, run_files
 from train.runs import RUNS
 
@@ -226,6 +227,7 @@ def test_draw_train_runs_the_jax_ppo_pipeline_into_its_run_folder(
     run_files(run, RUNS["jax_ppo"])  # every file is one the pipeline writes (--overwrite removes them)
     final, same = load_policy_file(run / "final.npz"), load_policy_file(exported)
     assert final.provenance["trained_by"] == "draw-train (pipeline: jax_ppo)"
+    assert final.provenance["source"] == source()  # the code that trained it: version, commit
     assert final.value_unit == 1 / 0.05 == same.value_unit  # zero-sum points per unit at reward_scale 0.05
     for ours, theirs in zip(final.policy + final.value, same.policy + same.value, strict=True):
         assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))  # the example's run, exactly

@@ -19,6 +19,7 @@ from train.exit.collect import ExitData, collect, shard_runner
 from train.exit.config import ExitConfig
 from train.exit.fit import FitReport, initial_weights
 from train.exit.learner import learn
+from train.provenance import source
 from train.run_dir import RunDir, RunFile, read_run_file, row_schema, seconds
 from train.runs import RUNS, open_run_dir
 
@@ -213,6 +214,7 @@ def run_exit(config: ExitConfig, overwrite: bool = False, address: str | None = 
             value_unit=SEARCH_VALUE_UNIT,
             provenance={
                 "trained_by": "draw-train (pipeline: exit)",
+                "source": source(),
                 "iteration": iteration,
                 "config": config.to_dict(),
                 "decisions": decisions,

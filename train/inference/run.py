@@ -25,6 +25,7 @@ from agents.policy_file import describe_variant
 from train.inference.collect import collect
 from train.inference.config import InferenceConfig
 from train.inference.fit import fit, mean_log_likelihood
+from train.provenance import source
 from train.run_dir import RunSummary, seconds
 from train.runs import open_run_dir
 
@@ -77,6 +78,7 @@ def run_inference(config: InferenceConfig, overwrite: bool = False) -> dict[str,
     game = config.game()
     model = dataclasses.replace(model, provenance={
         "trained_by": "draw-train (pipeline: inference)",
+        "source": source(),
         "config": config.to_dict(),
         "games": config.games - config.validation_games,
         "decisions": len(training),

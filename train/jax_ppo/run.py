@@ -22,6 +22,7 @@ from train.config import ConfigError
 from train.jax_ppo.config import JaxPPOConfig
 from train.jax_ppo.learner import learn
 from train.meter import Budget
+from train.provenance import source
 from train.run_dir import RunSummary, row_schema, seconds
 from train.runs import open_run_dir
 
@@ -117,7 +118,7 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
         if every == 0 or updates % every:
             return
         path = output_dir / "checkpoints" / f"update_{updates:06d}.npz"
-        _export(config, built, params, path, {"trained_by": "draw-train (pipeline: jax_ppo)", "updates": updates})
+        _export(config, built, params, path, {"trained_by": "draw-train (pipeline: jax_ppo)", "source": source(), "updates": updates})
         rows.extend(_evaluate(config, path, False, updates * steps_per_update, seconds))
         write_rows_csv(output_dir / "eval.csv", rows)
         for row in rows[-len(config.eval.opponents) :]:
@@ -131,6 +132,7 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
 
     provenance = {
         "trained_by": "draw-train (pipeline: jax_ppo)",
+        "source": source(),
         "config": config.to_dict(),
         "env_steps": result.env_steps,
         "wall_seconds": round(result.wall_seconds, 1),

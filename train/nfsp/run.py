@@ -29,6 +29,7 @@ from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_row
 from train.config import ConfigError
 from train.meter import Budget
 from train.nfsp.config import NfspConfig
+from train.provenance import source
 from train.run_dir import RunSummary, row_schema, seconds
 from train.runs import open_run_dir
 
@@ -150,7 +151,7 @@ def run_nfsp(config: NfspConfig, overwrite: bool = False) -> dict[str, Any]:
     bench_game = BenchGame(config.variant or "nfsp", config.num_players, **game.variant, episode=config.episode)
     learner = SpielConfig("nfsp", bench_game, config.seed, config.nfsp_settings())
     policy = train(learner, Budget(env_steps=config.env_steps), checkpoint, points=checkpoint_points(config),
-                   provenance={"trained_by": TRAINED_BY, "config": config.to_dict()})
+                   provenance={"trained_by": TRAINED_BY, "source": source(), "config": config.to_dict()})
     assert isinstance(policy, NfspPolicy)  # NFSP's learner returns its average network
     env_steps, cpu_seconds = int(policy.about["env_steps"]), float(policy.about["cpu_seconds"])
     final = policy.network.save(output_dir / "final.npz")

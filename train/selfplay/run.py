@@ -44,6 +44,7 @@ from train.export import export_policy
 from train.meter import Budget, Checkpoint, Clock, Meter
 from train.plots import plot_learning_curve
 from train.policies import NetworkPolicy
+from train.provenance import source
 from train.run_dir import RunDir, RunSummary, read_run_file, seconds
 from train.runs import open_run_dir
 from train.sb3_adapter import MagneticPPO, log_nowhere, new_model, weights_of
@@ -225,6 +226,7 @@ class SelfPlayRun:
                 value_unit=self.config.value_unit,
                 provenance={
                     "trained_by": "draw-train",
+                    "source": source(),
                     "config": self.config.to_dict(),
                     "timesteps": self.model.num_timesteps,
                     "train_seconds": round(self.clock.wall, 1),
