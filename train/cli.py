@@ -26,6 +26,7 @@ import sys
 from collections.abc import Sequence
 
 from draw_env.commands import check_extras, reported_errors
+from train.provenance import source
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             pipeline, config = load_run(args.config, args.overrides)
             check_options(pipeline, args)
+            source()  # read now: the files a run writes record the code it started from
             # The heavy imports (torch, JAX) come once the config is valid.
             return pipeline.runner()(config, args)
         except KeyboardInterrupt:
