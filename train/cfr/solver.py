@@ -19,7 +19,10 @@ exploitability of that average (:func:`arena.exploitability.exploitability_of_ta
 best response ``draw-exploit`` computes) is the measure of how close it is.
 
 Tables are laid out as the tree's ``actions[seat]`` (one entry per legal action of each
-information state). One iteration costs two passes over every node per seat.
+information state). An iteration works on the tree's sequence form
+(:attr:`draw_env.exact.game_tree.GameTree.sequence_form`, derived once per tree), not its nodes:
+per seat, one pass over the pairs of last sequences at the hands' ends and two over the seat's
+entries.
 
 A table plays one policy in both seats (the ``tabular`` agent answers whoever asks), and an
 environment's information state says nothing of the absolute seat: the information state of seat
@@ -107,8 +110,11 @@ class SolverState:
     strategy_sums: list[np.ndarray]
     predictions: list[np.ndarray] = field(default_factory=lambda: [np.zeros(0), np.zeros(0)])
     rule: Rule = field(default_factory=Rule)
-    # Scratch arrays of one per node, kept to spare the allocation at every iteration.
+    # Scratch arrays of one per entry, kept to spare the allocation at every iteration.
     _scratch: tuple[np.ndarray, ...] = field(default=(), repr=False)
+    # The strategies regret matching left at the end of the last call of iterate, and the iteration
+    # they follow: the next call starts from them rather than matching again.
+    _played: tuple[int, list[np.ndarray]] | None = field(default=None, repr=False)
 
     @classmethod
     def fresh(cls, tree: GameTree, rule: Rule | None = None) -> SolverState:
@@ -226,30 +232,32 @@ def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
     """Run ``iterations`` iterations of ``state.rule`` on ``state`` in place.
 
     Updates alternate: seat 0's, then seat 1's against seat 0's updated strategy. Each seat's
-    update is one pass of the tree (:func:`_half_iteration`: the strategy played enters the
-    average, the instantaneous counterfactual regrets are summed per entry), then the rule's
-    update of the cumulative regrets (:func:`cfr_plus_update`, :func:`pcfr_plus_update`,
+    update is one pass over the tree's sequence form (:func:`_half_iteration`: the strategy played
+    enters the average, the instantaneous counterfactual regrets are summed per entry), then the
+    rule's update of the cumulative regrets (:func:`cfr_plus_update`, :func:`pcfr_plus_update`,
     :func:`dcfr_update`) and regret matching (:func:`regret_matching`) for the next strategy.
     """
     state.check_fits(tree)
     rule = state.rule
+    form = tree.sequence_form
     if not state._scratch:
-        nodes = tree.num_nodes
-        state._scratch = (np.zeros(nodes), np.zeros(nodes), np.zeros(nodes),
-                          np.full(tree.num_infosets(0), -1, np.int64), np.full(tree.num_infosets(1), -1, np.int64),
-                          np.zeros(max(len(tree.actions[0]), len(tree.actions[1]))))
-    own, other, value, stamp0, stamp1, scratch = state._scratch
-    strategies = [current_strategy(tree, seat, state.regrets[seat], state.predictions[seat]) for seat in (0, 1)]
+        largest = max(len(tree.actions[0]), len(tree.actions[1])) + 1
+        state._scratch = (np.zeros(largest), np.zeros(largest), np.zeros(largest))
+    plan, values, scratch = state._scratch
+    if state._played is not None and state._played[0] == state.iteration:
+        strategies = state._played[1]
+    else:
+        strategies = [current_strategy(tree, seat, state.regrets[seat], state.predictions[seat]) for seat in (0, 1)]
     for _ in range(iterations):
         state.iteration += 1
         weight = rule.averaging_weight(state.iteration)
         for seat in (0, 1):
+            other = 1 - seat
             regrets, instant = state.regrets[seat], scratch[: len(state.regrets[seat])]
             _half_iteration(
-                tree.player, tree.infoset, tree.first_child, tree.num_children, tree.utility, tree.num_deals, seat,
-                tree.action_start[0], tree.action_start[1], strategies[0], strategies[1], instant,
-                state.strategy_sums[seat], weight, own, other, value, stamp0 if seat == 0 else stamp1,
-                state.iteration,
+                form.first, form.second, form.payoff, seat, tree.action_start[seat], form.parent[seat],
+                strategies[seat], tree.action_start[other], form.parent[other], strategies[other], instant,
+                state.strategy_sums[seat], weight, plan, values,
             )
             if rule.algorithm == "cfr_plus":
                 cfr_plus_update(regrets, instant)
@@ -258,12 +266,14 @@ def iterate(tree: GameTree, state: SolverState, iterations: int) -> None:
             else:
                 dcfr_update(regrets, instant, float(state.iteration), rule.alpha, rule.beta)
             regret_matching(regrets, state.predictions[seat], tree.action_start[seat], strategies[seat])
+    state._played = (state.iteration, strategies)
 
 
 def warm_up(tree: GameTree, rule: Rule | None = None) -> None:
-    """Compile the solver's functions for ``tree``'s arrays (or load them from numba's cache),
-    by one iteration on a throwaway state, so that a clock started after it counts iterations only:
-    the first call's compile takes about a second, far more than an iteration of a small game."""
+    """Compile the solver's functions for ``tree``'s arrays (or load them from numba's cache) and
+    derive the tree's sequence form, by one iteration on a throwaway state, so that a clock started
+    after it counts iterations only: the first call's compile takes about a second, the sequence
+    form of ``mini`` some seconds, far more than an iteration."""
     iterate(tree, SolverState.fresh(tree, rule), 1)
 
 
@@ -319,65 +329,55 @@ def regret_matching(regrets: np.ndarray, prediction: np.ndarray, start: np.ndarr
 
 
 @njit(cache=True)
+def _realisation_plan(start: np.ndarray, parent: np.ndarray, strategy: np.ndarray, plan: np.ndarray) -> None:
+    """``plan[1 + j]``: the product of a seat's action probabilities along its sequence ending in
+    entry ``j``; ``plan[0]``, the empty sequence, is 1. Information states in their order: each
+    one's parent sequence is set before it (:class:`~draw_env.exact.game_tree.SequenceForm`)."""
+    plan[0] = 1.0
+    for index in range(start.shape[0] - 1):
+        above = plan[parent[index]]
+        for j in range(start[index], start[index + 1]):
+            plan[j + 1] = above * strategy[j]
+
+
+@njit(cache=True)
 def _half_iteration(
-    player: np.ndarray, infoset: np.ndarray, first_child: np.ndarray, num_children: np.ndarray, utility: np.ndarray,
-    num_deals: int, seat: int, start0: np.ndarray, start1: np.ndarray, strategy0: np.ndarray, strategy1: np.ndarray,
-    instant: np.ndarray, strategy_sums: np.ndarray, weight: float, own: np.ndarray, other: np.ndarray,
-    value: np.ndarray, stamp: np.ndarray, mark: int,
+    first: np.ndarray, second: np.ndarray, payoff: np.ndarray, seat: int, start: np.ndarray, parent: np.ndarray,
+    strategy: np.ndarray, other_start: np.ndarray, other_parent: np.ndarray, other_strategy: np.ndarray,
+    instant: np.ndarray, strategy_sums: np.ndarray, weight: float, plan: np.ndarray, values: np.ndarray,
 ) -> None:
-    """One seat's pass: reaches forward (the strategy played enters ``strategy_sums`` with
-    ``weight``), values and the instantaneous counterfactual regrets (into ``instant``) backward."""
-    nodes = player.shape[0]
-    instant[:] = 0.0
-    own[:num_deals] = 1.0
-    other[:num_deals] = 1.0 / num_deals  # chance is the other side's reach
-    mine_start = start0 if seat == 0 else start1
-    mine = strategy0 if seat == 0 else strategy1
-    theirs_start = start1 if seat == 0 else start0
-    theirs = strategy1 if seat == 0 else strategy0
-    for node in range(nodes):
-        acting = player[node]
-        if acting < 0:
-            continue
-        first = first_child[node]
-        if acting == seat:
-            index = infoset[node]
-            start = mine_start[index]
-            if stamp[index] != mark:  # the seat's own reach is one per information state
-                stamp[index] = mark
-                for k in range(num_children[node]):
-                    strategy_sums[start + k] += weight * own[node] * mine[start + k]
-            for k in range(num_children[node]):
-                own[first + k] = own[node] * mine[start + k]
-                other[first + k] = other[node]
-        else:
-            start = theirs_start[infoset[node]]
-            for k in range(num_children[node]):
-                own[first + k] = own[node]
-                other[first + k] = other[node] * theirs[start + k]
-    sign = 1.0 if seat == 0 else -1.0
-    for node in range(nodes - 1, -1, -1):
-        acting = player[node]
-        if acting < 0:
-            value[node] = utility[node]
-            continue
-        first = first_child[node]
-        count = num_children[node]
-        if acting == 0:
-            start = start0[infoset[node]]
-            strategy = strategy0
-        else:
-            start = start1[infoset[node]]
-            strategy = strategy1
+    """One seat's update on the sequence form (:class:`~draw_env.exact.game_tree.SequenceForm`):
+    the instantaneous counterfactual regrets of ``seat`` into ``instant``, and its strategy into
+    ``strategy_sums`` weighted by ``weight`` and its own reach.
+
+    The seat's counterfactual value of each of its sequences (into ``values``, 1 + entry) is the
+    payoff of the hands ending there, times the other seat's realisation plan (chance is in the
+    payoff), plus the values of the information states that follow it; an information state's
+    value is its actions' values weighted by the strategy, and the regret of an action its value
+    less the state's. ``plan`` is scratch of one more than the larger seat's entries.
+    """
+    _realisation_plan(other_start, other_parent, other_strategy, plan)
+    entries = start[-1]
+    values[: entries + 1] = 0.0
+    if seat == 0:  # the payoff is seat 0's points, seat 1's the opposite
+        for k in range(payoff.shape[0]):
+            values[first[k]] += payoff[k] * plan[second[k]]
+    else:
+        for k in range(payoff.shape[0]):
+            values[second[k]] -= payoff[k] * plan[first[k]]
+    # Information states from the last: those following a sequence add to its value before it is read.
+    for index in range(start.shape[0] - 2, -1, -1):
         total = 0.0
-        for k in range(count):
-            total += strategy[start + k] * value[first + k]
-        value[node] = total
-        if acting == seat:
-            reach = other[node]
-            if reach > 0:
-                for k in range(count):
-                    instant[start + k] += reach * sign * (value[first + k] - total)
+        for j in range(start[index], start[index + 1]):
+            total += strategy[j] * values[j + 1]
+        for j in range(start[index], start[index + 1]):
+            instant[j] = values[j + 1] - total
+        values[parent[index]] += total
+    _realisation_plan(start, parent, strategy, plan)
+    for index in range(start.shape[0] - 1):
+        own = plan[parent[index]]
+        for j in range(start[index], start[index + 1]):
+            strategy_sums[j] += weight * own * strategy[j]
 
 
 def information_table(tree: GameTree, strategies: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
