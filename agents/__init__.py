@@ -59,9 +59,11 @@ class AgentEntry:
             deterministic agent sample instead (the network's ``deterministic``).
         baseline: a training config may name it as an opponent or an evaluation baseline.
         variants: it plays every variant of the game, not only the seeds' game.
-        batch_probabilities: it answers ``action_probabilities_batch(observations, masks)``, the
-            probabilities of many vectors in one call (every agent answers
-            ``action_probabilities`` one observation at a time).
+        batch_probabilities: the one-game agent answers ``action_probabilities_batch(observations,
+            masks)``, the probabilities of many vectors in one call, exactly those
+            ``action_probabilities`` gives one observation at a time (which every agent answers).
+            This is the one thing :func:`arena.exploitability.agent_probabilities` reads to ask
+            in batches; the baselines answer through their batched versions' NumPy code.
         values: which values it gives: ``"actions"``, each searched move's value
             (``action_values(observation)``, the searches); ``"position"``, the position's
             value from its policy's value head (``policy_for(players)``, the network, when its
@@ -91,15 +93,20 @@ _BATCHED = "agents.batched:"
 # its table was solved for (another is refused at its first move); the network, the searches and
 # OpenSpiel's bots play the seeds' game only.
 _REGISTRY: dict[str, AgentEntry] = {
-    "random": AgentEntry("agents.baselines:RandomAgent", _BATCHED + "RandomBatch", baseline=True, variants=True),
+    "random": AgentEntry(
+        "agents.baselines:RandomAgent", _BATCHED + "RandomBatch", baseline=True, variants=True, batch_probabilities=True
+    ),
     "random_forced": AgentEntry(
-        "agents.baselines:RandomForcedAgent", _BATCHED + "RandomForcedBatch", baseline=True, variants=True
+        "agents.baselines:RandomForcedAgent", _BATCHED + "RandomForcedBatch", baseline=True, variants=True,
+        batch_probabilities=True,
     ),
     "heaviest": AgentEntry(
-        "agents.baselines:HeaviestAgent", _BATCHED + "HeaviestBatch", deterministic=True, baseline=True, variants=True
+        "agents.baselines:HeaviestAgent", _BATCHED + "HeaviestBatch", deterministic=True, baseline=True,
+        variants=True, batch_probabilities=True,
     ),
     "variety": AgentEntry(
-        "agents.baselines:VarietyAgent", _BATCHED + "VarietyBatch", deterministic=True, baseline=True, variants=True
+        "agents.baselines:VarietyAgent", _BATCHED + "VarietyBatch", deterministic=True, baseline=True,
+        variants=True, batch_probabilities=True,
     ),
     "ismcts": AgentEntry("agents.ismcts_compiled:CompiledISMCTSAgent", baseline=True, variants=True, **_SEARCH_VALUES),
     "ismcts_python": AgentEntry("agents.ismcts:ISMCTSAgent", **_SEARCH_VALUES),

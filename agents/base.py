@@ -59,6 +59,20 @@ def tile_set_of(observation: Observation) -> TileSet:
     return tile_set
 
 
+def tile_set_of_masks(masks: np.ndarray) -> TileSet:
+    """:func:`tile_set_of` for a batch: the set of games whose masks are ``(N, 2T + 2)``.
+
+    Raises:
+        ValueError: if ``masks`` is not 2-D or its width is no set's.
+    """
+    size = np.shape(masks)
+    tile_set = _SET_OF_ACTIONS.get(size[1]) if len(size) == 2 else None
+    if tile_set is None:
+        counts = ", ".join(str(count) for count in _SET_OF_ACTIONS)
+        raise ValueError(f"masks must have shape (N, A) with A one of {counts} (2T + 2), got {size}")
+    return tile_set
+
+
 @functools.cache
 def _layout_of(tile_set: TileSet) -> Layout:
     # Where the blocks start depends on the set only (protected tiles change bounds, not offsets).

@@ -3,6 +3,10 @@
 All of them read only the observation dict, and play every variant's set (read from the mask's
 length). "Draws only when it must" means: if any placement is legal, place; otherwise draw if
 drawing is legal, else pass (exactly one of the two is legal then).
+
+Each also answers ``action_probabilities_batch(observations, masks)``: the probabilities
+:meth:`action_probabilities` gives, for many observations at once, from its batched version in
+:mod:`agents.batched` (``draw-exploit`` asks them so: :attr:`agents.AgentEntry.batch_probabilities`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from agents.base import (
     tile_set_of,
     uniform_over,
 )
+from agents.batched import HeaviestBatch, RandomBatch, RandomForcedBatch, VarietyBatch
 from draw_env.rules import ends_after
 from draw_env.tiles import DOUBLE_SIX, TileSet
 
@@ -62,6 +67,10 @@ class RandomAgent(SeededAgent):
     def action_probabilities(self, observation: Observation) -> np.ndarray:
         return uniform_over(observation, legal_actions(observation))
 
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`action_probabilities` of each row of ``observations`` ``(N, L)`` and ``masks`` ``(N, 2T + 2)``."""
+        return RandomBatch.action_probabilities_batch(observations, masks)
+
 
 class RandomForcedAgent(SeededAgent):
     """Uniform over the legal placements; draws (or passes) only when no placement is legal."""
@@ -73,6 +82,10 @@ class RandomForcedAgent(SeededAgent):
 
     def action_probabilities(self, observation: Observation) -> np.ndarray:
         return uniform_over(observation, self._choices(observation))
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`action_probabilities` of each row of ``observations`` ``(N, L)`` and ``masks`` ``(N, 2T + 2)``."""
+        return RandomForcedBatch.action_probabilities_batch(observations, masks)
 
     def _choices(self, observation: Observation) -> list[int]:
         return placements_or_forced_of(observation)[0]
@@ -88,6 +101,10 @@ class HeaviestAgent(DeterministicAgent):
         if choices[0] >= 2 * tile_set.num_tiles:
             return choices[0]
         return heaviest_placement(choices, tile_set)
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`action_probabilities` of each row of ``observations`` ``(N, L)`` and ``masks`` ``(N, 2T + 2)``."""
+        return HeaviestBatch().action_probabilities_batch(observations, masks)
 
 
 def values_held(hand: int, tile_set: TileSet = DOUBLE_SIX) -> int:
@@ -130,3 +147,7 @@ class VarietyAgent(DeterministicAgent):
         hand = hand_mask(vector, tile_set)
         ends = open_ends(vector, tile_set)
         return max(choices, key=lambda action: variety_key(hand, ends, action, tile_set))
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """:meth:`action_probabilities` of each row of ``observations`` ``(N, L)`` and ``masks`` ``(N, 2T + 2)``."""
+        return VarietyBatch().action_probabilities_batch(observations, masks)

@@ -7,47 +7,109 @@ per step, no Python loop over games): the batched evaluation and the learner's v
 opponents use them, through :func:`batch_actor`. The registry (:class:`agents.AgentEntry`) names
 each agent's batched version.
 
+The baselines here play every variant's set, read from the masks' width ``2T + 2``
+(:func:`agents.base.tile_set_of_masks`); the arrays each set needs are built once per set
+(:func:`_arrays_of`). Observations may be longer than the set's observation (an information
+state): only the observation's blocks are read.
+
 ``heaviest`` and ``variety`` choose exactly as their one-game versions in
 :mod:`agents.baselines` (the tests compare them on many positions). ``random`` and
 ``random_forced`` choose from the same distributions, drawn from a NumPy generator, so their
-games differ from the one-game agents' games under the same seed.
+games differ from the one-game agents' games under the same seed. All four give, in
+``action_probabilities_batch``, exactly the probabilities their one-game versions give one
+observation at a time (the one-game agents answer batches through them).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 import agents
-from agents.base import Agent, obs_type_of
+from agents.base import Agent, _layout_of, obs_type_of, tile_set_of_masks
 from agents.policy_network import NetworkAgent, NumpyPolicy
 from draw_env.checks import check_seed
-from draw_env.observation import OFFSETS
-from draw_env.rules import NUM_ACTIONS
-from draw_env.tiles import NUM_TILES, NUM_VALUES, PIPS, TILES
+from draw_env.tiles import TileSet
 
-#: Action ids below this place a tile; 56 draws, 57 passes.
-_PLACEMENTS = 2 * NUM_TILES
-_HAND = slice(OFFSETS["hand"], OFFSETS["hand"] + NUM_TILES)
-_LEFT_END = slice(OFFSETS["left_end"], OFFSETS["left_end"] + NUM_VALUES)
-_RIGHT_END = slice(OFFSETS["right_end"], OFFSETS["right_end"] + NUM_VALUES)
 
-_ACTION_TILE = np.arange(_PLACEMENTS) >> 1
-_ACTION_END = np.arange(_PLACEMENTS) & 1
-_ACTION_PIPS = np.array(PIPS, np.int64)[_ACTION_TILE]
-#: ``_SHOWS[t, v]``: tile ``t`` carries value ``v`` on a half.
-_SHOWS = np.zeros((NUM_TILES, NUM_VALUES), np.float32)
-#: ``_OTHER[v, t]``: the other half of tile ``t`` when its half ``v`` is joined (-1: no such half).
-_OTHER = np.full((NUM_VALUES, NUM_TILES), -1, np.int64)
-for _tile, (_low, _high) in enumerate(TILES):
-    _SHOWS[_tile, _low] = _SHOWS[_tile, _high] = 1
-    _OTHER[_low, _tile] = _high
-    _OTHER[_high, _tile] = _low
-_TILE_LOW = np.array([low for low, _ in TILES], np.int64)
-_TILE_HIGH = np.array([high for _, high in TILES], np.int64)
+@dataclass(frozen=True)
+class _SetArrays:
+    """What the batched baselines read of one tile set of ``T`` tiles and ``V`` values.
+
+    Attributes:
+        placements: ``2T``, the action ids below it place a tile (``2T`` draws, ``2T + 1`` passes).
+        observation_size: the length of the set's observation.
+        hand, left_end, right_end: the observation's blocks.
+        action_tile, action_end: int64 ``(2T,)``, the tile and end (0 left, 1 right) of each placement.
+        action_shows: int64 ``(2T, V)``, 1 where the placement's tile carries the value on a half.
+        shows: int64 ``(T, V)``, the same per tile.
+        other: int64 ``(V, T)``, the other half of tile ``t`` when its half ``v`` is joined (-1:
+            no such half).
+        tile_low, tile_high: int64 ``(T,)``, each tile's halves.
+        action_pips: int64 ``(2T,)``, the pips of each placement's tile.
+        pip_range: ``2 * max_pip + 1``, the number of pip counts a tile may have.
+        heaviest_keys: int64 ``(2T,)``, the pips of each placement's tile, then ``-action``
+            (larger is better), as one number.
+    """
+
+    placements: int
+    observation_size: int
+    hand: slice
+    left_end: slice
+    right_end: slice
+    action_tile: np.ndarray
+    action_end: np.ndarray
+    action_shows: np.ndarray
+    shows: np.ndarray
+    other: np.ndarray
+    tile_low: np.ndarray
+    tile_high: np.ndarray
+    action_pips: np.ndarray
+    pip_range: int
+    heaviest_keys: np.ndarray
+
+
+@functools.cache
+def _arrays_of(tile_set: TileSet) -> _SetArrays:
+    """The arrays of ``tile_set``, built on its first use."""
+    layout = _layout_of(tile_set)
+    tiles, values = tile_set.num_tiles, tile_set.num_values
+    placements = 2 * tiles
+    actions = np.arange(placements)
+    action_tile = actions >> 1
+    shows = np.zeros((tiles, values), np.int64)
+    other = np.full((values, tiles), -1, np.int64)
+    for tile, (low, high) in enumerate(tile_set.tiles):
+        shows[tile, low] = shows[tile, high] = 1
+        other[low, tile] = high
+        other[high, tile] = low
+    pips = np.array(tile_set.pips, np.int64)[action_tile]
+
+    def block(name: str, width: int) -> slice:
+        return slice(layout.offsets[name], layout.offsets[name] + width)
+
+    return _SetArrays(
+        placements=placements,
+        observation_size=layout.size,
+        hand=block("hand", tiles),
+        left_end=block("left_end", values),
+        right_end=block("right_end", values),
+        action_tile=action_tile,
+        action_end=actions & 1,
+        action_shows=shows[action_tile],
+        shows=shows,
+        other=other,
+        tile_low=np.array(tile_set.low, np.int64),
+        tile_high=np.array(tile_set.high, np.int64),
+        action_pips=pips,
+        pip_range=2 * tile_set.max_pip + 1,
+        heaviest_keys=pips * placements + (placements - 1 - actions),
+    )
 
 
 @runtime_checkable
@@ -61,37 +123,75 @@ class BatchAgent(Protocol):
     name: str
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Legal actions ``int64 (N,)`` for observations ``(N, 258)`` and masks ``(N, 58)``.
+        """Legal actions ``int64 (N,)`` for observations ``(N, L)`` and masks ``(N, 2T + 2)``
+        (``(N, 258)`` and ``(N, 58)`` for the seeds' game).
 
         Every row of ``masks`` must allow at least one action.
         """
         ...
 
 
-def _checked_masks(masks: np.ndarray) -> np.ndarray:
+def _checked(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, _SetArrays]:
+    """``observations`` and ``masks`` (as booleans) once their shapes fit one set, and that set's arrays.
+
+    Raises:
+        ValueError: masks of no set's width or a row that allows nothing; observations that are
+            not one row per mask, each at least the set's observation long.
+    """
     masks = np.asarray(masks)
-    if masks.ndim != 2 or masks.shape[1] != NUM_ACTIONS:
-        raise ValueError(f"masks must have shape (N, {NUM_ACTIONS}), got {masks.shape}")
+    arrays = _arrays_of(tile_set_of_masks(masks))
     empty = np.flatnonzero(~masks.any(axis=1))
     if empty.size:
         raise ValueError(f"masks allow no action in rows {empty[:10].tolist()}: no player is to act there")
-    return masks.astype(bool, copy=False)
+    observations = np.asarray(observations)
+    if observations.ndim != 2 or len(observations) != len(masks) or observations.shape[1] < arrays.observation_size:
+        raise ValueError(
+            f"observations must have shape ({len(masks)}, L) with L at least {arrays.observation_size} "
+            f"for masks of shape {masks.shape}, got {observations.shape}"
+        )
+    return observations, masks.astype(bool, copy=False), arrays
 
 
 def _forced(masks: np.ndarray) -> np.ndarray:
-    """The one legal non-placement of each row (draw if legal, else pass)."""
-    return np.where(masks[:, NUM_ACTIONS - 2], NUM_ACTIONS - 2, NUM_ACTIONS - 1)
+    """The last legal action of each row: where no placement is legal, the one legal draw or pass
+    (the one-game agents' :func:`agents.baselines.placements_or_forced`)."""
+    actions = masks.shape[1]
+    return np.where(masks[:, actions - 1], actions - 1, actions - 2)
 
 
-def _best_placement(masks: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def _placements_or_forced(masks: np.ndarray, arrays: _SetArrays) -> np.ndarray:
+    """bool ``(N, A)``: the legal placements of each row, or its forced move where none is legal."""
+    allowed = masks.copy()
+    can_place = masks[:, : arrays.placements].any(axis=1)
+    allowed[can_place, arrays.placements :] = False
+    cannot = np.flatnonzero(~can_place)
+    allowed[cannot] = False
+    allowed[cannot, _forced(masks[cannot])] = True
+    return allowed
+
+
+def _best_placement(masks: np.ndarray, keys: np.ndarray, arrays: _SetArrays) -> np.ndarray:
     """Per row, the legal placement with the largest key, or the forced move where none is legal.
 
-    ``keys`` ``(N, 56)`` must be distinct within a row (they end in ``-action``), non-negative.
+    ``keys`` ``(N, 2T)`` (or ``(2T,)`` for every row) must be distinct within a row (they end in
+    ``-action``), non-negative.
     """
-    placements = masks[:, :_PLACEMENTS]
+    placements = masks[:, : arrays.placements]
     scored = np.where(placements, keys, -1)
     best = scored.argmax(axis=1)
     return np.where(placements.any(axis=1), best, _forced(masks))
+
+
+def _uniform_over(allowed: np.ndarray) -> np.ndarray:
+    """float64: equal weight on each row's allowed actions (as :func:`agents.base.uniform_over`)."""
+    return allowed / allowed.sum(axis=1, keepdims=True)
+
+
+def _one_hot(choices: np.ndarray, num_actions: int) -> np.ndarray:
+    """float64 ``(N, num_actions)``: 1 at each row's choice."""
+    probabilities = np.zeros((len(choices), num_actions))
+    probabilities[np.arange(len(choices)), choices] = 1.0
+    return probabilities
 
 
 class _SampledBatch:
@@ -113,7 +213,12 @@ class RandomBatch(_SampledBatch):
     name = "random"
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        return self._uniform(_checked_masks(masks))
+        return self._uniform(_checked(observations, masks)[1])
+
+    @staticmethod
+    def action_probabilities_batch(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """float64 ``(N, A)``: uniform over each row's legal actions."""
+        return _uniform_over(_checked(observations, masks)[1])
 
 
 class RandomForcedBatch(_SampledBatch):
@@ -122,11 +227,14 @@ class RandomForcedBatch(_SampledBatch):
     name = "random_forced"
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = _checked_masks(masks)
-        placements = masks.copy()
-        can_place = masks[:, :_PLACEMENTS].any(axis=1)
-        placements[can_place, _PLACEMENTS:] = False
-        return self._uniform(placements)
+        _, masks, arrays = _checked(observations, masks)
+        return self._uniform(_placements_or_forced(masks, arrays))
+
+    @staticmethod
+    def action_probabilities_batch(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """float64 ``(N, A)``: uniform over each row's legal placements, or 1 on its forced move."""
+        _, masks, arrays = _checked(observations, masks)
+        return _uniform_over(_placements_or_forced(masks, arrays))
 
 
 class HeaviestBatch:
@@ -135,8 +243,12 @@ class HeaviestBatch:
     name = "heaviest"
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        keys = _ACTION_PIPS * 64 + (63 - np.arange(_PLACEMENTS))
-        return _best_placement(_checked_masks(masks), np.broadcast_to(keys, (len(masks), _PLACEMENTS)))
+        _, masks, arrays = _checked(observations, masks)
+        return _best_placement(masks, arrays.heaviest_keys, arrays)
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """float64 ``(N, A)``: 1 on each row's choice."""
+        return _one_hot(self.act_batch(observations, masks), np.shape(masks)[1])
 
 
 class VarietyBatch:
@@ -149,33 +261,35 @@ class VarietyBatch:
     name = "variety"
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        masks = _checked_masks(masks)
-        observations = np.asarray(observations)
-        rows = np.arange(len(masks))[:, None]
-        hand = observations[:, _HAND] > 0.5  # (N, 28)
-        # The hand left after each placement: (N, 56, 28).
-        remaining = np.repeat(hand[:, None, :], _PLACEMENTS, axis=1)
-        remaining[:, np.arange(_PLACEMENTS), _ACTION_TILE] = False
-        values_left: np.ndarray = np.matmul(remaining.astype(np.float32), _SHOWS) > 0  # (N, 56, 7)
+        observations, masks, arrays = _checked(observations, masks)
+        hand = (observations[:, arrays.hand] > 0.5).astype(np.int64)  # (N, T)
+        # Tiles of the hand carrying each value, then of the hand left after each placement: a
+        # legal placement's tile is in the hand, so a value stays while the count stays above 0.
+        holding = hand @ arrays.shows  # (N, V)
+        values_left = holding[:, None, :] - arrays.action_shows > 0  # (N, 2T, V)
         distinct = values_left.sum(axis=2)
-        empty_line = np.logical_not(observations[:, _LEFT_END].any(axis=1))
-        left = observations[:, _LEFT_END].argmax(axis=1)[:, None]
-        right = observations[:, _RIGHT_END].argmax(axis=1)[:, None]
-        joined_left = _OTHER[left, _ACTION_TILE]  # (N, 56): new left value when placed left
-        joined_right = _OTHER[right, _ACTION_TILE]
-        new_left = np.where(_ACTION_END == 0, joined_left, left)
-        new_right = np.where(_ACTION_END == 1, joined_right, right)
-        new_left = np.where(empty_line[:, None], _TILE_LOW[_ACTION_TILE], new_left)
-        new_right = np.where(empty_line[:, None], _TILE_HIGH[_ACTION_TILE], new_right)
-        # Illegal placements can give -1 here; their keys are masked out, so any index will do.
-        new_left = np.maximum(new_left, 0)
-        new_right = np.maximum(new_right, 0)
-        placements = np.arange(_PLACEMENTS)[None, :]
-        answerable = values_left[rows, placements, new_left].astype(np.int64) + values_left[
-            rows, placements, new_right
-        ].astype(np.int64)
-        keys = ((distinct * 3 + answerable) * 13 + _ACTION_PIPS) * 64 + (63 - placements)
-        return _best_placement(masks, keys)
+        ends = observations[:, arrays.left_end]
+        empty_line = np.logical_not(ends.any(axis=1))
+        left = ends.argmax(axis=1)[:, None]
+        right = observations[:, arrays.right_end].argmax(axis=1)[:, None]
+        tile = arrays.action_tile
+        new_left = np.where(arrays.action_end == 0, arrays.other[left, tile], left)  # (N, 2T)
+        new_right = np.where(arrays.action_end == 1, arrays.other[right, tile], right)
+        new_left = np.where(empty_line[:, None], arrays.tile_low[tile], new_left)
+        new_right = np.where(empty_line[:, None], arrays.tile_high[tile], new_right)
+        # Placements that do not fit give -1 here; their keys are masked out, so any index will do.
+        answerable = np.zeros_like(distinct)
+        for end in (new_left, new_right):
+            answerable += np.take_along_axis(values_left, np.maximum(end, 0)[:, :, None], axis=2)[:, :, 0]
+        last = arrays.placements - 1
+        keys = ((distinct * 3 + answerable) * arrays.pip_range + arrays.action_pips) * arrays.placements + (
+            last - np.arange(arrays.placements)
+        )
+        return _best_placement(masks, keys, arrays)
+
+    def action_probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """float64 ``(N, A)``: 1 on each row's choice."""
+        return _one_hot(self.act_batch(observations, masks), np.shape(masks)[1])
 
 
 def make_batched(name: str, seed: int | None = None) -> BatchAgent:

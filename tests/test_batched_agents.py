@@ -1,6 +1,9 @@
-"""The batched baselines choose like their one-game versions, for every game of a batch."""
+"""The batched baselines choose like their one-game versions, for every game of a batch, and give
+the same probabilities, on every variant's set."""
 
 from __future__ import annotations
+
+import random
 
 import numpy as np
 import pytest
@@ -8,6 +11,9 @@ import pytest
 import agents
 from agents.base import observe
 from agents.batched import make_batched
+from arena.exploitability import agent_probabilities
+from draw_env.observation import information_state
+from draw_env.rules import DrawGame, DrawState
 from tests.positions import random_positions
 
 
@@ -66,3 +72,72 @@ def test_bad_input_is_a_value_error_naming_it() -> None:
     assert [name for name in agents.available() if agents.entry(name).batched is not None] == [
         "random", "random_forced", "heaviest", "variety", "network", "ppo"
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every variant's set, and the probabilities in batches
+
+#: The seeds' game, every named variant, and the largest set (double-nine) with three seats.
+GAMES = {
+    "draw": DrawGame(2),
+    **{name: DrawGame.named(name) for name in ("micro", "mini", "midi")},
+    "double-nine": DrawGame(3, max_pip=9),
+}
+
+
+def _positions(game: DrawGame, rows: int, seed: int = 0) -> tuple[list[dict[str, np.ndarray]], list[DrawState]]:
+    """The observations of the player to act along hands of random play, ``rows`` of them."""
+    rng = random.Random(seed)
+    observations: list[dict[str, np.ndarray]] = []
+    states: list[DrawState] = []
+    while len(observations) < rows:
+        state = game.new_state(rng)
+        while state.result is None and len(observations) < rows:
+            observations.append(observe(state, state.current))
+            states.append(state.clone())
+            state.apply_action(rng.choice(state.legal_actions()))
+    return observations, states
+
+
+@pytest.mark.parametrize("variant", list(GAMES))
+def test_batched_baselines_give_the_one_game_agents_probabilities_on_every_set(variant: str) -> None:
+    observations, _ = _positions(GAMES[variant], 1500, seed=len(variant))
+    vectors = np.stack([observation["observation"] for observation in observations])
+    masks = np.stack([observation["action_mask"] for observation in observations])
+    assert masks.shape[1] == GAMES[variant].num_actions and (masks.sum(axis=1) > 1).mean() > 0.3
+    for name in ("random", "random_forced", "heaviest", "variety"):
+        single = agents.make(name, seed=0)
+        expected = np.stack([single.action_probabilities(observation) for observation in observations])
+        batch = single.action_probabilities_batch(vectors, masks)  # type: ignore[attr-defined]
+        assert batch.dtype == np.float64
+        np.testing.assert_array_equal(batch, expected, err_msg=f"{name} on {variant}")
+        chosen = make_batched(name, seed=0).act_batch(vectors, masks)
+        assert expected[np.arange(len(chosen)), chosen].all(), f"{name} on {variant} chose outside its support"
+
+
+def test_draw_exploits_probabilities_ask_the_batches_with_information_states(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``agent_probabilities`` asks the baselines in batches (never one observation at a time),
+    handing them the observation an information state holds."""
+    game = GAMES["micro"]
+    observations, states = _positions(game, 400, seed=1)
+    vectors = np.stack([information_state(state, state.current) for state in states]).astype(np.float32)
+    masks = np.stack([observation["action_mask"] for observation in observations])
+    assert vectors.shape[1] > observations[0]["observation"].shape[0]
+    for name in ("random", "random_forced", "heaviest", "variety"):
+        single = agents.make(name)
+        assert agents.entry_of(single).batch_probabilities
+        expected = np.stack([single.action_probabilities(observation) for observation in observations])
+        monkeypatch.setattr(single, "action_probabilities", lambda observation: pytest.fail("asked one by one"))
+        np.testing.assert_array_equal(agent_probabilities(single)(vectors, masks), expected, err_msg=name)
+
+
+def test_bad_batches_of_a_variant_are_value_errors_naming_them() -> None:
+    observations, _ = _positions(GAMES["mini"], 4)
+    vectors = np.stack([observation["observation"] for observation in observations])
+    masks = np.stack([observation["action_mask"] for observation in observations])
+    with pytest.raises(ValueError, match=r"observations must have shape \(4, L\) with L at least"):
+        make_batched("variety").act_batch(vectors[:, :-1], masks)
+    with pytest.raises(ValueError, match=r"observations must have shape \(4, L\)"):
+        make_batched("heaviest").action_probabilities_batch(vectors[:3], masks)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match=r"masks must have shape \(N, A\) with A one of 14, 22, 32"):
+        make_batched("random").act_batch(vectors, masks[:, :-1])
