@@ -48,8 +48,9 @@ def make_opponent(spec: str, num_players: int, seed: int | None, game: DrawGame 
     of games (:func:`agents.batched.batch_actor`): the batched baselines and networks (played as
     ``agents.make`` builds them: deterministic unless ``deterministic=false``) for all their games
     at once, agents without a batched version game by game. In a variant (``game`` other than the
-    seeds') the batched baselines, written for the seeds' 58 actions, are asked game by game as
-    their one-game agents, which read the tile set from the mask.
+    seeds') the opponents are asked game by game as their one-game agents, which read the tile
+    set from the mask: a batched network plays the seeds' set only, and a seeded batched baseline
+    draws its games from another generator than its one-game agent.
 
     Raises:
         ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
