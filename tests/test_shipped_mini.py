@@ -40,7 +40,7 @@ def test_it_plays_mini_through_information_states() -> None:
     env = draw_env.env(variant="mini", obs_type="information_state", episode="hand")
     for seed in range(5):
         env.reset(seed=seed)
-        for name in env.agent_iter():
+        for _ in env.agent_iter():
             observation, _, terminated, truncated, _ = env.last()
             action = None if terminated or truncated else player.act(observation)
             if action is not None:
