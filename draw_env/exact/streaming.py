@@ -692,17 +692,13 @@ def _walk(
                 if reach_pass:
                     points = float(child[S_POINTS] - child[S_POINTS + 1])
                     for j in range(policies):
-                        if not respond0:
-                            pass
-                        elif child_last0 >= 0:
+                        if respond0 and child_last0 >= 0:
                             sums0[j, child_last0] += child_reach[0, j] * points
-                        else:
+                        elif respond0:
                             root[j, 0] += child_reach[0, j] * points
-                        if not respond1:
-                            pass
-                        elif child_last1 >= 0:
+                        if respond1 and child_last1 >= 0:
                             sums1[j, child_last1] -= child_reach[1, j] * points
-                        else:
+                        elif respond1:
                             root[j, 1] -= child_reach[1, j] * points
     return table0, table1, start0, actions0, parent0, start1, actions1, parent1, rows, row_masks, hashes, index0, index1
 

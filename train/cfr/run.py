@@ -21,7 +21,8 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -32,13 +33,15 @@ from draw_env.exact.game_tree import GameTree
 from draw_env.io.files import atomic_path
 from train.cfr import streaming_solver
 from train.cfr.config import CfrConfig
-from train.cfr.learner import StreamingSolving, TreeSolving, learn, table_of
+from train.cfr.learner import Solving, StreamingSolving, TreeSolving, learn, table_of
 from train.cfr.solver import DISPLAY_NAMES, Mirror, Rule, SolverState, mirrored_entries, solution, warm_up
 from train.config import ConfigError, shown
 from train.meter import Budget, Meter
 from train.policies import TablePolicy
 from train.run_dir import RunDir, RunFile, read_run_file
 from train.runs import open_run_dir
+
+P = TypeVar("P")
 
 
 class CurvePoint(RunFile):
@@ -87,46 +90,60 @@ def solve(config: CfrConfig, run: RunDir) -> dict[str, Any]:
     state, progress = _resume(run, tree, rule) if run.resuming else (SolverState.fresh(tree, rule), _no_progress(rule))
     if not run.resuming:
         run.start()
+    warm_up(tree, rule)  # numba's compile (or cache load) is no iteration's CPU time
+    policy = _solve_loop(config, TreeSolving(tree, state), progress, lambda: _measure(tree, state, progress, mirror),
+                         lambda: _checkpoint(run, state, progress), table_of(tree, state, mirror, config.obs_type))
+    if config.progress_bar:
+        print(f"{rule.name}: building the policy table of the average strategy and measuring it as played "
+              f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
+    return _finish(config, run, tree, state, progress, policy)
+
+
+def _solve_loop(
+    config: CfrConfig, solving: Solving, progress: Progress, measure: Callable[[], CurvePoint],
+    save: Callable[[], None], policy: Callable[[], P],
+) -> P:
+    """Either method's iterations, through the learner's loop (:func:`train.cfr.learner.learn`),
+    until the config's budget or target: ``measure()`` at powers of two and at the end (the
+    curve, in ``progress``), ``save()`` every ``checkpoint_minutes`` of CPU and at the end, a
+    progress bar; returns the final ``policy()``.
+
+    The budget is the solver's CPU seconds, a continued run's included (measuring and saving are
+    not solving), and the config's iterations.
+    """
     budget = config.cpu_minutes * 60
-    # The solver's CPU seconds, a continued run's included; measuring and saving are not solving.
-    # Its budget: the config's iterations (two passes of the tree each) and CPU seconds.
-    meter = Meter(Budget(env_steps=config.iterations * 2 * tree.num_nodes, cpu_seconds=budget),
+    meter = Meter(Budget(env_steps=config.iterations * solving.steps_per_iteration, cpu_seconds=budget),
                   seconds=progress.cpu_seconds)
     last_checkpoint = progress.cpu_seconds
     from tqdm.auto import tqdm
 
-    warm_up(tree, rule)  # numba's compile (or cache load) is no iteration's CPU time
-    with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc=rule.name,
-              disable=not config.progress_bar, dynamic_ncols=True) as bar:
+    with tqdm(total=_expected_iterations(config, progress, budget), initial=solving.iteration, unit="it",
+              desc=config.rule().name, disable=not config.progress_bar, dynamic_ncols=True) as bar:
 
         def after(todo: int) -> None:
             """Between the learner's chunks: the curve at powers of two and at the end, the bar, the checkpoints."""
             nonlocal last_checkpoint
             progress.cpu_seconds = meter.seconds
-            progress.iteration = state.iteration
-            if _is_measured(state.iteration) or _finished(config, progress, budget):
-                point = _measure(tree, state, progress, mirror)
+            progress.iteration = solving.iteration
+            if _is_measured(solving.iteration) or _finished(config, progress, budget):
+                point = measure()
                 progress.curve.append(point)
                 bar.set_postfix(exploitability=f"{point.exploitability:.3g}", target=f"{config.target:g}", refresh=False)
             bar.total = _expected_iterations(config, progress, budget)
             bar.update(todo)
             if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
-                _checkpoint(run, state, progress)
+                save()
                 last_checkpoint = progress.cpu_seconds
 
-        # The learner's loop (train.cfr.learner), its chunks ending at the measurements; the target ends it.
-        policy = learn(TreeSolving(tree, state), meter, table_of(tree, state, mirror, config.obs_type),
-                       chunk=lambda iteration: _next_chunk(config, iteration, progress, budget), on_chunk=after,
-                       stop=lambda: _finished(config, progress, budget))
-        bar.total = state.iteration  # where it stopped: the bar ends full
+        # The learner's loop, its chunks ending at the measurements; the target ends it.
+        result = learn(solving, meter, policy, chunk=lambda iteration: _next_chunk(config, iteration, progress, budget),
+                       on_chunk=after, stop=lambda: _finished(config, progress, budget))
+        bar.total = solving.iteration  # where it stopped: the bar ends full
         bar.refresh()
-    if not progress.curve or progress.curve[-1].iteration != state.iteration:
-        progress.curve.append(_measure(tree, state, progress, mirror))
-    _checkpoint(run, state, progress)
-    if config.progress_bar:
-        print(f"{rule.name}: building the policy table of the average strategy and measuring it as played "
-              f"({tree.num_nodes:,} nodes)...", file=sys.stderr, flush=True)
-    return _finish(config, run, tree, state, progress, policy)
+    if not progress.curve or progress.curve[-1].iteration != solving.iteration:
+        progress.curve.append(measure())
+    save()
+    return result
 
 
 def _solve_streaming(config: CfrConfig, run: RunDir) -> dict[str, Any]:
@@ -147,38 +164,8 @@ def _solve_streaming(config: CfrConfig, run: RunDir) -> dict[str, Any]:
         state, progress = streaming_solver.StreamingSolverState.fresh(halves, rule), _no_progress(rule)
     if not run.resuming:
         run.start()
-    solving = StreamingSolving(halves, state)
-    budget = config.cpu_minutes * 60
-    meter = Meter(Budget(env_steps=config.iterations * solving.steps_per_iteration, cpu_seconds=budget),
-                  seconds=progress.cpu_seconds)
-    last_checkpoint = progress.cpu_seconds
-    from tqdm.auto import tqdm
-
-    with tqdm(total=_expected_iterations(config, progress, budget), initial=state.iteration, unit="it", desc=rule.name,
-              disable=not config.progress_bar, dynamic_ncols=True) as bar:
-
-        def after(todo: int) -> None:
-            """As :func:`solve`'s: the curve at powers of two and at the end, the bar, the checkpoints."""
-            nonlocal last_checkpoint
-            progress.cpu_seconds = meter.seconds
-            progress.iteration = state.iteration
-            if _is_measured(state.iteration) or _finished(config, progress, budget):
-                point = _measure_streaming(halves, state, progress)
-                progress.curve.append(point)
-                bar.set_postfix(exploitability=f"{point.exploitability:.3g}", target=f"{config.target:g}", refresh=False)
-            bar.total = _expected_iterations(config, progress, budget)
-            bar.update(todo)
-            if progress.cpu_seconds - last_checkpoint >= config.checkpoint_minutes * 60:
-                _checkpoint_arrays(run, state.arrays(), progress)
-                last_checkpoint = progress.cpu_seconds
-
-        learn(solving, meter, lambda: None, chunk=lambda iteration: _next_chunk(config, iteration, progress, budget),
-              on_chunk=after, stop=lambda: _finished(config, progress, budget))
-        bar.total = state.iteration
-        bar.refresh()
-    if not progress.curve or progress.curve[-1].iteration != state.iteration:
-        progress.curve.append(_measure_streaming(halves, state, progress))
-    _checkpoint_arrays(run, state.arrays(), progress)
+    _solve_loop(config, StreamingSolving(halves, state), progress, lambda: _measure_streaming(halves, state, progress),
+                lambda: _checkpoint_arrays(run, state.arrays(), progress), lambda: None)
     final = progress.curve[-1]
     summary = {
         "solver": rule.name,
@@ -201,18 +188,14 @@ def _measure_streaming(
     halves: streaming_solver.Halves, state: streaming_solver.StreamingSolverState, progress: Progress
 ) -> CurvePoint:
     values = streaming_solver.best_response_values(halves, streaming_solver.average_strategies(halves, state))
-    nash_conv = values[0] + values[1]
-    return CurvePoint(iteration=state.iteration, cpu_seconds=round(progress.cpu_seconds, 3),
-                      exploitability=nash_conv / 2, nash_conv=nash_conv)
+    return _point(state.iteration, progress, values[0] + values[1])
 
 
 def _read_streaming_state(
     run: RunDir, halves: streaming_solver.Halves, rule: Rule
 ) -> dict[str, np.ndarray]:
     """The streaming solver's checkpoint, checked against the tables' shapes before it is loaded."""
-    shapes = {name: array.shape for name, array in
-              streaming_solver.StreamingSolverState.fresh(halves, rule).arrays().items()}
-    return _read_arrays(run, shapes, rule)
+    return _read_arrays(run, streaming_solver.checkpoint_shapes(halves, rule), rule)
 
 
 def _no_progress(rule: Rule) -> Progress:
@@ -263,13 +246,13 @@ def _next_chunk(config: CfrConfig, iteration: int, progress: Progress, budget: f
 
 
 def _measure(tree: GameTree, state: SolverState, progress: Progress, mirror: Mirror) -> CurvePoint:
-    result = exploitability_of_tables(tree, solution(tree, state, mirror))
-    return CurvePoint(
-        iteration=state.iteration,
-        cpu_seconds=round(progress.cpu_seconds, 3),
-        exploitability=result.exploitability,
-        nash_conv=result.nash_conv,
-    )
+    return _point(state.iteration, progress, exploitability_of_tables(tree, solution(tree, state, mirror)).nash_conv)
+
+
+def _point(iteration: int, progress: Progress, nash_conv: float) -> CurvePoint:
+    """The curve's point at ``iteration`` (the CPU seconds so far in ``progress``) of ``nash_conv``."""
+    return CurvePoint(iteration=iteration, cpu_seconds=round(progress.cpu_seconds, 3),
+                      exploitability=nash_conv / 2, nash_conv=nash_conv)
 
 
 def _checkpoint(run: RunDir, state: SolverState, progress: Progress) -> None:

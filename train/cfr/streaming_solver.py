@@ -87,7 +87,8 @@ class StreamingSolverState:
         return cls(0, rule, [HalfState.fresh(half, rule) for half in tables])
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays a checkpoint saves (the current strategies follow from the regrets)."""
+        """The arrays a checkpoint saves, named as :func:`checkpoint_shapes` names them (the
+        current strategies follow from the regrets)."""
         saved = {}
         for h, half in enumerate(self.halves):
             for seat in (0, 1):
@@ -99,23 +100,32 @@ class StreamingSolverState:
 
     @classmethod
     def from_arrays(cls, tables: Halves, rule: Rule, iteration: int, arrays: dict[str, np.ndarray]) -> StreamingSolverState:
-        """A state from a checkpoint's :meth:`arrays`; ``ValueError`` naming an array of the wrong shape."""
+        """A state from a checkpoint's :meth:`arrays`; ``ValueError`` naming an array missing or
+        of another shape than :func:`checkpoint_shapes` gives."""
+        for key, shape in checkpoint_shapes(tables, rule).items():
+            if key not in arrays or arrays[key].shape != shape:
+                raise ValueError(f"{key} must have shape {shape} for this game, got "
+                                 f"{arrays[key].shape if key in arrays else 'none'}")
         state = cls.fresh(tables, rule)
         state.iteration = iteration
         for h, (half, half_tables) in enumerate(zip(state.halves, tables, strict=True)):
             for seat in (0, 1):
-                names = [("regrets", half.regrets), ("strategy_sums", half.strategy_sums)]
+                half.regrets[seat][:] = arrays[f"regrets_{h}_{seat}"]
+                half.strategy_sums[seat][:] = arrays[f"strategy_sums_{h}_{seat}"]
                 if rule.predictive:
-                    names.append(("predictions", half.predictions))
-                for name, target in names:
-                    key = f"{name}_{h}_{seat}"
-                    if key not in arrays or arrays[key].shape != target[seat].shape:
-                        shape = arrays[key].shape if key in arrays else "none"
-                        raise ValueError(f"{key} must have shape {target[seat].shape} for this game, got {shape}")
-                    target[seat][:] = arrays[key]
+                    half.predictions[seat][:] = arrays[f"predictions_{h}_{seat}"]
                 regret_matching(half.regrets[seat], half.predictions[seat], half_tables.action_start[seat],
                                 half.current[seat])
         return state
+
+
+def checkpoint_shapes(tables: Halves, rule: Rule) -> dict[str, tuple[int, ...]]:
+    """The arrays of :meth:`StreamingSolverState.arrays` for ``tables`` and ``rule``, by name:
+    per opener ``h`` and seat ``s``, ``regrets_h_s``, ``strategy_sums_h_s`` (and PCFR+'s
+    ``predictions_h_s``), one float64 per sequence."""
+    kinds = ("regrets", "strategy_sums", "predictions") if rule.predictive else ("regrets", "strategy_sums")
+    return {f"{kind}_{h}_{seat}": (len(half.actions[seat]),)
+            for h, half in enumerate(tables) for seat in (0, 1) for kind in kinds}
 
 
 def iterate(tables: Halves, state: StreamingSolverState, iterations: int) -> None:
