@@ -282,6 +282,21 @@ def test_a_jax_ppo_cell_on_micro_saves_the_network_it_measured(tmp_path: Path) -
         protocol.algorithm("jax_ppo")(cell, tmp_path, lambda *_: None)
 
 
+def test_jax_mmd_is_ppo_in_jax_with_its_magnet_and_refuses_settings_without_one(tmp_path: Path) -> None:
+    """jax_mmd runs the jax_ppo adapter from its own settings file, whose shipped magnet is on; with
+    magnet_coef 0 its cell is refused before anything trains."""
+    from train.bench.config import read_settings
+    from train.jax_ppo.config import JaxPPOConfig
+
+    config = tiny(tmp_path, algorithms={"jax_mmd": ["micro"]}, seeds=[0], budgets={"micro": {"env_steps": 128}})
+    shipped = build(JaxPPOConfig, {**read_settings(config, "jax_mmd", "micro"), "variant": "micro"})
+    assert shipped.magnet_coef > 0 and protocol.algorithm("jax_mmd") is protocol.algorithm("jax_ppo")
+    cell = protocol.Cell("jax_mmd", protocol.GAMES["micro"], 0, protocol.Budget(env_steps=128),
+                         {"num_envs": 8, "num_steps": 8, "magnet_coef": 0.0}, 1)
+    with pytest.raises(ValueError, match="magnet_coef > 0"):
+        protocol.algorithm("jax_mmd")(cell, tmp_path, lambda *_: None)
+
+
 # ---------------------------------------------------------------------------- the benchmark folder
 
 

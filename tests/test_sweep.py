@@ -230,6 +230,11 @@ def test_an_nfsp_trial_cut_short_starts_over_and_is_measured_as_it_samples(tmp_p
     RunDir(cut_short, RUNS["nfsp"]).start()  # its config and marker, then nothing: killed
     record = run_trial(_spec(config, trial, sweep_dir))
     assert record["env_steps"] >= 200 and record["train_cpu_seconds"] > 0
+    # the same run, finished but not recorded (a sweep cut short while measuring): measured again,
+    # its training CPU unknown rather than the few seconds of the process that found it finished
+    (trial.folder(sweep_dir) / "trial.json").unlink()
+    again = run_trial(_spec(config, trial, sweep_dir))
+    assert again["train_cpu_seconds"] is None and again["exploitability"] == record["exploitability"]
     out = tmp_path / "exploit.json"
     spec = f"network:path={record['policy']},deterministic=false"
     assert exploit_cli.main([spec, "--variant", "micro", "--method", "tree", "--quiet", "--json", str(out)]) == 0

@@ -10,6 +10,8 @@ environment step is its library's own count, recorded with the cell (``STEP_UNIT
 - ``sb3_ppo``: self-play MaskablePPO (:func:`train.selfplay.learner.train`): the learner's decisions.
 - ``jax_ppo``: PPO in JAX (:func:`train.jax_ppo.learner.train`), one-hand episodes of every game, a
   budget of ``env_steps``: every seat's actions.
+- ``jax_mmd``: the same learner with magnetic mirror descent, a row of its own: its settings file
+  (``jax_mmd.yaml``) sets the magnet.
 - ``exit``: expert iteration (:func:`train.exit.learner.train`): decisions collected by the search.
 - ``rllib_ppo``: RLlib PPO in the ``.venv-rllib`` interpreter (:mod:`train.bench.rllib_cell`): every
   seat's actions.
@@ -30,6 +32,7 @@ STEP_UNITS = {
     "cfr": "histories visited by the solver (2 x the tree's histories an iteration)",
     "sb3_ppo": "learner decisions (SB3 num_timesteps)",
     "jax_ppo": "actions of every seat (updates x num_envs x num_steps)",
+    "jax_mmd": "actions of every seat (updates x num_envs x num_steps)",
     "exit": "decisions collected by the guided search",
     "rllib_ppo": "actions of every seat (RLlib num_env_steps_sampled_lifetime)",
 }
@@ -91,8 +94,9 @@ def sb3_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
 
 
 def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
-    """PPO in JAX (:func:`train.jax_ppo.learner.train`) on the game's table and variant. It trains
-    on one-hand episodes (also for the games played as matches)."""
+    """PPO in JAX (:func:`train.jax_ppo.learner.train`) on the game's table and variant, for
+    ``jax_ppo`` and ``jax_mmd`` alike (the magnet is a setting). It trains on one-hand episodes
+    (also for the games played as matches)."""
     from train.jax_ppo.config import JaxPPOConfig
 
     if cell.budget.env_steps is None:
@@ -102,8 +106,10 @@ def jax_ppo(cell: Cell, work: Path, checkpoint: Checkpoint) -> Policy:
     config = _build(cell, JaxPPOConfig, {**dict(cell.settings), **_variant_keys(cell.game), "seed": cell.seed,
                                          "obs_type": cell.obs_type, "output_dir": str(work / "jax_ppo"),
                                          "progress_bar": False})
+    if cell.algorithm == "jax_mmd" and config.magnet_coef == 0:
+        raise _refuse(cell, "its settings must give magnet_coef > 0 (with magnet_coef 0 it is jax_ppo)")
     return train(config, cell.budget, checkpoint, points=cell.curve_points,
-                 provenance={"trained_by": "draw-bench (jax_ppo)", "cell": cell.key})
+                 provenance={"trained_by": f"draw-bench ({cell.algorithm})", "cell": cell.key})
 
 
 # ---------------------------------------------------------------------------- expert iteration

@@ -36,7 +36,7 @@ ATTEMPT_RUNS = ("exit", "exploit")
 MAX_SEEDS = 1000
 #: The algorithms that train on information states (``obs_type: information_state``): the project's
 #: own pipelines; OpenSpiel's and RLlib's train on observations here.
-INFORMATION_STATE_ALGORITHMS = ("cfr", "sb3_ppo", "jax_ppo", "exit")
+INFORMATION_STATE_ALGORITHMS = ("cfr", "sb3_ppo", "jax_ppo", "jax_mmd", "exit")
 
 
 class BudgetSettings(Section):

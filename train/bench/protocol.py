@@ -130,6 +130,7 @@ ALGORITHM_PATHS: dict[str, str] = {
     "cfr": "train.bench.algorithms:cfr_plus",
     "sb3_ppo": "train.bench.algorithms:sb3_ppo",
     "jax_ppo": "train.bench.algorithms:jax_ppo",
+    "jax_mmd": "train.bench.algorithms:jax_ppo",
     "exit": "train.bench.algorithms:expert_iteration",
     "rllib_ppo": "train.bench.algorithms:rllib_ppo",
     "nfsp": "train.bench.openspiel_algorithms:nfsp",

@@ -39,6 +39,7 @@ LIBRARIES = {
     "cfr": ("numba",),
     "sb3_ppo": ("stable-baselines3", "sb3-contrib", "torch"),
     "jax_ppo": ("jax", "flax", "optax"),
+    "jax_mmd": ("jax", "flax", "optax"),
     "exit": ("torch", "numba"),
     "rllib_ppo": ("ray", "torch"),
     "nfsp": ("open_spiel",),

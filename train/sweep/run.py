@@ -60,7 +60,9 @@ class TrialRecord(RunFile):
     exploitability: float
     nash_conv: float
     env_steps: int = Field(ge=0)
-    train_cpu_seconds: float = Field(ge=0)
+    #: The CPU of the ``draw-train`` process that trained the run whole; null where the run was
+    #: resumed or had finished before this attempt (a sweep cut short): its earlier CPU is unknown.
+    train_cpu_seconds: float | None = Field(ge=0)
     measure_cpu_seconds: float = Field(ge=0)
     policy: str
 
@@ -117,6 +119,7 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         # A run cut short of a pipeline whose runs do not continue is started over (draw-train
         # replaces only its own files); a finished one prints its results and is measured.
         restart = not tunable.continues and run.is_dir() and not (run / "summary.json").exists()
+        whole = restart or not run.is_dir()  # this attempt's process trains the whole run
         log = folder / "train.log"
         check_writable("train.log", log)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -140,7 +143,7 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         measured = measure(run / FINAL_POLICY, config.game(), spec["max_bytes"], tunable.sampled)  # type: ignore[attr-defined]
         record = TrialRecord(
             name=trial.name, stage=trial.stage, point=trial.point, seed=trial.seed, overrides=list(trial.overrides),
-            env_steps=steps, train_cpu_seconds=round(train_cpu, 3),
+            env_steps=steps, train_cpu_seconds=round(train_cpu, 3) if whole else None,
             measure_cpu_seconds=round(time.process_time() - cpu, 3), policy=str(run / FINAL_POLICY), **measured,
         )
         write_json_atomic(folder / TRIAL_RECORD, record.model_dump(), indent=1)
@@ -158,7 +161,7 @@ def _spec(config: SweepConfig, trial: Trial, sweep_dir: Path) -> dict[str, Any]:
 def _tune_function(config: dict[str, Any]) -> None:
     """Ray Tune's function trainable: one trial, its record reported as the trial's result."""
     record = run_trial(config["trial"])
-    tune.report({key: record[key] for key in ("exploitability", "env_steps", "train_cpu_seconds")})
+    tune.report({key: record[key] for key in ("exploitability", "env_steps", "train_cpu_seconds") if record[key] is not None})
 
 
 class _Progress(tune.Callback):
