@@ -150,13 +150,28 @@ def test_a_tiny_sweep_records_exact_figures_and_resumes(tmp_path: Path) -> None:
     assert sorted(json.dumps(r["point"]) for r in held_out) == sorted([json.dumps({"ppo.learning_rate": best}), "{}"])
     for r in records:
         assert r["env_steps"] == 128 and r["train_cpu_seconds"] > 0
-    # one record against draw-exploit's figure of the same policy file
+    # one record against draw-exploit's figure of the same policy file, played sampling (the default)
     out = tmp_path / "exploit.json"
-    assert exploit_cli.main([f"network:path={held_out[0]['policy']}", "--variant", "micro", "--quiet", "--json", str(out)]) == 0
+    spec = f"network:path={held_out[0]['policy']},deterministic=false"
+    assert exploit_cli.main([spec, "--variant", "micro", "--quiet", "--json", str(out)]) == 0
     assert abs(held_out[0]["exploitability"] - json.loads(out.read_text())["exploitability"]) <= 1e-9
+    assert all(r["played"] == "sampling" for r in records)
     assert (sweep_dir / "exploitability.png").stat().st_size > 0
     best_config = yaml.safe_load((sweep_dir / "best.yaml").read_text())
     assert best_config["ppo"]["learning_rate"] == best and best_config["total_timesteps"] == 128
+
+    # measured by the most probable move instead: every record measured again, none of them trained
+    # again (a winner that changes with the measure has held-out trials of its own to train)
+    logs = {path: path.stat().st_size for path in sweep_dir.glob("trials/*/train.log")}
+    greedy = run_sweep(config.model_copy(update={"play": "most_probable"}))
+    again = {r["name"]: r for r in json.loads((sweep_dir / "trials.json").read_text())}
+    assert all(path.stat().st_size == size for path, size in logs.items())
+    assert all(r["played"] == "most_probable" for r in again.values())
+    assert all(again[r["name"]]["train_cpu_seconds"] == r["train_cpu_seconds"] for r in tuning)
+    first = again[tuning[0]["name"]]
+    assert exploit_cli.main([f"network:path={first['policy']}", "--variant", "micro", "--quiet", "--json", str(out)]) == 0
+    assert abs(first["exploitability"] - json.loads(out.read_text())["exploitability"]) <= 1e-9
+    assert greedy["winner"]["seeds"] == [7]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs" / "sweeps").glob("*.yaml")), ids=lambda path: path.stem)
@@ -164,7 +179,7 @@ def test_the_shipped_sweeps_pass_their_checks(path: Path) -> None:
     config = load(SweepConfig, path)
     pipeline, game = check_sweep(config)
     assert pipeline.name in ("selfplay", "jax_ppo", "nfsp") and game.num_players == 2
-    assert len(config.points()) >= 36 and not set(config.tuning_seeds) & set(config.held_out_seeds)
+    assert len(config.points()) > 1 and len(config.tuning_seeds) >= 2 and not set(config.tuning_seeds) & set(config.held_out_seeds)
 
 
 def test_an_address_where_no_ray_head_answers_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

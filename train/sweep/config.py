@@ -19,7 +19,7 @@ import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -35,15 +35,11 @@ class Tunable:
 
     Attributes:
         steps: the key of its ``summary.json`` that counts environment steps.
-        sampled: its final policy is measured as it samples its softmax (``deterministic=false``:
-            NFSP's average policy is a mixed strategy), else as it plays by default (the most
-            probable action).
         continues: a rerun of an unfinished run continues it; else (runs that do not continue)
             the trial starts its run over.
     """
 
     steps: str
-    sampled: bool = False
     continues: bool = True
 
 
@@ -52,10 +48,14 @@ class Tunable:
 TUNABLE = {
     "selfplay": Tunable("timesteps"),
     "jax_ppo": Tunable("env_steps", continues=False),
-    "nfsp": Tunable("env_steps", sampled=True, continues=False),
+    "nfsp": Tunable("env_steps", continues=False),
 }
 #: The policy file a tunable pipeline leaves in its run folder.
 FINAL_POLICY = "final.npz"
+#: How a trial's final policy is played when it is measured: sampling its softmax (the policy
+#: itself, what the training curves measure: ``network:path=...,deterministic=false``) or its
+#: most probable action (how ``network`` plays by default).
+PLAYS = ("sampling", "most_probable")
 #: The keys a sweep sets itself in every trial.
 SWEEP_KEYS = ("seed", "output_dir")
 #: The most grid points and seeds (a bound on what one config can ask for).
@@ -72,6 +72,7 @@ class SweepConfig(Section):
     grid: dict[str, list[Any]] = Field(min_length=1, description="config key -> the values to try")
     tuning_seeds: list[int] = Field(min_length=1, max_length=MAX_SEEDS)
     held_out_seeds: list[int] = Field(min_length=1, max_length=MAX_SEEDS)
+    play: Literal[PLAYS] = "sampling"  # type: ignore[valid-type]
     workers: int = workers(1)
     max_memory_gib: float = Field(DEFAULT_MAX_BYTES / 1024**3, gt=0, le=1024)
     output_dir: str = output_dir("runs/sweep")

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -35,6 +35,7 @@ from train.config import ConfigError, shown
 from train.run_dir import RunFile, read_run_file
 from train.sweep.config import (
     FINAL_POLICY,
+    PLAYS,
     TUNABLE,
     SweepConfig,
     Trial,
@@ -65,6 +66,9 @@ class TrialRecord(RunFile):
     train_cpu_seconds: float | None = Field(ge=0)
     measure_cpu_seconds: float = Field(ge=0)
     policy: str
+    #: How the policy was played when measured (:data:`train.sweep.config.PLAYS`); null in a
+    #: record that does not say, which a rerun measures again.
+    played: Literal[PLAYS] | None = None  # type: ignore[valid-type]
 
 
 def read_record(trial: Trial, sweep_dir: Path) -> TrialRecord | None:
@@ -83,15 +87,15 @@ def read_record(trial: Trial, sweep_dir: Path) -> TrialRecord | None:
     return record.model_copy(update={"stage": trial.stage})
 
 
-def measure(policy: Path, game: Any, max_bytes: int, sampled: bool = False) -> dict[str, float]:
+def measure(policy: Path, game: Any, max_bytes: int, play: str = "sampling") -> dict[str, float]:
     """The exact exploitability of the policy file ``policy`` on ``game`` (as ``draw-exploit``
-    measures it: each agent asked with what it reads), played sampling its softmax with
-    ``sampled`` (``network:path=...,deterministic=false``), else as the agent plays by default."""
+    measures it: each agent asked with what it reads), played as ``play`` says
+    (:data:`train.sweep.config.PLAYS`: ``sampling`` is ``network:path=...,deterministic=false``)."""
     from arena.exploitability import agent_probabilities, exploitability, tree_for
     from arena.options import table_obs_type
     from arena.specs import build_agent
 
-    spec = ("network", {"path": str(policy), **({"deterministic": False} if sampled else {})})
+    spec = ("network", {"path": str(policy), **({"deterministic": False} if play == "sampling" else {})})
     result = exploitability(
         tree_for(game, max_bytes), agent_probabilities(build_agent(*spec)), obs_type=table_obs_type([spec])
     )
@@ -110,6 +114,8 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
     sweep_dir, trial = Path(spec["sweep_dir"]), Trial(spec["stage"], spec["point"], spec["seed"], tuple(spec["overrides"]))
     folder = trial.folder(sweep_dir)
     record = read_record(trial, sweep_dir)
+    if record is not None and record.played != spec["play"]:  # trained, measured another way
+        record = remeasured(record, trial, spec)
     if record is None:
         folder.mkdir(parents=True, exist_ok=True)
         arguments = ["--config", spec["base"], *run_overrides(trial, sweep_dir)]
@@ -140,21 +146,38 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(steps, int) or steps < 0:
             raise ConfigError(f"{run / 'summary.json'}: field {tunable.steps!r} must be a count of steps")
         cpu = time.process_time()
-        measured = measure(run / FINAL_POLICY, config.game(), spec["max_bytes"], tunable.sampled)  # type: ignore[attr-defined]
+        measured = measure(run / FINAL_POLICY, config.game(), spec["max_bytes"], spec["play"])  # type: ignore[attr-defined]
         record = TrialRecord(
             name=trial.name, stage=trial.stage, point=trial.point, seed=trial.seed, overrides=list(trial.overrides),
             env_steps=steps, train_cpu_seconds=round(train_cpu, 3) if whole else None,
-            measure_cpu_seconds=round(time.process_time() - cpu, 3), policy=str(run / FINAL_POLICY), **measured,
+            measure_cpu_seconds=round(time.process_time() - cpu, 3), policy=str(run / FINAL_POLICY),
+            played=spec["play"], **measured,
         )
         write_json_atomic(folder / TRIAL_RECORD, record.model_dump(), indent=1)
     return record.model_dump()
+
+
+def remeasured(record: TrialRecord, trial: Trial, spec: dict[str, Any]) -> TrialRecord:
+    """``record`` measured again, its policy played as ``spec["play"]`` says; its training kept."""
+    from train.pipelines import load_run
+
+    _, config = load_run(spec["base"], [*trial.overrides, *run_overrides(trial, Path(spec["sweep_dir"]))])
+    cpu = time.process_time()
+    policy = trial.folder(Path(spec["sweep_dir"])) / "run" / FINAL_POLICY  # where it is now
+    measured = measure(policy, config.game(), spec["max_bytes"], spec["play"])  # type: ignore[attr-defined]
+    record = record.model_copy(update={
+        **measured, "played": spec["play"], "measure_cpu_seconds": round(time.process_time() - cpu, 3),
+        "policy": str(policy),
+    })
+    write_json_atomic(trial.folder(Path(spec["sweep_dir"])) / TRIAL_RECORD, record.model_dump(), indent=1)
+    return record
 
 
 def _spec(config: SweepConfig, trial: Trial, sweep_dir: Path) -> dict[str, Any]:
     return {
         "stage": trial.stage, "point": trial.point, "seed": trial.seed, "overrides": list(trial.overrides),
         "name": trial.name, "cwd": os.getcwd(), "sweep_dir": str(sweep_dir), "base": str(Path(config.base).resolve()),
-        "max_bytes": int(config.max_memory_gib * 1024**3),
+        "max_bytes": int(config.max_memory_gib * 1024**3), "play": config.play,
     }
 
 
@@ -189,10 +212,11 @@ def run_stage(
         RuntimeError: naming the trials that failed and their logs.
     """
     records = {trial.name: read_record(trial, sweep_dir) for trial in trials}
-    for name, record in records.items():
-        if record is not None:
-            advance(name)
-    pending = [trial for trial in trials if records[trial.name] is None]
+    # a record of a policy played otherwise is measured again (in a trial that does not train)
+    finished = {name for name, record in records.items() if record is not None and record.played == config.play}
+    for name in finished:
+        advance(name)
+    pending = [trial for trial in trials if trial.name not in finished]
     if pending:
         tuner = tune.Tuner(
             tune.with_resources(_tune_function, {"cpu": 1}),
