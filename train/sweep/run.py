@@ -113,15 +113,17 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
     os.chdir(spec["cwd"])  # Ray Tune starts a trial in its own folder; the base config's paths are the sweep's
     sweep_dir, trial = Path(spec["sweep_dir"]), Trial(spec["stage"], spec["point"], spec["seed"], tuple(spec["overrides"]))
     folder = trial.folder(sweep_dir)
+    run = folder / "run"
     record = read_record(trial, sweep_dir)
-    if record is not None and record.played != spec["play"]:  # trained, measured another way
-        record = remeasured(record, trial, spec)
-    if record is None:
+    if record is not None and record.played == spec["play"]:
+        return record.model_dump()
+    arguments = ["--config", spec["base"], *run_overrides(trial, sweep_dir)]
+    pipeline, config = load_run(spec["base"], arguments[2:])
+    if record is not None:  # trained, measured another way: measured again, its training kept
+        record = record.model_copy(update=_measurement(run / FINAL_POLICY, config.game(), spec))  # type: ignore[attr-defined]
+    else:
         folder.mkdir(parents=True, exist_ok=True)
-        arguments = ["--config", spec["base"], *run_overrides(trial, sweep_dir)]
-        pipeline, config = load_run(spec["base"], arguments[2:])
         tunable = TUNABLE[pipeline.name]
-        run = folder / "run"
         # A run cut short of a pipeline whose runs do not continue is started over (draw-train
         # replaces only its own files); a finished one prints its results and is measured.
         restart = not tunable.continues and run.is_dir() and not (run / "summary.json").exists()
@@ -145,32 +147,22 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
         steps = summary.get(tunable.steps)
         if not isinstance(steps, int) or steps < 0:
             raise ConfigError(f"{run / 'summary.json'}: field {tunable.steps!r} must be a count of steps")
-        cpu = time.process_time()
-        measured = measure(run / FINAL_POLICY, config.game(), spec["max_bytes"], spec["play"])  # type: ignore[attr-defined]
         record = TrialRecord(
             name=trial.name, stage=trial.stage, point=trial.point, seed=trial.seed, overrides=list(trial.overrides),
             env_steps=steps, train_cpu_seconds=round(train_cpu, 3) if whole else None,
-            measure_cpu_seconds=round(time.process_time() - cpu, 3), policy=str(run / FINAL_POLICY),
-            played=spec["play"], **measured,
+            **_measurement(run / FINAL_POLICY, config.game(), spec),  # type: ignore[attr-defined]
         )
-        write_json_atomic(folder / TRIAL_RECORD, record.model_dump(), indent=1)
+    write_json_atomic(folder / TRIAL_RECORD, record.model_dump(), indent=1)
     return record.model_dump()
 
 
-def remeasured(record: TrialRecord, trial: Trial, spec: dict[str, Any]) -> TrialRecord:
-    """``record`` measured again, its policy played as ``spec["play"]`` says; its training kept."""
-    from train.pipelines import load_run
-
-    _, config = load_run(spec["base"], [*trial.overrides, *run_overrides(trial, Path(spec["sweep_dir"]))])
+def _measurement(policy: Path, game: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """A record's measured fields: :func:`measure`'s figures of ``policy`` played as ``spec["play"]``
+    says, how it was played, the measure's CPU seconds and the policy's path."""
     cpu = time.process_time()
-    policy = trial.folder(Path(spec["sweep_dir"])) / "run" / FINAL_POLICY  # where it is now
-    measured = measure(policy, config.game(), spec["max_bytes"], spec["play"])  # type: ignore[attr-defined]
-    record = record.model_copy(update={
-        **measured, "played": spec["play"], "measure_cpu_seconds": round(time.process_time() - cpu, 3),
-        "policy": str(policy),
-    })
-    write_json_atomic(trial.folder(Path(spec["sweep_dir"])) / TRIAL_RECORD, record.model_dump(), indent=1)
-    return record
+    measured = measure(policy, game, spec["max_bytes"], spec["play"])
+    return {**measured, "played": spec["play"], "measure_cpu_seconds": round(time.process_time() - cpu, 3),
+            "policy": str(policy)}
 
 
 def _spec(config: SweepConfig, trial: Trial, sweep_dir: Path) -> dict[str, Any]:
