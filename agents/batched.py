@@ -23,6 +23,7 @@ observation at a time (the one-game agents answer batches through them).
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -329,6 +330,49 @@ class OneByOne:
         return np.array(
             [self.agent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)], np.int64
         )
+
+
+class AsMeasured(OneByOne):
+    """A one-game agent played as the exact measures read it: each move sampled from its
+    ``action_probabilities`` (the docs page "Exploitability"), each observation's answer remembered.
+
+    A search's answer to an observation is then the one its measure asks (seeded from the
+    observation, :func:`agents.base.seeded_from`), not the next draw of its own generator, and
+    it is searched once: an opponent met again and again (the exploiter's target on a small
+    variant) costs a dictionary lookup after the first time. The memory keeps at most
+    :attr:`REMEMBERED` answers, keyed by a 128-bit digest of the observation and mask.
+    """
+
+    REMEMBERED = 1 << 19
+
+    def __init__(self, agent: Agent, seed: int | None = None) -> None:
+        super().__init__(agent)
+        self.rng = np.random.default_rng(check_seed("seed", seed))
+        self.answers: dict[bytes, int | np.ndarray] = {}
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        actions = np.empty(len(observations), np.int64)
+        for row, (observation, mask) in enumerate(zip(observations, masks)):
+            answer = self._answer(observation, mask)
+            actions[row] = answer if isinstance(answer, int) else self.rng.choice(len(answer), p=answer)
+        return actions
+
+    def _answer(self, observation: np.ndarray, mask: np.ndarray) -> int | np.ndarray:
+        """The action where the distribution is one-hot, else the distribution."""
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(np.ascontiguousarray(observation, np.float32).tobytes())
+        digest.update(np.ascontiguousarray(mask, np.int8).tobytes())
+        key = digest.digest()
+        answer = self.answers.get(key)
+        if answer is None:
+            probabilities = np.asarray(
+                self.agent.action_probabilities({"observation": observation, "action_mask": mask}), np.float64
+            )
+            ones = np.flatnonzero(probabilities == 1.0)
+            answer = int(ones[0]) if len(ones) else probabilities / probabilities.sum()
+            if len(self.answers) < self.REMEMBERED:
+                self.answers[key] = answer
+        return answer
 
 
 #: What :func:`batch_actor` returns: all answer ``act_batch(observations, masks)``.

@@ -141,3 +141,31 @@ def test_bad_batches_of_a_variant_are_value_errors_naming_them() -> None:
         make_batched("heaviest").action_probabilities_batch(vectors[:3], masks)  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match=r"masks must have shape \(N, A\) with A one of 14, 22, 32"):
         make_batched("random").act_batch(vectors, masks[:, :-1])
+
+
+def test_an_agent_as_measured_plays_its_probabilities_and_asks_each_observation_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """:class:`agents.batched.AsMeasured`: a search plays the move of its search seeded from the
+    observation (what its exact measure reads), asked once per observation; a sampling agent's
+    moves follow its distribution."""
+    from agents.batched import AsMeasured
+
+    observations, vectors, masks = _batch(2, seed=11)
+    search = agents.make("ismcts", simulations=20, seed=4)
+    asked = []
+    probabilities = search.action_probabilities
+    monkeypatch.setattr(search, "action_probabilities", lambda observation: asked.append(1) or probabilities(observation))
+    actor = AsMeasured(search, seed=0)
+    first = actor.act_batch(vectors, masks)
+    expected = [int(np.argmax(agents.make("ismcts", simulations=20, seed=4).action_probabilities(o))) for o in observations]
+    assert first.tolist() == expected
+    assert len(asked) == len(observations)
+    assert actor.act_batch(vectors, masks).tolist() == expected and len(asked) == len(observations)  # remembered
+    # Sampled: a uniformly random agent's moves over one position, many times, are its distribution.
+    one = np.repeat(vectors[:1], 4000, axis=0), np.repeat(masks[:1], 4000, axis=0)
+    chosen = AsMeasured(agents.make("random"), seed=1).act_batch(*one)
+    legal = np.flatnonzero(masks[0])
+    counts = np.bincount(chosen, minlength=masks.shape[1])
+    assert set(np.flatnonzero(counts)) == set(legal.tolist())
+    assert np.all(np.abs(counts[legal] / 4000 - 1 / len(legal)) < 0.05)

@@ -26,7 +26,7 @@ from gymnasium import spaces
 
 import agents
 from agents.base import observations_for
-from agents.batched import BatchActor, OneByOne, batch_actor, make_batched
+from agents.batched import AsMeasured, BatchActor, OneByOne, batch_actor, make_batched
 from agents.inputs import DEFAULT_OBS_TYPE, check_obs_type, encode_inputs, input_size, observed_layout
 from agents.policy_network import NumpyPolicy
 from arena.specs import parse_agent_spec
@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 Opponent = BatchActor
 
 
-def make_opponent(spec: str, num_players: int, seed: int | None, game: DrawGame | None = None) -> Opponent:
+def make_opponent(
+    spec: str, num_players: int, seed: int | None, game: DrawGame | None = None, as_measured: bool = False
+) -> Opponent:
     """The opponent an agent spec names (:func:`arena.specs.parse_agent_spec`: ``"heaviest"``,
     ``"ppo:path=agents/policies/ppo_2p.npz"``, ``"ismcts:simulations=200"``), answering for a batch
     of games (:func:`agents.batched.batch_actor`): the batched baselines and networks (played as
@@ -52,14 +54,20 @@ def make_opponent(spec: str, num_players: int, seed: int | None, game: DrawGame 
     set from the mask: a batched network plays the seeds' set only, and a seeded batched baseline
     draws its games from another generator than its one-game agent.
 
+    With ``as_measured``, an agent asked game by game plays as the exact measures read it
+    (:class:`agents.batched.AsMeasured`: sampled from its ``action_probabilities``, a search seeded
+    from each observation); the batched ones already play the distribution they answer.
+
     Raises:
         ValueError: on a malformed spec, an unknown agent or keyword, or a bad value.
     """
     name, kwargs = parse_agent_spec(spec)
     if game is not None and not game.is_default:
         options = {"seed": seed, **kwargs} if _takes_seed(name) else dict(kwargs)
-        return OneByOne(agents.make(name, **options))
-    return batch_actor(name, kwargs, num_players, seed)
+        agent = agents.make(name, **options)
+        return AsMeasured(agent, seed) if as_measured else OneByOne(agent)
+    actor = batch_actor(name, kwargs, num_players, seed)
+    return AsMeasured(actor.agent, seed) if as_measured and isinstance(actor, OneByOne) else actor
 
 
 def _takes_seed(name: str) -> bool:
@@ -127,6 +135,8 @@ class LearnerGames:
             random legal play.
         seed: seeds the deals, the seats, the pool draws and the sampled opponents until
             ``reset(seed=...)`` seeds them anew (``None``: fresh entropy).
+        opponents_as_measured: the named opponents asked game by game play as the exact measures
+            read them (:func:`make_opponent`'s ``as_measured``; the exploiter's target).
         game_options: ``episode``, ``reward`` and the variant (``variant``, or ``max_pip``, ``hand_size``, ``protected``),
             passed to :class:`draw_env.vector.DrawVectorEnv` (:class:`draw_env.vector.GameOptions`;
             the defaults: hands scored ``zero_sum`` in the seeds' game).
@@ -151,6 +161,7 @@ class LearnerGames:
         skip_forced: bool = True,
         opponents: Mapping[str, float] | None = None,
         seed: int | None = 0,
+        opponents_as_measured: bool = False,
         **game_options: Unpack[GameOptions],
     ) -> None:
         self.obs_type = check_obs_type("obs_type", obs_type)
@@ -165,6 +176,7 @@ class LearnerGames:
         self.single_action_space = spaces.Discrete(game.num_actions)
         self.skip_forced = check_bool("skip_forced", skip_forced)
         self.weights = _checked_weights(opponents)
+        self.opponents_as_measured = check_bool("opponents_as_measured", opponents_as_measured)
         self.seed_value = check_seed("seed", seed)
         self.current: NumpyPolicy | None = None
         self.snapshots: list[NumpyPolicy] = []
@@ -197,7 +209,9 @@ class LearnerGames:
         """Seed the pool draws and build the named opponents from ``seed`` (their own streams)."""
         self.rng = np.random.default_rng(seed)
         self.baselines: dict[str, Opponent] = {
-            name: make_opponent(name, self.num_players, seed, self.game) for name in self.weights if name not in (SELF, SNAPSHOTS)
+            name: make_opponent(name, self.num_players, seed, self.game, self.opponents_as_measured)
+            for name in self.weights
+            if name not in (SELF, SNAPSHOTS)
         }
         self._install()
 
@@ -365,6 +379,7 @@ class LearnerOptions(GameOptions, total=False):
     skip_forced: bool
     opponents: Mapping[str, float] | None
     seed: int | None
+    opponents_as_measured: bool
 
 
 class LearnerView:

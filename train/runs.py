@@ -80,7 +80,8 @@ RUNS: dict[str, RunKind] = {
         ),
         RunKind(
             "jax_ppo", JaxPPOConfig,
-            files=(*_EVALUATED_RUN, _EXPLOITABILITY, policy_file("final"), policy_file(r"checkpoints/update_\d+")),
+            files=(*_EVALUATED_RUN, _EXPLOITABILITY, r"state\.npz", policy_file("final"),
+                   policy_file(r"checkpoints/update_\d+")),
         ),
         RunKind(
             "nfsp", NfspConfig,

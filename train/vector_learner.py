@@ -99,11 +99,14 @@ class DrawLearnerVecEnv(LearnerView, VecEnv):
         return list(self._get_indices(indices))
 
 
-def learner_vec_env(config: LearnerSettings, opponents: Mapping[str, float]) -> VecMonitor:
+def learner_vec_env(
+    config: LearnerSettings, opponents: Mapping[str, float], opponents_as_measured: bool = False
+) -> VecMonitor:
     """The batched learner games a training or exploiter config asks for, under SB3's ``VecMonitor``."""
     options = LearnerOptions(
         episode=config.episode, reward=config.reward, reward_scale=config.reward_scale, features=config.features,
         obs_type=config.obs_type, skip_forced=config.skip_forced, opponents=opponents, seed=config.seed,
+        opponents_as_measured=opponents_as_measured,
         max_pip=config.max_pip, hand_size=config.hand_size, protected=config.protected,
     )
     return VecMonitor(DrawLearnerVecEnv(config.n_envs, config.num_players, **options))

@@ -19,6 +19,7 @@ from train.config import (
     PPOCoefficients,
     Widths,
     fail,
+    init_validator,
     integer,
     layer_widths,
     number,
@@ -33,7 +34,9 @@ from train.learner_config import (
 )
 
 #: The opponents a game slot may seat, in the order of the trainer's opponent kinds (:mod:`train.jax_ppo.trainer`).
-OPPONENTS = ("heaviest", "random", "self")
+OPPONENTS = ("heaviest", "random", "self", "past")
+#: The encoding the networks read (:mod:`draw_env.features`): the project's policy files record it.
+FEATURES = "extended"
 #: What the value network reads: the player's own view, or that and the full state (training only).
 CRITICS = ("own", "central")
 
@@ -54,6 +57,10 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
     acting player's observation or information state) or ``central`` (that and the full state:
     every hand and the boneyard in drawing order, :meth:`draw_env.jax.DrawDominoes.full_state`).
     The policy reads the player's own view either way, and the policy file holds it alone then.
+
+    ``opponents``' ``past`` seats a past self: the pool holds up to ``past_pool`` frozen copies
+    of the policy, the initial one first, a copy taken every ``past_every`` updates (the oldest
+    replaced once it is full); each hand of a ``past`` slot draws one of them, uniformly.
     """
 
     renamed: ClassVar[Mapping[str, str]] = PPO_RENAMED["jax"]
@@ -77,6 +84,13 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
         min_length=1,
         description=f"a non-empty list of opponents ({', '.join(OPPONENTS)}), one per game slot, round robin",
     )
+    init: str | None = Field(
+        None,
+        description="null (a fresh network) or the path of a policy file whose policy network has the "
+        "run's shapes, to start from",
+    )
+    past_pool: int = integer(8, 1, 64)
+    past_every: int = integer(50, 1)
     fast_compile: bool = False
     output_dir: str = output_dir("runs/jax_ppo")
     progress_bar: bool = True
@@ -142,6 +156,36 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
         JAX functions, which play every variant)."""
         self.check_variant_agents("eval.opponents", self.eval.opponents)
         self.check_variant_agents("final_eval.opponents", self.final_eval.opponents)
+        return self
+
+    _init_exists = init_validator()
+
+    @model_validator(mode="after")
+    def _init_fits(self) -> JaxPPOConfig:
+        """``init``'s policy network reads and answers what this run's does, with its widths."""
+        if self.init is None:
+            return self
+        from agents.inputs import input_size
+        from agents.policy_network import load_policy
+
+        try:
+            weights = load_policy(self.init).weights
+        except ValueError as error:
+            raise fail("init", "a policy file", f"{self.init!r} ({error})") from None
+        game = self.game()
+        widths = [input_size(FEATURES, game, self.obs_type), *self.hidden, game.num_actions]
+        found = [weights.policy[0][0].shape[1], *(layer[0].shape[0] for layer in weights.policy)]
+        checks = (
+            ("its features", weights.features, FEATURES),
+            ("what it reads", weights.obs_type, self.obs_type),
+            ("its activation", weights.activation, self.activation),
+            ("its table and variant", describe_variant(weights.game), describe_variant(game)),
+            ("its layer widths", found, widths),
+        )
+        for what, got, want in checks:
+            if got != want:
+                raise fail("init", f"a policy file whose {what} are this run's ({want})",
+                           f"{self.init!r} with {got}")
         return self
 
     @model_validator(mode="after")

@@ -52,12 +52,15 @@ def learn(
     provenance: Mapping[str, Any] | None = None,
     trainer: Any = None,
     on_chunk: Callable[[int, float, Any], None] | None = None,
+    start: Any = None,
+    save: Callable[[Any, Any], None] | None = None,
 ) -> tuple[NetworkPolicy, Any]:
     """:func:`train`'s loop for ``config``'s ``updates`` (which ``budget`` must hold): the final
     policy and :func:`train.jax_ppo.trainer.train`'s result. ``draw-train``'s pipeline calls it
     with its trainer (``trainer``: a :class:`~train.jax_ppo.trainer.Trainer` of ``config``), its
     progress lines (``config.progress_bar``) and its evaluations (``on_chunk``, called after each
-    chunk as the trainer calls it, after the checkpoints due)."""
+    chunk as the trainer calls it, after the checkpoints due) and, to continue a run, ``start``
+    and ``save`` (:func:`train.jax_ppo.trainer.train`'s)."""
     from train.jax_ppo import trainer as jax_trainer
     from train.jax_ppo.policy import policy_weights
 
@@ -78,5 +81,6 @@ def learn(
 
     meter.start()
     result = jax_trainer.train(config, progress=config.progress_bar, trainer=built, on_chunk=chunk_done,
-                               compiler_options=FAST_COMPILE if config.fast_compile else None)
+                               compiler_options=FAST_COMPILE if config.fast_compile else None, start=start,
+                               save=save)
     return meter.finish(result.env_steps, policy(result.params, config.updates)), result

@@ -34,8 +34,8 @@ from agents.inputs import DEFAULT_OBS_TYPE, input_size
 from agents.policy_file import PolicyWeights
 from draw_env.observation import EVENT_CODES, information_layout, layout
 from draw_env.rules import DEFAULT_GAME, DrawGame
+from train.jax_ppo.config import FEATURES
 
-FEATURES = "extended"
 ACTIVATIONS = {"relu": jax.nn.relu, "tanh": jnp.tanh}
 #: Logit of an illegal action: its probability underflows to exactly 0, and 0 * logit stays finite.
 MASKED_LOGIT = -1e9

@@ -4,17 +4,20 @@ The run checks its output directory first (:class:`train.run_dir.RunDir`), train
 learner's loop (:func:`train.jax_ppo.learner.learn` over :func:`train.jax_ppo.trainer.train`), evaluates the policy between chunks every ``eval.every``
 updates (each one exported to ``checkpoints/update_N.npz``), exports the final policy file
 ``final.npz`` (+ ``final.json``), evaluates it (``final_eval``) and writes ``summary.json``. A
-run is one fixed budget of updates: a rerun of a finished run prints its results, an unfinished
-one is started again with ``--overwrite``. The files and keys: the docs page "PPO in JAX"
-(``docs/jax_training.md``).
+run is one fixed budget of updates, checkpointed after every chunk (``state.npz``: the whole
+training state, the evaluations so far): a rerun of an unfinished run continues from its last
+checkpoint as if never stopped, a rerun of a finished one prints its results. The files and keys:
+the docs page "PPO in JAX" (``docs/jax_training.md``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import Field
 
 from arena.learner import EvalRow, evaluate_learner, evaluation_table, write_rows_csv
@@ -23,8 +26,13 @@ from train.jax_ppo.config import JaxPPOConfig
 from train.jax_ppo.learner import learn
 from train.meter import Budget
 from train.provenance import source
-from train.run_dir import RunSummary, row_schema, seconds
+from train.run_dir import MAX_RUN_FILE_BYTES, RunSummary, check_run_data, row_schema, seconds
 from train.runs import open_run_dir
+
+#: The checkpoint of a run (:func:`train.jax_ppo.trainer.save_state`), in its folder.
+STATE = "state.npz"
+#: The checkpoint's array of the evaluation rows so far, as UTF-8 JSON.
+EVAL_ROWS = "eval_rows"
 
 
 class JaxPPOSummary(RunSummary):
@@ -86,10 +94,9 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
     """
     trainer = _trainer_module()
     run_dir = open_run_dir(config, "jax_ppo", overwrite=overwrite)
-    summary = run_dir.finished(JaxPPOSummary, "summary.json", "a run does not continue")
-    if summary is not None:
-        return summary
     output_dir = run_dir.path
+    if run_dir.resuming and (output_dir / "summary.json").exists():
+        return run_dir.finished(JaxPPOSummary, "summary.json", "finished")  # type: ignore[return-value]
     curve = None
     if config.exploitability_every:
         from train.exploitability_curve import ExploitabilityCurve
@@ -97,9 +104,24 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
         curve = ExploitabilityCurve(config.game(), config.obs_type, config.exploitability_every, output_dir,
                                     f"PPO in JAX{config.variant_text()}: exact exploitability while training")
     built = trainer.Trainer(config)
-    run_dir.start()
+    state_path = output_dir / STATE
     steps_per_update = config.env_steps_per_update
     rows: list[EvalRow] = []
+    start = None
+    if run_dir.resuming and state_path.exists():
+        start, rows = _resume(built, state_path, config)
+        if curve is not None:
+            curve.resume(start[1].updates * steps_per_update)
+        if config.progress_bar:
+            print(f"continuing {output_dir} from update {start[1].updates:,} of {config.updates:,}", flush=True)
+    else:  # a new run, or one cut short before its first checkpoint: from the start
+        if run_dir.resuming:
+            run_dir.start_over()
+        run_dir.start()
+
+    def save(runner: Any, progress: Any) -> None:
+        encoded = json.dumps([dataclasses.asdict(row) for row in rows]).encode()
+        trainer.save_state(state_path, runner, progress, {EVAL_ROWS: np.frombuffer(encoded, np.uint8)})
 
     def measure(steps: int, params: Any) -> None:
         from train.jax_ppo.policy import policy_weights
@@ -127,7 +149,7 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
 
     # The learner's loop (train.jax_ppo.learner): the trainer's jitted chunks, evaluated between them.
     _, result = learn(config, Budget(env_steps=config.updates * steps_per_update), trainer=built,
-                      on_chunk=evaluate_chunk)
+                      on_chunk=evaluate_chunk, start=start, save=save)
     import jax
 
     provenance = {
@@ -158,6 +180,33 @@ def run_jax_ppo(config: JaxPPOConfig, overwrite: bool = False) -> dict[str, Any]
         summary["exploitability"] = curve.summary()
     run_dir.write_json("summary.json", summary)
     return summary
+
+
+def _resume(built: Any, path: Path, config: JaxPPOConfig) -> tuple[Any, list[EvalRow]]:
+    """The checkpoint ``path`` of the run to continue: ``(runner, progress)`` and the evaluation
+    rows so far, each checked before use.
+
+    Raises:
+        ConfigError: naming the file and what is wrong with it.
+    """
+    import jax
+
+    from draw_env.io.untrusted import loads_json
+    from train.jax_ppo.trainer import load_state
+
+    template = built.init(jax.random.key(config.seed))
+    try:
+        runner, progress, extra = load_state(path, template, {EVAL_ROWS: ("uint8", MAX_RUN_FILE_BYTES)})
+        data = loads_json(extra[EVAL_ROWS].tobytes().decode(), f"{path} ({EVAL_ROWS})", expect=list)
+        checked = check_run_data(data, list[row_schema(EvalRow)], f"{path} ({EVAL_ROWS})")  # type: ignore[misc]
+        if progress.updates % config.chunk or progress.updates > config.updates:
+            raise ValueError(f"updates must be a multiple of chunk ({config.chunk}) at most {config.updates}, "
+                             f"got {progress.updates}")
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ConfigError(str(error) if str(path) in str(error) else f"{path}: {error}") from None
+    steps = progress.updates * config.env_steps_per_update
+    rows = [EvalRow(**row.model_dump()) for row in checked if row.timesteps <= steps]
+    return (runner, progress), rows
 
 
 def jax_ppo_main(config: JaxPPOConfig, args: Any) -> int:

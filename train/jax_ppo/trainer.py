@@ -52,6 +52,10 @@ LEARNER = 0  # the learner's seat
 # ---------------------------------------------------------------------------- training
 
 
+#: The shape of one update's entry of each :class:`Metrics` field.
+_METRIC_SHAPES = ((), (), (), (), (), (), (), (len(OPPONENTS),), (len(OPPONENTS),), (len(OPPONENTS),))
+
+
 class Transition(NamedTuple):
     """One action in every game (arrays gain leading axes ``(num_steps, num_envs)`` in a rollout)."""
 
@@ -75,14 +79,26 @@ class Magnet(NamedTuple):
     params: nnx.State | None  # the magnet network (``magnet: moving_average``), None for the uniform magnet
 
 
+class Past(NamedTuple):
+    """The pool of past selves (an opponent ``past`` in ``opponents``)."""
+
+    params: nnx.State  # every parameter stacked: (past_pool, ...), a frozen policy in each row
+    held: jax.Array  # int32, rows holding a copy (the rest repeat the initial policy, never drawn)
+    taken: jax.Array  # int32, copies taken so far (the next one replaces row taken % past_pool)
+    choice: jax.Array  # int32 (num_envs,), the row each game's current hand plays
+
+
 class Runner(NamedTuple):
-    """Everything the training loop carries from one update to the next."""
+    """Everything the training loop carries from one update to the next (a run's checkpoint
+    holds it whole: :func:`save_state`)."""
 
     params: nnx.State
     opt_state: optax.OptState
     games: Any  # draw_env.jax.State, batched
     key: jax.Array
+    update: jax.Array  # int32, updates done
     magnet: Magnet | None = None  # None: no magnet (``magnet_coef: 0``)
+    past: Past | None = None  # None: no ``past`` opponent
 
 
 class Metrics(NamedTuple):
@@ -95,9 +111,9 @@ class Metrics(NamedTuple):
     magnet_kl: jax.Array  # KL(policy || magnet) over the legal actions, 0 without a magnet
     decisions: jax.Array  # learner decisions in the rollout
     dropped: jax.Array  # decisions beyond JaxPPOConfig.sample_rows, left out of the update
-    hands: jax.Array  # (3,) hands finished, per opponent kind
-    wins: jax.Array  # (3,) hands where the learner's zero-sum reward was positive
-    points: jax.Array  # (3,) learner's unscaled reward summed over finished hands
+    hands: jax.Array  # (4,) hands finished, per opponent kind
+    wins: jax.Array  # (4,) hands where the learner's zero-sum reward was positive
+    points: jax.Array  # (4,) learner's unscaled reward summed over finished hands
 
 
 class Trainer:
@@ -122,9 +138,13 @@ class Trainer:
         self.optimizer = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm), optax.adam(schedule, eps=1e-5)
         )
-        kinds = [OPPONENTS.index(name) for name in config.opponents]
+        #: Whether some game slots seat a past self (the runner then carries :class:`Past`).
+        self.has_past = "past" in config.opponents
+        kinds = np.resize([OPPONENTS.index(name) for name in config.opponents], config.num_envs)
         #: Opponent kind of each game slot, round robin over ``config.opponents``.
-        self.opponent = jnp.asarray(np.resize(kinds, config.num_envs), jnp.int32)
+        self.opponent = jnp.asarray(kinds, jnp.int32)
+        #: The game slots that seat a past self (fixed: only their rows go through the pool).
+        self.past_slots = np.flatnonzero(kinds == OPPONENTS.index("past"))
         self._compiled: Any = None
 
     # -- pieces
@@ -159,7 +179,10 @@ class Trainer:
         training function, instead of a second time here.
         """
         net_key, key = jax.random.split(key)
-        params = nnx.split(self._network(nnx.Rngs(net_key)))[1]
+        network = self._network(nnx.Rngs(net_key))
+        if self.config.init is not None:
+            _load_layers(network, self.config.init, self.central, self.config.value_unit)
+        params = nnx.split(network)[1]
         shapes = jax.eval_shape(jax.vmap(self.env.init), jax.random.split(key, self.config.num_envs))
         games = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), shapes)
         games = games.replace(terminated=jnp.ones(self.config.num_envs, bool))
@@ -168,12 +191,22 @@ class Trainer:
             # A copy, not the same buffers: the training function donates the runner's arrays.
             copy = jax.tree.map(jnp.copy, params) if self.config.magnet == "moving_average" else None
             magnet = Magnet(jnp.zeros((), jnp.int32), copy)
-        return Runner(params, self.optimizer.init(params), games, key, magnet)
+        past = None
+        if self.has_past:
+            size = self.config.past_pool
+            stacked = jax.tree.map(lambda leaf: jnp.broadcast_to(leaf, (size, *leaf.shape)).copy(), params)
+            # Separate buffers: the training function donates the runner's arrays.
+            past = Past(stacked, jnp.ones((), jnp.int32), jnp.ones((), jnp.int32),
+                        jnp.zeros(self.config.num_envs, jnp.int32))
+        return Runner(params, self.optimizer.init(params), games, key, jnp.zeros((), jnp.int32), magnet, past)
 
-    def _env_step(self, params: nnx.State, games: Any, key: jax.Array) -> tuple[Any, Transition]:
-        """Games that ended are dealt anew, then every game takes one action (the learner's or an
-        opponent's)."""
-        policy_key, random_key, reset_key = jax.random.split(key, 3)
+    def _env_step(
+        self, params: nnx.State, past: Past | None, games: Any, key: jax.Array
+    ) -> tuple[tuple[Any, jax.Array | None], Transition]:
+        """Games that ended are dealt anew (a ``past`` slot draws its past self for the hand),
+        then every game takes one action (the learner's or an opponent's); returns the games and
+        each game's past self with the step."""
+        policy_key, random_key, reset_key, past_key = jax.random.split(key, 4)
         n = self.config.num_envs
         fresh = jax.vmap(self.env.init)(jax.random.split(reset_key, n))
         ended = games.terminated | games.truncated
@@ -183,7 +216,19 @@ class Trainer:
         logits, value = self.apply(params, inputs, state)
         log_probs = jax.nn.log_softmax(jnp.where(mask, logits, MASKED_LOGIT))
         sampled = jax.random.categorical(policy_key, log_probs).astype(jnp.int32)
-        by_kind = jnp.stack([heaviest_action(mask, self.game), random_action(random_key, mask), sampled])
+        choice = None
+        by_past = sampled
+        if past is not None:
+            draw_key, play_key = jax.random.split(past_key)
+            choice = jnp.where(ended, jax.random.randint(draw_key, (n,), 0, past.held), past.choice)
+            # Every past self's logits for the past slots' games, then each game's own: a few
+            # forward passes cost less than gathering a network per game.
+            rows = self.past_slots
+            every = jax.vmap(lambda weights: nnx.merge(self.graphdef, weights).policy(inputs[rows]))(past.params)
+            past_logits = jnp.take_along_axis(every, choice[rows][None, :, None], axis=0)[0]
+            past_logits = jnp.where(mask[rows], past_logits, MASKED_LOGIT)
+            by_past = sampled.at[rows].set(jax.random.categorical(play_key, past_logits).astype(jnp.int32))
+        by_kind = jnp.stack([heaviest_action(mask, self.game), random_action(random_key, mask), sampled, by_past])
         learner_turn = games.current_player == LEARNER
         action = jnp.where(learner_turn, sampled, by_kind[self.opponent, jnp.arange(n)])
         after = jax.vmap(self.env.step)(games, action)
@@ -198,7 +243,7 @@ class Trainer:
             decision=learner_turn & (mask.sum(-1) > 1),
             state=state,
         )
-        return after, transition
+        return (after, choice), transition
 
     def _advantages(self, rollout: Transition, last_value: jax.Array) -> jax.Array:
         """GAE over the learner's decisions only, ``(num_steps, num_envs)`` (0 elsewhere).
@@ -269,11 +314,16 @@ class Trainer:
         config = self.config
         key, rollout_key, select_key, shuffle_key = jax.random.split(runner.key, 4)
 
-        def rollout_step(games: Any, step_key: jax.Array) -> tuple[Any, Transition]:
-            return self._env_step(runner.params, games, step_key)
+        past = runner.past
 
-        games, rollout = jax.lax.scan(
-            rollout_step, runner.games, jax.random.split(rollout_key, config.num_steps)
+        def rollout_step(carry: tuple[Any, jax.Array | None], step_key: jax.Array) -> tuple[Any, Transition]:
+            games, choice = carry
+            playing = None if past is None else past._replace(choice=choice)
+            return self._env_step(runner.params, playing, games, step_key)
+
+        (games, choice), rollout = jax.lax.scan(
+            rollout_step, (runner.games, None if past is None else past.choice),
+            jax.random.split(rollout_key, config.num_steps),
         )
         # Bootstrap from the learner's own view of where each game stands (its mask is all zero
         # when another seat is to act, as in the AEC environment).
@@ -327,7 +377,10 @@ class Trainer:
         loss, policy_loss, value_loss, entropy, kl = (part.mean() for part in losses)
         if magnet is not None:
             magnet = Magnet(magnet.update + 1, _trail(magnet.params, params, config.magnet_rate))
-        kind = jax.nn.one_hot(self.opponent, len(OPPONENTS))  # (num_envs, 3)
+        update = runner.update + 1
+        if past is not None:
+            past = _remember(past._replace(choice=choice), params, update % config.past_every == 0)
+        kind = jax.nn.one_hot(self.opponent, len(OPPONENTS))  # (num_envs, 4)
         ended = rollout.done.astype(jnp.float32)
         points = rollout.reward / config.reward_scale * ended
         metrics = Metrics(
@@ -342,7 +395,7 @@ class Trainer:
             wins=(points > 0).astype(jnp.float32).sum(0) @ kind,
             points=points.sum(0) @ kind,
         )
-        return Runner(params, opt_state, games, key, magnet), metrics
+        return Runner(params, opt_state, games, key, update, magnet, past), metrics
 
     def train_chunk(self, runner: Runner) -> tuple[Runner, Metrics]:
         """``config.chunk`` updates in one ``lax.scan`` (jit this), metrics stacked per update."""
@@ -373,6 +426,40 @@ def _trail(magnet: nnx.State | None, params: nnx.State, rate: float) -> nnx.Stat
     return jax.tree.map(lambda old, new: (1 - rate) * old + rate * new, magnet, params)
 
 
+def _load_layers(network: ActorCritic, path: str, central: bool, value_unit: float) -> None:
+    """The policy network of the policy file ``path`` into ``network`` (its shapes checked by the
+    config), and its value network too where it has one of the same shapes and unit (zero-sum
+    points per unit: otherwise its numbers would mean other values) and the critic is the
+    player's own; a central critic reads more and starts fresh."""
+    from agents.policy_network import load_policy
+
+    weights = load_policy(path).weights
+
+    def fill(mlp: Any, layers: Any) -> None:
+        for layer, (weight, bias) in zip(mlp.layers, layers, strict=True):
+            layer.kernel[...] = jnp.asarray(weight.T)
+            layer.bias[...] = jnp.asarray(bias)
+
+    fill(network.policy, weights.policy)
+    value = weights.value
+    if not central and value is not None and weights.value_unit == value_unit and all(
+        layer.kernel[...].shape == weight.T.shape for layer, (weight, _) in zip(network.value.layers, value, strict=False)
+    ) and len(value) == len(network.value.layers):
+        fill(network.value, value)
+
+
+def _remember(past: Past, params: nnx.State, take: jax.Array) -> Past:
+    """The pool after an update: where ``take``, ``params`` copied into row ``taken % past_pool``
+    (the oldest copy once the pool is full)."""
+    size = jax.tree.leaves(past.params)[0].shape[0]
+    row = past.taken % size
+    stacked = jax.tree.map(
+        lambda pool, leaf: jnp.where(take, pool.at[row].set(leaf), pool), past.params, params
+    )
+    taken = past.taken + take.astype(jnp.int32)
+    return past._replace(params=stacked, held=jnp.minimum(taken, size), taken=taken)
+
+
 def _rows(condition: jax.Array, like: jax.Array) -> jax.Array:
     """``condition`` ``(n,)`` shaped to broadcast against ``like`` ``(n, ...)``."""
     return condition.reshape(condition.shape + (1,) * (like.ndim - 1))
@@ -392,11 +479,97 @@ class Result:
     compile_seconds: float
     train_seconds: float  # wall time of the updates, compilation excluded
     wall_seconds: float  # the whole run, compilation included
-    cpu_seconds: float  # this process's CPU time (all threads; train.meter.cpu_seconds), compilation included
+    cpu_seconds: float  # CPU time (all threads; train.meter.cpu_seconds), compilation included, a resumed run's earlier processes too
 
     @property
     def steps_per_second(self) -> float:
         return self.env_steps / self.train_seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """Where a run stands: what a checkpoint holds beside the runner."""
+
+    updates: int  # updates done
+    train_seconds: float  # wall seconds of the updates so far (compiling and on_chunk excluded)
+    cpu_seconds: float  # CPU seconds of the processes so far (compiling included)
+
+
+def save_state(path: Path, runner: Runner, progress: Progress, extra: dict[str, np.ndarray] | None = None) -> None:
+    """The run's checkpoint ``path`` (one ``.npz``, written atomically): every array of ``runner``
+    (``leaf_0000``, ...; the generator key as its raw words), ``progress``'s numbers, and ``extra``
+    arrays of the caller's (names without the ``leaf_`` prefix)."""
+    from draw_env.io.files import atomic_path
+
+    arrays = {f"leaf_{i:04d}": np.asarray(leaf) for i, leaf in enumerate(_plain_leaves(runner))}
+    arrays.update(
+        updates=np.int64(progress.updates), train_seconds=np.float64(progress.train_seconds),
+        cpu_seconds=np.float64(progress.cpu_seconds), **(extra or {}),
+    )
+    with atomic_path(path) as temporary:
+        with open(temporary, "wb") as file:
+            np.savez(file, **arrays)
+
+
+def load_state(
+    path: Path, template: Runner, extra: dict[str, tuple[str, int]] | None = None
+) -> tuple[Runner, Progress, dict[str, np.ndarray]]:
+    """The checkpoint :func:`save_state` wrote, checked before use: exactly the arrays of
+    ``template`` (a fresh runner of the same settings), each of its shape and dtype, and the
+    ``extra`` arrays named ``{name: (dtype, max length)}`` (one-dimensional). Read without pickle,
+    its size bounded by what those arrays take.
+
+    Raises:
+        ValueError: naming the file and the array, for anything else.
+    """
+    from draw_env.io.untrusted import read_npz
+
+    leaves = _plain_leaves(template)
+    expected = {f"leaf_{i:04d}": (leaf.shape, np.dtype(leaf.dtype)) for i, leaf in enumerate(leaves)}
+    scalars = {"updates": np.dtype(np.int64), "train_seconds": np.dtype(np.float64), "cpu_seconds": np.dtype(np.float64)}
+    extra = extra or {}
+
+    def check(headers: dict[str, Any]) -> None:
+        names = set(expected) | set(scalars) | set(extra)
+        if set(headers) != names:
+            missing, unknown = sorted(names - set(headers)), sorted(set(headers) - names)
+            raise ValueError(f"arrays must be the runner's of these settings: missing {missing}, unknown {unknown}")
+        for name, (shape, dtype) in expected.items():
+            if tuple(headers[name].shape) != tuple(shape) or headers[name].dtype != dtype:
+                raise ValueError(f"{name} must be {dtype} of shape {tuple(shape)} for these settings, got "
+                                 f"{headers[name].dtype} {tuple(headers[name].shape)}")
+        for name, dtype in scalars.items():
+            if headers[name].shape != () or headers[name].dtype != dtype:
+                raise ValueError(f"{name} must be a {dtype} number")
+        for name, (dtype, longest) in extra.items():
+            header = headers[name]
+            if header.dtype != np.dtype(dtype) or len(header.shape) != 1 or header.shape[0] > longest:
+                raise ValueError(f"{name} must be {dtype} of one dimension, at most {longest} long")
+
+    limit = sum(int(np.prod(shape)) * dtype.itemsize for shape, dtype in expected.values())
+    limit += sum(np.dtype(dtype).itemsize * longest for dtype, longest in extra.values()) + 1024 * 1024
+    arrays = read_npz(path, check, max_bytes=limit)
+    progress = Progress(int(arrays["updates"]), float(arrays["train_seconds"]), float(arrays["cpu_seconds"]))
+    for name in ("train_seconds", "cpu_seconds"):
+        if not (np.isfinite(arrays[name]) and arrays[name] >= 0):
+            raise ValueError(f"{path}: {name} must be a finite number >= 0")
+    if progress.updates < 0:
+        raise ValueError(f"{path}: updates must be >= 0")
+    restored = [jnp.asarray(arrays[f"leaf_{i:04d}"]) for i in range(len(leaves))]
+    treedef = jax.tree.structure(template)
+    key_slots = [i for i, leaf in enumerate(jax.tree.leaves(template)) if _is_key(leaf)]
+    for i in key_slots:
+        restored[i] = jax.random.wrap_key_data(restored[i])
+    return jax.tree.unflatten(treedef, restored), progress, {name: arrays[name] for name in extra}
+
+
+def _is_key(leaf: Any) -> bool:
+    return jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+
+
+def _plain_leaves(runner: Runner) -> list[Any]:
+    """The runner's arrays, a generator key as its raw words (an ``.npz`` holds plain arrays)."""
+    return [jax.random.key_data(leaf) if _is_key(leaf) else leaf for leaf in jax.tree.leaves(runner)]
 
 
 def train(
@@ -405,6 +578,8 @@ def train(
     compiler_options: dict[str, Any] | None = None,
     trainer: Trainer | None = None,
     on_chunk: Callable[[int, float, nnx.State], None] | None = None,
+    start: tuple[Runner, Progress] | None = None,
+    save: Callable[[Runner, Progress], None] | None = None,
 ) -> Result:
     """Train with ``config``: compile once, run ``updates / chunk`` jitted chunks, print progress.
 
@@ -417,6 +592,10 @@ def train(
             function is reused (``Result.trainer`` of an earlier run).
         on_chunk: called after each chunk with the updates done, the training seconds so far
             and the parameters (an evaluation); its time is not counted as training.
+        start: a checkpoint's runner and progress to continue from (:func:`load_state`): the
+            run goes on as if never stopped, its seconds added to those.
+        save: called after each chunk (after ``on_chunk``) with the runner and the progress,
+            to write a checkpoint (:func:`save_state`).
     """
     wall_start, cpu_start = time.perf_counter(), cpu_seconds()
     if trainer is None:
@@ -424,7 +603,10 @@ def train(
     elif {**trainer.config.training(), "seed": config.seed} != config.training():
         raise ValueError("the trainer was built for other settings than config (the seed may differ)")
     chunks = config.updates // config.chunk
-    runner = trainer.init(jax.random.key(config.seed))
+    runner, before = start if start is not None else (trainer.init(jax.random.key(config.seed)), Progress(0, 0.0, 0.0))
+    if before.updates % config.chunk or before.updates > config.updates:
+        raise ValueError(f"a checkpoint at update {before.updates} does not fall between chunks of {config.chunk} "
+                         f"updates within {config.updates}")
     compiled = trainer.compile(runner, compiler_options)
     compile_seconds = time.perf_counter() - wall_start
     if progress:
@@ -436,9 +618,9 @@ def train(
             flush=True,
         )
     history: list[Metrics] = []
-    train_start = time.perf_counter()
-    outside = 0.0  # seconds spent in on_chunk
-    for index in range(chunks):
+    train_start = time.perf_counter() - before.train_seconds
+    outside = 0.0  # seconds spent in on_chunk and save
+    for index in range(before.updates // config.chunk, chunks):
         runner, metrics = compiled(runner)
         metrics = jax.device_get(metrics)
         history.append(metrics)
@@ -453,12 +635,17 @@ def train(
                 f"{metrics.entropy.mean():.2f}{magnet}  {_against(metrics)}",
                 flush=True,
             )
+        started = time.perf_counter()
         if on_chunk is not None:
-            started = time.perf_counter()
             on_chunk((index + 1) * config.chunk, started - train_start - outside, runner.params)
-            outside += time.perf_counter() - started
+        if save is not None:
+            save(runner, Progress((index + 1) * config.chunk, started - train_start - outside,
+                                  before.cpu_seconds + cpu_seconds() - cpu_start))
+        outside += time.perf_counter() - started
     jax.block_until_ready(runner.params)
     end = time.perf_counter()
+    if not history:  # a checkpoint of the last update: nothing left to run
+        history.append(jax.device_get(Metrics(*(jnp.zeros((0, *shape)) for shape in _METRIC_SHAPES))))
     stacked = Metrics(*(np.concatenate([getattr(m, name) for m in history]) for name in Metrics._fields))
     return Result(
         trainer=trainer,
@@ -468,7 +655,7 @@ def train(
         compile_seconds=compile_seconds,
         train_seconds=end - train_start - outside,
         wall_seconds=end - wall_start,
-        cpu_seconds=cpu_seconds() - cpu_start,
+        cpu_seconds=before.cpu_seconds + cpu_seconds() - cpu_start,
     )
 
 

@@ -47,7 +47,7 @@ class Tunable:
 #: in its run folder.
 TUNABLE = {
     "selfplay": Tunable("timesteps"),
-    "jax_ppo": Tunable("env_steps", continues=False),
+    "jax_ppo": Tunable("env_steps"),
     "nfsp": Tunable("env_steps", continues=False),
 }
 #: The policy file a tunable pipeline leaves in its run folder.
