@@ -15,7 +15,11 @@ It writes, into ``--out``:
   ``learning_curve_distill_2p.png``: the learning curves kept in the records of the shipped
   self-play and distilled policies, drawn by the function that training uses;
 * ``throughput_batch_2p.png``: decisions per second against batch size, from
-  ``docs/figures/data/throughput_2p.json`` (one panel per measured run).
+  ``docs/figures/data/throughput_2p.json`` (one panel per measured run);
+* ``long_runs.png``: the long runs of PPO in JAX (``configs/jax_ppo_{2,3,4}p_long.yaml``), their
+  match win rates with Wilson intervals at each periodic evaluation, from
+  ``docs/figures/data/jax_long_runs.json``: the ``eval`` rows of the runs' ``summary.json``, which
+  ``--from-runs runs`` gathers there first.
 
 It lives in ``docs/`` because it measures nothing (the benchmarks do) and only draws the pages'
 pictures from files that sit beside them. The charts that need a long measurement (the leagues,
@@ -54,7 +58,9 @@ from draw_env.io.untrusted import read_json  # noqa: E402
 FIGURES = ROOT / "docs" / "figures"
 DATA = FIGURES / "data"
 POLICIES = ROOT / "agents" / "policies"
-PARTS = ("hand", "ladder", "curves", "throughput")
+PARTS = ("hand", "ladder", "curves", "throughput", "long_runs")
+#: The long runs' folders under ``--from-runs``, by table size.
+LONG_RUNS = {players: f"jax_ppo_{players}p_long" for players in (2, 3, 4)}
 
 #: The hand of the animation: seed of the deal, and who sits where.
 HAND_SEED = 3
@@ -237,11 +243,50 @@ def plot_throughput(data: dict[str, Any], path: Path) -> None:
     save_figure(figure, path)
 
 
+def gather_long_runs(runs: Path, path: Path) -> None:
+    """The ``eval`` rows and steps of each long run's ``summary.json`` under ``runs`` into ``path``."""
+    from draw_env.io.files import write_json_atomic
+
+    data = {}
+    for players, folder in LONG_RUNS.items():
+        summary = runs / folder / "summary.json"
+        if summary.is_file():
+            record = read_json(summary)
+            data[str(players)] = {"config": f"configs/{folder}.yaml", "env_steps": record["env_steps"],
+                                  "eval": record["eval"]}
+    write_json_atomic(path, data, indent=1)
+
+
+def plot_long_runs(data: dict[str, Any], path: Path) -> None:
+    """One panel per table size: each opponent's match win rate and its Wilson band against
+    environment steps, the fair share dotted."""
+    figure, axes = plt.subplots(1, len(data), figsize=(5.2 * len(data), 4.2), squeeze=False)
+    for axis, (players, run) in zip(axes[0], sorted(data.items())):
+        rows = run["eval"]
+        for opponent in dict.fromkeys(row["opponent"] for row in rows):
+            points = [row for row in rows if row["opponent"] == opponent]
+            steps = [row["timesteps"] / 1e6 for row in points]
+            axis.plot(steps, [row["win_rate"] for row in points], marker="o", label=opponent)
+            axis.fill_between(steps, [row["win_low"] for row in points], [row["win_high"] for row in points], alpha=0.2)
+        axis.axhline(1 / int(players), linestyle=":", color="grey")
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("environment steps (millions)")
+        axis.set_title(f"{players} players ({run['config']})", fontsize=9)
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=8, loc="lower right")
+    axes[0][0].set_ylabel("match win rate (95% Wilson interval)")
+    figure.suptitle("PPO in JAX from the shipped networks: duplicate matches during the long runs")
+    figure.tight_layout()
+    save_figure(figure, path)
+
+
 def main(argv: Sequence[str] | None = None) -> list[Path]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=FIGURES, help="folder to write into (default docs/figures)")
     parser.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS), help="draw only these")
     parser.add_argument("--gif-scale", type=float, default=1.0, help="size of the GIF against 800x480 (default 1)")
+    parser.add_argument("--from-runs", type=Path, default=None,
+                        help="gather the long runs' evaluations from this runs folder first (long_runs)")
     args = parser.parse_args(argv)
     if not 0 < args.gif_scale <= 1:
         parser.error(f"--gif-scale must be in (0, 1], got {args.gif_scale}")
@@ -257,6 +302,11 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
         plot_ladder(rows, written[-1])
     if "curves" in args.only:
         written += draw_curves(args.out)
+    if "long_runs" in args.only:
+        if args.from_runs is not None:
+            gather_long_runs(args.from_runs, DATA / "jax_long_runs.json")
+        written.append(args.out / "long_runs.png")
+        plot_long_runs(read_json(DATA / "jax_long_runs.json"), written[-1])
     if "throughput" in args.only:
         written.append(args.out / "throughput_batch_2p.png")
         plot_throughput(read_json(DATA / "throughput_2p.json"), written[-1])
