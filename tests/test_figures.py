@@ -5,6 +5,7 @@ The script is not in a package (it draws the docs' pictures), so it is loaded fr
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -61,9 +62,25 @@ def test_the_ladder_agrees_with_the_policy_records(figures) -> None:
         figures.check_ladder(unknown)
 
 
+def test_the_long_runs_are_gathered_from_their_summaries_and_drawn(figures, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    rows = [{"timesteps": steps, "opponent": "heaviest", "win_rate": rate, "win_low": rate - 0.1, "win_high": rate + 0.1}
+            for steps, rate in ((100, 0.5), (200, 0.6))]
+    (runs / "jax_ppo_3p_long").mkdir(parents=True)
+    (runs / "jax_ppo_3p_long" / "summary.json").write_text(json.dumps({"env_steps": 200, "eval": rows}))
+    data = tmp_path / "long.json"
+    figures.gather_long_runs(runs, data)
+    gathered = json.loads(data.read_text())
+    assert list(gathered) == ["3"] and gathered["3"]["eval"] == rows
+    assert gathered["3"]["config"] == "configs/jax_ppo_3p_long.yaml"
+    figures.plot_long_runs(gathered, tmp_path / "long.png")
+    with Image.open(tmp_path / "long.png") as image:
+        assert image.format == "PNG"
+
+
 def test_the_charts_draw_from_the_committed_data(figures, tmp_path: Path) -> None:
-    figures.main(["--out", str(tmp_path), "--only", "ladder", "throughput"])
-    for name in ("ladder_2p.png", "throughput_batch_2p.png"):
+    figures.main(["--out", str(tmp_path), "--only", "ladder", "throughput", "long_runs"])
+    for name in ("ladder_2p.png", "throughput_batch_2p.png", "long_runs.png"):
         with Image.open(tmp_path / name) as image:
             assert image.format == "PNG" and image.size[0] > 600
     with pytest.raises(SystemExit):

@@ -113,9 +113,10 @@ def test_shipped_records_describe_their_policy_and_where_it_came_from(name: str)
 
 def test_no_shipped_file_needs_unpickling() -> None:
     shipped = sorted(path.name for path in POLICIES.iterdir())
-    # The converted networks, and micro_2p and mini_2p, trained by draw-train itself
-    # (tests/test_shipped_variant_networks.py).
-    assert shipped == sorted(f"{name}.{suffix}" for name in [*SHIPPED, "micro_2p", "mini_2p"] for suffix in ("npz", "json"))
+    # The converted networks, and micro_2p, mini_2p and ppo_2p_long, trained by draw-train itself
+    # (tests/test_shipped_variant_networks.py, tests/test_shipped_long_network.py).
+    trained = ["micro_2p", "mini_2p", "ppo_2p_long"]
+    assert shipped == sorted(f"{name}.{suffix}" for name in [*SHIPPED, *trained] for suffix in ("npz", "json"))
 
 
 def test_a_policy_file_round_trips(tmp_path: Path, reference: dict[str, np.ndarray]) -> None:
