@@ -506,9 +506,8 @@ def save_state(path: Path, runner: Runner, progress: Progress, extra: dict[str, 
         updates=np.int64(progress.updates), train_seconds=np.float64(progress.train_seconds),
         cpu_seconds=np.float64(progress.cpu_seconds), **(extra or {}),
     )
-    with atomic_path(path) as temporary:
-        with open(temporary, "wb") as file:
-            np.savez(file, **arrays)
+    with atomic_path(path) as temporary:  # keeps the suffix: np.savez adds none to a .npz name
+        np.savez(temporary, **arrays)
 
 
 def load_state(
