@@ -23,7 +23,6 @@ observation at a time (the one-game agents answer batches through them).
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 import agents
-from agents.base import Agent, _layout_of, obs_type_of, tile_set_of_masks
+from agents.base import Agent, _layout_of, obs_type_of, observation_seed, tile_set_of_masks
 from agents.policy_network import NetworkAgent, NumpyPolicy
 from draw_env.checks import check_seed
 from draw_env.tiles import TileSet
@@ -340,7 +339,8 @@ class AsMeasured(OneByOne):
     observation, :func:`agents.base.seeded_from`), not the next draw of its own generator, and
     it is searched once: an opponent met again and again (the exploiter's target on a small
     variant) costs a dictionary lookup after the first time. The memory keeps at most
-    :attr:`REMEMBERED` answers, keyed by a 128-bit digest of the observation and mask.
+    :attr:`REMEMBERED` answers, keyed by the observation's digest (:func:`agents.base.observation_seed`,
+    63 bits of the observation's and mask's bytes).
     """
 
     REMEMBERED = 1 << 19
@@ -348,7 +348,7 @@ class AsMeasured(OneByOne):
     def __init__(self, agent: Agent, seed: int | None = None) -> None:
         super().__init__(agent)
         self.rng = np.random.default_rng(check_seed("seed", seed))
-        self.answers: dict[bytes, int | np.ndarray] = {}
+        self.answers: dict[int, int | np.ndarray] = {}
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         actions = np.empty(len(observations), np.int64)
@@ -359,10 +359,7 @@ class AsMeasured(OneByOne):
 
     def _answer(self, observation: np.ndarray, mask: np.ndarray) -> int | np.ndarray:
         """The action where the distribution is one-hot, else the distribution."""
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(np.ascontiguousarray(observation, np.float32).tobytes())
-        digest.update(np.ascontiguousarray(mask, np.int8).tobytes())
-        key = digest.digest()
+        key = observation_seed({"observation": observation, "action_mask": mask}, None)
         answer = self.answers.get(key)
         if answer is None:
             probabilities = np.asarray(

@@ -13,6 +13,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from draw_env import tiles
 from draw_env.rules import DrawGame, DrawState, place_action
@@ -176,3 +179,17 @@ class DeckRng(random.Random):
     def shuffle(self, x: list) -> None:  # type: ignore[override]
         x[:] = self.deck
 
+
+def assert_plays_legally(player: Any, env: Any, seeds: Sequence[int]) -> None:
+    """``player`` plays every seat of ``env`` (an AEC environment) for a hand of each of ``seeds``:
+    each move is legal, and its probabilities sum to 1 with no weight on an illegal action."""
+    for seed in seeds:
+        env.reset(seed=seed)
+        for _ in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            action = None if terminated or truncated else player.act(observation)
+            if action is not None:
+                assert observation["action_mask"][action] == 1
+                probabilities = player.action_probabilities(observation)
+                assert np.isclose(probabilities.sum(), 1.0) and np.all(probabilities[observation["action_mask"] == 0] == 0)
+            env.step(action)

@@ -65,9 +65,13 @@ def test_a_run_continued_from_its_checkpoint_ends_as_one_never_stopped(tmp_path:
     straight = jax_trainer.train(config, progress=False, compiler_options=FAST_COMPILE)
     path = tmp_path / "state.npz"
 
+    last = tmp_path / "last.npz"
+
     def save_at_two(runner: object, progress: jax_trainer.Progress) -> None:
         if progress.updates == 2:
             jax_trainer.save_state(path, runner, progress)
+        if progress.updates == config.updates:  # saved, then stopped before the run's end was written
+            jax_trainer.save_state(last, runner, progress)
 
     jax_trainer.train(config, progress=False, compiler_options=FAST_COMPILE, trainer=straight.trainer, save=save_at_two)
     template = straight.trainer.init(jax.random.key(config.seed))
@@ -77,6 +81,10 @@ def test_a_run_continued_from_its_checkpoint_ends_as_one_never_stopped(tmp_path:
     assert all(np.array_equal(a, b) for a, b in zip(_leaves(continued.params), _leaves(straight.params)))
     assert len(continued.metrics.loss) == 2  # only the updates it ran
     assert continued.cpu_seconds >= progress.cpu_seconds
+    # From a checkpoint of the last update nothing is left to run: the same parameters, no metrics.
+    ended = jax_trainer.train(config, progress=False, trainer=straight.trainer, start=jax_trainer.load_state(last, template)[:2])
+    assert all(np.array_equal(a, b) for a, b in zip(_leaves(ended.params), _leaves(straight.params)))
+    assert len(ended.metrics.loss) == 0 and ended.metrics.hands.shape == (0, 4)
 
 
 def _command(run: Path, *extra: str) -> list[str]:

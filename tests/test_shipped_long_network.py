@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 import agents
 import draw_env
 from agents.policy_file import load_policy_file
+from tests.positions import assert_plays_legally
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "agents" / "policies" / "ppo_2p_long.npz"
@@ -44,15 +44,4 @@ def test_it_holds_the_policy_alone_and_plays_the_seeds_game() -> None:
     weights = load_policy_file(SHIPPED)  # the record's sha256 and shapes checked
     assert weights.value is None and weights.value_unit is None  # a central critic is never shipped
     assert weights.num_players == 2 and weights.obs_type == "observation" and weights.game.is_default
-    player = agents.make("ppo", path=str(SHIPPED))
-    env = draw_env.env(num_players=2, episode="hand")
-    for seed in range(3):
-        env.reset(seed=seed)
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            action = None if terminated or truncated else player.act(observation)
-            if action is not None:
-                assert observation["action_mask"][action] == 1
-                probabilities = player.action_probabilities(observation)
-                assert np.isclose(probabilities.sum(), 1.0)
-            env.step(action)
+    assert_plays_legally(agents.make("ppo", path=str(SHIPPED)), draw_env.env(num_players=2, episode="hand"), range(3))

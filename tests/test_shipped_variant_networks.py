@@ -9,12 +9,12 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 import yaml
 
 import agents
 import draw_env
+from tests.positions import assert_plays_legally
 
 ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = ("micro", "mini")
@@ -47,17 +47,7 @@ def test_the_record_names_the_variant_the_config_and_the_commit(variant: str) ->
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_it_plays_its_variant_through_information_states(variant: str) -> None:
     player = agents.make("network", path=str(shipped(variant)))
-    env = draw_env.env(variant=variant, obs_type="information_state", episode="hand")
-    for seed in range(5):
-        env.reset(seed=seed)
-        for _ in env.agent_iter():
-            observation, _, terminated, truncated, _ = env.last()
-            action = None if terminated or truncated else player.act(observation)
-            if action is not None:
-                assert observation["action_mask"][action] == 1
-                probabilities = player.action_probabilities(observation)
-                assert np.isclose(probabilities.sum(), 1.0) and np.all(probabilities[observation["action_mask"] == 0] == 0)
-            env.step(action)
+    assert_plays_legally(player, draw_env.env(variant=variant, obs_type="information_state", episode="hand"), range(5))
 
 
 @pytest.mark.exhaustive  # a streaming best response on mini: about 30 CPU-seconds

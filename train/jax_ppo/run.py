@@ -192,16 +192,14 @@ def _resume(built: Any, path: Path, config: JaxPPOConfig) -> tuple[Any, list[Eva
     import jax
 
     from draw_env.io.untrusted import loads_json
-    from train.jax_ppo.trainer import load_state
+    from train.jax_ppo.trainer import check_progress, load_state
 
     template = built.init(jax.random.key(config.seed))
     try:
         runner, progress, extra = load_state(path, template, {EVAL_ROWS: ("uint8", MAX_RUN_FILE_BYTES)})
         data = loads_json(extra[EVAL_ROWS].tobytes().decode(), f"{path} ({EVAL_ROWS})", expect=list)
         checked = check_run_data(data, list[row_schema(EvalRow)], f"{path} ({EVAL_ROWS})")  # type: ignore[misc]
-        if progress.updates % config.chunk or progress.updates > config.updates:
-            raise ValueError(f"updates must be a multiple of chunk ({config.chunk}) at most {config.updates}, "
-                             f"got {progress.updates}")
+        check_progress(progress, config)
     except (ValueError, UnicodeDecodeError) as error:
         raise ConfigError(str(error) if str(path) in str(error) else f"{path}: {error}") from None
     steps = progress.updates * config.env_steps_per_update

@@ -52,10 +52,6 @@ LEARNER = 0  # the learner's seat
 # ---------------------------------------------------------------------------- training
 
 
-#: The shape of one update's entry of each :class:`Metrics` field.
-_METRIC_SHAPES = ((), (), (), (), (), (), (), (len(OPPONENTS),), (len(OPPONENTS),), (len(OPPONENTS),))
-
-
 class Transition(NamedTuple):
     """One action in every game (arrays gain leading axes ``(num_steps, num_envs)`` in a rollout)."""
 
@@ -442,9 +438,9 @@ def _load_layers(network: ActorCritic, path: str, central: bool, value_unit: flo
 
     fill(network.policy, weights.policy)
     value = weights.value
-    if not central and value is not None and weights.value_unit == value_unit and all(
-        layer.kernel[...].shape == weight.T.shape for layer, (weight, _) in zip(network.value.layers, value, strict=False)
-    ) and len(value) == len(network.value.layers):
+    if central or value is None or weights.value_unit != value_unit:
+        return
+    if [weight.T.shape for weight, _ in value] == [layer.kernel[...].shape for layer in network.value.layers]:
         fill(network.value, value)
 
 
@@ -562,6 +558,17 @@ def load_state(
     return jax.tree.unflatten(treedef, restored), progress, {name: arrays[name] for name in extra}
 
 
+def check_progress(progress: Progress, config: JaxPPOConfig) -> None:
+    """A checkpoint's progress that ``config``'s run can continue from: whole chunks, within its updates.
+
+    Raises:
+        ValueError: saying which.
+    """
+    if progress.updates % config.chunk or progress.updates > config.updates:
+        raise ValueError(f"updates must be a multiple of chunk ({config.chunk}) at most {config.updates}, "
+                         f"got {progress.updates}")
+
+
 def _is_key(leaf: Any) -> bool:
     return jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
 
@@ -603,9 +610,7 @@ def train(
         raise ValueError("the trainer was built for other settings than config (the seed may differ)")
     chunks = config.updates // config.chunk
     runner, before = start if start is not None else (trainer.init(jax.random.key(config.seed)), Progress(0, 0.0, 0.0))
-    if before.updates % config.chunk or before.updates > config.updates:
-        raise ValueError(f"a checkpoint at update {before.updates} does not fall between chunks of {config.chunk} "
-                         f"updates within {config.updates}")
+    check_progress(before, config)
     compiled = trainer.compile(runner, compiler_options)
     compile_seconds = time.perf_counter() - wall_start
     if progress:
@@ -643,8 +648,9 @@ def train(
         outside += time.perf_counter() - started
     jax.block_until_ready(runner.params)
     end = time.perf_counter()
-    if not history:  # a checkpoint of the last update: nothing left to run
-        history.append(jax.device_get(Metrics(*(jnp.zeros((0, *shape)) for shape in _METRIC_SHAPES))))
+    if not history:  # a checkpoint of the last update: nothing left to run, no update's metrics
+        shapes = jax.eval_shape(trainer.update, runner)[1]
+        history.append(Metrics(*(np.zeros((0, *leaf.shape), leaf.dtype) for leaf in shapes)))
     stacked = Metrics(*(np.concatenate([getattr(m, name) for m in history]) for name in Metrics._fields))
     return Result(
         trainer=trainer,
