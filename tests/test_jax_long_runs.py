@@ -179,3 +179,40 @@ def test_init_starts_from_a_policy_files_network_and_refuses_one_of_other_shapes
             build(JaxPPOConfig, {**SMALL, "init": str(start), **change})
     with pytest.raises(ConfigError, match="init"):
         build(JaxPPOConfig, {**SMALL, "init": str(tmp_path / "missing.npz")})
+
+
+def test_critic_warmup_holds_the_policy_while_the_value_network_learns_then_trains_both() -> None:
+    config = build(JaxPPOConfig, {**SMALL, "critic": "central", "critic_warmup": 2, "magnet_coef": 0.1,
+                                  "opponents": ["self"]})
+    trainer = jax_trainer.Trainer(config)
+    runner = trainer.init(jax.random.key(0))
+    compiled = trainer.compile(runner, FAST_COMPILE)
+    start = {part: _leaves(runner.params[part]) for part in ("policy", "value")}
+    seen = []
+    for _ in range(3):
+        runner, _metrics = compiled(runner)
+        seen.append({part: _leaves(runner.params[part]) for part in ("policy", "value")})
+
+    def same(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
+        return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+    assert same(seen[0]["policy"], start["policy"]) and same(seen[1]["policy"], start["policy"])
+    assert not same(seen[0]["value"], start["value"]) and not same(seen[1]["value"], seen[0]["value"])
+    assert not same(seen[2]["policy"], start["policy"])  # the third update moves the policy
+    # Adam starts again when the policy does (one step since), the learning rate's schedule does not.
+    import optax
+
+    kinds = (optax.ScaleByAdamState, optax.ScaleByScheduleState)
+    states = jax.tree.leaves(runner.opt_state, is_leaf=lambda node: isinstance(node, kinds))
+    adam = [state for state in states if isinstance(state, optax.ScaleByAdamState)]
+    schedule = [state for state in states if isinstance(state, optax.ScaleByScheduleState)]
+    assert len(adam) == 1 and int(adam[0].count) == 1
+    assert len(schedule) == 1 and int(schedule[0].count) == 3
+    # So its first step is Adam's first step: no larger than the learning rate.
+    largest = max(float(np.abs(a - b).max()) for a, b in zip(seen[2]["policy"], start["policy"]))
+    assert largest <= config.learning_rate * 1.01
+
+
+def test_critic_warmup_must_leave_updates_to_the_policy() -> None:
+    with pytest.raises(ConfigError, match="critic_warmup"):
+        build(JaxPPOConfig, {**SMALL, "critic_warmup": 4})

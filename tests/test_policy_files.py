@@ -113,9 +113,9 @@ def test_shipped_records_describe_their_policy_and_where_it_came_from(name: str)
 
 def test_no_shipped_file_needs_unpickling() -> None:
     shipped = sorted(path.name for path in POLICIES.iterdir())
-    # The converted networks, and micro_2p, mini_2p and ppo_2p_long, trained by draw-train itself
+    # The converted networks, and micro_2p, mini_2p, ppo_2p_long and ppo_2p_anchored, trained by draw-train itself
     # (tests/test_shipped_variant_networks.py, tests/test_shipped_long_network.py).
-    trained = ["micro_2p", "mini_2p", "ppo_2p_long"]
+    trained = ["micro_2p", "mini_2p", "ppo_2p_long", "ppo_2p_anchored"]
     assert shipped == sorted(f"{name}.{suffix}" for name in [*SHIPPED, *trained] for suffix in ("npz", "json"))
 
 

@@ -57,6 +57,8 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
     acting player's observation or information state) or ``central`` (that and the full state:
     every hand and the boneyard in drawing order, :meth:`draw_env.jax.DrawDominoes.full_state`).
     The policy reads the player's own view either way, and the policy file holds it alone then.
+    ``critic_warmup``: the first updates train the value network alone (the policy held), for a
+    fresh critic beside a policy from ``init``; fewer than ``updates``.
 
     ``opponents``' ``past`` seats a past self: the pool holds up to ``past_pool`` frozen copies
     of the policy, the initial one first, a copy taken every ``past_every`` updates (the oldest
@@ -89,6 +91,7 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
         description="null (a fresh network) or the path of a policy file whose policy network has the "
         "run's shapes, to start from",
     )
+    critic_warmup: int = integer(0, 0)
     past_pool: int = integer(8, 1, 64)
     past_every: int = integer(50, 1)
     fast_compile: bool = False
@@ -145,6 +148,8 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
         every = self.eval.every
         if every and (not float(every).is_integer() or int(every) % self.chunk):
             raise fail("eval.every", f"a multiple of chunk ({self.chunk}) updates, or 0 (no periodic evaluation)", every)
+        if self.critic_warmup >= self.updates:
+            raise fail("critic_warmup", f"fewer than updates ({self.updates})", self.critic_warmup)
         if self.num_envs * self.num_steps < self.num_minibatches:
             raise fail("num_minibatches", f"at most num_envs * num_steps = {self.num_envs * self.num_steps}",
                        self.num_minibatches)

@@ -274,10 +274,12 @@ class Trainer:
 
     def _loss(
         self, params: nnx.State, batch: Transition, advantages: jax.Array, targets: jax.Array,
-        magnet: tuple[jax.Array, nnx.State | None] | None = None,
+        magnet: tuple[jax.Array, nnx.State | None] | None = None, learning: jax.Array | float = 1.0,
     ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
         """PPO's loss on a minibatch; with ``magnet`` ``(weight, magnet parameters or None for the
-        uniform magnet)``, plus ``weight * KL(policy || magnet)`` (magnetic mirror descent)."""
+        uniform magnet)``, plus ``weight * KL(policy || magnet)`` (magnetic mirror descent).
+        ``learning`` weighs every term that moves the policy (0 while ``critic_warmup`` holds it:
+        the two networks share no parameter, so the policy's gradient is then exactly zero)."""
         config = self.config
         logits, value = self.apply(params, batch.inputs, batch.state)
         log_probs = jax.nn.log_softmax(jnp.where(batch.mask, logits, MASKED_LOGIT))
@@ -290,7 +292,7 @@ class Trainer:
         entropy = -(jnp.exp(log_probs) * log_probs).sum(-1)
         weight = batch.decision / jnp.maximum(batch.decision.sum(), 1)
         parts = tuple((weight * part).sum() for part in (policy_loss, value_loss, entropy))
-        total = parts[0] + config.vf_coef * parts[1] - config.ent_coef * parts[2]
+        total = learning * (parts[0] - config.ent_coef * parts[2]) + config.vf_coef * parts[1]
         if magnet is None:
             return total, (*parts, jnp.zeros(()))
         coef, magnet_params = magnet
@@ -301,7 +303,7 @@ class Trainer:
                 jax.nn.log_softmax(jnp.where(batch.mask, magnet_logits, MASKED_LOGIT))
             )
         kl = (weight * magnet_kl(log_probs, batch.mask, magnet_log_probs)).sum()
-        return total + coef * kl, (*parts, kl)
+        return total + learning * coef * kl, (*parts, kl)
 
     # -- one update, and a chunk of them
 
@@ -351,6 +353,15 @@ class Trainer:
             weight = magnet_weight(config.magnet_coef, config.magnet_schedule, magnet.update, config.updates)
             magnet_args = (weight, magnet.params)
 
+        learning = (runner.update >= config.critic_warmup).astype(jnp.float32)
+        opt_state = runner.opt_state
+        if config.critic_warmup:
+            # Adam's moments start again when the policy starts learning: its step count ran on
+            # through the warm-up with zero gradients, which would scale the first steps up.
+            restarted = _restart_moments(opt_state, self.optimizer.init(runner.params))
+            opt_state = jax.tree.map(lambda new, old: jnp.where(runner.update == config.critic_warmup, new, old),
+                                     restarted, opt_state)
+
         def epoch(carry: tuple[nnx.State, optax.OptState], epoch_key: jax.Array) -> tuple[Any, Any]:
             order = jax.random.permutation(epoch_key, config.sample_rows)
 
@@ -361,14 +372,14 @@ class Trainer:
 
             def minibatch(carry: tuple[nnx.State, optax.OptState], batch: Any) -> tuple[Any, Any]:
                 params, opt_state = carry
-                (loss, parts), grads = grad_fn(params, *batch, magnet_args)
+                (loss, parts), grads = grad_fn(params, *batch, magnet_args, learning)
                 updates, opt_state = self.optimizer.update(grads, opt_state, params)
                 return (optax.apply_updates(params, updates), opt_state), (loss, *parts)
 
             return jax.lax.scan(minibatch, carry, batches)
 
         (params, opt_state), losses = jax.lax.scan(
-            epoch, (runner.params, runner.opt_state), jax.random.split(shuffle_key, config.update_epochs)
+            epoch, (runner.params, opt_state), jax.random.split(shuffle_key, config.update_epochs)
         )
         loss, policy_loss, value_loss, entropy, kl = (part.mean() for part in losses)
         if magnet is not None:
@@ -403,6 +414,16 @@ class Trainer:
             jitted = jax.jit(self.train_chunk, donate_argnums=0)
             self._compiled = jitted.lower(runner).compile(compiler_options)
         return self._compiled
+
+
+def _restart_moments(state: optax.OptState, fresh: optax.OptState) -> optax.OptState:
+    """``state`` with every Adam state (moments and step count) taken from ``fresh``; the
+    learning-rate schedule's count and the rest kept."""
+
+    def is_adam(node: Any) -> bool:
+        return isinstance(node, optax.ScaleByAdamState)
+
+    return jax.tree.map(lambda old, new: new if is_adam(old) else old, state, fresh, is_leaf=is_adam)
 
 
 def magnet_kl(log_probs: jax.Array, mask: jax.Array, magnet_log_probs: jax.Array | None) -> jax.Array:
