@@ -1,5 +1,6 @@
 """Long runs of PPO in JAX: the pool of past selves (``opponents: [past]``), a run that continues
-from its checkpoint as if never stopped, and a start from an existing policy file (``init``).
+from its checkpoint as if never stopped, a start from an existing policy file (``init``), and a
+critic that learns alone first (``critic_warmup``).
 
 Each trainer here is tiny (micro, a few games, one hidden layer of 8) and compiled at XLA's quick
 level: compiling is most of this file's time.
@@ -18,6 +19,7 @@ pytest.importorskip("flax")
 pytest.importorskip("optax")
 
 import jax
+import optax
 
 from agents.policy_file import load_policy_file
 from train import cli
@@ -200,8 +202,6 @@ def test_critic_warmup_holds_the_policy_while_the_value_network_learns_then_trai
     assert not same(seen[0]["value"], start["value"]) and not same(seen[1]["value"], seen[0]["value"])
     assert not same(seen[2]["policy"], start["policy"])  # the third update moves the policy
     # Adam starts again when the policy does (one step since), the learning rate's schedule does not.
-    import optax
-
     kinds = (optax.ScaleByAdamState, optax.ScaleByScheduleState)
     states = jax.tree.leaves(runner.opt_state, is_leaf=lambda node: isinstance(node, kinds))
     adam = [state for state in states if isinstance(state, optax.ScaleByAdamState)]

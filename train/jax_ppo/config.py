@@ -142,7 +142,8 @@ class JaxPPOConfig(VariantSettings, EvaluatedLearner, MagnetSettings, PPOCoeffic
 
     @model_validator(mode="after")
     def _whole_chunks(self) -> JaxPPOConfig:
-        """Updates in whole jitted chunks, evaluations between chunks, a minibatch of at least one row."""
+        """Updates in whole jitted chunks, evaluations between chunks, updates left after the critic's
+        warm-up, a minibatch of at least one row."""
         if self.updates % self.chunk:
             raise fail("updates", f"a multiple of chunk ({self.chunk})", self.updates)
         every = self.eval.every
